@@ -1,0 +1,52 @@
+// Pairs the OnStored of an instance with its NewInstance change, which Orthanc delivers later
+// (or, rarely, earlier) on its single change thread. A fixed table indexed by a hash of the
+// Orthanc instance id; an entry is overwritten by a newer instance with the same index, so memory
+// is bounded and an unpaired entry never leaks. The table describes Orthanc, not statistics, so
+// POST /perf/reset leaves it alone. Each entry has a try-lock: the two threads that
+// may touch one entry never wait for each other; a busy entry is skipped and counted.
+#pragma once
+
+#include "IngestCatalogue.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace IngestPerf
+{
+  uint64_t HashInstanceId(const char* id);
+
+  class ChangeCorrelator
+  {
+  public:
+    struct Pairing
+    {
+      bool paired;
+      Transport transport;
+      int64_t lagNs;  // change time minus OnStored time; negative when the change came first
+    };
+
+    explicit ChangeCorrelator(size_t entries);
+    ~ChangeCorrelator();
+
+    // True if a NewInstance change for this instance was delivered before `startNs`, that is, it
+    // belongs to an earlier store of the same instance.
+    bool ChangeSeenBefore(uint64_t key, int64_t startNs);
+
+    Pairing Stored(uint64_t key, int64_t storedNs, Transport transport);
+    Pairing NewInstanceChange(uint64_t key, int64_t changeNs);
+
+    size_t Capacity() const { return capacity_; }
+    uint64_t Skipped() const { return skipped_.load(std::memory_order_relaxed); }
+
+  private:
+    struct Entry;
+    Entry* Lock(uint64_t key);
+    static void Unlock(Entry* entry);
+
+    size_t capacity_;
+    std::unique_ptr<Entry[]> entries_;
+    std::atomic<uint64_t> skipped_;
+  };
+}

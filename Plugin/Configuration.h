@@ -1,0 +1,40 @@
+// The "IngestPerf" section of orthanc.json, and the few global Orthanc options that change what
+// the plugin measures. Parsing is strict: a wrong type, an out-of-range value or an unknown key
+// throws ConfigurationError naming the key, and the plugin refuses to start.
+#pragma once
+
+#include <json/value.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace IngestPerf
+{
+  class ConfigurationError : public std::runtime_error
+  {
+  public:
+    explicit ConfigurationError(const std::string& message) : std::runtime_error(message) {}
+  };
+
+  struct Configuration
+  {
+    bool enable = true;
+    bool receivedInstanceCallback = true;
+    size_t maxThreads = 512;
+    size_t changeTableSize = 16384;
+    size_t maxPeers = 256;
+
+    // Read from Orthanc's own options.
+    bool overwriteInstances = false;
+    unsigned int dicomScpTimeoutSeconds = 30;
+    bool ingestTranscoding = false;
+    std::string ingestTranscodingSyntax;
+  };
+
+  // `orthancConfiguration` is the whole configuration Orthanc gives to plugins.
+  Configuration ParseConfiguration(const Json::Value& orthancConfiguration);
+
+  // The section name and the documented keys with their defaults, for the README and errors.
+  extern const char* const kConfigurationSection;
+}

@@ -1,0 +1,90 @@
+#include "IngestCatalogue.h"
+
+#include <cstring>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    const char* const kTransportNames[kTransportCount] = {"rest", "dicom", "plugin"};
+
+    const PhaseDefinition kPhases[kPhaseCount] = {
+      {"receive",
+       "HTTP request filter (before the body is read), or OnStored of the previous instance of the "
+       "same request",
+       "ReceivedInstanceCallback", true},
+      {"preStore", "ReceivedInstanceCallback", "last IncomingDicomInstance/IncomingCStoreInstance filter",
+       true},
+      {"persist", "last IncomingDicomInstance/IncomingCStoreInstance filter", "OnStoredInstanceCallback",
+       true},
+      {"serverTotal", "first event of the instance seen by the plugin", "OnStoredInstanceCallback", false},
+      {"changeDispatch", "OnStoredInstanceCallback", "OnChangeCallback(NewInstance)", false},
+      {"associationGap",
+       "OnStoredInstanceCallback of the previous instance from the same calling AET (the oldest one still "
+       "waiting for a successor, within DicomScpTimeout)",
+       "ReceivedInstanceCallback", false},
+    };
+
+    const OutcomeDefinition kOutcomes[kOutcomeCount] = {
+      {"stored", "new instance written and indexed (OnStored, and not already stored)"},
+      {"alreadyStored", "OnStored fired, but the index already held the instance: nothing new was written"},
+      {"notDicom", "the body had no DICOM Part 10 header (no 'DICM' at offset 128) and was never stored"},
+      {"discardedBeforeFilter",
+       "received but never reached the instance filters: unreadable DICOM, failed transcoding, or "
+       "discarded by a Lua script or a filter of a plugin registered before this one"},
+      {"discardedAfterFilter",
+       "passed the instance filters but never reached OnStored: discarded by a later filter, or failed "
+       "to write to storage or to the index"},
+      {"requestWithoutInstance",
+       "an HTTP POST to an ingest route (/instances, DICOMweb /studies) that stored no instance at all "
+       "(empty body, ZIP without DICOM, refused before Orthanc's store)"},
+    };
+  }
+
+
+  const char* TransportName(Transport transport)
+  {
+    return kTransportNames[static_cast<size_t>(transport)];
+  }
+
+
+  const PhaseDefinition& DefinitionOf(Phase phase)
+  {
+    return kPhases[static_cast<size_t>(phase)];
+  }
+
+
+  const OutcomeDefinition& DefinitionOf(Outcome outcome)
+  {
+    return kOutcomes[static_cast<size_t>(outcome)];
+  }
+
+
+  bool ParseTransport(Transport& target, const char* name)
+  {
+    for (size_t i = 0; i < kTransportCount; i++)
+    {
+      if (strcmp(name, kTransportNames[i]) == 0)
+      {
+        target = static_cast<Transport>(i);
+        return true;
+      }
+    }
+    return false;
+  }
+
+
+  const char* UnobservableReason(Transport transport, Phase phase)
+  {
+    if (phase == Phase::Receive && transport == Transport::Dicom)
+    {
+      return "DCMTK reads the whole C-STORE dataset before the first plugin hook fires; the network "
+             "receive of a dataset is inside 'associationGap' (together with client idle time)";
+    }
+    if (phase == Phase::AssociationGap && transport != Transport::Dicom)
+    {
+      return "only C-STORE associations carry several instances on one server thread";
+    }
+    return nullptr;
+  }
+}

@@ -1,0 +1,66 @@
+// The vocabulary of the product: transports, phases and outcomes, with the names and definitions
+// that /perf/stats and the README use. One table, so that code, JSON and docs cannot drift apart.
+#pragma once
+
+#include <cstddef>
+
+namespace IngestPerf
+{
+  enum class Transport
+  {
+    Rest,    // HTTP POST /instances (and peers, which use it)
+    Dicom,   // DICOM C-STORE
+    Plugin,  // stored by a plugin (DICOMweb STOW-RS, ...), a Lua script, WebDAV or unknown origin
+    Count
+  };
+
+  enum class Phase
+  {
+    Receive,         // HTTP: request arrival (or previous instance of the request) -> ReceivedInstance
+    PreStore,        // ReceivedInstance -> last instance filter: parse, transcode, hash, DICOM-as-JSON
+    Persist,         // last instance filter -> OnStored: storage write, index transaction, OnStored queue
+    ServerTotal,     // first visible event of the instance -> OnStored
+    ChangeDispatch,  // OnStored -> NewInstance change delivered to OnChange
+    AssociationGap,  // C-STORE: previous OnStored from the same calling AET -> next ReceivedInstance
+    Count
+  };
+
+  enum class Outcome
+  {
+    Stored,
+    AlreadyStored,
+    NotDicom,
+    DiscardedBeforeFilter,
+    DiscardedAfterFilter,
+    RequestWithoutInstance,
+    Count
+  };
+
+  constexpr size_t kTransportCount = static_cast<size_t>(Transport::Count);
+  constexpr size_t kPhaseCount = static_cast<size_t>(Phase::Count);
+  constexpr size_t kOutcomeCount = static_cast<size_t>(Outcome::Count);
+
+  struct PhaseDefinition
+  {
+    const char* name;
+    const char* from;
+    const char* to;
+    bool partOfServerTotal;
+  };
+
+  struct OutcomeDefinition
+  {
+    const char* name;
+    const char* meaning;
+  };
+
+  const char* TransportName(Transport transport);
+  const PhaseDefinition& DefinitionOf(Phase phase);
+  const OutcomeDefinition& DefinitionOf(Outcome outcome);
+
+  // Returns false for an unknown name.
+  bool ParseTransport(Transport& target, const char* name);
+
+  // Why a phase cannot be measured on a transport, or nullptr where it can.
+  const char* UnobservableReason(Transport transport, Phase phase);
+}

@@ -1,0 +1,237 @@
+#include "IngestHooks.h"
+
+#include "ChangeCorrelator.h"
+#include "DuplicateDetection.h"
+#include "IngestRecorder.h"
+#include "IngestStats.h"
+#include "MonotonicClock.h"
+#include "OrthancSdk.h"
+#include "ThreadTimelines.h"
+
+#include <cstring>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    // Set once before registration, read-only afterwards.
+    ThreadTimelines* timelines = nullptr;
+    IngestRecorder* recorder = nullptr;
+    IngestStats* stats = nullptr;
+
+    Transport TransportOf(OrthancPluginInstanceOrigin origin)
+    {
+      switch (origin)
+      {
+        case OrthancPluginInstanceOrigin_DicomProtocol:
+          return Transport::Dicom;
+        case OrthancPluginInstanceOrigin_RestApi:
+          return Transport::Rest;
+        default:
+          return Transport::Plugin;
+      }
+    }
+
+    template <typename Body>
+    void Guarded(Body body)
+    {
+      try
+      {
+        body();
+      }
+      catch (...)
+      {
+        stats->RecordCallbackError();
+      }
+    }
+
+    int32_t OnHttpRequest(OrthancPluginHttpMethod method, const char* uri, const char* /*ip*/,
+                          uint32_t /*headersCount*/, const char* const* /*headersKeys*/,
+                          const char* const* /*headersValues*/, uint32_t /*getArgumentsCount*/,
+                          const char* const* /*getArgumentsKeys*/, const char* const* /*getArgumentsValues*/)
+    {
+      Guarded([&] {
+        const int64_t now = MonotonicNowNs();
+        const bool hasBody = (method == OrthancPluginHttpMethod_Post || method == OrthancPluginHttpMethod_Put);
+        bool isDicomWeb = false;
+        const bool ingestRoute = hasBody && IsIngestRoute(uri, isDicomWeb);
+        timelines->ForCurrentThread().HttpRequest(now, hasBody, ingestRoute,
+                                                  isDicomWeb ? Transport::Plugin : Transport::Rest, *recorder);
+      });
+      return 1;  // never refuse a request
+    }
+
+    OrthancPluginReceivedInstanceAction OnReceivedInstance(OrthancPluginMemoryBuffer64* /*modified*/,
+                                                           const void* buffer, uint64_t size,
+                                                           OrthancPluginInstanceOrigin origin)
+    {
+      Guarded([&] {
+        const int64_t now = MonotonicNowNs();
+        timelines->ForCurrentThread().Received(now, TransportOf(origin), size, HasPart10Header(buffer, size),
+                                               *recorder);
+      });
+      return OrthancPluginReceivedInstanceAction_KeepAsIs;
+    }
+
+    OrthancPluginErrorCode OnTranscode(OrthancPluginMemoryBuffer* /*transcoded*/, const void* /*buffer*/,
+                                       uint64_t /*size*/, const char* const* /*allowedSyntaxes*/,
+                                       uint32_t /*countSyntaxes*/, uint8_t /*allowNewSopInstanceUid*/)
+    {
+      Guarded([&] { timelines->ForCurrentThread().TranscodeStarted(MonotonicNowNs()); });
+      // Not a transcoder: an error makes Orthanc fall through to the next transcoder, then DCMTK.
+      return OrthancPluginErrorCode_NotImplemented;
+    }
+
+    void Filtered(const OrthancPluginDicomInstance* instance, bool isCStoreFilter)
+    {
+      const int64_t now = MonotonicNowNs();
+      InstanceTimeline& timeline = timelines->ForCurrentThread();
+      // The origin is one more SDK call: only paid when no ReceivedInstance opened the record.
+      const Transport transport = timeline.HasOpenInstance()
+                                    ? timeline.OpenTransport()
+                                    : TransportOf(OrthancPluginGetInstanceOrigin(OrthancSdk::Context(), instance));
+      timeline.Filtered(now, transport, isCStoreFilter, *recorder);
+    }
+
+    int32_t OnInstanceFilter(const OrthancPluginDicomInstance* instance)
+    {
+      Guarded([&] { Filtered(instance, false); });
+      return 1;
+    }
+
+    int32_t OnCStoreFilter(uint16_t* /*dimseStatus*/, const OrthancPluginDicomInstance* instance)
+    {
+      Guarded([&] { Filtered(instance, true); });
+      return 1;
+    }
+
+    OrthancPluginErrorCode OnStoredInstance(const OrthancPluginDicomInstance* instance, const char* instanceId)
+    {
+      Guarded([&] {
+        OrthancPluginContext* context = OrthancSdk::Context();
+        StoredEvent event{};
+        event.nowNs = MonotonicNowNs();
+        event.wallNowNs = WallNowNs();
+        event.transport = TransportOf(OrthancPluginGetInstanceOrigin(context, instance));
+        event.storedBytes = static_cast<uint64_t>(OrthancPluginGetInstanceSize(context, instance));
+        event.instanceKey = HashInstanceId(instanceId != nullptr ? instanceId : "");
+        // The metadata string belongs to the instance: nothing to free, nothing copied.
+        if (!ParseReceptionDate(event.receptionSecond, OrthancPluginGetInstanceMetadata(context, instance, "ReceptionDate")))
+        {
+          event.receptionSecond = -1;
+        }
+        if (event.transport == Transport::Dicom)
+        {
+          const char* aet = OrthancPluginGetInstanceRemoteAet(context, instance);
+          event.peerKey = HashInstanceId(aet != nullptr ? aet : "");
+        }
+        timelines->ForCurrentThread().Stored(event, *recorder);
+      });
+      return OrthancPluginErrorCode_Success;
+    }
+
+    OrthancPluginErrorCode OnChange(OrthancPluginChangeType changeType, OrthancPluginResourceType /*resourceType*/,
+                                    const char* resourceId)
+    {
+      if (changeType == OrthancPluginChangeType_NewInstance && resourceId != nullptr)
+      {
+        Guarded([&] { recorder->NewInstanceChange(HashInstanceId(resourceId), MonotonicNowNs()); });
+      }
+      return OrthancPluginErrorCode_Success;
+    }
+
+    HookState Registered(OrthancPluginErrorCode code, const char* what)
+    {
+      HookState state;
+      state.registered = (code == OrthancPluginErrorCode_Success);
+      if (!state.registered)
+      {
+        state.reason = std::string("Orthanc refused the registration of ") + what + ": " +
+                       OrthancPluginGetErrorDescription(OrthancSdk::Context(), code);
+      }
+      return state;
+    }
+
+    HookState RegisteredVoid()
+    {
+      HookState state;
+      state.registered = true;
+      return state;
+    }
+  }
+
+
+  bool HasPart10Header(const void* buffer, uint64_t size)
+  {
+    return buffer != nullptr && size >= 132 && memcmp(static_cast<const char*>(buffer) + 128, "DICM", 4) == 0;
+  }
+
+
+  bool IsIngestRoute(const char* uri, bool& isDicomWeb)
+  {
+    isDicomWeb = false;
+    if (uri == nullptr)
+    {
+      return false;
+    }
+    if (strcmp(uri, "/instances") == 0 || strcmp(uri, "/instances/") == 0)
+    {
+      return true;
+    }
+    // STOW-RS: POST {root}/studies or {root}/studies/{StudyInstanceUID}
+    const char* studies = strstr(uri, "/studies");
+    if (studies != nullptr && (studies[8] == '\0' || (studies[8] == '/' && strchr(studies + 9, '/') == nullptr)))
+    {
+      isDicomWeb = true;
+      return true;
+    }
+    return false;
+  }
+
+
+  HookRegistrations RegisterIngestHooks(const Configuration& configuration, ThreadTimelines& targetTimelines,
+                                        IngestRecorder& targetRecorder, IngestStats& targetStats)
+  {
+    timelines = &targetTimelines;
+    recorder = &targetRecorder;
+    stats = &targetStats;
+
+    OrthancPluginContext* context = OrthancSdk::Context();
+    HookRegistrations result;
+
+    result.httpRequestFilter = Registered(OrthancPluginRegisterIncomingHttpRequestFilter2(context, OnHttpRequest),
+                                          "the HTTP request filter");
+
+    if (configuration.receivedInstanceCallback)
+    {
+      result.receivedInstance = Registered(OrthancPluginRegisterReceivedInstanceCallback(context, OnReceivedInstance),
+                                           "the ReceivedInstanceCallback (another plugin owns it)");
+    }
+    else
+    {
+      result.receivedInstance.reason =
+        "left to other plugins by IngestPerf.ReceivedInstanceCallback = false";
+    }
+
+    if (configuration.ingestTranscoding)
+    {
+      result.transcoder = Registered(OrthancPluginRegisterTranscoderCallback(context, OnTranscode),
+                                     "the transcoder callback");
+    }
+    else
+    {
+      result.transcoder.reason = "IngestTranscoding is not configured: no transcoding on ingest";
+    }
+
+    result.instanceFilter = Registered(OrthancPluginRegisterIncomingDicomInstanceFilter(context, OnInstanceFilter),
+                                       "the incoming DICOM instance filter");
+    result.cstoreFilter = Registered(OrthancPluginRegisterIncomingCStoreInstanceFilter(context, OnCStoreFilter),
+                                     "the incoming C-STORE instance filter");
+
+    OrthancPluginRegisterOnStoredInstanceCallback(context, OnStoredInstance);
+    result.storedInstance = RegisteredVoid();
+    OrthancPluginRegisterOnChangeCallback(context, OnChange);
+    result.change = RegisteredVoid();
+    return result;
+  }
+}

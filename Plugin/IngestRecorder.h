@@ -1,0 +1,32 @@
+// Turns closed timelines into statistics: decides stored vs already stored, pairs the instance
+// with its NewInstance change and (C-STORE) with the previous instance of its peer, and records into IngestStats. Called on the ingesting thread
+// (InstanceCompleted, InstanceAbandoned) and on Orthanc's change thread (NewInstanceChange).
+#pragma once
+
+#include "AssociationTracker.h"
+#include "ChangeCorrelator.h"
+#include "IngestStats.h"
+#include "InstanceTimeline.h"
+
+namespace IngestPerf
+{
+  class IngestRecorder : public TimelineSink
+  {
+  public:
+    IngestRecorder(IngestStats& stats, ChangeCorrelator& correlator, AssociationTracker& associations,
+                   bool overwriteInstances);
+
+    void InstanceCompleted(const CompletedInstance& instance) override;
+    void InstanceAbandoned(Transport transport, Outcome outcome) override;
+
+    void NewInstanceChange(uint64_t instanceKey, int64_t nowNs);
+
+  private:
+    void RecordPairing(const ChangeCorrelator::Pairing& pairing);
+
+    IngestStats& stats_;
+    ChangeCorrelator& correlator_;
+    AssociationTracker& associations_;
+    bool overwriteInstances_;
+  };
+}

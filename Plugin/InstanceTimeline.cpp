@@ -1,0 +1,203 @@
+#include "InstanceTimeline.h"
+
+namespace IngestPerf
+{
+  namespace
+  {
+    constexpr int64_t kNsPerSecond = 1000000000;
+
+    int64_t FloorSeconds(int64_t ns)
+    {
+      return ns >= 0 ? ns / kNsPerSecond : -((-ns + kNsPerSecond - 1) / kNsPerSecond);
+    }
+  }
+
+
+  InstanceTimeline::InstanceTimeline() :
+    openSinceNs_(0)
+  {
+    Reset();
+  }
+
+
+  void InstanceTimeline::Reset()
+  {
+    stage_ = Stage::Idle;
+    transport_ = Transport::Rest;
+    httpActive_ = false;
+    httpIngestRoute_ = false;
+    httpRouteTransport_ = Transport::Rest;
+    httpInstances_ = 0;
+    hasReceivePhase_ = false;
+    hasPart10Header_ = false;
+    transcodeAttempted_ = false;
+    segmentStartNs_ = 0;
+    receivedNs_ = 0;
+    filteredNs_ = 0;
+    receivedBytes_ = 0;
+    openSinceNs_.store(0, std::memory_order_relaxed);
+  }
+
+
+  void InstanceTimeline::AbandonOpenRecord(TimelineSink& sink)
+  {
+    switch (stage_)
+    {
+      case Stage::Received:
+        sink.InstanceAbandoned(transport_, hasPart10Header_ ? Outcome::DiscardedBeforeFilter : Outcome::NotDicom);
+        break;
+      case Stage::Filtered:
+        sink.InstanceAbandoned(transport_, Outcome::DiscardedAfterFilter);
+        break;
+      case Stage::HttpRequestOpen:
+        if (httpIngestRoute_ && httpInstances_ == 0)
+        {
+          sink.InstanceAbandoned(httpRouteTransport_, Outcome::RequestWithoutInstance);
+        }
+        break;
+      case Stage::Idle:
+        break;
+    }
+    // Idle even inside an HTTP request: the next instance of that request has no known start,
+    // so it gets no receive phase rather than one that includes the abandoned instance.
+    stage_ = Stage::Idle;
+    openSinceNs_.store(0, std::memory_order_relaxed);
+  }
+
+
+  void InstanceTimeline::HttpRequest(int64_t nowNs, bool isPost, bool isIngestRoute, Transport routeTransport,
+                                     TimelineSink& sink)
+  {
+    AbandonOpenRecord(sink);
+    httpActive_ = isPost;
+    httpIngestRoute_ = isPost && isIngestRoute;
+    httpRouteTransport_ = routeTransport;
+    httpInstances_ = 0;
+    if (isPost)
+    {
+      stage_ = Stage::HttpRequestOpen;
+      segmentStartNs_ = nowNs;
+      hasReceivePhase_ = true;
+      if (httpIngestRoute_)
+      {
+        openSinceNs_.store(nowNs, std::memory_order_relaxed);
+      }
+    }
+    else
+    {
+      stage_ = Stage::Idle;
+    }
+  }
+
+
+  void InstanceTimeline::OpenInstance(int64_t nowNs, Transport transport)
+  {
+    if (stage_ == Stage::HttpRequestOpen && transport != Transport::Dicom)
+    {
+      // segmentStartNs_ is the HTTP arrival, or OnStored of the previous instance of this request
+      hasReceivePhase_ = true;
+    }
+    else
+    {
+      segmentStartNs_ = nowNs;
+      hasReceivePhase_ = false;
+    }
+    if (httpActive_)
+    {
+      httpInstances_++;
+    }
+    transport_ = transport;
+    transcodeAttempted_ = false;
+    hasPart10Header_ = true;
+    receivedBytes_ = 0;
+    receivedNs_ = 0;
+    filteredNs_ = 0;
+    openSinceNs_.store(segmentStartNs_, std::memory_order_relaxed);
+  }
+
+
+  void InstanceTimeline::Received(int64_t nowNs, Transport transport, uint64_t bytes, bool hasPart10Header,
+                                  TimelineSink& sink)
+  {
+    if (stage_ == Stage::Received || stage_ == Stage::Filtered)
+    {
+      AbandonOpenRecord(sink);
+    }
+    OpenInstance(nowNs, transport);
+    stage_ = Stage::Received;
+    receivedNs_ = nowNs;
+    receivedBytes_ = bytes;
+    hasPart10Header_ = hasPart10Header;
+  }
+
+
+  void InstanceTimeline::TranscodeStarted(int64_t nowNs)
+  {
+    (void) nowNs;  // the transcoding phase itself is measured by the transcoding issue's hook
+    if (stage_ == Stage::Received)
+    {
+      transcodeAttempted_ = true;
+    }
+  }
+
+
+  void InstanceTimeline::Filtered(int64_t nowNs, Transport transport, bool isCStoreFilter, TimelineSink& sink)
+  {
+    if (stage_ == Stage::Filtered && !isCStoreFilter)
+    {
+      // A second generic filter call without OnStored in between is a new instance (only possible
+      // when the ReceivedInstanceCallback is not ours): close the previous one.
+      AbandonOpenRecord(sink);
+    }
+    if (stage_ == Stage::Idle || stage_ == Stage::HttpRequestOpen)
+    {
+      // No ReceivedInstanceCallback seen: the record starts here; preStore is not observable.
+      OpenInstance(nowNs, transport);
+    }
+    stage_ = Stage::Filtered;
+    filteredNs_ = nowNs;  // the C-STORE filter runs after the generic one: keep the last
+  }
+
+
+  void InstanceTimeline::Stored(const StoredEvent& event, TimelineSink& sink)
+  {
+    CompletedInstance instance{};
+    instance.transport = event.transport;
+    instance.storedNs = event.nowNs;
+    instance.storedBytes = event.storedBytes;
+    instance.instanceKey = event.instanceKey;
+    instance.receptionSecond = event.receptionSecond;
+    instance.peerKey = event.peerKey;
+
+    const bool open = (stage_ == Stage::Received || stage_ == Stage::Filtered);
+    instance.hasTimeline = open;
+    if (open)
+    {
+      instance.hasReceivePhase = hasReceivePhase_;
+      instance.transcodeAttempted = transcodeAttempted_;
+      instance.segmentStartNs = segmentStartNs_;
+      instance.receivedNs = receivedNs_;
+      instance.filteredNs = filteredNs_;
+      instance.receivedBytes = receivedBytes_;
+    }
+    else
+    {
+      instance.segmentStartNs = event.nowNs;
+    }
+    instance.startWallSeconds = FloorSeconds(event.wallNowNs - (event.nowNs - instance.segmentStartNs));
+
+    sink.InstanceCompleted(instance);
+
+    if (httpActive_)
+    {
+      // The next instance of the same request (ZIP, multipart) starts where this one ended.
+      stage_ = Stage::HttpRequestOpen;
+      segmentStartNs_ = event.nowNs;
+    }
+    else
+    {
+      stage_ = Stage::Idle;
+    }
+    openSinceNs_.store(0, std::memory_order_relaxed);
+  }
+}

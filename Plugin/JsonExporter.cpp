@@ -1,0 +1,273 @@
+#include "JsonExporter.h"
+
+#include <cmath>
+#include <ctime>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    struct Quantile
+    {
+      const char* name;
+      double q;
+    };
+
+    const Quantile kQuantiles[] = {{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}, {"p99.9", 0.999}};
+
+    double Round(double value, double resolution)
+    {
+      return std::round(value / resolution) * resolution;
+    }
+
+    std::string IsoUtc(int64_t wallNs)
+    {
+      const time_t seconds = static_cast<time_t>(wallNs / 1000000000);
+      struct tm utc;
+      gmtime_r(&seconds, &utc);
+      char buffer[64];
+      snprintf(buffer, sizeof(buffer), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1,
+               utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>((wallNs / 1000000) % 1000));
+      return buffer;
+    }
+
+    Json::Value Unobservable(const char* reason)
+    {
+      Json::Value value;
+      value["observable"] = false;
+      value["reason"] = reason;
+      return value;
+    }
+
+    const char* MissingHookReason(const PluginStatus& status, Phase phase)
+    {
+      if (!status.hooks.receivedInstance.registered &&
+          (phase == Phase::Receive || phase == Phase::PreStore || phase == Phase::AssociationGap))
+      {
+        return "needs the ReceivedInstanceCallback, which this plugin does not hold (see hooks.receivedInstance)";
+      }
+      return nullptr;
+    }
+
+    double PerSecond(double amount, int64_t spanNs)
+    {
+      return spanNs <= 0 ? 0.0 : Round(amount * 1e9 / static_cast<double>(spanNs), 0.001);
+    }
+
+    Json::Value ExportRate(uint64_t instances, uint64_t bytes, double seconds)
+    {
+      Json::Value rate;
+      rate["instancesPerSecond"] = Round(static_cast<double>(instances) / seconds, 0.001);
+      rate["megabytesPerSecond"] = Round(static_cast<double>(bytes) / 1e6 / seconds, 0.001);
+      return rate;
+    }
+
+    Json::Value ExportTransport(const TransportSnapshot& transport, const PluginStatus& status, const Transport* which)
+    {
+      Json::Value result;
+
+      Json::Value& instances = result["instances"];
+      for (size_t o = 0; o < kOutcomeCount; o++)
+      {
+        instances[DefinitionOf(static_cast<Outcome>(o)).name] = Json::UInt64(transport.outcomes[o]);
+      }
+      instances["storedWithoutTimeline"] = Json::UInt64(transport.storedWithoutTimeline);
+      instances["transcodeAttempts"] = Json::UInt64(transport.transcodeAttempts);
+
+      const uint64_t stored = transport.outcomes[static_cast<size_t>(Outcome::Stored)];
+      const int64_t span = transport.ActiveSpanNs();
+      Json::Value& throughput = result["throughput"];
+      throughput["activeSeconds"] = Round(static_cast<double>(span) / 1e9, 0.000001);
+      throughput["instancesPerSecond"] = PerSecond(static_cast<double>(stored), span);
+      throughput["megabytesPerSecond"] = PerSecond(static_cast<double>(transport.storedBytes.Sum()) / 1e6, span);
+      throughput["last10s"] = ExportRate(transport.last10sInstances, transport.last10sBytes, 10);
+      throughput["last60s"] = ExportRate(transport.last60sInstances, transport.last60sBytes, 60);
+
+      result["bytesPerInstance"]["received"] = ExportHistogram(transport.receivedBytes, false);
+      result["bytesPerInstance"]["stored"] = ExportHistogram(transport.storedBytes, false);
+
+      Json::Value& phases = result["phases"];
+      for (size_t p = 0; p < kPhaseCount; p++)
+      {
+        const Phase phase = static_cast<Phase>(p);
+        const char* reason = (which != nullptr) ? UnobservableReason(*which, phase) : nullptr;
+        if (reason == nullptr)
+        {
+          reason = MissingHookReason(status, phase);
+        }
+        Json::Value& target = phases[DefinitionOf(phase).name];
+        target = (reason != nullptr) ? Unobservable(reason) : ExportHistogram(transport.phases[p], true);
+        if (phase == Phase::ChangeDispatch && reason == nullptr)
+        {
+          target["deliveredBeforeOnStored"] = Json::UInt64(transport.changesBeforeStored);
+        }
+      }
+      return result;
+    }
+
+    Json::Value ExportHook(const HookState& hook)
+    {
+      Json::Value value;
+      value["registered"] = hook.registered;
+      if (!hook.registered)
+      {
+        value["reason"] = hook.reason;
+      }
+      return value;
+    }
+
+    Json::Value ExportDefinitions()
+    {
+      Json::Value definitions;
+      for (size_t p = 0; p < kPhaseCount; p++)
+      {
+        const PhaseDefinition& phase = DefinitionOf(static_cast<Phase>(p));
+        Json::Value& target = definitions["phases"][phase.name];
+        target["from"] = phase.from;
+        target["to"] = phase.to;
+        target["partOfServerTotal"] = phase.partOfServerTotal;
+      }
+      for (size_t o = 0; o < kOutcomeCount; o++)
+      {
+        const OutcomeDefinition& outcome = DefinitionOf(static_cast<Outcome>(o));
+        definitions["outcomes"][outcome.name] = outcome.meaning;
+      }
+      return definitions;
+    }
+
+    Json::Value ExportUnobservable()
+    {
+      struct Item
+      {
+        const char* what;
+        const char* transport;
+        const char* reason;
+      };
+      static const Item items[] = {
+        {"responseCompressionAndSend", "rest",
+         "Orthanc 1.10.1 has no plugin hook around HttpOutput::Answer, where the REST answer is gzip/deflate "
+         "compressed and sent"},
+        {"cstoreResponseSend", "dicom",
+         "the C-STORE-RSP is sent after OnStored returns, with no hook; its wait (Nagle and delayed ACK "
+         "without TCP_NODELAY) is inside associationGap"},
+        {"associationSetup", "dicom",
+         "associations are negotiated before any plugin hook; the first instance of an association has no "
+         "associationGap"},
+        {"storageWriteVsIndexUpdate", "all",
+         "persist covers the storage write and the index transaction: no hook separates them unless the plugin "
+         "owns the storage area"},
+      };
+      Json::Value list = Json::arrayValue;
+      for (const Item& item : items)
+      {
+        Json::Value value;
+        value["what"] = item.what;
+        value["transport"] = item.transport;
+        value["reason"] = item.reason;
+        list.append(value);
+      }
+      return list;
+    }
+  }
+
+
+  double NanosecondsToMilliseconds(int64_t ns)
+  {
+    return static_cast<double>(std::llround(static_cast<double>(ns) / 100.0)) / 10000.0;
+  }
+
+
+  Json::Value ExportHistogram(const HistogramSnapshot& histogram, bool durations)
+  {
+    Json::Value value;
+    value["count"] = Json::UInt64(histogram.Count());
+    auto convert = [durations](double v) -> Json::Value {
+      return durations ? Json::Value(NanosecondsToMilliseconds(static_cast<int64_t>(std::llround(v))))
+                       : Json::Value(Json::Int64(std::llround(v)));
+    };
+    if (histogram.Count() == 0)
+    {
+      for (const char* name : {"sum", "mean", "min", "p50", "p90", "p99", "p99.9", "max"})
+      {
+        value[name] = Json::nullValue;
+      }
+      return value;
+    }
+    value["sum"] = durations ? Json::Value(NanosecondsToMilliseconds(static_cast<int64_t>(histogram.Sum())))
+                             : Json::Value(Json::UInt64(histogram.Sum()));
+    value["mean"] = durations ? Json::Value(Round(histogram.Mean() / 1e6, 0.0001)) : Json::Value(Round(histogram.Mean(), 1));
+    value["min"] = convert(static_cast<double>(histogram.Min()));
+    for (const Quantile& quantile : kQuantiles)
+    {
+      value[quantile.name] = convert(static_cast<double>(histogram.ValueAtQuantile(quantile.q)));
+    }
+    value["max"] = convert(static_cast<double>(histogram.Max()));
+    if (histogram.Saturated() != 0)
+    {
+      value["saturated"] = Json::UInt64(histogram.Saturated());
+    }
+    return value;
+  }
+
+
+  Json::Value ExportStats(const ExportInput& input, const ExportFilter& filter)
+  {
+    const StatsSnapshot& snapshot = input.snapshot;
+    const PluginStatus& status = input.status;
+    Json::Value result;
+
+    result["plugin"] = "ingest-perf";
+    result["version"] = status.pluginVersion;
+    result["orthancVersion"] = status.orthancVersion;
+    result["enabled"] = status.configuration.enable;
+    result["units"]["durations"] = "milliseconds";
+    result["units"]["sizes"] = "bytes";
+    result["units"]["megabyte"] = "1,000,000 bytes";
+    result["since"] = IsoUtc(snapshot.resetWallNs);
+    result["elapsedSeconds"] = Round(static_cast<double>(snapshot.takenNs - snapshot.resetNs) / 1e9, 0.001);
+
+    Json::Value& hooks = result["hooks"];
+    hooks["httpRequestFilter"] = ExportHook(status.hooks.httpRequestFilter);
+    hooks["receivedInstance"] = ExportHook(status.hooks.receivedInstance);
+    hooks["transcoder"] = ExportHook(status.hooks.transcoder);
+    hooks["instanceFilter"] = ExportHook(status.hooks.instanceFilter);
+    hooks["cstoreFilter"] = ExportHook(status.hooks.cstoreFilter);
+    hooks["storedInstance"] = ExportHook(status.hooks.storedInstance);
+    hooks["change"] = ExportHook(status.hooks.change);
+
+    Json::Value& open = result["openRecords"];
+    open["count"] = Json::UInt64(input.openRecords.count);
+    open["oldestAgeMs"] = input.openRecords.oldestStartNs == 0
+                            ? 0.0
+                            : NanosecondsToMilliseconds(snapshot.takenNs - input.openRecords.oldestStartNs);
+    open["threadsTracked"] = Json::UInt64(input.openRecords.threadsTracked);
+    open["threadsUntracked"] = Json::UInt64(input.openRecords.threadsUntracked);
+
+    result["errors"]["callbackExceptions"] = Json::UInt64(snapshot.callbackErrors);
+    result["errors"]["changeCorrelationSkipped"] = Json::UInt64(input.correlationSkipped);
+    result["errors"]["associationTrackingSkipped"] = Json::UInt64(input.associationSkipped);
+
+    Json::Value& transports = result["transports"];
+    transports = Json::objectValue;
+    if (filter.scope != ExportFilter::Scope::MergedOnly)
+    {
+      for (size_t t = 0; t < kTransportCount; t++)
+      {
+        const Transport transport = static_cast<Transport>(t);
+        if (filter.scope == ExportFilter::Scope::Single && transport != filter.transport)
+        {
+          continue;
+        }
+        transports[TransportName(transport)] = ExportTransport(snapshot.transports[t], status, &transport);
+      }
+    }
+    if (filter.scope != ExportFilter::Scope::Single)
+    {
+      transports["all"] = ExportTransport(snapshot.AllTransports(), status, nullptr);
+    }
+
+    result["unobservable"] = ExportUnobservable();
+    result["definitions"] = ExportDefinitions();
+    return result;
+  }
+}

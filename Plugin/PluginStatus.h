@@ -1,0 +1,22 @@
+// What the plugin knows about itself and its host, fixed at start-up: versions, configuration,
+// and which hooks Orthanc accepted. Exported with every /perf/stats answer.
+#pragma once
+
+#include "Configuration.h"
+#include "IngestHooks.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace IngestPerf
+{
+  struct PluginStatus
+  {
+    std::string pluginVersion;
+    std::string orthancVersion;
+    int64_t startWallNs = 0;
+    Configuration configuration;
+    HookRegistrations hooks;
+  };
+}
