@@ -158,6 +158,10 @@ namespace IngestPerf
       cumulated += buckets_[i];
       if (cumulated >= rank)
       {
+        if (i == PhaseHistogram::kBucketCount - 1)
+        {
+          return max_;  // saturated: only the exact max is known
+        }
         const uint64_t lowest = PhaseHistogram::BucketLowest(i);
         const uint64_t middle = lowest + (PhaseHistogram::BucketWidth(i) - 1) / 2;
         const int64_t value = static_cast<int64_t>(middle);

@@ -1,0 +1,199 @@
+#include "IngestHooks.h"
+#include "IngestStats.h"
+#include "InstanceTimeline.h"
+#include "JsonExporter.h"
+#include "RestRoutes.h"
+
+#include <gtest/gtest.h>
+
+using namespace IngestPerf;
+
+namespace
+{
+  constexpr int64_t kMs = 1000000;
+
+  PluginStatus MakeStatus(bool receivedInstance)
+  {
+    PluginStatus status;
+    status.pluginVersion = "test";
+    status.orthancVersion = "1.10.1";
+    for (HookState* hook : {&status.hooks.httpRequestFilter, &status.hooks.instanceFilter, &status.hooks.cstoreFilter,
+                            &status.hooks.storedInstance, &status.hooks.change})
+    {
+      hook->registered = true;
+    }
+    status.hooks.receivedInstance.registered = receivedInstance;
+    status.hooks.receivedInstance.reason = receivedInstance ? "" : "owned by another plugin";
+    status.hooks.transcoder.reason = "IngestTranscoding is not configured";
+    return status;
+  }
+
+  CompletedInstance Instance(Transport transport, int64_t start, int64_t received, int64_t filtered, int64_t stored)
+  {
+    CompletedInstance c{};
+    c.transport = transport;
+    c.hasTimeline = true;
+    c.hasReceivePhase = transport != Transport::Dicom;
+    c.segmentStartNs = start;
+    c.receivedNs = received;
+    c.filteredNs = filtered;
+    c.storedNs = stored;
+    c.receivedBytes = 1000;
+    c.storedBytes = 1000;
+    return c;
+  }
+
+  Json::Value Export(const IngestStats& stats, const PluginStatus& status, const ExportFilter& filter = ExportFilter())
+  {
+    const StatsSnapshot snapshot = stats.Snapshot(10000 * kMs);
+    const OpenRecords open{1, 9000 * kMs, 3, 0};
+    return ExportStats({snapshot, open, status, 0, 0}, filter);
+  }
+}
+
+
+TEST(JsonExporter, PhasesInMillisecondsAndUnobservablePhasesWithTheirReason)
+{
+  IngestStats stats(0, 0);
+  stats.RecordStored(Instance(Transport::Rest, 1000 * kMs, 1002 * kMs, 1003 * kMs, 1010 * kMs), -1);
+  stats.RecordStored(Instance(Transport::Dicom, 2000 * kMs, 2000 * kMs, 2001 * kMs, 2005 * kMs), 45 * kMs);
+  stats.RecordOutcome(Transport::Rest, Outcome::NotDicom);
+  const Json::Value json = Export(stats, MakeStatus(true));
+
+  const Json::Value& rest = json["transports"]["rest"];
+  EXPECT_EQ(1u, rest["instances"]["stored"].asUInt());
+  EXPECT_EQ(1u, rest["instances"]["notDicom"].asUInt());
+  EXPECT_DOUBLE_EQ(2.0, rest["phases"]["receive"]["mean"].asDouble());
+  EXPECT_DOUBLE_EQ(1.0, rest["phases"]["preStore"]["p50"].asDouble());
+  EXPECT_DOUBLE_EQ(7.0, rest["phases"]["persist"]["max"].asDouble());
+  EXPECT_DOUBLE_EQ(10.0, rest["phases"]["serverTotal"]["sum"].asDouble());
+  EXPECT_FALSE(rest["phases"]["associationGap"]["observable"].asBool());
+
+  const Json::Value& dicom = json["transports"]["dicom"];
+  EXPECT_FALSE(dicom["phases"]["receive"]["observable"].asBool());
+  EXPECT_NE(std::string::npos, dicom["phases"]["receive"]["reason"].asString().find("associationGap"));
+  EXPECT_DOUBLE_EQ(45.0, dicom["phases"]["associationGap"]["p99"].asDouble());
+  EXPECT_EQ(0u, dicom["phases"]["changeDispatch"]["count"].asUInt());
+  EXPECT_TRUE(dicom["phases"]["changeDispatch"]["mean"].isNull());
+
+  const Json::Value& all = json["transports"]["all"];
+  EXPECT_EQ(2u, all["instances"]["stored"].asUInt());
+  EXPECT_EQ(2u, all["phases"]["serverTotal"]["count"].asUInt());
+  EXPECT_EQ(1u, all["phases"]["associationGap"]["count"].asUInt());
+
+  EXPECT_EQ(1u, json["openRecords"]["count"].asUInt());
+  EXPECT_DOUBLE_EQ(1000.0, json["openRecords"]["oldestAgeMs"].asDouble());
+  EXPECT_TRUE(json["hooks"]["receivedInstance"]["registered"].asBool());
+  EXPECT_FALSE(json["hooks"]["transcoder"]["registered"].asBool());
+  EXPECT_EQ("IngestTranscoding is not configured", json["hooks"]["transcoder"]["reason"].asString());
+  EXPECT_TRUE(json["definitions"]["phases"]["persist"]["partOfServerTotal"].asBool());
+  EXPECT_GE(json["unobservable"].size(), 3u);
+}
+
+
+TEST(JsonExporter, MissingReceivedInstanceHookMakesItsPhasesUnobservable)
+{
+  IngestStats stats(0, 0);
+  const Json::Value json = Export(stats, MakeStatus(false));
+  for (const char* transport : {"rest", "dicom", "plugin", "all"})
+  {
+    for (const char* phase : {"receive", "preStore", "associationGap"})
+    {
+      EXPECT_FALSE(json["transports"][transport]["phases"][phase]["observable"].asBool()) << transport << phase;
+    }
+    EXPECT_TRUE(json["transports"][transport]["phases"]["persist"].isMember("count"));
+  }
+}
+
+
+TEST(JsonExporter, ThroughputOverTheActiveSpan)
+{
+  IngestStats stats(0, 0);
+  for (int i = 0; i < 11; i++)
+  {
+    const int64_t start = 5000 * kMs + i * 100 * kMs;
+    CompletedInstance c = Instance(Transport::Rest, start, start + kMs, start + 2 * kMs, start + 10 * kMs);
+    c.storedBytes = 2000000;
+    stats.RecordStored(c, -1);
+  }
+  const Json::Value json = Export(stats, MakeStatus(true));
+  const Json::Value& throughput = json["transports"]["rest"]["throughput"];
+  EXPECT_DOUBLE_EQ(1.01, throughput["activeSeconds"].asDouble());  // first start .. last OnStored
+  EXPECT_NEAR(11 / 1.01, throughput["instancesPerSecond"].asDouble(), 0.001);
+  EXPECT_NEAR(22 / 1.01, throughput["megabytesPerSecond"].asDouble(), 0.001);
+}
+
+
+TEST(JsonExporter, TransportFilter)
+{
+  IngestStats stats(0, 0);
+  ExportFilter filter;
+  filter.scope = ExportFilter::Scope::Single;
+  filter.transport = Transport::Dicom;
+  Json::Value json = Export(stats, MakeStatus(true), filter);
+  EXPECT_EQ(1u, json["transports"].size());
+  EXPECT_TRUE(json["transports"].isMember("dicom"));
+  filter.scope = ExportFilter::Scope::MergedOnly;
+  json = Export(stats, MakeStatus(true), filter);
+  EXPECT_EQ(1u, json["transports"].size());
+  EXPECT_TRUE(json["transports"].isMember("all"));
+}
+
+
+TEST(JsonExporter, MillisecondsKeepATenthOfAMicrosecond)
+{
+  EXPECT_DOUBLE_EQ(1.2346, NanosecondsToMilliseconds(1234560));
+  EXPECT_DOUBLE_EQ(0.0001, NanosecondsToMilliseconds(100));
+  EXPECT_DOUBLE_EQ(0.0, NanosecondsToMilliseconds(49));
+}
+
+
+TEST(RestRoutes, StatsArguments)
+{
+  ExportFilter filter;
+  Json::Value error;
+  const char* keys[] = {"transport"};
+  const char* dicom[] = {"dicom"};
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 1, keys, dicom));
+  EXPECT_EQ(ExportFilter::Scope::Single, filter.scope);
+  EXPECT_EQ(Transport::Dicom, filter.transport);
+
+  const char* all[] = {"all"};
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 1, keys, all));
+  EXPECT_EQ(ExportFilter::Scope::MergedOnly, filter.scope);
+
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 0, nullptr, nullptr));
+  EXPECT_EQ(ExportFilter::Scope::Every, filter.scope);
+
+  const char* bad[] = {"smtp"};
+  EXPECT_FALSE(ParseStatsArguments(filter, error, 1, keys, bad));
+  EXPECT_EQ("transport", error["parameter"].asString());
+  EXPECT_EQ(4u, error["allowed"].size());
+
+  Json::Value unknownError;
+  const char* unknown[] = {"groupby"};
+  EXPECT_FALSE(ParseStatsArguments(filter, unknownError, 1, unknown, dicom));
+  EXPECT_EQ("unknown parameter 'groupby'", unknownError["error"].asString());
+}
+
+
+TEST(IngestHooks, RouteAndHeaderClassification)
+{
+  bool dicomWeb = true;
+  EXPECT_TRUE(IsIngestRoute("/instances", dicomWeb));
+  EXPECT_FALSE(dicomWeb);
+  EXPECT_TRUE(IsIngestRoute("/dicom-web/studies", dicomWeb));
+  EXPECT_TRUE(dicomWeb);
+  EXPECT_TRUE(IsIngestRoute("/dicom-web/studies/1.2.3", dicomWeb));
+  EXPECT_FALSE(IsIngestRoute("/studies/abc/modify", dicomWeb));
+  EXPECT_FALSE(IsIngestRoute("/tools/find", dicomWeb));
+  EXPECT_FALSE(IsIngestRoute("/instances/abc/modify", dicomWeb));
+  EXPECT_FALSE(IsIngestRoute(nullptr, dicomWeb));
+
+  std::string part10(132, '\0');
+  part10.replace(128, 4, "DICM");
+  EXPECT_TRUE(HasPart10Header(part10.data(), part10.size()));
+  EXPECT_FALSE(HasPart10Header(part10.data(), 131));
+  EXPECT_FALSE(HasPart10Header("hello", 5));
+  EXPECT_FALSE(HasPart10Header(nullptr, 1000));
+}
