@@ -1,5 +1,7 @@
 #include "AssociationTracker.h"
 
+#include "BoundedSpinLock.h"
+
 namespace IngestPerf
 {
   struct AssociationTracker::Peer
@@ -51,8 +53,8 @@ namespace IngestPerf
   {
     Peer& peer = peers_[peerKey % capacity_];
     // Held for a few dozen nanoseconds by OnStored, which Orthanc already serialises; a second
-    // holder would be a concurrent test or a future Orthanc. Never wait: skip and count.
-    if (peer.locked.exchange(true, std::memory_order_acquire))
+    // holder would be a concurrent test or a future Orthanc. Never wait long: skip and count.
+    if (!BoundedSpinLock(peer.locked))
     {
       skipped_.fetch_add(1, std::memory_order_relaxed);
       return -1;

@@ -1,5 +1,7 @@
 #include "ChangeCorrelator.h"
 
+#include "BoundedSpinLock.h"
+
 namespace IngestPerf
 {
   struct ChangeCorrelator::Entry
@@ -40,7 +42,7 @@ namespace IngestPerf
   ChangeCorrelator::Entry* ChangeCorrelator::Lock(uint64_t key)
   {
     Entry& entry = entries_[key % capacity_];
-    if (entry.locked.exchange(true, std::memory_order_acquire))
+    if (!BoundedSpinLock(entry.locked))
     {
       skipped_.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
@@ -55,7 +57,7 @@ namespace IngestPerf
   }
 
 
-  bool ChangeCorrelator::ChangeSeenBefore(uint64_t key, int64_t startNs)
+  bool ChangeCorrelator::EarlierChange(uint64_t key, int64_t startNs, int64_t& changeNs)
   {
     Entry* entry = Lock(key);
     if (entry == nullptr)
@@ -63,6 +65,7 @@ namespace IngestPerf
       return false;
     }
     const bool seen = entry->key == key && entry->changeNs != 0 && entry->changeNs < startNs;
+    changeNs = seen ? entry->changeNs : 0;
     Unlock(entry);
     return seen;
   }
@@ -121,5 +124,23 @@ namespace IngestPerf
     }
     Unlock(entry);
     return result;
+  }
+
+
+  void ChangeCorrelator::InstanceDeleted(uint64_t key)
+  {
+    Entry* entry = Lock(key);
+    if (entry == nullptr)
+    {
+      return;
+    }
+    if (entry->key == key)
+    {
+      entry->key = 0;
+      entry->paired = false;
+      entry->storedNs = 0;
+      entry->changeNs = 0;
+    }
+    Unlock(entry);
   }
 }

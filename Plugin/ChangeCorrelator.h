@@ -2,8 +2,9 @@
 // (or, rarely, earlier) on its single change thread. A fixed table indexed by a hash of the
 // Orthanc instance id; an entry is overwritten by a newer instance with the same index, so memory
 // is bounded and an unpaired entry never leaks. The table describes Orthanc, not statistics, so
-// POST /perf/reset leaves it alone. Each entry has a try-lock: the two threads that
-// may touch one entry never wait for each other; a busy entry is skipped and counted.
+// POST /perf/reset leaves it alone. Each entry has a spin lock held for a few nanoseconds; the
+// change of an instance often arrives while its OnStored runs, so a busy entry is retried a
+// bounded number of times, then skipped and counted, never waited for indefinitely.
 #pragma once
 
 #include "IngestCatalogue.h"
@@ -31,11 +32,14 @@ namespace IngestPerf
     ~ChangeCorrelator();
 
     // True if a NewInstance change for this instance was delivered before `startNs`, that is, it
-    // belongs to an earlier store of the same instance.
-    bool ChangeSeenBefore(uint64_t key, int64_t startNs);
+    // belongs to an earlier store of the same instance; `changeNs` tells when.
+    bool EarlierChange(uint64_t key, int64_t startNs, int64_t& changeNs);
 
     Pairing Stored(uint64_t key, int64_t storedNs, Transport transport);
     Pairing NewInstanceChange(uint64_t key, int64_t changeNs);
+
+    // A "Deleted" change for the instance: its earlier store no longer makes a re-send a duplicate.
+    void InstanceDeleted(uint64_t key);
 
     size_t Capacity() const { return capacity_; }
     uint64_t Skipped() const { return skipped_.load(std::memory_order_relaxed); }

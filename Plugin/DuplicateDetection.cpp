@@ -4,6 +4,8 @@ namespace IngestPerf
 {
   namespace
   {
+    constexpr int64_t kNsPerSecond = 1000000000;
+
     bool ReadDigits(int& target, const char* text, int count)
     {
       int value = 0;
@@ -61,10 +63,17 @@ namespace IngestPerf
     {
       return false;
     }
-    if (evidence.receptionSecond < evidence.startWallSecond)
+    const int64_t receptionStartNs = evidence.receptionSecond * kNsPerSecond;
+    if (receptionStartNs + kNsPerSecond <= evidence.startWallNs - kWallClockMarginNs)
     {
-      return true;
+      return true;  // the whole second of that reception ended before this ingest started
     }
-    return evidence.receptionSecond == evidence.startWallSecond && evidence.changeSeenBeforeStart;
+    if (receptionStartNs >= evidence.startWallNs + kWallClockMarginNs)
+    {
+      return false;  // committed after this ingest started
+    }
+    // Ambiguous second: an earlier store's change, delivered after that store's reception second
+    // began, means the reception date is that store's.
+    return evidence.hasEarlierChange && evidence.earlierChangeWallNs + kWallClockMarginNs >= receptionStartNs;
   }
 }

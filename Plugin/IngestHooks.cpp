@@ -130,12 +130,20 @@ namespace IngestPerf
       return OrthancPluginErrorCode_Success;
     }
 
-    OrthancPluginErrorCode OnChange(OrthancPluginChangeType changeType, OrthancPluginResourceType /*resourceType*/,
+    OrthancPluginErrorCode OnChange(OrthancPluginChangeType changeType, OrthancPluginResourceType resourceType,
                                     const char* resourceId)
     {
-      if (changeType == OrthancPluginChangeType_NewInstance && resourceId != nullptr)
+      if (resourceId == nullptr)
+      {
+        return OrthancPluginErrorCode_Success;
+      }
+      if (changeType == OrthancPluginChangeType_NewInstance)
       {
         Guarded([&] { recorder->NewInstanceChange(HashInstanceId(resourceId), MonotonicNowNs()); });
+      }
+      else if (changeType == OrthancPluginChangeType_Deleted && resourceType == OrthancPluginResourceType_Instance)
+      {
+        Guarded([&] { recorder->InstanceDeleted(HashInstanceId(resourceId)); });
       }
       return OrthancPluginErrorCode_Success;
     }

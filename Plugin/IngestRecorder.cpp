@@ -22,11 +22,12 @@ namespace IngestPerf
                                      : -1;
     if (!overwriteInstances_)
     {
-      DuplicateEvidence evidence{instance.receptionSecond, instance.startWallSeconds, false};
-      // The change table is only consulted in the ambiguous second.
-      if (instance.receptionSecond == instance.startWallSeconds)
+      DuplicateEvidence evidence{instance.receptionSecond, instance.startWallNs, false, 0};
+      int64_t changeNs = 0;
+      if (correlator_.EarlierChange(instance.instanceKey, instance.segmentStartNs, changeNs))
       {
-        evidence.changeSeenBeforeStart = correlator_.ChangeSeenBefore(instance.instanceKey, instance.segmentStartNs);
+        evidence.hasEarlierChange = true;
+        evidence.earlierChangeWallNs = instance.startWallNs - (instance.segmentStartNs - changeNs);
       }
       if (IsAlreadyStored(evidence))
       {
@@ -48,6 +49,12 @@ namespace IngestPerf
   void IngestRecorder::NewInstanceChange(uint64_t instanceKey, int64_t nowNs)
   {
     RecordPairing(correlator_.NewInstanceChange(instanceKey, nowNs));
+  }
+
+
+  void IngestRecorder::InstanceDeleted(uint64_t instanceKey)
+  {
+    correlator_.InstanceDeleted(instanceKey);
   }
 
 

@@ -20,6 +20,7 @@ namespace IngestPerf
     void InstanceAbandoned(Transport transport, Outcome outcome) override;
 
     void NewInstanceChange(uint64_t instanceKey, int64_t nowNs);
+    void InstanceDeleted(uint64_t instanceKey);
 
   private:
     void RecordPairing(const ChangeCorrelator::Pairing& pairing);

@@ -2,17 +2,6 @@
 
 namespace IngestPerf
 {
-  namespace
-  {
-    constexpr int64_t kNsPerSecond = 1000000000;
-
-    int64_t FloorSeconds(int64_t ns)
-    {
-      return ns >= 0 ? ns / kNsPerSecond : -((-ns + kNsPerSecond - 1) / kNsPerSecond);
-    }
-  }
-
-
   InstanceTimeline::InstanceTimeline() :
     openSinceNs_(0)
   {
@@ -184,7 +173,7 @@ namespace IngestPerf
     {
       instance.segmentStartNs = event.nowNs;
     }
-    instance.startWallSeconds = FloorSeconds(event.wallNowNs - (event.nowNs - instance.segmentStartNs));
+    instance.startWallNs = event.wallNowNs - (event.nowNs - instance.segmentStartNs);
 
     sink.InstanceCompleted(instance);
 

@@ -26,7 +26,7 @@ namespace IngestPerf
     int64_t receivedNs;      // ReceivedInstanceCallback
     int64_t filteredNs;      // last instance filter
     int64_t storedNs;        // OnStored
-    int64_t startWallSeconds;  // wall-clock second (UTC epoch) of segmentStartNs
+    int64_t startWallNs;       // wall clock (UTC epoch ns) at segmentStartNs
     uint64_t receivedBytes;
     uint64_t storedBytes;
     uint64_t instanceKey;      // hash of the Orthanc instance id

@@ -66,13 +66,6 @@ namespace IngestPerf
           OrthancPluginSendMethodNotAllowed(OrthancSdk::Context(), output, "POST");
           return;
         }
-        if (request->getCount != 0)
-        {
-          Json::Value error;
-          error["error"] = std::string("POST /perf/reset takes no parameter, got '") + request->getKeys[0] + "'";
-          AnswerBadRequest(output, error);
-          return;
-        }
         Json::Value answer;
         answer["reset"] = targets.stats != nullptr;
         if (targets.stats != nullptr)

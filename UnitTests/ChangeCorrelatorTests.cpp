@@ -39,9 +39,16 @@ TEST(ChangeCorrelator, RemembersChangesForDuplicateDetection)
   const uint64_t key = HashInstanceId("b");
   correlator.Stored(key, 1000, Transport::Rest);
   correlator.NewInstanceChange(key, 1100);
-  EXPECT_TRUE(correlator.ChangeSeenBefore(key, 5000));   // a later ingest of the same instance
-  EXPECT_FALSE(correlator.ChangeSeenBefore(key, 1050));  // an ingest that started before the change
-  EXPECT_FALSE(correlator.ChangeSeenBefore(HashInstanceId("c"), 5000));
+  int64_t changeNs = 0;
+  EXPECT_TRUE(correlator.EarlierChange(key, 5000, changeNs));  // a later ingest of the same instance
+  EXPECT_EQ(1100, changeNs);
+  EXPECT_FALSE(correlator.EarlierChange(key, 1050, changeNs));  // an ingest that started before the change
+  EXPECT_FALSE(correlator.EarlierChange(HashInstanceId("c"), 5000, changeNs));
+  // Deleted since: a re-send is not judged against that store any more.
+  correlator.InstanceDeleted(HashInstanceId("c"));  // another instance: no effect
+  EXPECT_TRUE(correlator.EarlierChange(key, 5000, changeNs));
+  correlator.InstanceDeleted(key);
+  EXPECT_FALSE(correlator.EarlierChange(key, 5000, changeNs));
 }
 
 

@@ -35,16 +35,58 @@ TEST(DuplicateDetection, RejectsAnythingElse)
 }
 
 
-TEST(DuplicateDetection, DecidesByReceptionDateThenByTheChange)
+namespace
 {
-  // Received in an earlier second than this ingest started: an earlier store.
-  EXPECT_TRUE(IsAlreadyStored({100, 101, false}));
-  // Committed after this ingest started: this store.
-  EXPECT_FALSE(IsAlreadyStored({102, 101, false}));
-  EXPECT_FALSE(IsAlreadyStored({102, 101, true}));
-  // Same second: the NewInstance change decides.
-  EXPECT_FALSE(IsAlreadyStored({101, 101, false}));
-  EXPECT_TRUE(IsAlreadyStored({101, 101, true}));
-  // No metadata: never claim a duplicate.
-  EXPECT_FALSE(IsAlreadyStored({-1, 101, true}));
+  constexpr int64_t kS = 1000000000;
+  constexpr int64_t kMs = 1000000;
+
+  DuplicateEvidence Evidence(int64_t reception, int64_t startWallNs)
+  {
+    return DuplicateEvidence{reception, startWallNs, false, 0};
+  }
+
+  DuplicateEvidence WithChange(int64_t reception, int64_t startWallNs, int64_t changeWallNs)
+  {
+    return DuplicateEvidence{reception, startWallNs, true, changeWallNs};
+  }
+}
+
+
+TEST(DuplicateDetection, ReceivedInAnEarlierSecondIsADuplicate)
+{
+  EXPECT_TRUE(IsAlreadyStored(Evidence(100, 101 * kS + 500 * kMs)));
+  EXPECT_TRUE(IsAlreadyStored(Evidence(99, 101 * kS)));
+}
+
+
+TEST(DuplicateDetection, CommittedAfterTheStartIsNew)
+{
+  EXPECT_FALSE(IsAlreadyStored(Evidence(102, 101 * kS + 500 * kMs)));
+  // even with an old change of a deleted earlier copy
+  EXPECT_FALSE(IsAlreadyStored(WithChange(102, 101 * kS + 500 * kMs, 50 * kS)));
+}
+
+
+TEST(DuplicateDetection, OrthancsCoarseClockIsToleratedAtASecondBoundary)
+{
+  // Started 3 ms into second 101, committed 1 ms later while time() still said 100.
+  EXPECT_FALSE(IsAlreadyStored(Evidence(100, 101 * kS + 3 * kMs)));
+}
+
+
+TEST(DuplicateDetection, InTheSameSecondTheEarlierChangeDecides)
+{
+  const int64_t start = 101 * kS + 600 * kMs;
+  // A new instance: no earlier change.
+  EXPECT_FALSE(IsAlreadyStored(Evidence(101, start)));
+  // The earlier store of this second, its change delivered at 101.2 s: a duplicate.
+  EXPECT_TRUE(IsAlreadyStored(WithChange(101, start, 101 * kS + 200 * kMs)));
+  // The change of a copy deleted long ago: this is a new store (re-sent after DELETE).
+  EXPECT_FALSE(IsAlreadyStored(WithChange(101, start, 40 * kS)));
+}
+
+
+TEST(DuplicateDetection, NoMetadataIsNeverADuplicate)
+{
+  EXPECT_FALSE(IsAlreadyStored(WithChange(-1, 101 * kS, 100 * kS)));
 }

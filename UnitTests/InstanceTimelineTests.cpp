@@ -63,7 +63,7 @@ TEST(InstanceTimeline, HttpInstancePhasesAddUpToTheTotal)
   EXPECT_EQ(6 * kMs, c.storedNs - c.filteredNs);
   EXPECT_EQ(5000u, c.receivedBytes);
   EXPECT_EQ(1000u, c.storedBytes);
-  EXPECT_EQ((kWallBase + 100 * kMs) / 1000000000, c.startWallSeconds);
+  EXPECT_EQ(kWallBase + 100 * kMs, c.startWallNs);
   EXPECT_EQ(0, timeline.OpenSinceNs());
 
   // The finished request is not "in flight", and the next request does not count it again.
