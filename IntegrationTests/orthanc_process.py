@@ -1,0 +1,441 @@
+"""Start and drive a real Orthanc process for integration tests, benchmarks and the main job.
+
+No pytest dependency: `Resources/main_job.py` and benchmark scripts import it too.
+
+    from orthanc_process import OrthancProcess
+    with OrthancProcess("/tmp/o1", ingest_perf={"MaxThreads": 64}) as orthanc:
+        orthanc.storescu(paths)
+        print(orthanc.stats(transport="dicom"))
+
+Every Orthanc gets its own folder (configuration, storage, index, log) and its own free loopback
+ports, so several can run side by side. Processes are stopped by `stop()`, by the context
+manager, by an atexit handler if the caller forgot (or a test failed half-way), and on Linux
+they also receive SIGKILL if the Python thread that started them dies (PR_SET_PDEATHSIG), so a
+crashed or killed test run never leaves an Orthanc behind.
+"""
+import atexit
+import ctypes
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import requests
+
+ORTHANC_BINARY = "/usr/sbin/Orthanc"
+# Absolute on purpose: pynetdicom installs a `storescu` script into the venv's bin folder.
+STORESCU_BINARY = "/usr/bin/storescu"
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD_COMMAND = "cmake -S %s -B %s/build -G Ninja && ninja -C %s/build" % (REPO_ROOT, REPO_ROOT, REPO_ROOT)
+
+# Conservative limit for one storescu command line (Linux allows ~2 MB, 128 KB per argument).
+_MAX_COMMAND_LINE_BYTES = 100000
+_LOG_TAIL_LINES = 40
+
+
+class OrthancError(Exception):
+    """Base class of the errors raised by this module."""
+
+
+class OrthancStartError(OrthancError):
+    """Orthanc exited during start-up, did not answer in time, or did not exit when expected."""
+
+
+class OrthancRequestError(OrthancError):
+    """An HTTP request to Orthanc answered with an unexpected status."""
+
+    def __init__(self, method, url, status_code, body):
+        self.method = method
+        self.url = url
+        self.status_code = status_code
+        self.body = body
+        super().__init__("%s %s answered HTTP %d: %s" % (method, url, status_code, body[:2000]))
+
+
+class StorescuError(OrthancError):
+    """storescu exited with a non-zero code."""
+
+
+def default_plugin_path():
+    """`$INGEST_PERF_PLUGIN`, or `<repo>/build/libOrthancIngestPerf.so`."""
+    return os.environ.get("INGEST_PERF_PLUGIN") or os.path.join(REPO_ROOT, "build", "libOrthancIngestPerf.so")
+
+
+def free_tcp_port():
+    """A TCP port that is free on 127.0.0.1 right now (the kernel picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --- process bookkeeping: nothing survives the Python process -------------------------------------
+
+_live_processes = set()
+_live_lock = threading.Lock()
+
+
+def _kill_leftovers():
+    with _live_lock:
+        processes = list(_live_processes)
+        _live_processes.clear()
+    for process in processes:
+        if process.poll() is None:
+            try:
+                process.kill()
+                process.wait(timeout=10)
+            except Exception:  # noqa: BLE001 - best effort at interpreter exit
+                pass
+
+
+atexit.register(_kill_leftovers)
+
+
+try:  # loaded here, not in the forked child: dlopen after fork in a threaded process can deadlock
+    _prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+except (OSError, AttributeError):  # not Linux/glibc: the atexit handler still applies
+    _prctl = None
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    """preexec_fn: SIGKILL the child when the thread that forked it exits (Linux)."""
+    if _prctl is not None:
+        _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+
+
+_DEFAULT = object()
+
+
+class OrthancProcess:
+    """One Orthanc server with its own folder and ports.
+
+    work_dir      folder owned by this object: orthanc.json, orthanc.log, storage/, index/
+    plugin_path   the plugin to load; default `$INGEST_PERF_PLUGIN` or <repo>/build/libOrthancIngestPerf.so;
+                  None loads no plugin at all (the "A" of an A/B benchmark)
+    ingest_perf   dict written as the "IngestPerf" section, or None to omit the section
+    extra_config  dict merged into the top level of orthanc.json (overrides the defaults)
+    env           extra environment variables for Orthanc, e.g. {"TCP_NODELAY": "1"}
+    aet           Orthanc's own AE title
+
+    Started from the main thread, the process is also killed by the kernel if the Python process
+    dies without running atexit handlers (SIGKILL); from another thread only atexit applies.
+    """
+
+    def __init__(self, work_dir, plugin_path=_DEFAULT, ingest_perf=None, extra_config=None, env=None,
+                 aet="ORTHANC"):
+        self.work_dir = os.path.abspath(str(work_dir))
+        self.plugin_path = default_plugin_path() if plugin_path is _DEFAULT else plugin_path
+        if self.plugin_path is not None:
+            self.plugin_path = os.path.abspath(str(self.plugin_path))
+        self.ingest_perf = ingest_perf
+        self.extra_config = dict(extra_config or {})
+        self.env = dict(env or {})
+        self._aet = aet
+        self._http_port = None
+        self._dicom_port = None
+        self._process = None
+        self._session = requests.Session()
+        self.config_path = os.path.join(self.work_dir, "orthanc.json")
+        self.log_path = os.path.join(self.work_dir, "orthanc.log")
+
+    # --- properties ---------------------------------------------------------------------------
+
+    @property
+    def http_port(self):
+        return self._http_port
+
+    @property
+    def dicom_port(self):
+        return self._dicom_port
+
+    @property
+    def aet(self):
+        return self._aet
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self._http_port
+
+    @property
+    def pid(self):
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def session(self):
+        """The keep-alive requests.Session used by get/post/stats."""
+        return self._session
+
+    def is_running(self):
+        return self._process is not None and self._process.poll() is None
+
+    def log_text(self):
+        """The whole orthanc.log so far ('' if there is none yet)."""
+        try:
+            with open(self.log_path, "r", encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def log_tail(self, lines=_LOG_TAIL_LINES):
+        return "\n".join(self.log_text().splitlines()[-lines:])
+
+    # --- configuration ------------------------------------------------------------------------
+
+    def configuration(self):
+        """The orthanc.json document that `start()` writes (ports included once chosen)."""
+        config = {
+            "Name": "ingest-perf-test",
+            "StorageDirectory": os.path.join(self.work_dir, "storage"),
+            "IndexDirectory": os.path.join(self.work_dir, "index"),
+            "RemoteAccessAllowed": False,
+            "AuthenticationEnabled": False,
+            "HttpPort": self._http_port,
+            "DicomPort": self._dicom_port,
+            "DicomAet": self._aet,
+            "Plugins": [self.plugin_path] if self.plugin_path is not None else [],
+            "DicomModalities": {},
+            "LogExportedResources": False,
+        }
+        if self.ingest_perf is not None:
+            config["IngestPerf"] = self.ingest_perf
+        config.update(self.extra_config)
+        return config
+
+    def _prepare(self):
+        if self.is_running():
+            raise OrthancError("Orthanc is already running (pid %d)" % self._process.pid)
+        if self.plugin_path is not None and not os.path.isfile(self.plugin_path):
+            # Orthanc only logs a warning for a missing plugin path and starts without it.
+            raise FileNotFoundError("plugin not found: %s (build it with: %s)" % (self.plugin_path, BUILD_COMMAND))
+        os.makedirs(self.work_dir, exist_ok=True)
+        self._http_port = free_tcp_port()
+        self._dicom_port = free_tcp_port()
+        while self._dicom_port == self._http_port:
+            self._dicom_port = free_tcp_port()
+        config = self.configuration()
+        with open(self.config_path, "w", encoding="utf-8") as f:
+            json.dump(config, f, indent=2)
+        users = config.get("RegisteredUsers") or {}
+        if config.get("AuthenticationEnabled") and users:
+            # get/post/stats/... authenticate as the first registered user.
+            self._session.auth = next(iter(users.items()))
+
+    def _launch(self):
+        environment = dict(os.environ)
+        environment.update({k: str(v) for k, v in self.env.items()})
+        with open(self.log_path, "ab") as log:
+            self._process = subprocess.Popen(
+                [ORTHANC_BINARY, self.config_path], cwd=self.work_dir, stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, env=environment,
+                # The kernel signals on the death of the forking *thread*: only tie the process to
+                # the main thread, so that an Orthanc started from a worker thread outlives it.
+                preexec_fn=_die_with_parent if threading.current_thread() is threading.main_thread() else None)
+        with _live_lock:
+            _live_processes.add(self._process)
+
+    def _forget(self):
+        with _live_lock:
+            _live_processes.discard(self._process)
+
+    # --- life cycle ---------------------------------------------------------------------------
+
+    def start(self, timeout=30):
+        """Start Orthanc and wait until GET /system answers 200 (or 401 if authentication is on and
+        extra_config has no RegisteredUsers; with RegisteredUsers, the session logs in as the first).
+
+        Raises OrthancStartError (exit code and the end of orthanc.log) if the process exits first
+        or does not answer within `timeout` seconds; the process is then stopped. A start that
+        failed because a chosen port was taken meanwhile is retried with new ports.
+        """
+        for attempt in range(3):
+            self._prepare()
+            self._launch()
+            try:
+                self._wait_until_ready(timeout)
+                return self
+            except OrthancStartError:
+                port_race = self._process.poll() is not None and "address already in use" in self.log_text().lower()
+                if not port_race or attempt == 2:
+                    raise
+        return self  # unreachable
+
+    def _wait_until_ready(self, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            code = self._process.poll()
+            if code is not None:
+                self._forget()
+                raise OrthancStartError("Orthanc exited with code %d during start-up (%s); last lines of %s:\n%s"
+                                        % (code, self.config_path, self.log_path, self.log_tail()))
+            try:
+                answer = self._session.get(self.url + "/system", timeout=2)
+                if answer.status_code in (200, 401):  # 401: up, but credentials are needed
+                    return
+            except requests.RequestException:
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise OrthancStartError("Orthanc did not answer GET /system within %s s (exit code %s after stop); "
+                                        "last lines of %s:\n%s" % (timeout, self._process.returncode,
+                                                                    self.log_path, self.log_tail()))
+            time.sleep(0.05)
+
+    def start_expect_failure(self, timeout=30):
+        """Start Orthanc expecting it to exit by itself (e.g. a bad configuration).
+
+        Returns (exit_code, log_text). If the process is still running after `timeout` seconds,
+        it is stopped and OrthancStartError is raised.
+        """
+        self._prepare()
+        self._launch()
+        try:
+            code = self._process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            raise OrthancStartError("Orthanc was expected to exit during start-up but still ran after %s s; "
+                                    "last lines of %s:\n%s" % (timeout, self.log_path, self.log_tail()))
+        self._forget()
+        return code, self.log_text()
+
+    def stop(self, timeout=20):
+        """SIGTERM, wait up to `timeout` seconds, then SIGKILL. Idempotent. Returns the exit code."""
+        process = self._process
+        if process is None:
+            return None
+        if process.poll() is None:
+            try:
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+        self._forget()
+        self._session.close()
+        return process.returncode
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc_info):
+        self.stop()
+        return False
+
+    # --- HTTP ---------------------------------------------------------------------------------
+
+    def _request(self, method, path, **kw):
+        kw.setdefault("timeout", 60)
+        return self._session.request(method, self.url + path, **kw)
+
+    def get(self, path, **kw):
+        """GET on the keep-alive session; returns the requests.Response (no status check)."""
+        return self._request("GET", path, **kw)
+
+    def post(self, path, data=None, **kw):
+        """POST on the keep-alive session; returns the requests.Response (no status check)."""
+        return self._request("POST", path, data=data, **kw)
+
+    def delete(self, path, **kw):
+        return self._request("DELETE", path, **kw)
+
+    @staticmethod
+    def _check(answer, expected=200):
+        if answer.status_code != expected:
+            raise OrthancRequestError(answer.request.method, answer.url, answer.status_code, answer.text)
+        return answer
+
+    def stats(self, **params):
+        """GET /perf/stats with the given query parameters (e.g. transport="dicom"), parsed."""
+        return self._check(self.get("/perf/stats", params=params)).json()
+
+    def reset_stats(self):
+        """POST /perf/reset; returns its JSON answer."""
+        return self._check(self.post("/perf/reset")).json()
+
+    def delete_all(self):
+        """DELETE every patient (hence every resource). Returns the number of patients deleted."""
+        patients = self._check(self.get("/patients")).json()
+        for patient in patients:
+            self._check(self.delete("/patients/%s" % patient))
+        return len(patients)
+
+    # --- ingest -------------------------------------------------------------------------------
+
+    def storescu(self, files, calling_aet="STORESCU", extra_args=(), env=None, timeout=600):
+        """Send `files` with DCMTK's storescu (/usr/bin/storescu) to this Orthanc.
+
+        One storescu run is one association. If the command line would be too long
+        (> ~100 KB), the files are split into chunks and each chunk is its own storescu run,
+        hence its own association (the first instance of each association has no
+        associationGap). `env` adds environment variables (e.g. {"TCP_NODELAY": "1"}).
+        Raises StorescuError with stdout/stderr if an exit code is non-zero; returns the list of
+        subprocess.CompletedProcess, one per association. Exit code 0 does not mean "stored":
+        Orthanc answers Success to instances its filters (Lua, plugins) discarded.
+        """
+        files = [str(f) for f in files]
+        if not files:
+            return []
+        base = [STORESCU_BINARY, "-aet", calling_aet, "-aec", self._aet] + [str(a) for a in extra_args] + [
+            "127.0.0.1", str(self._dicom_port)]
+        environment = dict(os.environ)
+        environment.update({k: str(v) for k, v in (env or {}).items()})
+        base_size = sum(len(a) + 1 for a in base)
+        chunks, current, size = [], [], base_size
+        for f in files:
+            if current and size + len(f) + 1 > _MAX_COMMAND_LINE_BYTES:
+                chunks.append(current)
+                current, size = [], base_size
+            current.append(f)
+            size += len(f) + 1
+        chunks.append(current)
+        results = []
+        for chunk in chunks:
+            command = base + chunk
+            result = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                    errors="replace", env=environment, timeout=timeout)
+            if result.returncode != 0:
+                shown = " ".join(base) + " <%d files>" % len(chunk)
+                raise StorescuError("%s exited with code %d\n--- stdout:\n%s\n--- stderr:\n%s"
+                                    % (shown, result.returncode, result.stdout, result.stderr))
+            results.append(result)
+        return results
+
+    def http_upload(self, files, session=None):
+        """POST each file's bytes to /instances on one keep-alive requests.Session.
+
+        `session` defaults to a fresh Session (closed afterwards), so the upload uses its own
+        connection. Returns the list of parsed JSON answers; raises OrthancRequestError on a
+        non-200 answer.
+        """
+        own = session is None
+        session = requests.Session() if own else session
+        answers = []
+        try:
+            for f in files:
+                with open(f, "rb") as stream:
+                    body = stream.read()
+                answer = session.post(self.url + "/instances", data=body,
+                                      headers={"Content-Type": "application/dicom"}, timeout=60)
+                answers.append(self._check(answer).json())
+        finally:
+            if own:
+                session.close()
+        return answers
+
+    def __repr__(self):
+        state = "running pid %d" % self._process.pid if self.is_running() else "stopped"
+        return "<OrthancProcess %s %s http=%s dicom=%s>" % (self.work_dir, state, self._http_port, self._dicom_port)
+
+
+if __name__ == "__main__":
+    # Smoke test: python3 IntegrationTests/orthanc_process.py [WORK_DIR]
+    import tempfile
+
+    folder = sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(prefix="orthanc-")
+    with OrthancProcess(folder) as o:
+        print(o, json.dumps(o.get("/system").json())[:200])
+        print(json.dumps(o.stats(transport="all"))[:200])

@@ -1,0 +1,61 @@
+"""Configuration: a bad IngestPerf section stops Orthanc with a message naming the key; the
+opt-outs do what they say."""
+import pytest
+
+from stats_checks import stored
+
+
+@pytest.mark.parametrize("section, key", [
+    ({"Enable": "yes"}, "IngestPerf.Enable"),
+    ({"MaxThreads": 0}, "IngestPerf.MaxThreads"),
+    ({"ChangeTableSize": "big"}, "IngestPerf.ChangeTableSize"),
+    ({"MaxPeers": 1.5}, "IngestPerf.MaxPeers"),
+    ({"ReceivedInstanceCallbak": False}, "IngestPerf.ReceivedInstanceCallbak: unknown option"),
+    ([], "IngestPerf: expected a JSON object"),
+])
+def test_bad_configuration_stops_startup_naming_the_key(orthanc_factory, section, key):
+    orthanc = orthanc_factory(start=False, ingest_perf=section)
+    code, log = orthanc.start_expect_failure()
+    assert code != 0
+    assert key in log, log[-2000:]
+
+
+def test_received_instance_callback_left_to_another_plugin(orthanc_factory, series):
+    orthanc = orthanc_factory(ingest_perf={"ReceivedInstanceCallback": False})
+    orthanc.storescu(series[:4])
+    orthanc.http_upload(series[4:8])
+    stats = orthanc.stats()
+    hook = stats["hooks"]["receivedInstance"]
+    assert hook["registered"] is False and "ReceivedInstanceCallback" in hook["reason"]
+    for name in ("rest", "dicom"):
+        transport = stats["transports"][name]
+        assert transport["instances"]["stored"] == 4
+        for phase in ("receive", "preStore", "associationGap"):
+            assert transport["phases"][phase]["observable"] is False
+            assert transport["phases"][phase]["reason"]
+        assert transport["phases"]["persist"]["count"] == 4
+        assert transport["phases"]["serverTotal"]["count"] == 4
+
+
+def test_disabled_plugin_registers_nothing(orthanc_factory, series):
+    orthanc = orthanc_factory(ingest_perf={"Enable": False})
+    orthanc.http_upload(series[:3])
+    stats = orthanc.stats()
+    assert stats["enabled"] is False
+    assert stored(stats, "all") == 0
+    assert all(not hook["registered"] for hook in stats["hooks"].values())
+    assert len(orthanc.get("/instances").json()) == 3
+
+
+def test_transcoder_hook_follows_ingest_transcoding(orthanc_factory, series):
+    orthanc = orthanc_factory(extra_config={"IngestTranscoding": "1.2.840.10008.1.2.4.70"})
+    orthanc.http_upload(series[:2])
+    stats = orthanc.stats(transport="rest")
+    assert stats["hooks"]["transcoder"]["registered"] is True
+    rest = stats["transports"]["rest"]
+    assert rest["instances"]["stored"] == 2
+    assert rest["instances"]["transcodeAttempts"] == 2
+    # Orthanc still transcodes (our hook falls through to DCMTK): stored as JPEG lossless.
+    instance = orthanc.get("/instances").json()[0]
+    syntax = orthanc.get("/instances/%s/metadata/TransferSyntax" % instance).text
+    assert syntax == "1.2.840.10008.1.2.4.70"

@@ -1,0 +1,208 @@
+"""The foundation, end to end: a real Orthanc with the plugin, ingest through storescu and HTTP."""
+import io
+import os
+import threading
+import zipfile
+
+import requests
+
+from stats_checks import (changes_paired, check_phase_invariants, check_phases_within_total, stored,
+                          wait_for)
+
+
+def file_sizes(paths):
+    return [os.path.getsize(p) for p in paths]
+
+
+def test_storescu_and_http_counts_and_phases(orthanc, series, series_factory):
+    http_series = series_factory(12, 2)
+    orthanc.storescu(series)
+    orthanc.http_upload(http_series)
+    n = len(series)
+
+    stats = wait_for(orthanc, lambda s: changes_paired(s, "dicom") == n and changes_paired(s, "rest") == n)
+    transports = stats["transports"]
+    assert stored(stats, "dicom") == n
+    assert stored(stats, "rest") == n
+    assert stored(stats, "plugin") == 0
+    assert stored(stats, "all") == 2 * n
+    assert len(orthanc.get("/instances").json()) == 2 * n  # Orthanc agrees
+    for name in ("dicom", "rest"):
+        instances = transports[name]["instances"]
+        assert all(instances[k] == 0 for k in instances if k != "stored"), instances
+        check_phase_invariants(transports[name], name)
+        check_phases_within_total(transports[name], name)
+        phases = transports[name]["phases"]
+        assert phases["serverTotal"]["count"] == n
+        assert phases["preStore"]["count"] == n
+        assert phases["persist"]["count"] == n
+        assert phases["persist"]["min"] > 0
+        assert changes_paired(stats, name) == n  # every NewInstance matched its instance
+        assert transports[name]["throughput"]["instancesPerSecond"] > 0
+        stored_sizes = transports[name]["bytesPerInstance"]["stored"]
+        sent = file_sizes(series if name == "dicom" else http_series)
+        if name == "rest":  # HTTP stores the bytes sent
+            assert (stored_sizes["min"], stored_sizes["max"]) == (min(sent), max(sent))
+            assert stored_sizes["sum"] == sum(sent)
+        else:  # storescu rewrites the meta header (its own implementation UID): a few bytes differ
+            assert abs(stored_sizes["sum"] - sum(sent)) < 0.001 * sum(sent)
+
+    # HTTP: the receive phase is measured and the three phases are exactly the total.
+    rest = transports["rest"]["phases"]
+    assert rest["receive"]["count"] == n
+    assert abs(rest["receive"]["sum"] + rest["preStore"]["sum"] + rest["persist"]["sum"]
+               - rest["serverTotal"]["sum"]) < 0.001
+    # C-STORE: receive is unobservable, with the reason; the gap between instances is reported.
+    dicom = transports["dicom"]["phases"]
+    assert dicom["receive"]["observable"] is False
+    assert "associationGap" in dicom["receive"]["reason"]
+    assert dicom["associationGap"]["count"] == n - 1  # one association: every instance but the first
+    assert dicom["associationGap"]["min"] > 0
+    assert transports["rest"]["phases"]["associationGap"]["observable"] is False
+    assert stats["openRecords"]["count"] == 0
+    assert stats["errors"]["callbackExceptions"] == 0
+
+
+def test_stored_files_are_byte_identical(orthanc, series):
+    """The plugin observes only: what Orthanc stores is exactly what was sent over HTTP."""
+    answers = orthanc.http_upload(series[:4])
+    assert all(a["Status"] == "Success" for a in answers)
+    sent = sorted(open(path, "rb").read() for path in series[:4])
+    stored_files = sorted(orthanc.get("/instances/%s/file" % i).content for i in orthanc.get("/instances").json())
+    assert stored_files == sent
+
+
+def test_outcomes_of_records_that_never_reach_on_stored(orthanc, series):
+    n = len(series)
+    session = requests.Session()  # one keep-alive connection: one Orthanc thread
+    orthanc.http_upload(series, session=session)
+    # Duplicates are judged by ReceptionDate, and inside the same second by the NewInstance
+    # change of the earlier store: wait until those are delivered.
+    wait_for(orthanc, lambda s: changes_paired(s, "rest") == n)
+
+    again = session.post(orthanc.url + "/instances", data=open(series[0], "rb").read())
+    assert again.json()["Status"] == "AlreadyStored"
+    orthanc.storescu(series[1:3])  # duplicates through C-STORE
+
+    not_dicom = session.post(orthanc.url + "/instances", data=b"this is not DICOM at all")
+    assert not_dicom.status_code == 400
+    empty = session.post(orthanc.url + "/instances", data=b"")
+    assert empty.status_code == 400
+    truncated = open(series[3], "rb").read()[:600]  # has the DICM header, cannot be parsed
+    assert session.post(orthanc.url + "/instances", data=truncated).status_code == 400
+
+    # Orthanc has no hook at the end of a request: the outcome of a failed one is known when its
+    # thread serves the next request. On the same keep-alive connection, that is this GET.
+    stats = session.get(orthanc.url + "/perf/stats").json()
+    rest = stats["transports"]["rest"]["instances"]
+    assert rest["stored"] == n
+    assert rest["alreadyStored"] == 1
+    assert rest["notDicom"] == 1
+    assert rest["requestWithoutInstance"] == 1
+    assert rest["discardedBeforeFilter"] == 1
+    assert rest["discardedAfterFilter"] == 0
+    dicom = stats["transports"]["dicom"]["instances"]
+    assert dicom["stored"] == 0
+    assert dicom["alreadyStored"] == 2
+    assert len(orthanc.get("/instances").json()) == n
+    assert stats["transports"]["rest"]["phases"]["serverTotal"]["count"] == n  # duplicates not timed
+
+
+def test_overwrite_instances_counts_a_resend_as_stored(orthanc_factory, series):
+    orthanc = orthanc_factory(extra_config={"OverwriteInstances": True})
+    orthanc.http_upload(series[:3])
+    orthanc.http_upload(series[:1])
+    stats = orthanc.stats(transport="rest")
+    assert stored(stats, "rest") == 4
+    assert stats["transports"]["rest"]["instances"]["alreadyStored"] == 0
+
+
+def test_reset_zeroes_the_counts(orthanc, series):
+    orthanc.http_upload(series[:3])
+    assert stored(orthanc.stats(), "rest") == 3
+    answer = orthanc.reset_stats()
+    assert answer == {"reset": True}
+    stats = orthanc.stats()
+    assert stored(stats, "all") == 0
+    assert stats["transports"]["rest"]["phases"]["serverTotal"]["count"] == 0
+    assert stats["transports"]["rest"]["phases"]["serverTotal"]["mean"] is None
+    assert stats["elapsedSeconds"] < 5
+    orthanc.storescu(series[3:5])
+    assert stored(orthanc.stats(), "dicom") == 2
+
+
+def test_zip_upload_chains_the_instances_of_one_request(orthanc, series):
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as z:
+        for path in series[:3]:
+            z.write(path, os.path.basename(path))
+    answer = orthanc.post("/instances", data=archive.getvalue())
+    assert answer.status_code == 200 and len(answer.json()) == 3
+    rest = orthanc.stats(transport="rest")["transports"]["rest"]
+    assert rest["instances"]["stored"] == 3
+    phases = rest["phases"]
+    assert phases["receive"]["count"] == 3  # first: request arrival; next ones: previous OnStored
+    assert abs(phases["receive"]["sum"] + phases["preStore"]["sum"] + phases["persist"]["sum"]
+               - phases["serverTotal"]["sum"]) < 0.001
+
+
+def test_sixteen_concurrent_http_clients(orthanc, series_factory):
+    files = series_factory(96, 3, size=64)
+    errors = []
+
+    def client(part):
+        try:
+            orthanc.http_upload(part)
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=client, args=(files[i::16],)) for i in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    stats = wait_for(orthanc, lambda s: changes_paired(s, "rest") == len(files))
+    rest = stats["transports"]["rest"]
+    assert rest["instances"]["stored"] == len(files)
+    assert rest["phases"]["serverTotal"]["count"] == len(files)
+    assert changes_paired(stats, "rest") == len(files)
+    check_phase_invariants(rest, "rest")
+    check_phases_within_total(rest, "rest")
+    assert stats["openRecords"]["count"] == 0
+    assert stats["errors"]["callbackExceptions"] == 0
+
+
+def test_parallel_associations_from_distinct_peers(orthanc, series_factory):
+    files = series_factory(40, 4, size=64)
+    errors = []
+
+    def association(index):
+        try:
+            orthanc.storescu(files[index * 10:(index + 1) * 10], calling_aet="SCU%d" % index)
+        except Exception as error:  # noqa: BLE001
+            errors.append(error)
+
+    threads = [threading.Thread(target=association, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    dicom = orthanc.stats(transport="dicom")["transports"]["dicom"]
+    assert dicom["instances"]["stored"] == 40, dicom["instances"]
+    assert dicom["phases"]["associationGap"]["count"] == 36  # 4 associations of 10
+    check_phase_invariants(dicom, "dicom")
+
+
+def test_resend_after_delete_is_stored_again(orthanc, series):
+    """The earlier copy's NewInstance change must not make the new copy look like a duplicate."""
+    n = 6
+    orthanc.http_upload(series[:n])
+    wait_for(orthanc, lambda s: changes_paired(s, "rest") == n)
+    assert orthanc.delete_all() == 1
+    answers = orthanc.http_upload(series[:n])
+    assert all(a["Status"] == "Success" for a in answers)
+    rest = orthanc.stats(transport="rest")["transports"]["rest"]["instances"]
+    assert rest["stored"] == 2 * n
+    assert rest["alreadyStored"] == 0

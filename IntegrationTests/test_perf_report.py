@@ -1,0 +1,168 @@
+"""Resources/perf_report.py: render() on a hand-made /perf/stats document, and the command line."""
+import copy
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(REPO_ROOT, "Resources", "perf_report.py")
+sys.path.insert(0, os.path.join(REPO_ROOT, "Resources"))
+
+import perf_report  # noqa: E402
+
+DICOM_RECEIVE_REASON = ("DCMTK reads the whole C-STORE dataset before the first plugin hook fires; the network "
+                        "receive of a dataset is inside 'associationGap' (together with client idle time)")
+NOT_CSTORE_REASON = "only C-STORE associations carry several instances on one server thread"
+
+
+def histogram(count, mean=None, p50=None, p90=None, p99=None, maximum=None):
+    if count == 0:
+        return {"count": 0, **{k: None for k in ("sum", "mean", "min", "p50", "p90", "p99", "p99.9", "max")}}
+    return {"count": count, "sum": mean * count, "mean": mean, "min": p50 / 2, "p50": p50, "p90": p90, "p99": p99,
+            "p99.9": maximum, "max": maximum}
+
+
+def unobservable(reason):
+    return {"observable": False, "reason": reason}
+
+
+def transport(stored=0, already=0, phases=None, ips=0.0, mbps=0.0, active=0.0):
+    instances = {"stored": stored, "alreadyStored": already, "notDicom": 0, "discardedBeforeFilter": 0,
+                 "discardedAfterFilter": 0, "requestWithoutInstance": 0, "storedWithoutTimeline": 0,
+                 "transcodeAttempts": 0}
+    empty = histogram(0)
+    return {
+        "instances": instances,
+        "throughput": {"activeSeconds": active, "instancesPerSecond": ips, "megabytesPerSecond": mbps,
+                       "last10s": {"instancesPerSecond": 0.0, "megabytesPerSecond": 0.0},
+                       "last60s": {"instancesPerSecond": 0.0, "megabytesPerSecond": 0.0}},
+        "bytesPerInstance": {"received": empty, "stored": empty},
+        "phases": phases or {name: histogram(0) for name in perf_report.PHASE_ORDER},
+    }
+
+
+@pytest.fixture
+def document():
+    dicom_phases = {
+        "receive": unobservable(DICOM_RECEIVE_REASON),
+        "preStore": histogram(30, 0.41, 0.355, 0.429, 1.084, 1.0842),
+        "persist": histogram(30, 6.1243, 5.4231, 6.9304, 13.5248, 13.5248),
+        "serverTotal": histogram(30, 6.5346, 5.7836, 7.2581, 14.5818, 14.6091),
+        "changeDispatch": dict(histogram(30, 0.25, 0.2, 0.4, 0.9, 1.0), deliveredBeforeOnStored=0),
+        "associationGap": histogram(29, 45.4133, 45.2198, 46.7927, 49.0225, 49.0225),
+    }
+    rest_phases = {name: histogram(0) for name in perf_report.PHASE_ORDER}
+    rest_phases["associationGap"] = unobservable(NOT_CSTORE_REASON)
+    return {
+        "plugin": "ingest-perf", "version": "0.1.0", "orthancVersion": "1.10.1", "enabled": True,
+        "since": "2026-11-22T00:09:05.123Z", "elapsedSeconds": 12.3,
+        "hooks": {"httpRequestFilter": {"registered": True},
+                  "receivedInstance": {"registered": False, "reason": "IngestPerf.ReceivedInstanceCallback is false"},
+                  "transcoder": {"registered": True}, "instanceFilter": {"registered": True},
+                  "cstoreFilter": {"registered": True}, "storedInstance": {"registered": True},
+                  "change": {"registered": True}},
+        "openRecords": {"count": 0, "oldestAgeMs": 0.0, "threadsTracked": 5, "threadsUntracked": 0},
+        "errors": {"callbackExceptions": 0, "changeCorrelationSkipped": 0, "associationTrackingSkipped": 0},
+        "transports": {
+            "rest": transport(phases=rest_phases),
+            "dicom": transport(stored=30, phases=dicom_phases, ips=20.763, mbps=10.904, active=1.444),
+            "plugin": transport(),
+            "all": transport(stored=30, phases=copy.deepcopy(dicom_phases), ips=20.763, mbps=10.904, active=1.444),
+        },
+        "unobservable": [
+            {"what": "responseCompressionAndSend", "transport": "rest",
+             "reason": "Orthanc 1.10.1 has no plugin hook around HttpOutput::Answer, where the REST answer is "
+                       "gzip/deflate compressed and sent"},
+            {"what": "cstoreResponseSend", "transport": "dicom", "reason": "the C-STORE-RSP is sent after OnStored"},
+        ],
+        "definitions": {"phases": {}, "outcomes": {"stored": "new instance written and indexed"}},
+    }
+
+
+def test_render_table_and_skipped_transports(document):
+    text = perf_report.render(document, width=100)
+    lines = text.splitlines()
+    assert lines[0] == "ingest-perf 0.1.0 on Orthanc 1.10.1 | since 2026-11-22T00:09:05.123Z | elapsed 12.3 s"
+    # Only dicom has instances; rest and plugin are empty, "all" would repeat dicom.
+    assert "DICOM (C-STORE): 30 stored | 20.8 instances/s, 10.9 MB/s over 1.444 s active" in lines
+    assert not any(line.startswith(("REST", "plugin", "all transports")) for line in lines)
+
+    table = [line.split() for line in lines if line.startswith("  ") and line.split()[0] in perf_report.PHASE_ORDER]
+    assert [row[0] for row in table] == ["receive", "preStore", "persist", "serverTotal", "associationGap",
+                                         "changeDispatch"]
+    rows = {row[0]: row for row in table}
+    assert rows["persist"] == ["persist", "30", "6.124", "5.423", "6.930", "13.525", "13.525"]
+    assert rows["associationGap"][1:3] == ["29", "45.413"]
+    assert rows["receive"][1] == "unobservable:"
+
+    receive_line = next(line for line in lines if line.split()[:1] == ["receive"])
+    assert len(receive_line) <= 100 and receive_line.endswith("...")
+    assert all(len(line) <= 100 for line in lines if "unobservable" in line or line.startswith("  respon"))
+
+    assert "Hooks not registered:" in lines
+    assert "  receivedInstance: IngestPerf.ReceivedInstanceCallback is false" in lines
+    assert "Not measurable by a plugin:" in lines
+    assert "  cstoreResponseSend (dicom): the C-STORE-RSP is sent after OnStored" in lines
+    assert "Open records" not in text and "Errors" not in text
+
+
+def test_render_two_transports_open_records_and_errors(document):
+    document["transports"]["rest"] = transport(stored=2, already=1, ips=100.0, mbps=52.5, active=0.02)
+    document["transports"]["rest"]["phases"]["associationGap"] = unobservable(NOT_CSTORE_REASON)
+    document["openRecords"]["count"] = 3
+    document["openRecords"]["oldestAgeMs"] = 1234.5
+    document["errors"]["callbackExceptions"] = 2
+    text = perf_report.render(document, width=80)
+    lines = text.splitlines()
+    assert "REST (HTTP POST /instances): 2 stored, 1 alreadyStored | 100.0 instances/s, 52.5 MB/s over 0.020 s active" in lines
+    titles = [line.split(":")[0] for line in lines if line and not line.startswith(" ") and ": " in line]
+    assert titles[:3] == ["REST (HTTP POST /instances)", "DICOM (C-STORE)", "all transports"]
+    gap = [line for line in lines if line.startswith("  associationGap   unobservable: only C-STORE associations")]
+    assert len(gap) == 1 and len(gap[0]) == 80 and gap[0].endswith("...")  # rest only: dicom and all measure it
+    assert any(line.startswith("Open records: 3 instances in flight, oldest 1234.5 ms") for line in lines)
+    assert "Errors: callbackExceptions=2" in lines
+    assert all(len(line) <= 80 for line in lines if "unobservable" in line)
+
+
+def test_render_nothing_recorded(document):
+    for name in document["transports"]:
+        document["transports"][name] = transport()
+    document["enabled"] = False
+    text = perf_report.render(document, width=100)
+    assert "TIMING IS DISABLED" in text
+    assert "No instance recorded since 2026-11-22T00:09:05.123Z" in text
+    assert "phase" not in text
+
+
+def run_script(*args):
+    return subprocess.run([sys.executable, SCRIPT] + list(args), capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, COLUMNS="100"))
+
+
+def test_command_line_json_file(document, tmp_path):
+    saved = tmp_path / "stats.json"
+    saved.write_text(json.dumps(document))
+    result = run_script("--json", str(saved))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == perf_report.render(document, width=100)
+    assert "DICOM (C-STORE): 30 stored" in result.stdout
+
+    only_rest = run_script("--json", str(saved), "--transport", "rest")
+    assert only_rest.returncode == 0 and "No instance recorded" in only_rest.stdout
+
+
+def test_command_line_errors(tmp_path):
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    result = run_script("--json", str(broken))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("perf_report: cannot read") and result.stderr.count("\n") == 1
+
+    # Nothing listens on a port we just released.
+    from orthanc_process import free_tcp_port  # conftest puts IntegrationTests on sys.path
+    result = run_script("--url", "http://127.0.0.1:%d" % free_tcp_port())
+    assert result.returncode == 2 and result.stdout == ""
+    assert "cannot reach" in result.stderr and result.stderr.count("\n") == 1

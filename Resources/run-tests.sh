@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The test command of the README, and what .ci/run calls. From a fresh Debian 12 machine:
+# installs what it needs, builds the plugin, runs the unit tests three times (plain, under
+# AddressSanitizer+UndefinedBehaviorSanitizer, under ThreadSanitizer), then the integration tests
+# against real Orthanc processes, storescu and HTTP clients on loopback.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$repo"
+jobs="$(nproc)"
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "dependencies"
+./Resources/install-dependencies.sh
+
+build() {  # folder, extra cmake arguments...
+  local folder="$1"; shift
+  cmake -S . -B "$folder" -G Ninja "$@" >/dev/null
+  ninja -C "$folder" -j "$jobs"
+}
+
+step "build (RelWithDebInfo)"
+build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+step "unit tests"
+./build/UnitTests --gtest_brief=1
+
+step "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+build build-asan -DCMAKE_BUILD_TYPE=Debug -DINGEST_PERF_SANITIZE=address,undefined
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./build-asan/UnitTests --gtest_brief=1
+
+step "unit tests under ThreadSanitizer"
+build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINGEST_PERF_SANITIZE=thread
+TSAN_OPTIONS=halt_on_error=1 ./build-tsan/UnitTests --gtest_brief=1
+
+step "integration tests (real Orthanc, storescu, HTTP clients)"
+INGEST_PERF_PLUGIN="$repo/build/libOrthancIngestPerf.so" ./.venv/bin/python -m pytest -q IntegrationTests "$@"
