@@ -8,7 +8,7 @@ namespace IngestPerf
   {
     std::atomic<bool> locked{false};
     uint64_t key = 0;
-    size_t head = 0;   // index of the oldest end
+    size_t head = 0;  // index of the oldest end
     size_t count = 0;
     int64_t ends[kEndsPerPeer] = {};
 

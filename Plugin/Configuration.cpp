@@ -93,8 +93,8 @@ namespace IngestPerf
                                Describe(section));
     }
 
-    static const std::set<std::string> known = {"Enable", "ReceivedInstanceCallback", "MaxThreads",
-                                                 "ChangeTableSize", "MaxPeers"};
+    static const std::set<std::string> known = {"Enable", "ReceivedInstanceCallback", "MaxThreads", "ChangeTableSize",
+                                                "MaxPeers"};
     for (const std::string& key : section.getMemberNames())
     {
       if (known.count(key) == 0)

@@ -14,7 +14,10 @@ namespace IngestPerf
   class ConfigurationError : public std::runtime_error
   {
   public:
-    explicit ConfigurationError(const std::string& message) : std::runtime_error(message) {}
+    explicit ConfigurationError(const std::string& message) :
+      std::runtime_error(message)
+    {
+    }
   };
 
   struct Configuration

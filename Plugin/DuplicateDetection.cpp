@@ -51,8 +51,8 @@ namespace IngestPerf
     {
       return false;
     }
-    epochSeconds = DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) * 86400 +
-                   hour * 3600 + minute * 60 + second;
+    epochSeconds = DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) * 86400 + hour * 3600 +
+                   minute * 60 + second;
     return true;
   }
 

@@ -24,9 +24,9 @@ namespace IngestPerf
 
   struct DuplicateEvidence
   {
-    int64_t receptionSecond;     // -1 when the metadata is missing
-    int64_t startWallNs;         // when this ingest started (wall clock)
-    bool hasEarlierChange;       // a NewInstance change for this instance came before this ingest
+    int64_t receptionSecond;  // -1 when the metadata is missing
+    int64_t startWallNs;      // when this ingest started (wall clock)
+    bool hasEarlierChange;    // a NewInstance change for this instance came before this ingest
     int64_t earlierChangeWallNs;
   };
 

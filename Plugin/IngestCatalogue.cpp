@@ -13,10 +13,8 @@ namespace IngestPerf
        "HTTP request filter (before the body is read), or OnStored of the previous instance of the "
        "same request",
        "ReceivedInstanceCallback", true},
-      {"preStore", "ReceivedInstanceCallback", "last IncomingDicomInstance/IncomingCStoreInstance filter",
-       true},
-      {"persist", "last IncomingDicomInstance/IncomingCStoreInstance filter", "OnStoredInstanceCallback",
-       true},
+      {"preStore", "ReceivedInstanceCallback", "last IncomingDicomInstance/IncomingCStoreInstance filter", true},
+      {"persist", "last IncomingDicomInstance/IncomingCStoreInstance filter", "OnStoredInstanceCallback", true},
       {"serverTotal", "first event of the instance seen by the plugin", "OnStoredInstanceCallback", false},
       {"changeDispatch", "OnStoredInstanceCallback", "OnChangeCallback(NewInstance)", false},
       {"associationGap",

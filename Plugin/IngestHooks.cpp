@@ -116,7 +116,8 @@ namespace IngestPerf
         event.storedBytes = static_cast<uint64_t>(OrthancPluginGetInstanceSize(context, instance));
         event.instanceKey = HashInstanceId(instanceId != nullptr ? instanceId : "");
         // The metadata string belongs to the instance: nothing to free, nothing copied.
-        if (!ParseReceptionDate(event.receptionSecond, OrthancPluginGetInstanceMetadata(context, instance, "ReceptionDate")))
+        if (!ParseReceptionDate(event.receptionSecond,
+                                OrthancPluginGetInstanceMetadata(context, instance, "ReceptionDate")))
         {
           event.receptionSecond = -1;
         }
@@ -207,8 +208,8 @@ namespace IngestPerf
     OrthancPluginContext* context = OrthancSdk::Context();
     HookRegistrations result;
 
-    result.httpRequestFilter = Registered(OrthancPluginRegisterIncomingHttpRequestFilter2(context, OnHttpRequest),
-                                          "the HTTP request filter");
+    result.httpRequestFilter =
+      Registered(OrthancPluginRegisterIncomingHttpRequestFilter2(context, OnHttpRequest), "the HTTP request filter");
 
     if (configuration.receivedInstanceCallback)
     {
@@ -217,14 +218,13 @@ namespace IngestPerf
     }
     else
     {
-      result.receivedInstance.reason =
-        "left to other plugins by IngestPerf.ReceivedInstanceCallback = false";
+      result.receivedInstance.reason = "left to other plugins by IngestPerf.ReceivedInstanceCallback = false";
     }
 
     if (configuration.ingestTranscoding)
     {
-      result.transcoder = Registered(OrthancPluginRegisterTranscoderCallback(context, OnTranscode),
-                                     "the transcoder callback");
+      result.transcoder =
+        Registered(OrthancPluginRegisterTranscoderCallback(context, OnTranscode), "the transcoder callback");
     }
     else
     {

@@ -17,9 +17,10 @@ namespace IngestPerf
   void IngestRecorder::InstanceCompleted(const CompletedInstance& instance)
   {
     // Every C-STORE instance, duplicate or not, ends a gap and starts the next one.
-    const int64_t associationGap = (instance.transport == Transport::Dicom && instance.peerKey != 0)
-                                     ? associations_.InstanceStored(instance.peerKey, instance.receivedNs, instance.storedNs)
-                                     : -1;
+    const int64_t associationGap =
+      (instance.transport == Transport::Dicom && instance.peerKey != 0)
+        ? associations_.InstanceStored(instance.peerKey, instance.receivedNs, instance.storedNs)
+        : -1;
     if (!overwriteInstances_)
     {
       DuplicateEvidence evidence{instance.receptionSecond, instance.startWallNs, false, 0};

@@ -1,6 +1,7 @@
 // Turns closed timelines into statistics: decides stored vs already stored, pairs the instance
-// with its NewInstance change and (C-STORE) with the previous instance of its peer, and records into IngestStats. Called on the ingesting thread
-// (InstanceCompleted, InstanceAbandoned) and on Orthanc's change thread (NewInstanceChange).
+// with its NewInstance change and (C-STORE) with the previous instance of its peer, and records into IngestStats.
+// Called on the ingesting thread (InstanceCompleted, InstanceAbandoned) and on Orthanc's change thread
+// (NewInstanceChange).
 #pragma once
 
 #include "AssociationTracker.h"

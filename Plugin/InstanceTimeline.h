@@ -19,19 +19,19 @@ namespace IngestPerf
   struct CompletedInstance
   {
     Transport transport;
-    bool hasTimeline;        // false: OnStored arrived without any earlier event on this thread
-    bool hasReceivePhase;    // segmentStartNs marks an HTTP arrival or the previous instance of the request
+    bool hasTimeline;      // false: OnStored arrived without any earlier event on this thread
+    bool hasReceivePhase;  // segmentStartNs marks an HTTP arrival or the previous instance of the request
     bool transcodeAttempted;
     int64_t segmentStartNs;  // first visible event of the instance
     int64_t receivedNs;      // ReceivedInstanceCallback
     int64_t filteredNs;      // last instance filter
     int64_t storedNs;        // OnStored
-    int64_t startWallNs;       // wall clock (UTC epoch ns) at segmentStartNs
+    int64_t startWallNs;     // wall clock (UTC epoch ns) at segmentStartNs
     uint64_t receivedBytes;
     uint64_t storedBytes;
-    uint64_t instanceKey;      // hash of the Orthanc instance id
-    int64_t receptionSecond;   // "ReceptionDate" metadata as UTC epoch seconds, -1 if unknown
-    uint64_t peerKey;          // hash of the calling AET for C-STORE, 0 otherwise
+    uint64_t instanceKey;     // hash of the Orthanc instance id
+    int64_t receptionSecond;  // "ReceptionDate" metadata as UTC epoch seconds, -1 if unknown
+    uint64_t peerKey;         // hash of the calling AET for C-STORE, 0 otherwise
   };
 
   struct StoredEvent
@@ -61,10 +61,8 @@ namespace IngestPerf
     // Back to the state of a new thread, without reporting the open record.
     void Reset();
 
-    void HttpRequest(int64_t nowNs, bool isPost, bool isIngestRoute, Transport routeTransport,
-                     TimelineSink& sink);
-    void Received(int64_t nowNs, Transport transport, uint64_t bytes, bool hasPart10Header,
-                  TimelineSink& sink);
+    void HttpRequest(int64_t nowNs, bool isPost, bool isIngestRoute, Transport routeTransport, TimelineSink& sink);
+    void Received(int64_t nowNs, Transport transport, uint64_t bytes, bool hasPart10Header, TimelineSink& sink);
     void TranscodeStarted(int64_t nowNs);
     void Filtered(int64_t nowNs, Transport transport, bool isCStoreFilter, TimelineSink& sink);
     void Stored(const StoredEvent& event, TimelineSink& sink);

@@ -195,7 +195,8 @@ namespace IngestPerf
     }
     value["sum"] = durations ? Json::Value(NanosecondsToMilliseconds(static_cast<int64_t>(histogram.Sum())))
                              : Json::Value(Json::UInt64(histogram.Sum()));
-    value["mean"] = durations ? Json::Value(Round(histogram.Mean() / 1e6, 0.0001)) : Json::Value(Round(histogram.Mean(), 1));
+    value["mean"] =
+      durations ? Json::Value(Round(histogram.Mean() / 1e6, 0.0001)) : Json::Value(Round(histogram.Mean(), 1));
     value["min"] = convert(static_cast<double>(histogram.Min()));
     for (const Quantile& quantile : kQuantiles)
     {

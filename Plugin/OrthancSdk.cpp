@@ -15,10 +15,7 @@ namespace IngestPerf
 
     struct StringFree
     {
-      void operator()(char* value) const
-      {
-        OrthancPluginFreeString(globalContext, value);
-      }
+      void operator()(char* value) const { OrthancPluginFreeString(globalContext, value); }
     };
 
     using OrthancString = std::unique_ptr<char, StringFree>;

@@ -72,13 +72,11 @@ namespace IngestPerf
     sum_.fetch_add(v, std::memory_order_relaxed);
 
     int64_t currentMin = min_.load(std::memory_order_relaxed);
-    while (signedValue < currentMin &&
-           !min_.compare_exchange_weak(currentMin, signedValue, std::memory_order_relaxed))
+    while (signedValue < currentMin && !min_.compare_exchange_weak(currentMin, signedValue, std::memory_order_relaxed))
     {
     }
     int64_t currentMax = max_.load(std::memory_order_relaxed);
-    while (signedValue > currentMax &&
-           !max_.compare_exchange_weak(currentMax, signedValue, std::memory_order_relaxed))
+    while (signedValue > currentMax && !max_.compare_exchange_weak(currentMax, signedValue, std::memory_order_relaxed))
     {
     }
     // Published last, with release: a reader that sees the count sees the bucket and bounds.
@@ -204,7 +202,7 @@ namespace IngestPerf
     {
       return true;
     }
-    return buckets_ == other.buckets_ && sum_ == other.sum_ && saturated_ == other.saturated_ &&
-           min_ == other.min_ && max_ == other.max_;
+    return buckets_ == other.buckets_ && sum_ == other.sum_ && saturated_ == other.saturated_ && min_ == other.min_ &&
+           max_ == other.max_;
   }
 }

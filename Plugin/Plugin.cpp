@@ -16,7 +16,7 @@
 #include <memory>
 
 #ifndef INGEST_PERF_VERSION
-#  define INGEST_PERF_VERSION "0.0.0"
+#define INGEST_PERF_VERSION "0.0.0"
 #endif
 
 namespace
@@ -83,14 +83,17 @@ extern "C"
     if (status.configuration.enable)
     {
       pipeline.reset(new Pipeline(status.configuration));
-      status.hooks = RegisterIngestHooks(status.configuration, pipeline->timelines, pipeline->recorder, pipeline->stats);
-      targets = RestTargets{&pipeline->stats, &pipeline->timelines, &pipeline->correlator, &pipeline->associations, &status};
+      status.hooks =
+        RegisterIngestHooks(status.configuration, pipeline->timelines, pipeline->recorder, pipeline->stats);
+      targets =
+        RestTargets{&pipeline->stats, &pipeline->timelines, &pipeline->correlator, &pipeline->associations, &status};
       if (!status.hooks.receivedInstance.registered)
       {
         OrthancSdk::LogWarning("IngestPerf: no ReceivedInstanceCallback (" + status.hooks.receivedInstance.reason +
                                "): records start at the next visible hook; receive and preStore are unobservable");
       }
-      OrthancSdk::LogWarning(std::string("IngestPerf ") + INGEST_PERF_VERSION + " is timing ingest; see GET /perf/stats");
+      OrthancSdk::LogWarning(std::string("IngestPerf ") + INGEST_PERF_VERSION +
+                             " is timing ingest; see GET /perf/stats");
     }
     else
     {
@@ -107,9 +110,7 @@ extern "C"
   }
 
 
-  ORTHANC_PLUGINS_API void OrthancPluginFinalize()
-  {
-  }
+  ORTHANC_PLUGINS_API void OrthancPluginFinalize() {}
 
 
   ORTHANC_PLUGINS_API const char* OrthancPluginGetName()

@@ -41,7 +41,9 @@ namespace IngestPerf
       }
       const StatsSnapshot snapshot = targets.stats->Snapshot(now);
       const OpenRecords open = targets.timelines->CountOpen();
-      OrthancSdk::AnswerJson(output, ExportStats({snapshot, open, *targets.status, targets.correlator->Skipped(), targets.associations->Skipped()}, filter));
+      OrthancSdk::AnswerJson(output, ExportStats({snapshot, open, *targets.status, targets.correlator->Skipped(),
+                                                  targets.associations->Skipped()},
+                                                 filter));
     }
 
     OrthancPluginErrorCode StatsRoute(OrthancPluginRestOutput* output, const char* /*url*/,

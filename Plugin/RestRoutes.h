@@ -18,9 +18,9 @@ namespace IngestPerf
 
   struct RestTargets
   {
-    IngestStats* stats;              // null when the plugin is disabled
-    ThreadTimelines* timelines;      // idem
-    ChangeCorrelator* correlator;    // idem
+    IngestStats* stats;                // null when the plugin is disabled
+    ThreadTimelines* timelines;        // idem
+    ChangeCorrelator* correlator;      // idem
     AssociationTracker* associations;  // idem
     const PluginStatus* status;
   };

@@ -12,7 +12,10 @@ namespace IngestPerf
 
   struct ThreadTimelines::Slots
   {
-    explicit Slots(size_t count) : slots(count) {}
+    explicit Slots(size_t count) :
+      slots(count)
+    {
+    }
 
     std::vector<TimelineSlot> slots;
     std::atomic<uint64_t> untrackedThreads{0};
@@ -43,10 +46,7 @@ namespace IngestPerf
         owner.reset();
       }
 
-      ~ThreadSlotHandle()
-      {
-        Release();
-      }
+      ~ThreadSlotHandle() { Release(); }
     };
 
     thread_local ThreadSlotHandle threadHandle;

@@ -19,6 +19,9 @@ build() {  # folder, extra cmake arguments...
   ninja -C "$folder" -j "$jobs"
 }
 
+step "format (clang-format, .clang-format)"
+clang-format --dry-run -Werror Plugin/*.cpp Plugin/*.h UnitTests/*.cpp Benchmarks/*.cpp
+
 step "build (RelWithDebInfo)"
 build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 step "unit tests"

@@ -46,8 +46,8 @@ TEST(AssociationTracker, SimultaneousAssociationsKeepCountAndMean)
 {
   AssociationTracker tracker(256, kTimeout);
   // Two associations from one AET, interleaved, each with its own gap (10 ms and 30 ms).
-  tracker.InstanceStored(9, 0, 5 * kMs);          // A1 ends at 5
-  tracker.InstanceStored(9, 1 * kMs, 6 * kMs);    // B1 ends at 6
+  tracker.InstanceStored(9, 0, 5 * kMs);                             // A1 ends at 5
+  tracker.InstanceStored(9, 1 * kMs, 6 * kMs);                       // B1 ends at 6
   const int64_t g1 = tracker.InstanceStored(9, 15 * kMs, 20 * kMs);  // A2 arrives at 15 (gap 10)
   const int64_t g2 = tracker.InstanceStored(9, 36 * kMs, 40 * kMs);  // B2 arrives at 36 (gap 30)
   ASSERT_GE(g1, 0);

@@ -59,7 +59,7 @@ TEST(ChangeCorrelator, AnotherInstanceOnTheSameEntryReplacesIt)
   const uint64_t second = 5 + 16;  // same entry
   correlator.Stored(first, 100, Transport::Rest);
   correlator.Stored(second, 200, Transport::Dicom);
-  EXPECT_FALSE(correlator.NewInstanceChange(first, 300).paired);  // evicted: never a wrong pairing
+  EXPECT_FALSE(correlator.NewInstanceChange(first, 300).paired);   // evicted: never a wrong pairing
   EXPECT_FALSE(correlator.NewInstanceChange(second, 400).paired);  // and `first` replaced it in turn
 }
 

@@ -70,13 +70,19 @@ TEST(Configuration, ReadsEveryKey)
 TEST(Configuration, EveryErrorNamesTheKey)
 {
   EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": []})").find("IngestPerf: expected a JSON object"));
-  EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"Enable": "yes"}})").find("IngestPerf.Enable: expected true or false, got \"yes\""));
-  EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"ReceivedInstanceCallback": 1}})").find("IngestPerf.ReceivedInstanceCallback"));
-  EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"MaxThreads": 0}})").find("IngestPerf.MaxThreads: expected an integer from 1 to 65536, got 0"));
+  EXPECT_NE(
+    std::string::npos,
+    ErrorOf(R"({"IngestPerf": {"Enable": "yes"}})").find("IngestPerf.Enable: expected true or false, got \"yes\""));
+  EXPECT_NE(std::string::npos,
+            ErrorOf(R"({"IngestPerf": {"ReceivedInstanceCallback": 1}})").find("IngestPerf.ReceivedInstanceCallback"));
+  EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"MaxThreads": 0}})")
+                                 .find("IngestPerf.MaxThreads: expected an integer from 1 to 65536, got 0"));
   EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"MaxThreads": 1.5}})").find("IngestPerf.MaxThreads"));
   EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"MaxThreads": true}})").find("IngestPerf.MaxThreads"));
-  EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"ChangeTableSize": -3}})").find("IngestPerf.ChangeTableSize"));
-  EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"ChangeTableSize": 99999999999}})").find("IngestPerf.ChangeTableSize"));
+  EXPECT_NE(std::string::npos,
+            ErrorOf(R"({"IngestPerf": {"ChangeTableSize": -3}})").find("IngestPerf.ChangeTableSize"));
+  EXPECT_NE(std::string::npos,
+            ErrorOf(R"({"IngestPerf": {"ChangeTableSize": 99999999999}})").find("IngestPerf.ChangeTableSize"));
   EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"MaxPeers": "8"}})").find("IngestPerf.MaxPeers"));
   const std::string unknown = ErrorOf(R"({"IngestPerf": {"Enabled": true}})");
   EXPECT_NE(std::string::npos, unknown.find("IngestPerf.Enabled: unknown option")) << unknown;

@@ -35,8 +35,8 @@ namespace
     {
       const double exact = static_cast<double>(ExactQuantile(values, q));
       const double reported = static_cast<double>(snapshot.ValueAtQuantile(q));
-      EXPECT_LE(std::fabs(reported - exact), 0.01 * exact) << "q=" << q << " exact=" << exact
-                                                            << " reported=" << reported;
+      EXPECT_LE(std::fabs(reported - exact), 0.01 * exact)
+        << "q=" << q << " exact=" << exact << " reported=" << reported;
     }
     EXPECT_EQ(*std::min_element(values.begin(), values.end()), snapshot.Min());
     EXPECT_EQ(*std::max_element(values.begin(), values.end()), snapshot.Max());

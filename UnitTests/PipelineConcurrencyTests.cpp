@@ -194,6 +194,7 @@ TEST(PipelineConcurrency, MoreThreadsThanSlotsStillWork)
   {
     thread.join();
   }
-  EXPECT_EQ(6u, stats.Snapshot(MonotonicNowNs()).transports[static_cast<size_t>(Transport::Rest)]
+  EXPECT_EQ(6u, stats.Snapshot(MonotonicNowNs())
+                  .transports[static_cast<size_t>(Transport::Rest)]
                   .outcomes[static_cast<size_t>(Outcome::Stored)]);
 }

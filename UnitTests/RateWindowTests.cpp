@@ -41,6 +41,6 @@ TEST(RateWindow, ResetAndClamping)
   EXPECT_EQ(0u, window.Sum(51, 60).instances);
   window.Record(50, 7);
   EXPECT_EQ(1u, window.Sum(51, 1000).instances);  // clamped to 60 s
-  EXPECT_EQ(1u, window.Sum(51, 0).instances);    // clamped to 1 s
-  EXPECT_EQ(0u, window.Sum(120, 60).instances);  // out of the window
+  EXPECT_EQ(1u, window.Sum(51, 0).instances);     // clamped to 1 s
+  EXPECT_EQ(0u, window.Sum(120, 60).instances);   // out of the window
 }

@@ -1,0 +1,92 @@
+"""The README's examples, run for real: the configuration block, the shell commands and the
+answers documented after them, and the /perf/stats example whose structure must match a live
+answer key for key (only the lists and the definitions are shortened in the README)."""
+import json
+import os
+import re
+import subprocess
+
+import pytest
+import requests
+
+README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+BLOCK = re.compile(r"<!-- readme-test: (?P<kind>[a-z-]+)(?P<options>[^>]*)-->\s*```(?P<lang>\w+)\n(?P<body>.*?)```"
+                   r"(?:\s*```json\n(?P<answer>.*?)```)?", re.DOTALL)
+
+
+def blocks(kind):
+    text = open(README).read()
+    return [m for m in BLOCK.finditer(text) if m.group("kind") == kind]
+
+
+def documented_configuration():
+    (block,) = blocks("configuration")
+    return json.loads(block.group("body"))["IngestPerf"]
+
+
+def same_shape(documented, actual, path="$"):
+    """Every documented key exists with a compatible type; dicts have exactly the documented keys
+    except where the README says it shortened them (lists, definitions)."""
+    if isinstance(documented, dict):
+        assert isinstance(actual, dict), path
+        if not path.startswith("$.definitions"):
+            assert set(documented) == set(actual), "%s: README %s vs live %s" % (path, sorted(documented), sorted(actual))
+        for key, value in documented.items():
+            assert key in actual, "%s.%s missing from the live answer" % (path, key)
+            same_shape(value, actual[key], "%s.%s" % (path, key))
+    elif isinstance(documented, list):
+        assert isinstance(actual, list) and actual, path
+        same_shape(documented[0], actual[0], path + "[0]")
+    elif isinstance(documented, bool):
+        assert isinstance(actual, bool), path
+    elif isinstance(documented, (int, float)):
+        assert isinstance(actual, (int, float)) and not isinstance(actual, bool), path
+    elif isinstance(documented, str):
+        assert isinstance(actual, str), path
+
+
+@pytest.fixture
+def readme_orthanc(orthanc_factory, series):
+    orthanc = orthanc_factory(ingest_perf=documented_configuration())
+    orthanc.storescu(series[:5])
+    return orthanc
+
+
+def run_shell(body, orthanc):
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", body], capture_output=True, text=True, timeout=60,
+                            env=dict(os.environ, ORTHANC=orthanc.url))
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_documented_defaults_are_the_defaults(orthanc):
+    assert orthanc.stats()["configuration"] == documented_configuration()
+
+
+def test_configuration_block_starts_orthanc(readme_orthanc):
+    assert readme_orthanc.stats()["configuration"] == documented_configuration()
+
+
+def test_shell_examples_and_their_answers(readme_orthanc):
+    examples = blocks("shell")
+    assert len(examples) >= 3
+    for block in examples:
+        body = block.group("body")
+        output = run_shell(body, readme_orthanc)
+        answer = json.loads(output)
+        status = re.search(r"expect-status=(\d+)", block.group("options"))
+        if status:
+            url = re.search(r'"\$ORTHANC(/[^"]*)"', body).group(1)
+            assert requests.get(readme_orthanc.url + url).status_code == int(status.group(1))
+        if block.group("answer"):
+            assert answer == json.loads(block.group("answer")), body
+
+
+def test_stats_example_has_the_live_structure(readme_orthanc):
+    (example,) = blocks("stats-example")
+    documented = json.loads(example.group("body"))
+    live = readme_orthanc.stats(transport="dicom")
+    same_shape(documented, live)
+    # and the shell example that fetches it is the same request
+    (fetch,) = [b for b in blocks("shell") if "/perf/stats?transport=dicom" in b.group("body")]
+    assert fetch
