@@ -195,8 +195,8 @@ namespace IngestPerf
     }
     value["sum"] = durations ? Json::Value(NanosecondsToMilliseconds(static_cast<int64_t>(histogram.Sum())))
                              : Json::Value(Json::UInt64(histogram.Sum()));
-    value["mean"] =
-      durations ? Json::Value(Round(histogram.Mean() / 1e6, 0.0001)) : Json::Value(Round(histogram.Mean(), 1));
+    value["mean"] = durations ? Json::Value(NanosecondsToMilliseconds(std::llround(histogram.Mean())))
+                              : Json::Value(Round(histogram.Mean(), 1));
     value["min"] = convert(static_cast<double>(histogram.Min()));
     for (const Quantile& quantile : kQuantiles)
     {
@@ -226,6 +226,19 @@ namespace IngestPerf
     result["units"]["megabyte"] = "1,000,000 bytes";
     result["since"] = IsoUtc(snapshot.resetWallNs);
     result["elapsedSeconds"] = Round(static_cast<double>(snapshot.takenNs - snapshot.resetNs) / 1e9, 0.001);
+
+    const Configuration& configuration = status.configuration;
+    Json::Value& effective = result["configuration"];
+    effective["Enable"] = configuration.enable;
+    effective["ReceivedInstanceCallback"] = configuration.receivedInstanceCallback;
+    effective["MaxThreads"] = Json::UInt64(configuration.maxThreads);
+    effective["ChangeTableSize"] = Json::UInt64(configuration.changeTableSize);
+    effective["MaxPeers"] = Json::UInt64(configuration.maxPeers);
+    Json::Value& orthanc = result["orthancOptions"];
+    orthanc["OverwriteInstances"] = configuration.overwriteInstances;
+    orthanc["DicomScpTimeout"] = configuration.dicomScpTimeoutSeconds;
+    orthanc["IngestTranscoding"] = configuration.ingestTranscoding ? Json::Value(configuration.ingestTranscodingSyntax)
+                                                                   : Json::Value(Json::nullValue);
 
     Json::Value& hooks = result["hooks"];
     hooks["httpRequestFilter"] = ExportHook(status.hooks.httpRequestFilter);

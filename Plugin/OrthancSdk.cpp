@@ -24,6 +24,9 @@ namespace IngestPerf
     {
       Json::StreamWriterBuilder builder;
       builder["indentation"] = "  ";
+      // Durations are in ms with 0.1 us resolution: four decimals, and no 4.8039000000000005.
+      builder["precision"] = 4;
+      builder["precisionType"] = "decimal";
       return Json::writeString(builder, body);
     }
   }
