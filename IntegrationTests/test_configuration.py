@@ -1,5 +1,7 @@
 """Configuration: a bad IngestPerf section stops Orthanc with a message naming the key; the
 opt-outs do what they say."""
+import os
+
 import pytest
 
 from stats_checks import stored
@@ -20,21 +22,41 @@ def test_bad_configuration_stops_startup_naming_the_key(orthanc_factory, section
     assert key in log, log[-2000:]
 
 
-def test_received_instance_callback_left_to_another_plugin(orthanc_factory, series):
-    orthanc = orthanc_factory(ingest_perf={"ReceivedInstanceCallback": False})
+def owner_plugin(plugin_path):
+    """A test plugin (IntegrationTests/Plugins) that registers Orthanc's single ReceivedInstanceCallback."""
+    return os.path.join(os.path.dirname(plugin_path), "libTestReceivedInstanceOwner.so")
+
+
+def test_another_plugin_owns_the_received_instance_callback(orthanc_factory, plugin_path, series):
+    orthanc = orthanc_factory(extra_config={"Plugins": [owner_plugin(plugin_path), plugin_path]})
+    assert orthanc.get("/test-owner/status").json() == {"registered": True}
     orthanc.storescu(series[:4])
     orthanc.http_upload(series[4:8])
     stats = orthanc.stats()
     hook = stats["hooks"]["receivedInstance"]
-    assert hook["registered"] is False and "ReceivedInstanceCallback" in hook["reason"]
+    assert hook["registered"] is False and "another plugin" in hook["reason"]
+    assert "no ReceivedInstanceCallback" in orthanc.log_text()
     for name in ("rest", "dicom"):
         transport = stats["transports"][name]
         assert transport["instances"]["stored"] == 4
         for phase in ("receive", "preStore", "associationGap"):
             assert transport["phases"][phase]["observable"] is False
             assert transport["phases"][phase]["reason"]
+        assert "ReceivedInstanceCallback" in transport["phases"]["preStore"]["reason"]
+        # the records start at the next visible hook: still timed from there
         assert transport["phases"]["persist"]["count"] == 4
         assert transport["phases"]["serverTotal"]["count"] == 4
+        assert transport["instances"]["storedWithoutTimeline"] == 0
+
+
+def test_opt_out_leaves_the_callback_to_a_plugin_loaded_later(orthanc_factory, plugin_path, series):
+    orthanc = orthanc_factory(ingest_perf={"ReceivedInstanceCallback": False},
+                              extra_config={"Plugins": [plugin_path, owner_plugin(plugin_path)]})
+    assert orthanc.get("/test-owner/status").json() == {"registered": True}
+    hook = orthanc.stats()["hooks"]["receivedInstance"]
+    assert hook["registered"] is False and "IngestPerf.ReceivedInstanceCallback" in hook["reason"]
+    orthanc.http_upload(series[:2])
+    assert stored(orthanc.stats(), "rest") == 2
 
 
 def test_disabled_plugin_registers_nothing(orthanc_factory, series):

@@ -206,3 +206,28 @@ def test_resend_after_delete_is_stored_again(orthanc, series):
     rest = orthanc.stats(transport="rest")["transports"]["rest"]["instances"]
     assert rest["stored"] == 2 * n
     assert rest["alreadyStored"] == 0
+
+
+DICOMWEB_PLUGIN = "/usr/share/orthanc/plugins/libOrthancDicomWeb.so"
+
+
+def test_stow_rs_through_the_dicomweb_plugin_is_the_plugin_transport(orthanc_factory, plugin_path, series):
+    orthanc = orthanc_factory(extra_config={"Plugins": [plugin_path, DICOMWEB_PLUGIN],
+                                            "DicomWeb": {"Enable": True, "Root": "/dicom-web/"}})
+    boundary = b"ingest-perf-boundary"
+    parts = [b"--" + boundary + b"\r\nContent-Type: application/dicom\r\n\r\n" + open(p, "rb").read() + b"\r\n"
+             for p in series[:3]]
+    body = b"".join(parts) + b"--" + boundary + b"--\r\n"
+    answer = orthanc.post("/dicom-web/studies", data=body, headers={
+        "Content-Type": 'multipart/related; type="application/dicom"; boundary=%s' % boundary.decode(),
+        "Accept": "application/dicom+json"})
+    assert answer.status_code == 200, answer.text
+    stats = orthanc.stats()
+    plugin = stats["transports"]["plugin"]
+    assert plugin["instances"]["stored"] == 3
+    assert stored(stats, "rest") == 0
+    # One HTTP request, three parts: the first from the request's arrival, the next ones chained.
+    assert plugin["phases"]["receive"]["count"] == 3
+    check_phases_within_total(plugin, "plugin")
+    assert abs(plugin["phases"]["receive"]["sum"] + plugin["phases"]["preStore"]["sum"]
+               + plugin["phases"]["persist"]["sum"] - plugin["phases"]["serverTotal"]["sum"]) < 0.001

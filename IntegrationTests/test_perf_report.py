@@ -15,7 +15,7 @@ import perf_report  # noqa: E402
 
 DICOM_RECEIVE_REASON = ("DCMTK reads the whole C-STORE dataset before the first plugin hook fires; the network "
                         "receive of a dataset is inside 'associationGap' (together with client idle time)")
-NOT_CSTORE_REASON = "only C-STORE associations carry several instances on one server thread"
+NOT_CSTORE_REASON = "only a C-STORE association carries a sequence of instances from one peer"
 
 
 def histogram(count, mean=None, p50=None, p90=None, p99=None, maximum=None):

@@ -81,7 +81,7 @@ namespace IngestPerf
     }
     if (phase == Phase::AssociationGap && transport != Transport::Dicom)
     {
-      return "only C-STORE associations carry several instances on one server thread";
+      return "only a C-STORE association carries a sequence of instances from one peer";
     }
     return nullptr;
   }
