@@ -120,7 +120,7 @@ def test_render_two_transports_open_records_and_errors(document):
     assert "REST (HTTP POST /instances): 2 stored, 1 alreadyStored | 100.0 instances/s, 52.5 MB/s over 0.020 s active" in lines
     titles = [line.split(":")[0] for line in lines if line and not line.startswith(" ") and ": " in line]
     assert titles[:3] == ["REST (HTTP POST /instances)", "DICOM (C-STORE)", "all transports"]
-    gap = [line for line in lines if line.startswith("  associationGap   unobservable: only C-STORE associations")]
+    gap = [line for line in lines if line.startswith("  associationGap   unobservable: only a C-STORE association")]
     assert len(gap) == 1 and len(gap[0]) == 80 and gap[0].endswith("...")  # rest only: dicom and all measure it
     assert any(line.startswith("Open records: 3 instances in flight, oldest 1234.5 ms") for line in lines)
     assert "Errors: callbackExceptions=2" in lines
