@@ -1,12 +1,8 @@
 // The plugin's own work per hook and per instance, without Orthanc: what each callback adds to
 // Orthanc's ingest path (Orthanc's SDK calls made by the hooks are not included).
-#include "AssociationTracker.h"
-#include "ChangeCorrelator.h"
-#include "IngestRecorder.h"
-#include "IngestStats.h"
+#include "IngestPipeline.h"
 #include "MonotonicClock.h"
 #include "PhaseHistogram.h"
-#include "ThreadTimelines.h"
 
 #include <benchmark/benchmark.h>
 
@@ -14,27 +10,9 @@ using namespace IngestPerf;
 
 namespace
 {
-  struct Pipeline
+  IngestPipeline& SharedPipeline()
   {
-    Pipeline() :
-      timelines(512),
-      correlator(16384),
-      associations(256, 30000000000LL),
-      stats(MonotonicNowNs(), WallNowNs()),
-      recorder(stats, correlator, associations, false)
-    {
-    }
-
-    ThreadTimelines timelines;
-    ChangeCorrelator correlator;
-    AssociationTracker associations;
-    IngestStats stats;
-    IngestRecorder recorder;
-  };
-
-  Pipeline& SharedPipeline()
-  {
-    static Pipeline pipeline;
+    static IngestPipeline pipeline{Configuration()};  // the defaults
     return pipeline;
   }
 }  // namespace
@@ -65,7 +43,7 @@ BENCHMARK(BM_ClockRead);
 
 static void BM_OneEvent_Filtered(benchmark::State& state)
 {
-  Pipeline& pipeline = SharedPipeline();
+  IngestPipeline& pipeline = SharedPipeline();
   InstanceTimeline& timeline = pipeline.timelines.ForCurrentThread();
   timeline.Received(MonotonicNowNs(), Transport::Rest, 1000, true, pipeline.recorder);
   for (auto _ : state)
@@ -78,7 +56,7 @@ BENCHMARK(BM_OneEvent_Filtered);
 
 static void BM_FullInstance_Http(benchmark::State& state)
 {
-  Pipeline& pipeline = SharedPipeline();
+  IngestPipeline& pipeline = SharedPipeline();
   uint64_t key = 1;
   for (auto _ : state)
   {

@@ -2,11 +2,9 @@
 
 #include "ChangeCorrelator.h"
 #include "DuplicateDetection.h"
-#include "IngestRecorder.h"
-#include "IngestStats.h"
+#include "IngestPipeline.h"
 #include "MonotonicClock.h"
 #include "OrthancSdk.h"
-#include "ThreadTimelines.h"
 
 #include <cstring>
 
@@ -198,12 +196,11 @@ namespace IngestPerf
   }
 
 
-  HookRegistrations RegisterIngestHooks(const Configuration& configuration, ThreadTimelines& targetTimelines,
-                                        IngestRecorder& targetRecorder, IngestStats& targetStats)
+  HookRegistrations RegisterIngestHooks(const Configuration& configuration, IngestPipeline& pipeline)
   {
-    timelines = &targetTimelines;
-    recorder = &targetRecorder;
-    stats = &targetStats;
+    timelines = &pipeline.timelines;
+    recorder = &pipeline.recorder;
+    stats = &pipeline.stats;
 
     OrthancPluginContext* context = OrthancSdk::Context();
     HookRegistrations result;

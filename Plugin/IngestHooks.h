@@ -9,9 +9,7 @@
 
 namespace IngestPerf
 {
-  class ThreadTimelines;
-  class IngestRecorder;
-  class IngestStats;
+  struct IngestPipeline;
 
   struct HookState
   {
@@ -30,10 +28,9 @@ namespace IngestPerf
     HookState change;
   };
 
-  // Registers every ingest hook the configuration asks for. The targets must outlive Orthanc's
+  // Registers every ingest hook the configuration asks for. The pipeline must outlive Orthanc's
   // use of the callbacks (the whole plugin lifetime).
-  HookRegistrations RegisterIngestHooks(const Configuration& configuration, ThreadTimelines& timelines,
-                                        IngestRecorder& recorder, IngestStats& stats);
+  HookRegistrations RegisterIngestHooks(const Configuration& configuration, IngestPipeline& pipeline);
 
   // Pure helpers of the hooks, exposed for the unit tests.
   bool HasPart10Header(const void* buffer, uint64_t size);

@@ -1,17 +1,13 @@
 // Entry point: reads the configuration, builds the pipeline, registers hooks and routes.
 // Data flow: IngestHooks -> InstanceTimeline (per thread) -> IngestRecorder -> IngestStats
 //            -> StatsSnapshot -> JsonExporter -> RestRoutes.
-#include "AssociationTracker.h"
-#include "ChangeCorrelator.h"
 #include "Configuration.h"
 #include "IngestHooks.h"
-#include "IngestRecorder.h"
-#include "IngestStats.h"
+#include "IngestPipeline.h"
 #include "MonotonicClock.h"
 #include "OrthancSdk.h"
 #include "PluginStatus.h"
 #include "RestRoutes.h"
-#include "ThreadTimelines.h"
 
 #include <memory>
 
@@ -23,26 +19,8 @@ namespace
 {
   using namespace IngestPerf;
 
-  struct Pipeline
-  {
-    explicit Pipeline(const Configuration& configuration) :
-      timelines(configuration.maxThreads),
-      correlator(configuration.changeTableSize),
-      associations(configuration.maxPeers, static_cast<int64_t>(configuration.dicomScpTimeoutSeconds) * 1000000000),
-      stats(MonotonicNowNs(), WallNowNs()),
-      recorder(stats, correlator, associations, configuration.overwriteInstances)
-    {
-    }
-
-    ThreadTimelines timelines;
-    ChangeCorrelator correlator;
-    AssociationTracker associations;
-    IngestStats stats;
-    IngestRecorder recorder;
-  };
-
   // Live until the library is unloaded: Orthanc may still run a callback while finalizing.
-  std::unique_ptr<Pipeline> pipeline;
+  std::unique_ptr<IngestPipeline> pipeline;
   PluginStatus status;
 }
 
@@ -79,14 +57,10 @@ extern "C"
 
     OrthancPluginSetDescription(context, "Times every phase of DICOM ingest and serves the breakdown at /perf/stats.");
 
-    RestTargets targets{nullptr, nullptr, nullptr, nullptr, &status};
     if (status.configuration.enable)
     {
-      pipeline.reset(new Pipeline(status.configuration));
-      status.hooks =
-        RegisterIngestHooks(status.configuration, pipeline->timelines, pipeline->recorder, pipeline->stats);
-      targets =
-        RestTargets{&pipeline->stats, &pipeline->timelines, &pipeline->correlator, &pipeline->associations, &status};
+      pipeline.reset(new IngestPipeline(status.configuration));
+      status.hooks = RegisterIngestHooks(status.configuration, *pipeline);
       if (!status.hooks.receivedInstance.registered)
       {
         OrthancSdk::LogWarning("IngestPerf: no ReceivedInstanceCallback (" + status.hooks.receivedInstance.reason +
@@ -105,7 +79,7 @@ extern "C"
       }
       OrthancSdk::LogWarning("IngestPerf: disabled by IngestPerf.Enable = false; no hook is registered");
     }
-    RegisterRestRoutes(targets);
+    RegisterRestRoutes(pipeline.get(), status);
     return 0;
   }
 

@@ -1,12 +1,9 @@
 #include "RestRoutes.h"
 
-#include "AssociationTracker.h"
-#include "ChangeCorrelator.h"
-#include "IngestStats.h"
+#include "IngestPipeline.h"
 #include "MonotonicClock.h"
 #include "OrthancSdk.h"
 #include "PluginStatus.h"
-#include "ThreadTimelines.h"
 
 #include <cstring>
 #include <string>
@@ -15,11 +12,24 @@ namespace IngestPerf
 {
   namespace
   {
-    RestTargets targets{nullptr, nullptr, nullptr, nullptr, nullptr};
+    IngestPipeline* pipeline = nullptr;
+    const PluginStatus* status = nullptr;
 
     void AnswerBadRequest(OrthancPluginRestOutput* output, const Json::Value& error)
     {
       OrthancSdk::AnswerError(output, 400, error);
+    }
+
+    // Answers 405 and returns false for any other method.
+    bool RequireMethod(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request,
+                       OrthancPluginHttpMethod method, const char* allowed)
+    {
+      if (request->method != method)
+      {
+        OrthancPluginSendMethodNotAllowed(OrthancSdk::Context(), output, allowed);
+        return false;
+      }
+      return true;
     }
 
     void AnswerStats(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
@@ -32,30 +42,28 @@ namespace IngestPerf
         return;
       }
       const int64_t now = MonotonicNowNs();
-      if (targets.stats == nullptr)
+      if (pipeline == nullptr)
       {
         const StatsSnapshot empty;
         const OpenRecords none{0, 0, 0, 0};
-        OrthancSdk::AnswerJson(output, ExportStats({empty, none, *targets.status, 0, 0}, filter));
+        OrthancSdk::AnswerJson(output, ExportStats({empty, none, *status, 0, 0}, filter));
         return;
       }
-      const StatsSnapshot snapshot = targets.stats->Snapshot(now);
-      const OpenRecords open = targets.timelines->CountOpen();
-      OrthancSdk::AnswerJson(output, ExportStats({snapshot, open, *targets.status, targets.correlator->Skipped(),
-                                                  targets.associations->Skipped()},
-                                                 filter));
+      const StatsSnapshot snapshot = pipeline->stats.Snapshot(now);
+      const OpenRecords open = pipeline->timelines.CountOpen();
+      OrthancSdk::AnswerJson(
+        output, ExportStats({snapshot, open, *status, pipeline->correlator.Skipped(), pipeline->associations.Skipped()},
+                            filter));
     }
 
     OrthancPluginErrorCode StatsRoute(OrthancPluginRestOutput* output, const char* /*url*/,
                                       const OrthancPluginHttpRequest* request)
     {
       return OrthancSdk::GuardRest(output, [&] {
-        if (request->method != OrthancPluginHttpMethod_Get)
+        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
         {
-          OrthancPluginSendMethodNotAllowed(OrthancSdk::Context(), output, "GET");
-          return;
+          AnswerStats(output, request);
         }
-        AnswerStats(output, request);
       });
     }
 
@@ -63,16 +71,15 @@ namespace IngestPerf
                                       const OrthancPluginHttpRequest* request)
     {
       return OrthancSdk::GuardRest(output, [&] {
-        if (request->method != OrthancPluginHttpMethod_Post)
+        if (!RequireMethod(output, request, OrthancPluginHttpMethod_Post, "POST"))
         {
-          OrthancPluginSendMethodNotAllowed(OrthancSdk::Context(), output, "POST");
           return;
         }
         Json::Value answer;
-        answer["reset"] = targets.stats != nullptr;
-        if (targets.stats != nullptr)
+        answer["reset"] = pipeline != nullptr;
+        if (pipeline != nullptr)
         {
-          targets.stats->Reset(MonotonicNowNs(), WallNowNs());
+          pipeline->stats.Reset(MonotonicNowNs(), WallNowNs());
         }
         OrthancSdk::AnswerJson(output, answer);
       });
@@ -123,9 +130,10 @@ namespace IngestPerf
   }
 
 
-  void RegisterRestRoutes(const RestTargets& restTargets)
+  void RegisterRestRoutes(IngestPipeline* ingestPipeline, const PluginStatus& pluginStatus)
   {
-    targets = restTargets;
+    pipeline = ingestPipeline;
+    status = &pluginStatus;
     OrthancPluginContext* context = OrthancSdk::Context();
     OrthancPluginRegisterRestCallbackNoLock(context, "/perf/stats", StatsRoute);
     OrthancPluginRegisterRestCallbackNoLock(context, "/perf/reset", ResetRoute);

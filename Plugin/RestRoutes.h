@@ -10,22 +10,11 @@
 
 namespace IngestPerf
 {
-  class IngestStats;
-  class ThreadTimelines;
-  class ChangeCorrelator;
-  class AssociationTracker;
+  struct IngestPipeline;
   struct PluginStatus;
 
-  struct RestTargets
-  {
-    IngestStats* stats;                // null when the plugin is disabled
-    ThreadTimelines* timelines;        // idem
-    ChangeCorrelator* correlator;      // idem
-    AssociationTracker* associations;  // idem
-    const PluginStatus* status;
-  };
-
-  void RegisterRestRoutes(const RestTargets& targets);
+  // `pipeline` is null when the plugin is disabled. Both must outlive the routes.
+  void RegisterRestRoutes(IngestPipeline* pipeline, const PluginStatus& status);
 
   // Validates the GET arguments of /perf/stats. On failure, fills `error` with the JSON reason.
   bool ParseStatsArguments(ExportFilter& filter, Json::Value& error, uint32_t count, const char* const* keys,

@@ -1,12 +1,8 @@
 // The whole hot path (ThreadTimelines -> InstanceTimeline -> IngestRecorder -> IngestStats) driven
 // by 16 threads at once, with readers taking snapshots all along: the counts must be exact. Run
 // under ThreadSanitizer by the test command.
-#include "AssociationTracker.h"
-#include "ChangeCorrelator.h"
-#include "IngestRecorder.h"
-#include "IngestStats.h"
+#include "IngestPipeline.h"
 #include "MonotonicClock.h"
-#include "ThreadTimelines.h"
 
 #include <gtest/gtest.h>
 
@@ -18,23 +14,15 @@ using namespace IngestPerf;
 
 namespace
 {
-  struct Pipeline
+  Configuration SmallConfiguration()
   {
-    Pipeline() :
-      timelines(64),
-      correlator(4096),
-      associations(64, 0),
-      stats(MonotonicNowNs(), WallNowNs()),
-      recorder(stats, correlator, associations, false)
-    {
-    }
-
-    ThreadTimelines timelines;
-    ChangeCorrelator correlator;
-    AssociationTracker associations;
-    IngestStats stats;
-    IngestRecorder recorder;
-  };
+    Configuration configuration;
+    configuration.maxThreads = 64;
+    configuration.changeTableSize = 4096;
+    configuration.maxPeers = 64;
+    configuration.dicomScpTimeoutSeconds = 0;
+    return configuration;
+  }
 
   StoredEvent StoredNow(Transport transport, uint64_t key, uint64_t peer)
   {
@@ -53,7 +41,7 @@ namespace
 
 TEST(PipelineConcurrency, SixteenClientsLoseNoInstance)
 {
-  Pipeline pipeline;
+  IngestPipeline pipeline(SmallConfiguration());
   constexpr int kThreads = 16;
   constexpr int kPerThread = 3000;
   std::atomic<bool> stop{false};
@@ -138,7 +126,7 @@ TEST(PipelineConcurrency, SixteenClientsLoseNoInstance)
 
 TEST(PipelineConcurrency, ThreadsThatExitGiveTheirSlotBack)
 {
-  Pipeline pipeline;
+  IngestPipeline pipeline(SmallConfiguration());
   IngestRecorder& recorder = pipeline.recorder;
   for (int round = 0; round < 20; round++)
   {

@@ -1,0 +1,25 @@
+// The objects of one data flow, built together from the configuration: per-thread timelines, the
+// recorder with its correlation tables, and the aggregate. The entry point, the tests and the
+// benchmarks build the same pipeline.
+#pragma once
+
+#include "AssociationTracker.h"
+#include "ChangeCorrelator.h"
+#include "Configuration.h"
+#include "IngestRecorder.h"
+#include "IngestStats.h"
+#include "ThreadTimelines.h"
+
+namespace IngestPerf
+{
+  struct IngestPipeline
+  {
+    explicit IngestPipeline(const Configuration& configuration);
+
+    ThreadTimelines timelines;
+    ChangeCorrelator correlator;
+    AssociationTracker associations;
+    IngestStats stats;
+    IngestRecorder recorder;
+  };
+}
