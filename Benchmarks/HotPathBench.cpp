@@ -20,7 +20,7 @@ namespace
 
 static void BM_HistogramRecord(benchmark::State& state)
 {
-  PhaseHistogram histogram;
+  PhaseHistogram histogram{};
   int64_t value = 1000;
   for (auto _ : state)
   {
@@ -45,7 +45,7 @@ static void BM_OneEvent_Filtered(benchmark::State& state)
 {
   IngestPipeline& pipeline = SharedPipeline();
   InstanceTimeline& timeline = pipeline.timelines.ForCurrentThread();
-  timeline.Received(MonotonicNowNs(), Transport::Rest, 1000, true, pipeline.recorder);
+  timeline.Received(MonotonicNowNs(), Transport::Rest, 1000, true, nullptr, pipeline.recorder);
   for (auto _ : state)
   {
     pipeline.timelines.ForCurrentThread().Filtered(MonotonicNowNs(), Transport::Rest, true, pipeline.recorder);
@@ -62,7 +62,8 @@ static void BM_FullInstance_Http(benchmark::State& state)
   {
     InstanceTimeline& timeline = pipeline.timelines.ForCurrentThread();
     timeline.HttpRequest(MonotonicNowNs(), true, true, Transport::Rest, pipeline.recorder);
-    pipeline.timelines.ForCurrentThread().Received(MonotonicNowNs(), Transport::Rest, 525000, true, pipeline.recorder);
+    pipeline.timelines.ForCurrentThread().Received(MonotonicNowNs(), Transport::Rest, 525000, true,
+                                                   "1.2.840.10008.1.2.1", pipeline.recorder);
     pipeline.timelines.ForCurrentThread().Filtered(MonotonicNowNs(), Transport::Rest, false, pipeline.recorder);
     StoredEvent event{};
     event.nowNs = MonotonicNowNs();
@@ -71,6 +72,9 @@ static void BM_FullInstance_Http(benchmark::State& state)
     event.storedBytes = 525000;
     event.instanceKey = key++;
     event.receptionSecond = event.wallNowNs / 1000000000;
+    event.labels.remoteIp = "127.0.0.1";
+    event.labels.storedSyntax = "1.2.840.10008.1.2.1";
+    event.labels.sopClass = "1.2.840.10008.5.1.4.1.1.2";
     pipeline.timelines.ForCurrentThread().Stored(event, pipeline.recorder);
     pipeline.recorder.NewInstanceChange(event.instanceKey, MonotonicNowNs());
   }

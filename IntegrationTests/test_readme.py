@@ -88,5 +88,5 @@ def test_stats_example_has_the_live_structure(readme_orthanc):
     live = readme_orthanc.stats(transport="dicom")
     same_shape(documented, live)
     # and the shell example that fetches it is the same request
-    (fetch,) = [b for b in blocks("shell") if "/perf/stats?transport=dicom" in b.group("body")]
+    (fetch,) = [b for b in blocks("shell") if "/perf/stats?transport=dicom\"" in b.group("body")]
     assert fetch

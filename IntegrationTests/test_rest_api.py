@@ -19,7 +19,7 @@ def test_bad_stats_parameter_is_400_with_json_reason(orthanc, query, parameter):
 def test_filtering_by_transport(orthanc):
     assert list(orthanc.stats(transport="dicom")["transports"]) == ["dicom"]
     assert list(orthanc.stats(transport="all")["transports"]) == ["all"]
-    assert sorted(orthanc.stats()["transports"]) == ["all", "dicom", "plugin", "rest"]
+    assert sorted(orthanc.stats()["transports"]) == ["all", "dicom", "job", "plugin", "rest"]
 
 
 def test_wrong_methods(orthanc):

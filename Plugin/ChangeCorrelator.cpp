@@ -8,7 +8,7 @@ namespace IngestPerf
   {
     std::atomic<bool> locked{false};
     bool paired = false;
-    Transport transport = Transport::Rest;
+    uint64_t labelsKey = 0;
     uint64_t key = 0;
     int64_t storedNs = 0;
     int64_t changeNs = 0;
@@ -71,9 +71,9 @@ namespace IngestPerf
   }
 
 
-  ChangeCorrelator::Pairing ChangeCorrelator::Stored(uint64_t key, int64_t storedNs, Transport transport)
+  ChangeCorrelator::Pairing ChangeCorrelator::Stored(uint64_t key, int64_t storedNs, uint64_t labelsKey)
   {
-    Pairing result{false, transport, 0};
+    Pairing result{false, labelsKey, 0};
     Entry* entry = Lock(key);
     if (entry == nullptr)
     {
@@ -90,7 +90,7 @@ namespace IngestPerf
     {
       entry->key = key;
       entry->paired = false;
-      entry->transport = transport;
+      entry->labelsKey = labelsKey;
       entry->storedNs = storedNs;
       entry->changeNs = 0;
     }
@@ -101,7 +101,7 @@ namespace IngestPerf
 
   ChangeCorrelator::Pairing ChangeCorrelator::NewInstanceChange(uint64_t key, int64_t changeNs)
   {
-    Pairing result{false, Transport::Rest, 0};
+    Pairing result{false, 0, 0};
     Entry* entry = Lock(key);
     if (entry == nullptr)
     {
@@ -110,7 +110,7 @@ namespace IngestPerf
     if (entry->key == key && entry->storedNs != 0 && !entry->paired)
     {
       result.paired = true;
-      result.transport = entry->transport;
+      result.labelsKey = entry->labelsKey;
       result.lagNs = changeNs - entry->storedNs;
       entry->paired = true;
       entry->changeNs = changeNs;

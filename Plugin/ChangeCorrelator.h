@@ -7,7 +7,6 @@
 // bounded number of times, then skipped and counted, never waited for indefinitely.
 #pragma once
 
-#include "IngestCatalogue.h"
 
 #include <atomic>
 #include <cstddef>
@@ -24,8 +23,8 @@ namespace IngestPerf
     struct Pairing
     {
       bool paired;
-      Transport transport;
-      int64_t lagNs;  // change time minus OnStored time; negative when the change came first
+      uint64_t labelsKey;  // InstanceLabels::Key() of the stored instance
+      int64_t lagNs;       // change time minus OnStored time; negative when the change came first
     };
 
     explicit ChangeCorrelator(size_t entries);
@@ -35,7 +34,7 @@ namespace IngestPerf
     // belongs to an earlier store of the same instance; `changeNs` tells when.
     bool EarlierChange(uint64_t key, int64_t startNs, int64_t& changeNs);
 
-    Pairing Stored(uint64_t key, int64_t storedNs, Transport transport);
+    Pairing Stored(uint64_t key, int64_t storedNs, uint64_t labelsKey);
     Pairing NewInstanceChange(uint64_t key, int64_t changeNs);
 
     // A "Deleted" change for the instance: its earlier store no longer makes a re-send a duplicate.

@@ -93,8 +93,8 @@ namespace IngestPerf
                                Describe(section));
     }
 
-    static const std::set<std::string> known = {"Enable", "ReceivedInstanceCallback", "MaxThreads", "ChangeTableSize",
-                                                "MaxPeers"};
+    static const std::set<std::string> known = {"Enable",   "ReceivedInstanceCallback", "MaxThreads", "ChangeTableSize",
+                                                "MaxPeers", "MaxLabelValues",           "MaxSeries"};
     for (const std::string& key : section.getMemberNames())
     {
       if (known.count(key) == 0)
@@ -115,6 +115,8 @@ namespace IngestPerf
     configuration.changeTableSize =
       ReadInteger(section, "ChangeTableSize", configuration.changeTableSize, 16, 16777216);
     configuration.maxPeers = ReadInteger(section, "MaxPeers", configuration.maxPeers, 1, 65536);
+    configuration.maxLabelValues = ReadInteger(section, "MaxLabelValues", configuration.maxLabelValues, 1, 253);
+    configuration.maxSeries = ReadInteger(section, "MaxSeries", configuration.maxSeries, 1, 65536);
     return configuration;
   }
 }

@@ -27,6 +27,8 @@ namespace IngestPerf
     size_t maxThreads = 512;
     size_t changeTableSize = 16384;
     size_t maxPeers = 256;
+    size_t maxLabelValues = 32;
+    size_t maxSeries = 128;
 
     // Read from Orthanc's own options.
     bool overwriteInstances = false;

@@ -6,7 +6,7 @@ namespace IngestPerf
 {
   namespace
   {
-    const char* const kTransportNames[kTransportCount] = {"rest", "dicom", "plugin"};
+    const char* const kTransportNames[kTransportCount] = {"rest", "dicom", "plugin", "job"};
 
     const PhaseDefinition kPhases[kPhaseCount] = {
       {"receive",
@@ -74,6 +74,10 @@ namespace IngestPerf
 
   const char* UnobservableReason(Transport transport, Phase phase)
   {
+    if (phase == Phase::Receive && transport == Transport::Job)
+    {
+      return "a job stores from a buffer it already holds: there is nothing to receive";
+    }
     if (phase == Phase::Receive && transport == Transport::Dicom)
     {
       return "DCMTK reads the whole C-STORE dataset before the first plugin hook fires; the network "

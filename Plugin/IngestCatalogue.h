@@ -11,6 +11,7 @@ namespace IngestPerf
     Rest,    // HTTP POST /instances (and peers, which use it)
     Dicom,   // DICOM C-STORE
     Plugin,  // stored by a plugin (DICOMweb STOW-RS, ...), a Lua script, WebDAV or unknown origin
+    Job,     // REST origin but no HTTP request on the thread: Orthanc's jobs (modification, ...)
     Count
   };
 

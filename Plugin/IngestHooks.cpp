@@ -65,8 +65,10 @@ namespace IngestPerf
     {
       Guarded([&] {
         const int64_t now = MonotonicNowNs();
+        char syntax[kMaxUidLength + 1];
+        const bool hasSyntax = ReadTransferSyntax(syntax, buffer, size);
         timelines->ForCurrentThread().Received(now, TransportOf(origin), size, HasPart10Header(buffer, size),
-                                               *recorder);
+                                               hasSyntax ? syntax : nullptr, *recorder);
       });
       return OrthancPluginReceivedInstanceAction_KeepAsIs;
     }
@@ -119,10 +121,16 @@ namespace IngestPerf
         {
           event.receptionSecond = -1;
         }
+        // Label values: strings owned by the instance, borrowed for the duration of this callback.
+        event.labels.remoteIp = OrthancPluginGetInstanceMetadata(context, instance, "RemoteIP");
+        event.labels.storedSyntax = OrthancPluginGetInstanceMetadata(context, instance, "TransferSyntax");
+        event.labels.sopClass = OrthancPluginGetInstanceMetadata(context, instance, "SopClassUid");
         if (event.transport == Transport::Dicom)
         {
           const char* aet = OrthancPluginGetInstanceRemoteAet(context, instance);
           event.peerKey = HashInstanceId(aet != nullptr ? aet : "");
+          event.labels.remoteAet = aet;
+          event.labels.calledAet = OrthancPluginGetInstanceMetadata(context, instance, "CalledAET");
         }
         timelines->ForCurrentThread().Stored(event, *recorder);
       });

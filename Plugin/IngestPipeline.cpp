@@ -6,10 +6,11 @@ namespace IngestPerf
 {
   IngestPipeline::IngestPipeline(const Configuration& configuration) :
     timelines(configuration.maxThreads),
+    labels(configuration.maxLabelValues),
     correlator(configuration.changeTableSize),
     associations(configuration.maxPeers, static_cast<int64_t>(configuration.dicomScpTimeoutSeconds) * 1000000000),
-    stats(MonotonicNowNs(), WallNowNs()),
-    recorder(stats, correlator, associations, configuration.overwriteInstances)
+    stats(MonotonicNowNs(), WallNowNs(), configuration.maxSeries),
+    recorder(stats, labels, correlator, associations, configuration.overwriteInstances)
   {
   }
 }

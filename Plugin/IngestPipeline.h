@@ -8,6 +8,7 @@
 #include "Configuration.h"
 #include "IngestRecorder.h"
 #include "IngestStats.h"
+#include "LabelCatalog.h"
 #include "ThreadTimelines.h"
 
 namespace IngestPerf
@@ -17,6 +18,7 @@ namespace IngestPerf
     explicit IngestPipeline(const Configuration& configuration);
 
     ThreadTimelines timelines;
+    LabelCatalog labels;
     ChangeCorrelator correlator;
     AssociationTracker associations;
     IngestStats stats;

@@ -4,9 +4,10 @@
 
 namespace IngestPerf
 {
-  IngestRecorder::IngestRecorder(IngestStats& stats, ChangeCorrelator& correlator, AssociationTracker& associations,
-                                 bool overwriteInstances) :
+  IngestRecorder::IngestRecorder(IngestStats& stats, LabelCatalog& labels, ChangeCorrelator& correlator,
+                                 AssociationTracker& associations, bool overwriteInstances) :
     stats_(stats),
+    labels_(labels),
     correlator_(correlator),
     associations_(associations),
     overwriteInstances_(overwriteInstances)
@@ -21,6 +22,7 @@ namespace IngestPerf
       (instance.transport == Transport::Dicom && instance.peerKey != 0)
         ? associations_.InstanceStored(instance.peerKey, instance.receivedNs, instance.storedNs)
         : -1;
+    const InstanceLabels labels = labels_.Intern(instance.transport, instance.labels, instance.storedBytes);
     if (!overwriteInstances_)
     {
       DuplicateEvidence evidence{instance.receptionSecond, instance.startWallNs, false, 0};
@@ -32,18 +34,18 @@ namespace IngestPerf
       }
       if (IsAlreadyStored(evidence))
       {
-        stats_.RecordAlreadyStored(instance.transport);
+        stats_.RecordOutcome(Outcome::AlreadyStored, labels);
         return;
       }
     }
-    stats_.RecordStored(instance, associationGap);
-    RecordPairing(correlator_.Stored(instance.instanceKey, instance.storedNs, instance.transport));
+    stats_.RecordStored(instance, associationGap, labels);
+    RecordPairing(correlator_.Stored(instance.instanceKey, instance.storedNs, labels.Key()));
   }
 
 
-  void IngestRecorder::InstanceAbandoned(Transport transport, Outcome outcome)
+  void IngestRecorder::InstanceAbandoned(Transport transport, Outcome outcome, const char* receivedSyntax)
   {
-    stats_.RecordOutcome(transport, outcome);
+    stats_.RecordOutcome(outcome, labels_.InternAbandoned(transport, receivedSyntax));
   }
 
 
@@ -65,13 +67,14 @@ namespace IngestPerf
     {
       return;
     }
+    const InstanceLabels labels = InstanceLabels::FromKey(pairing.labelsKey);
     if (pairing.lagNs >= 0)
     {
-      stats_.RecordChangeDispatch(pairing.transport, pairing.lagNs);
+      stats_.RecordChangeDispatch(labels, pairing.lagNs);
     }
     else
     {
-      stats_.RecordChangeBeforeStored(pairing.transport);
+      stats_.RecordChangeBeforeStored(labels);
     }
   }
 }

@@ -7,6 +7,7 @@
 #include "AssociationTracker.h"
 #include "ChangeCorrelator.h"
 #include "IngestStats.h"
+#include "LabelCatalog.h"
 #include "InstanceTimeline.h"
 
 namespace IngestPerf
@@ -14,11 +15,11 @@ namespace IngestPerf
   class IngestRecorder : public TimelineSink
   {
   public:
-    IngestRecorder(IngestStats& stats, ChangeCorrelator& correlator, AssociationTracker& associations,
-                   bool overwriteInstances);
+    IngestRecorder(IngestStats& stats, LabelCatalog& labels, ChangeCorrelator& correlator,
+                   AssociationTracker& associations, bool overwriteInstances);
 
     void InstanceCompleted(const CompletedInstance& instance) override;
-    void InstanceAbandoned(Transport transport, Outcome outcome) override;
+    void InstanceAbandoned(Transport transport, Outcome outcome, const char* receivedSyntax) override;
 
     void NewInstanceChange(uint64_t instanceKey, int64_t nowNs);
     void InstanceDeleted(uint64_t instanceKey);
@@ -27,6 +28,7 @@ namespace IngestPerf
     void RecordPairing(const ChangeCorrelator::Pairing& pairing);
 
     IngestStats& stats_;
+    LabelCatalog& labels_;
     ChangeCorrelator& correlator_;
     AssociationTracker& associations_;
     bool overwriteInstances_;

@@ -1,60 +1,65 @@
-// The aggregate: per transport, one histogram per phase, instance sizes, outcome counters and a
-// per-second rate window. Fixed memory (about 1 MiB), whatever the number of instances. Every
-// write is an atomic operation on this object; there is no lock. Readers take a StatsSnapshot.
+// The aggregate: one SeriesStats per transport (with a per-second rate window) for the default
+// answer, and a SeriesTable of labelled series for filters and groupBy. Memory is fixed by the
+// configuration, whatever the number of instances. Every write is an atomic operation; there is
+// no lock. Readers take snapshots.
 #pragma once
 
 #include "IngestCatalogue.h"
-#include "PhaseHistogram.h"
+#include "InstanceLabels.h"
 #include "RateWindow.h"
+#include "SeriesStats.h"
+#include "SeriesTable.h"
 #include "StatsSnapshot.h"
 
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <vector>
 
 namespace IngestPerf
 {
   struct CompletedInstance;
 
+  struct LabelledSnapshot
+  {
+    InstanceLabels labels;
+    TransportSnapshot stats;
+  };
+
   class IngestStats
   {
   public:
-    IngestStats(int64_t nowNs, int64_t wallNowNs);
+    IngestStats(int64_t nowNs, int64_t wallNowNs, size_t maxSeries);
     IngestStats(const IngestStats&) = delete;
     IngestStats& operator=(const IngestStats&) = delete;
 
-    // associationGapNs: -1 when not measured
-    void RecordStored(const CompletedInstance& instance, int64_t associationGapNs);
-    void RecordAlreadyStored(Transport transport);
-    void RecordOutcome(Transport transport, Outcome outcome);
-    void RecordChangeDispatch(Transport transport, int64_t lagNs);
-    void RecordChangeBeforeStored(Transport transport);
+    // associationGapNs: -1 when not measured. The transport is the one of the labels.
+    void RecordStored(const CompletedInstance& instance, int64_t associationGapNs, const InstanceLabels& labels);
+    void RecordOutcome(Outcome outcome, const InstanceLabels& labels);
+    void RecordChangeDispatch(const InstanceLabels& labels, int64_t lagNs);
+    void RecordChangeBeforeStored(const InstanceLabels& labels);
     void RecordCallbackError();
 
     void Reset(int64_t nowNs, int64_t wallNowNs);
 
     StatsSnapshot Snapshot(int64_t nowNs) const;
+    // The labelled series whose labels pass `filter` (all when empty).
+    std::vector<LabelledSnapshot> SnapshotSeries(const std::function<bool(const InstanceLabels&)>& filter) const;
+
+    const SeriesTable& Series() const { return series_; }
 
   private:
     struct PerTransport
     {
-      std::array<PhaseHistogram, kPhaseCount> phases;
-      PhaseHistogram receivedBytes;
-      PhaseHistogram storedBytes;
-      std::array<std::atomic<uint64_t>, kOutcomeCount> outcomes;
-      std::atomic<uint64_t> storedWithoutTimeline;
-      std::atomic<uint64_t> changesBeforeStored;
-      std::atomic<uint64_t> transcodeAttempts;
-      std::atomic<int64_t> firstStartNs;
-      std::atomic<int64_t> lastStoredNs;
+      SeriesStats stats;
       RateWindow rate;
-
-      void Reset();
     };
 
-    PerTransport& For(Transport transport) { return transports_[static_cast<size_t>(transport)]; }
+    PerTransport& For(const InstanceLabels& labels) { return transports_[static_cast<size_t>(labels.GetTransport())]; }
 
     std::array<PerTransport, kTransportCount> transports_;
+    SeriesTable series_;
     std::atomic<uint64_t> callbackErrors_;
     std::atomic<int64_t> resetNs_;
     std::atomic<int64_t> resetWallNs_;

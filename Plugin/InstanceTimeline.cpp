@@ -1,5 +1,7 @@
 #include "InstanceTimeline.h"
 
+#include <cstring>
+
 namespace IngestPerf
 {
   InstanceTimeline::InstanceTimeline() :
@@ -24,6 +26,7 @@ namespace IngestPerf
     receivedNs_ = 0;
     filteredNs_ = 0;
     receivedBytes_ = 0;
+    receivedSyntax_[0] = '\0';
     openSinceNs_.store(0, std::memory_order_relaxed);
   }
 
@@ -33,15 +36,16 @@ namespace IngestPerf
     switch (stage_)
     {
       case Stage::Received:
-        sink.InstanceAbandoned(transport_, hasPart10Header_ ? Outcome::DiscardedBeforeFilter : Outcome::NotDicom);
+        sink.InstanceAbandoned(transport_, hasPart10Header_ ? Outcome::DiscardedBeforeFilter : Outcome::NotDicom,
+                               ReceivedSyntax());
         break;
       case Stage::Filtered:
-        sink.InstanceAbandoned(transport_, Outcome::DiscardedAfterFilter);
+        sink.InstanceAbandoned(transport_, Outcome::DiscardedAfterFilter, ReceivedSyntax());
         break;
       case Stage::HttpRequestOpen:
         if (httpIngestRoute_ && httpInstances_ == 0)
         {
-          sink.InstanceAbandoned(httpRouteTransport_, Outcome::RequestWithoutInstance);
+          sink.InstanceAbandoned(httpRouteTransport_, Outcome::RequestWithoutInstance, nullptr);
         }
         break;
       case Stage::Idle:
@@ -95,9 +99,11 @@ namespace IngestPerf
     {
       httpInstances_++;
     }
-    transport_ = transport;
+    // A REST-origin store outside any HTTP request comes from one of Orthanc's jobs.
+    transport_ = (transport == Transport::Rest && !httpActive_) ? Transport::Job : transport;
     transcodeAttempted_ = false;
     hasPart10Header_ = true;
+    receivedSyntax_[0] = '\0';
     receivedBytes_ = 0;
     receivedNs_ = 0;
     filteredNs_ = 0;
@@ -106,7 +112,7 @@ namespace IngestPerf
 
 
   void InstanceTimeline::Received(int64_t nowNs, Transport transport, uint64_t bytes, bool hasPart10Header,
-                                  TimelineSink& sink)
+                                  const char* receivedSyntax, TimelineSink& sink)
   {
     if (stage_ == Stage::Received || stage_ == Stage::Filtered)
     {
@@ -117,6 +123,11 @@ namespace IngestPerf
     receivedNs_ = nowNs;
     receivedBytes_ = bytes;
     hasPart10Header_ = hasPart10Header;
+    if (receivedSyntax != nullptr)
+    {
+      strncpy(receivedSyntax_, receivedSyntax, kMaxUidLength);
+      receivedSyntax_[kMaxUidLength] = '\0';
+    }
   }
 
 
@@ -151,12 +162,13 @@ namespace IngestPerf
   void InstanceTimeline::Stored(const StoredEvent& event, TimelineSink& sink)
   {
     CompletedInstance instance{};
-    instance.transport = event.transport;
+    instance.transport = (event.transport == Transport::Rest && !httpActive_) ? Transport::Job : event.transport;
     instance.storedNs = event.nowNs;
     instance.storedBytes = event.storedBytes;
     instance.instanceKey = event.instanceKey;
     instance.receptionSecond = event.receptionSecond;
     instance.peerKey = event.peerKey;
+    instance.labels = event.labels;
 
     const bool open = (stage_ == Stage::Received || stage_ == Stage::Filtered);
     instance.hasTimeline = open;
@@ -168,6 +180,7 @@ namespace IngestPerf
       instance.receivedNs = receivedNs_;
       instance.filteredNs = filteredNs_;
       instance.receivedBytes = receivedBytes_;
+      instance.labels.receivedSyntax = ReceivedSyntax();
     }
     else
     {

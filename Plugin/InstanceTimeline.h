@@ -8,7 +8,9 @@
 // Nothing here allocates, locks or does I/O.
 #pragma once
 
+#include "DicomMetaHeader.h"
 #include "IngestCatalogue.h"
+#include "LabelCatalog.h"
 
 #include <atomic>
 #include <cstdint>
@@ -32,6 +34,7 @@ namespace IngestPerf
     uint64_t instanceKey;     // hash of the Orthanc instance id
     int64_t receptionSecond;  // "ReceptionDate" metadata as UTC epoch seconds, -1 if unknown
     uint64_t peerKey;         // hash of the calling AET for C-STORE, 0 otherwise
+    RawLabels labels;         // borrowed strings, valid while the sink handles the instance
   };
 
   struct StoredEvent
@@ -43,6 +46,7 @@ namespace IngestPerf
     uint64_t instanceKey;
     int64_t receptionSecond;
     uint64_t peerKey;  // hash of the calling AET for C-STORE, 0 otherwise
+    RawLabels labels;  // receivedSyntax is filled by the timeline
   };
 
   class TimelineSink
@@ -50,7 +54,8 @@ namespace IngestPerf
   public:
     virtual ~TimelineSink() = default;
     virtual void InstanceCompleted(const CompletedInstance& instance) = 0;
-    virtual void InstanceAbandoned(Transport transport, Outcome outcome) = 0;
+    // receivedSyntax: nullptr when unknown; valid during the call only.
+    virtual void InstanceAbandoned(Transport transport, Outcome outcome, const char* receivedSyntax) = 0;
   };
 
   class InstanceTimeline
@@ -62,7 +67,9 @@ namespace IngestPerf
     void Reset();
 
     void HttpRequest(int64_t nowNs, bool isPost, bool isIngestRoute, Transport routeTransport, TimelineSink& sink);
-    void Received(int64_t nowNs, Transport transport, uint64_t bytes, bool hasPart10Header, TimelineSink& sink);
+    // receivedSyntax: the transfer syntax read from the meta header, nullptr if none.
+    void Received(int64_t nowNs, Transport transport, uint64_t bytes, bool hasPart10Header, const char* receivedSyntax,
+                  TimelineSink& sink);
     void TranscodeStarted(int64_t nowNs);
     void Filtered(int64_t nowNs, Transport transport, bool isCStoreFilter, TimelineSink& sink);
     void Stored(const StoredEvent& event, TimelineSink& sink);
@@ -83,6 +90,7 @@ namespace IngestPerf
     };
 
     void AbandonOpenRecord(TimelineSink& sink);
+    const char* ReceivedSyntax() const { return receivedSyntax_[0] == '\0' ? nullptr : receivedSyntax_; }
     void OpenInstance(int64_t nowNs, Transport transport);
 
     Stage stage_;
@@ -98,6 +106,7 @@ namespace IngestPerf
     int64_t receivedNs_;
     int64_t filteredNs_;
     uint64_t receivedBytes_;
+    char receivedSyntax_[kMaxUidLength + 1];
     std::atomic<int64_t> openSinceNs_;
   };
 }

@@ -1,5 +1,6 @@
 #include "JsonExporter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 
@@ -62,7 +63,8 @@ namespace IngestPerf
       return rate;
     }
 
-    Json::Value ExportTransport(const TransportSnapshot& transport, const PluginStatus& status, const Transport* which)
+    Json::Value ExportTransport(const TransportSnapshot& transport, const PluginStatus& status, const Transport* which,
+                                bool includeRates = true)
     {
       Json::Value result;
 
@@ -80,8 +82,11 @@ namespace IngestPerf
       throughput["activeSeconds"] = Round(static_cast<double>(span) / 1e9, 0.000001);
       throughput["instancesPerSecond"] = PerSecond(static_cast<double>(stored), span);
       throughput["megabytesPerSecond"] = PerSecond(static_cast<double>(transport.storedBytes.Sum()) / 1e6, span);
-      throughput["last10s"] = ExportRate(transport.last10sInstances, transport.last10sBytes, 10);
-      throughput["last60s"] = ExportRate(transport.last60sInstances, transport.last60sBytes, 60);
+      if (includeRates)
+      {
+        throughput["last10s"] = ExportRate(transport.last10sInstances, transport.last10sBytes, 10);
+        throughput["last60s"] = ExportRate(transport.last60sInstances, transport.last60sBytes, 60);
+      }
 
       result["bytesPerInstance"]["received"] = ExportHistogram(transport.receivedBytes, false);
       result["bytesPerInstance"]["stored"] = ExportHistogram(transport.storedBytes, false);
@@ -171,6 +176,156 @@ namespace IngestPerf
   }
 
 
+  namespace
+  {
+    Json::Value ExportLabels(const LabelCatalog& catalog, const SeriesInfo& info)
+    {
+      Json::Value labels;
+      for (size_t d = 0; d < kLabelDimensions; d++)
+      {
+        const LabelDimension dimension = static_cast<LabelDimension>(d);
+        const LabelDictionary* dictionary = catalog.DictionaryOf(dimension);
+        if (dictionary == nullptr)
+        {
+          continue;
+        }
+        Json::Value& target = labels[LabelDimensionName(dimension)];
+        target["capacity"] = Json::UInt64(dictionary->Capacity());
+        target["overflowed"] = Json::UInt64(dictionary->Overflowed());
+        target["values"] = Json::arrayValue;
+        for (size_t i = 0; i < dictionary->Capacity(); i++)
+        {
+          const LabelId id = static_cast<LabelId>(kFirstValueLabel + i);
+          const std::string name = dictionary->Name(id);
+          if (name != "(other)")
+          {
+            target["values"].append(name);
+          }
+        }
+      }
+      Json::Value& series = labels["series"];
+      series["capacity"] = Json::UInt64(info.capacity);
+      series["used"] = Json::UInt64(info.used);
+      series["overflowed"] = Json::UInt64(info.overflowed);
+      series["bytesEach"] = Json::UInt64(info.bytesPerSeries);
+      return labels;
+    }
+
+    void ExportSeriesView(Json::Value& result, const ExportInput& input, const ExportFilter& filter)
+    {
+      const LabelCatalog& catalog = *input.catalog;
+      const std::vector<LabelledSnapshot>& series = *input.series;
+
+      Json::Value& query = result["query"];
+      query["filters"] = Json::objectValue;
+      if (filter.scope == ExportFilter::Scope::Single)
+      {
+        query["filters"]["transport"] = TransportName(filter.transport);
+      }
+      for (const auto& label : filter.labels)
+      {
+        query["filters"][LabelDimensionName(label.first)] = label.second;
+      }
+      query["groupBy"] = filter.hasGroupBy ? Json::Value(LabelDimensionName(filter.groupBy)) : Json::Value();
+      query["seriesMatched"] = Json::UInt64(series.size());
+
+      std::array<TransportSnapshot, kTransportCount> perTransport;
+      std::vector<std::pair<LabelId, TransportSnapshot>> groups;
+      for (const LabelledSnapshot& item : series)
+      {
+        perTransport[static_cast<size_t>(item.labels.GetTransport())].Merge(item.stats);
+        if (filter.hasGroupBy)
+        {
+          const LabelId id = item.labels.Get(filter.groupBy);
+          auto group = std::find_if(groups.begin(), groups.end(), [id](const auto& g) { return g.first == id; });
+          if (group == groups.end())
+          {
+            groups.emplace_back(id, TransportSnapshot());
+            group = groups.end() - 1;
+          }
+          group->second.Merge(item.stats);
+        }
+      }
+
+      Json::Value& transports = result["transports"];
+      transports = Json::objectValue;
+      TransportSnapshot all;
+      for (size_t t = 0; t < kTransportCount; t++)
+      {
+        const Transport transport = static_cast<Transport>(t);
+        all.Merge(perTransport[t]);
+        if (filter.scope == ExportFilter::Scope::Every ||
+            (filter.scope == ExportFilter::Scope::Single && transport == filter.transport))
+        {
+          transports[TransportName(transport)] = ExportTransport(perTransport[t], input.status, &transport, false);
+        }
+      }
+      if (filter.scope != ExportFilter::Scope::Single)
+      {
+        transports["all"] = ExportTransport(all, input.status, nullptr, false);
+      }
+
+      if (filter.hasGroupBy)
+      {
+        std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+          return a.second.outcomes[static_cast<size_t>(Outcome::Stored)] >
+                 b.second.outcomes[static_cast<size_t>(Outcome::Stored)];
+        });
+        Json::Value& list = result["groups"];
+        list = Json::arrayValue;
+        for (const auto& group : groups)
+        {
+          const bool isTransport = filter.groupBy == LabelDimension::Transport;
+          const Transport transport = static_cast<Transport>(group.first - kFirstValueLabel);
+          Json::Value value = ExportTransport(group.second, input.status, isTransport ? &transport : nullptr, false);
+          value["labels"][LabelDimensionName(filter.groupBy)] = catalog.Name(filter.groupBy, group.first);
+          list.append(value);
+        }
+      }
+    }
+  }
+
+
+  std::function<bool(const InstanceLabels&)> MakeSeriesPredicate(const ExportFilter& filter,
+                                                                 const LabelCatalog& catalog)
+  {
+    std::vector<std::pair<LabelDimension, LabelId>> wanted;
+    bool impossible = false;
+    if (filter.scope == ExportFilter::Scope::Single)
+    {
+      InstanceLabels transportOnly;
+      transportOnly.SetTransport(filter.transport);
+      wanted.emplace_back(LabelDimension::Transport, transportOnly.Get(LabelDimension::Transport));
+    }
+    for (const auto& label : filter.labels)
+    {
+      LabelId id;
+      if (catalog.Find(label.first, label.second, id))
+      {
+        wanted.emplace_back(label.first, id);
+      }
+      else
+      {
+        impossible = true;  // a value never seen: matches nothing (yet)
+      }
+    }
+    return [wanted, impossible](const InstanceLabels& labels) {
+      if (impossible)
+      {
+        return false;
+      }
+      for (const auto& condition : wanted)
+      {
+        if (labels.Get(condition.first) != condition.second)
+        {
+          return false;
+        }
+      }
+      return true;
+    };
+  }
+
+
   double NanosecondsToMilliseconds(int64_t ns)
   {
     return static_cast<double>(std::llround(static_cast<double>(ns) / 100.0)) / 10000.0;
@@ -234,6 +389,8 @@ namespace IngestPerf
     effective["MaxThreads"] = Json::UInt64(configuration.maxThreads);
     effective["ChangeTableSize"] = Json::UInt64(configuration.changeTableSize);
     effective["MaxPeers"] = Json::UInt64(configuration.maxPeers);
+    effective["MaxLabelValues"] = Json::UInt64(configuration.maxLabelValues);
+    effective["MaxSeries"] = Json::UInt64(configuration.maxSeries);
     Json::Value& orthanc = result["orthancOptions"];
     orthanc["OverwriteInstances"] = configuration.overwriteInstances;
     orthanc["DicomScpTimeout"] = configuration.dicomScpTimeoutSeconds;
@@ -260,6 +417,19 @@ namespace IngestPerf
     result["errors"]["callbackExceptions"] = Json::UInt64(snapshot.callbackErrors);
     result["errors"]["changeCorrelationSkipped"] = Json::UInt64(input.correlationSkipped);
     result["errors"]["associationTrackingSkipped"] = Json::UInt64(input.associationSkipped);
+
+    if (input.catalog != nullptr)
+    {
+      result["labels"] = ExportLabels(*input.catalog, input.seriesInfo);
+    }
+
+    if (filter.UsesSeries() && input.catalog != nullptr && input.series != nullptr)
+    {
+      ExportSeriesView(result, input, filter);
+      result["unobservable"] = ExportUnobservable();
+      result["definitions"] = ExportDefinitions();
+      return result;
+    }
 
     Json::Value& transports = result["transports"];
     transports = Json::objectValue;

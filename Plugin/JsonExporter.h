@@ -3,11 +3,18 @@
 #pragma once
 
 #include "IngestCatalogue.h"
+#include "IngestStats.h"
+#include "LabelCatalog.h"
 #include "PluginStatus.h"
 #include "StatsSnapshot.h"
 #include "ThreadTimelines.h"
 
 #include <json/value.h>
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace IngestPerf
 {
@@ -21,6 +28,22 @@ namespace IngestPerf
     };
     Scope scope = Scope::Every;
     Transport transport = Transport::Rest;
+
+    // Label filters other than transport (exact values, "(other)" and "(none)" included), and
+    // the dimension to group by. Either one switches to the labelled series.
+    std::vector<std::pair<LabelDimension, std::string>> labels;
+    bool hasGroupBy = false;
+    LabelDimension groupBy = LabelDimension::Transport;
+
+    bool UsesSeries() const { return !labels.empty() || hasGroupBy; }
+  };
+
+  struct SeriesInfo
+  {
+    size_t capacity = 0;
+    size_t used = 0;
+    uint64_t overflowed = 0;
+    size_t bytesPerSeries = 0;
   };
 
   struct ExportInput
@@ -30,7 +53,14 @@ namespace IngestPerf
     const PluginStatus& status;
     uint64_t correlationSkipped;
     uint64_t associationSkipped;
+    const LabelCatalog* catalog;  // null when the plugin is disabled
+    SeriesInfo seriesInfo;
+    const std::vector<LabelledSnapshot>* series;  // the matching series, when filter.UsesSeries()
   };
+
+  // Which labelled series a filter selects (transport scope and label filters).
+  std::function<bool(const InstanceLabels&)> MakeSeriesPredicate(const ExportFilter& filter,
+                                                                 const LabelCatalog& catalog);
 
   Json::Value ExportStats(const ExportInput& input, const ExportFilter& filter);
 

@@ -53,12 +53,6 @@ namespace IngestPerf
   }
 
 
-  PhaseHistogram::PhaseHistogram()
-  {
-    Reset();
-  }
-
-
   void PhaseHistogram::Record(int64_t value)
   {
     const uint64_t v = value < 0 ? 0 : static_cast<uint64_t>(value);
@@ -71,8 +65,10 @@ namespace IngestPerf
     }
     sum_.fetch_add(v, std::memory_order_relaxed);
 
-    int64_t currentMin = min_.load(std::memory_order_relaxed);
-    while (signedValue < currentMin && !min_.compare_exchange_weak(currentMin, signedValue, std::memory_order_relaxed))
+    const int64_t inverted = std::numeric_limits<int64_t>::max() - signedValue;
+    int64_t currentInverted = invertedMin_.load(std::memory_order_relaxed);
+    while (inverted > currentInverted &&
+           !invertedMin_.compare_exchange_weak(currentInverted, inverted, std::memory_order_relaxed))
     {
     }
     int64_t currentMax = max_.load(std::memory_order_relaxed);
@@ -92,7 +88,7 @@ namespace IngestPerf
     }
     sum_.store(0, std::memory_order_relaxed);
     saturated_.store(0, std::memory_order_relaxed);
-    min_.store(std::numeric_limits<int64_t>::max(), std::memory_order_relaxed);
+    invertedMin_.store(0, std::memory_order_relaxed);
     max_.store(0, std::memory_order_relaxed);
     count_.store(0, std::memory_order_release);
   }
@@ -118,7 +114,7 @@ namespace IngestPerf
     snapshot.count_ = bucketTotal;
     snapshot.sum_ = sum_.load(std::memory_order_relaxed);
     snapshot.saturated_ = saturated_.load(std::memory_order_relaxed);
-    snapshot.min_ = min_.load(std::memory_order_relaxed);
+    snapshot.min_ = std::numeric_limits<int64_t>::max() - invertedMin_.load(std::memory_order_relaxed);
     snapshot.max_ = max_.load(std::memory_order_relaxed);
     return snapshot;
   }

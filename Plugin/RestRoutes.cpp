@@ -46,14 +46,22 @@ namespace IngestPerf
       {
         const StatsSnapshot empty;
         const OpenRecords none{0, 0, 0, 0};
-        OrthancSdk::AnswerJson(output, ExportStats({empty, none, *status, 0, 0}, filter));
+        OrthancSdk::AnswerJson(output,
+                               ExportStats({empty, none, *status, 0, 0, nullptr, SeriesInfo(), nullptr}, filter));
         return;
       }
       const StatsSnapshot snapshot = pipeline->stats.Snapshot(now);
       const OpenRecords open = pipeline->timelines.CountOpen();
-      OrthancSdk::AnswerJson(
-        output, ExportStats({snapshot, open, *status, pipeline->correlator.Skipped(), pipeline->associations.Skipped()},
-                            filter));
+      const SeriesTable& table = pipeline->stats.Series();
+      const SeriesInfo info{table.Capacity(), table.Used(), table.Overflowed(), SeriesTable::BytesPerSeries()};
+      std::vector<LabelledSnapshot> series;
+      if (filter.UsesSeries())
+      {
+        series = pipeline->stats.SnapshotSeries(MakeSeriesPredicate(filter, pipeline->labels));
+      }
+      OrthancSdk::AnswerJson(output, ExportStats({snapshot, open, *status, pipeline->correlator.Skipped(),
+                                                  pipeline->associations.Skipped(), &pipeline->labels, info, &series},
+                                                 filter));
     }
 
     OrthancPluginErrorCode StatsRoute(OrthancPluginRestOutput* output, const char* /*url*/,
@@ -87,15 +95,101 @@ namespace IngestPerf
   }
 
 
+  namespace
+  {
+    int HexValue(char c)
+    {
+      if (c >= '0' && c <= '9')
+      {
+        return c - '0';
+      }
+      if (c >= 'a' && c <= 'f')
+      {
+        return c - 'a' + 10;
+      }
+      if (c >= 'A' && c <= 'F')
+      {
+        return c - 'A' + 10;
+      }
+      return -1;
+    }
+
+    Json::Value AllowedParameters()
+    {
+      Json::Value allowed = Json::arrayValue;
+      allowed.append("groupBy");
+      for (size_t d = 0; d < kLabelDimensions; d++)
+      {
+        allowed.append(LabelDimensionName(static_cast<LabelDimension>(d)));
+      }
+      return allowed;
+    }
+
+    bool Fail(Json::Value& error, const std::string& message, const std::string& parameter, const Json::Value& allowed)
+    {
+      error["error"] = message;
+      error["parameter"] = parameter;
+      error["allowed"] = allowed;
+      return false;
+    }
+  }
+
+
+  std::string DecodeQueryComponent(const char* text)
+  {
+    std::string decoded;
+    for (const char* c = text; c != nullptr && *c != '\0'; c++)
+    {
+      const int high = (c[0] == '%' && c[1] != '\0') ? HexValue(c[1]) : -1;
+      const int low = (high >= 0 && c[2] != '\0') ? HexValue(c[2]) : -1;
+      if (high >= 0 && low >= 0)
+      {
+        decoded += static_cast<char>(high * 16 + low);
+        c += 2;
+      }
+      else
+      {
+        decoded += (*c == '+') ? ' ' : *c;
+      }
+    }
+    return decoded;
+  }
+
+
   bool ParseStatsArguments(ExportFilter& filter, Json::Value& error, uint32_t count, const char* const* keys,
                            const char* const* values)
   {
     filter = ExportFilter();
+    bool seen[kLabelDimensions + 1] = {};
     for (uint32_t i = 0; i < count; i++)
     {
-      const std::string key = keys[i];
-      const std::string value = values[i] != nullptr ? values[i] : "";
-      if (key == "transport")
+      // Orthanc 1.10.1 hands GET arguments to plugins still percent-encoded.
+      const std::string key = DecodeQueryComponent(keys[i]);
+      const std::string value = DecodeQueryComponent(values[i]);
+      LabelDimension dimension = LabelDimension::Transport;
+      const bool isGroupBy = (key == "groupBy");
+      if (!isGroupBy && !ParseLabelDimension(dimension, key.c_str()))
+      {
+        return Fail(error, "unknown parameter '" + key + "'", key, AllowedParameters());
+      }
+      bool& already = seen[isGroupBy ? kLabelDimensions : static_cast<size_t>(dimension)];
+      if (already)
+      {
+        return Fail(error, "parameter '" + key + "' given twice", key, AllowedParameters());
+      }
+      already = true;
+
+      if (isGroupBy)
+      {
+        if (!ParseLabelDimension(filter.groupBy, value.c_str()))
+        {
+          Json::Value allowed = AllowedParameters();
+          allowed.removeIndex(0, nullptr);  // "groupBy" itself
+          return Fail(error, "invalid value '" + value + "' for parameter 'groupBy'", key, allowed);
+        }
+        filter.hasGroupBy = true;
+      }
+      else if (dimension == LabelDimension::Transport)
       {
         if (value == "all")
         {
@@ -107,23 +201,24 @@ namespace IngestPerf
         }
         else
         {
-          error["error"] = "invalid value '" + value + "' for parameter 'transport'";
-          error["parameter"] = "transport";
-          Json::Value& allowed = error["allowed"];
+          Json::Value allowed = Json::arrayValue;
           for (size_t t = 0; t < kTransportCount; t++)
           {
             allowed.append(TransportName(static_cast<Transport>(t)));
           }
           allowed.append("all");
-          return false;
+          return Fail(error, "invalid value '" + value + "' for parameter 'transport'", key, allowed);
         }
+      }
+      else if (value.empty() || value.size() > LabelDictionary::kMaxValueLength)
+      {
+        Json::Value allowed = Json::arrayValue;
+        allowed.append("a label value of 1 to 64 characters, \"(none)\" or \"(other)\"");
+        return Fail(error, "invalid value '" + value + "' for parameter '" + key + "'", key, allowed);
       }
       else
       {
-        error["error"] = "unknown parameter '" + key + "'";
-        error["parameter"] = key;
-        error["allowed"].append("transport");
-        return false;
+        filter.labels.emplace_back(dimension, value);
       }
     }
     return true;

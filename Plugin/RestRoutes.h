@@ -7,6 +7,7 @@
 #include <json/value.h>
 
 #include <cstdint>
+#include <string>
 
 namespace IngestPerf
 {
@@ -15,6 +16,9 @@ namespace IngestPerf
 
   // `pipeline` is null when the plugin is disabled. Both must outlive the routes.
   void RegisterRestRoutes(IngestPipeline* pipeline, const PluginStatus& status);
+
+  // Percent-decodes a query key or value ('+' is a space).
+  std::string DecodeQueryComponent(const char* text);
 
   // Validates the GET arguments of /perf/stats. On failure, fills `error` with the JSON reason.
   bool ParseStatsArguments(ExportFilter& filter, Json::Value& error, uint32_t count, const char* const* keys,

@@ -11,10 +11,10 @@ TEST(ChangeCorrelator, PairsStoredThenChange)
 {
   ChangeCorrelator correlator(1024);
   const uint64_t key = HashInstanceId("f4dc202a-59ab0062-40b2d5e9-097c9d69-22be2c9b");
-  EXPECT_FALSE(correlator.Stored(key, 1000, Transport::Dicom).paired);
+  EXPECT_FALSE(correlator.Stored(key, 1000, 77).paired);
   const ChangeCorrelator::Pairing pairing = correlator.NewInstanceChange(key, 1700);
   ASSERT_TRUE(pairing.paired);
-  EXPECT_EQ(Transport::Dicom, pairing.transport);
+  EXPECT_EQ(77u, pairing.labelsKey);
   EXPECT_EQ(700, pairing.lagNs);
   // A second change for the same store is not paired again.
   EXPECT_FALSE(correlator.NewInstanceChange(key, 1800).paired);
@@ -26,10 +26,10 @@ TEST(ChangeCorrelator, ChangeBeforeStoredGivesANegativeLag)
   ChangeCorrelator correlator(1024);
   const uint64_t key = HashInstanceId("a");
   EXPECT_FALSE(correlator.NewInstanceChange(key, 900).paired);
-  const ChangeCorrelator::Pairing pairing = correlator.Stored(key, 1000, Transport::Rest);
+  const ChangeCorrelator::Pairing pairing = correlator.Stored(key, 1000, 88);
   ASSERT_TRUE(pairing.paired);
   EXPECT_EQ(-100, pairing.lagNs);
-  EXPECT_EQ(Transport::Rest, pairing.transport);
+  EXPECT_EQ(88u, pairing.labelsKey);
 }
 
 
@@ -37,7 +37,7 @@ TEST(ChangeCorrelator, RemembersChangesForDuplicateDetection)
 {
   ChangeCorrelator correlator(1024);
   const uint64_t key = HashInstanceId("b");
-  correlator.Stored(key, 1000, Transport::Rest);
+  correlator.Stored(key, 1000, 88);
   correlator.NewInstanceChange(key, 1100);
   int64_t changeNs = 0;
   EXPECT_TRUE(correlator.EarlierChange(key, 5000, changeNs));  // a later ingest of the same instance
@@ -57,8 +57,8 @@ TEST(ChangeCorrelator, AnotherInstanceOnTheSameEntryReplacesIt)
   ChangeCorrelator correlator(16);
   const uint64_t first = 5;
   const uint64_t second = 5 + 16;  // same entry
-  correlator.Stored(first, 100, Transport::Rest);
-  correlator.Stored(second, 200, Transport::Dicom);
+  correlator.Stored(first, 100, 1);
+  correlator.Stored(second, 200, 2);
   EXPECT_FALSE(correlator.NewInstanceChange(first, 300).paired);   // evicted: never a wrong pairing
   EXPECT_FALSE(correlator.NewInstanceChange(second, 400).paired);  // and `first` replaced it in turn
 }
@@ -79,7 +79,7 @@ TEST(ChangeCorrelator, ConcurrentStoredAndChangeThreadsAreSafe)
   std::thread storing([&] {
     for (int i = 1; i <= kInstances; i++)
     {
-      paired += correlator.Stored(static_cast<uint64_t>(i), i * 10, Transport::Rest).paired ? 1 : 0;
+      paired += correlator.Stored(static_cast<uint64_t>(i), i * 10, 1).paired ? 1 : 0;
     }
   });
   std::thread changes([&] {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 using namespace IngestPerf;
@@ -15,6 +16,7 @@ namespace
   {
     Transport transport;
     Outcome outcome;
+    std::string receivedSyntax;
   };
 
   class RecordingSink : public TimelineSink
@@ -24,7 +26,10 @@ namespace
     std::vector<Abandoned> abandoned;
 
     void InstanceCompleted(const CompletedInstance& instance) override { completed.push_back(instance); }
-    void InstanceAbandoned(Transport transport, Outcome outcome) override { abandoned.push_back({transport, outcome}); }
+    void InstanceAbandoned(Transport transport, Outcome outcome, const char* receivedSyntax) override
+    {
+      abandoned.push_back({transport, outcome, receivedSyntax != nullptr ? receivedSyntax : ""});
+    }
   };
 
   StoredEvent Stored(int64_t nowNs, Transport transport, uint64_t key = 42, uint64_t peer = 0)
@@ -48,7 +53,7 @@ TEST(InstanceTimeline, HttpInstancePhasesAddUpToTheTotal)
   RecordingSink sink;
   timeline.HttpRequest(100 * kMs, true, true, Transport::Rest, sink);
   EXPECT_EQ(100 * kMs, timeline.OpenSinceNs());
-  timeline.Received(103 * kMs, Transport::Rest, 5000, true, sink);
+  timeline.Received(103 * kMs, Transport::Rest, 5000, true, nullptr, sink);
   timeline.Filtered(104 * kMs, Transport::Rest, false, sink);
   timeline.Stored(Stored(110 * kMs, Transport::Rest), sink);
 
@@ -77,7 +82,7 @@ TEST(InstanceTimeline, CStoreInstanceHasNoReceivePhaseAndKeepsThePeer)
 {
   InstanceTimeline timeline;
   RecordingSink sink;
-  timeline.Received(10 * kMs, Transport::Dicom, 500, true, sink);
+  timeline.Received(10 * kMs, Transport::Dicom, 500, true, nullptr, sink);
   timeline.Filtered(11 * kMs, Transport::Dicom, false, sink);
   timeline.Filtered(12 * kMs, Transport::Dicom, true, sink);  // the C-STORE filter comes second
   timeline.Stored(Stored(20 * kMs, Transport::Dicom, 1, 77), sink);
@@ -99,7 +104,7 @@ TEST(InstanceTimeline, MultipartRequestChainsInstances)
   for (int i = 0; i < 3; i++)
   {
     const int64_t base = (10 + 10 * i) * kMs;
-    timeline.Received(base, Transport::Plugin, 10, true, sink);
+    timeline.Received(base, Transport::Plugin, 10, true, nullptr, sink);
     timeline.Filtered(base + kMs, Transport::Plugin, false, sink);
     timeline.Stored(Stored(base + 5 * kMs, Transport::Plugin, 100 + i), sink);
   }
@@ -122,7 +127,7 @@ TEST(InstanceTimeline, NonDicomBodyIsCountedWhenTheThreadMovesOn)
   InstanceTimeline timeline;
   RecordingSink sink;
   timeline.HttpRequest(kMs, true, true, Transport::Rest, sink);
-  timeline.Received(2 * kMs, Transport::Rest, 5, false, sink);
+  timeline.Received(2 * kMs, Transport::Rest, 5, false, nullptr, sink);
   EXPECT_EQ(kMs, timeline.OpenSinceNs());  // still open: no hook tells the request ended
   EXPECT_TRUE(sink.abandoned.empty());
 
@@ -140,14 +145,14 @@ TEST(InstanceTimeline, OutcomeDependsOnTheLastStageReached)
   RecordingSink sink;
   {
     InstanceTimeline timeline;
-    timeline.Received(0, Transport::Dicom, 5000, true, sink);
-    timeline.Received(10 * kMs, Transport::Dicom, 5000, true, sink);  // the next one arrives
+    timeline.Received(0, Transport::Dicom, 5000, true, nullptr, sink);
+    timeline.Received(10 * kMs, Transport::Dicom, 5000, true, nullptr, sink);  // the next one arrives
   }
   {
     InstanceTimeline timeline;
-    timeline.Received(0, Transport::Dicom, 5000, true, sink);
+    timeline.Received(0, Transport::Dicom, 5000, true, nullptr, sink);
     timeline.Filtered(kMs, Transport::Dicom, false, sink);
-    timeline.Received(10 * kMs, Transport::Dicom, 5000, true, sink);
+    timeline.Received(10 * kMs, Transport::Dicom, 5000, true, nullptr, sink);
   }
   {
     InstanceTimeline timeline;
@@ -171,10 +176,10 @@ TEST(InstanceTimeline, AStaleRecordNeverCorruptsTheNextOne)
 {
   InstanceTimeline timeline;
   RecordingSink sink;
-  timeline.Received(0, Transport::Rest, 99, true, sink);
+  timeline.Received(0, Transport::Rest, 99, true, nullptr, sink);
   timeline.Filtered(kMs, Transport::Rest, false, sink);
   // never stored; the next instance on this thread:
-  timeline.Received(100 * kMs, Transport::Dicom, 7, true, sink);
+  timeline.Received(100 * kMs, Transport::Dicom, 7, true, nullptr, sink);
   timeline.Filtered(101 * kMs, Transport::Dicom, false, sink);
   timeline.Stored(Stored(105 * kMs, Transport::Dicom), sink);
   ASSERT_EQ(1u, sink.abandoned.size());
@@ -194,8 +199,8 @@ TEST(InstanceTimeline, AbandonedInstanceInsideARequestBreaksTheChain)
   InstanceTimeline timeline;
   RecordingSink sink;
   timeline.HttpRequest(0, true, true, Transport::Rest, sink);
-  timeline.Received(kMs, Transport::Rest, 5, false, sink);
-  timeline.Received(5 * kMs, Transport::Rest, 500, true, sink);
+  timeline.Received(kMs, Transport::Rest, 5, false, nullptr, sink);
+  timeline.Received(5 * kMs, Transport::Rest, 500, true, nullptr, sink);
   timeline.Filtered(6 * kMs, Transport::Rest, false, sink);
   timeline.Stored(Stored(9 * kMs, Transport::Rest), sink);
   ASSERT_EQ(1u, sink.abandoned.size());
@@ -249,7 +254,7 @@ TEST(InstanceTimeline, TranscodeIsNotedOnlyInsideAnInstance)
   InstanceTimeline timeline;
   RecordingSink sink;
   timeline.TranscodeStarted(kMs);  // out of order: ignored
-  timeline.Received(2 * kMs, Transport::Rest, 1, true, sink);
+  timeline.Received(2 * kMs, Transport::Rest, 1, true, nullptr, sink);
   timeline.TranscodeStarted(3 * kMs);
   timeline.Filtered(4 * kMs, Transport::Rest, false, sink);
   timeline.Stored(Stored(5 * kMs, Transport::Rest), sink);
@@ -262,10 +267,46 @@ TEST(InstanceTimeline, ResetDropsTheOpenRecordSilently)
 {
   InstanceTimeline timeline;
   RecordingSink sink;
-  timeline.Received(kMs, Transport::Rest, 1, true, sink);
+  timeline.Received(kMs, Transport::Rest, 1, true, nullptr, sink);
   timeline.Reset();
   EXPECT_EQ(0, timeline.OpenSinceNs());
   EXPECT_FALSE(timeline.HasOpenInstance());
   timeline.HttpRequest(2 * kMs, false, false, Transport::Rest, sink);
   EXPECT_TRUE(sink.abandoned.empty());
+}
+
+
+TEST(InstanceTimeline, RestOriginOutsideAnHttpRequestIsAJob)
+{
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  // A job thread: no HTTP request, REST origin (e.g. a modification job storing its result).
+  timeline.Received(kMs, Transport::Rest, 10, true, nullptr, sink);
+  timeline.Filtered(2 * kMs, Transport::Rest, false, sink);
+  timeline.Stored(Stored(3 * kMs, Transport::Rest), sink);
+  // The same thread serving HTTP afterwards: REST again.
+  timeline.HttpRequest(10 * kMs, true, true, Transport::Rest, sink);
+  timeline.Received(11 * kMs, Transport::Rest, 10, true, nullptr, sink);
+  timeline.Stored(Stored(13 * kMs, Transport::Rest, 43), sink);
+  ASSERT_EQ(2u, sink.completed.size());
+  EXPECT_EQ(Transport::Job, sink.completed[0].transport);
+  EXPECT_EQ(Transport::Rest, sink.completed[1].transport);
+}
+
+
+TEST(InstanceTimeline, ReceivedSyntaxTravelsWithTheRecord)
+{
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  timeline.Received(kMs, Transport::Dicom, 10, true, "1.2.840.10008.1.2.4.70", sink);
+  timeline.Stored(Stored(3 * kMs, Transport::Dicom), sink);
+  ASSERT_EQ(1u, sink.completed.size());
+  EXPECT_STREQ("1.2.840.10008.1.2.4.70", sink.completed[0].labels.receivedSyntax);
+
+  timeline.Received(5 * kMs, Transport::Dicom, 10, true, "1.2.840.10008.1.2", sink);
+  timeline.Received(6 * kMs, Transport::Dicom, 10, true, nullptr, sink);  // abandons the previous one
+  ASSERT_EQ(1u, sink.abandoned.size());
+  EXPECT_EQ("1.2.840.10008.1.2", sink.abandoned[0].receivedSyntax);
+  timeline.Stored(Stored(7 * kMs, Transport::Dicom), sink);
+  EXPECT_EQ(nullptr, sink.completed[1].labels.receivedSyntax);  // not inherited from the abandoned one
 }

@@ -43,21 +43,49 @@ namespace
     return c;
   }
 
-  Json::Value Export(const IngestStats& stats, const PluginStatus& status, const ExportFilter& filter = ExportFilter())
+  // Stats with a label catalog, fed like the recorder does.
+  struct LabelledStats
   {
-    const StatsSnapshot snapshot = stats.Snapshot(10000 * kMs);
+    LabelCatalog catalog{8};
+    IngestStats stats{0, 0, 64};
+
+    void Stored(const CompletedInstance& instance, int64_t gap, const char* aet = nullptr,
+                const char* syntax = "1.2.840.10008.1.2.1")
+    {
+      RawLabels raw;
+      raw.remoteAet = aet;
+      raw.storedSyntax = syntax;
+      stats.RecordStored(instance, gap, catalog.Intern(instance.transport, raw, instance.storedBytes));
+    }
+
+    void Outcome(Transport transport, IngestPerf::Outcome outcome)
+    {
+      stats.RecordOutcome(outcome, catalog.InternAbandoned(transport, nullptr));
+    }
+  };
+
+  Json::Value Export(const LabelledStats& source, const PluginStatus& status,
+                     const ExportFilter& filter = ExportFilter())
+  {
+    const StatsSnapshot snapshot = source.stats.Snapshot(10000 * kMs);
     const OpenRecords open{1, 9000 * kMs, 3, 0};
-    return ExportStats({snapshot, open, status, 0, 0}, filter);
+    std::vector<LabelledSnapshot> series;
+    if (filter.UsesSeries())
+    {
+      series = source.stats.SnapshotSeries(MakeSeriesPredicate(filter, source.catalog));
+    }
+    const SeriesInfo info{64, source.stats.Series().Used(), 0, SeriesTable::BytesPerSeries()};
+    return ExportStats({snapshot, open, status, 0, 0, &source.catalog, info, &series}, filter);
   }
 }
 
 
 TEST(JsonExporter, PhasesInMillisecondsAndUnobservablePhasesWithTheirReason)
 {
-  IngestStats stats(0, 0);
-  stats.RecordStored(Instance(Transport::Rest, 1000 * kMs, 1002 * kMs, 1003 * kMs, 1010 * kMs), -1);
-  stats.RecordStored(Instance(Transport::Dicom, 2000 * kMs, 2000 * kMs, 2001 * kMs, 2005 * kMs), 45 * kMs);
-  stats.RecordOutcome(Transport::Rest, Outcome::NotDicom);
+  LabelledStats stats;
+  stats.Stored(Instance(Transport::Rest, 1000 * kMs, 1002 * kMs, 1003 * kMs, 1010 * kMs), -1);
+  stats.Stored(Instance(Transport::Dicom, 2000 * kMs, 2000 * kMs, 2001 * kMs, 2005 * kMs), 45 * kMs);
+  stats.Outcome(Transport::Rest, Outcome::NotDicom);
   const Json::Value json = Export(stats, MakeStatus(true));
 
   const Json::Value& rest = json["transports"]["rest"];
@@ -93,9 +121,9 @@ TEST(JsonExporter, PhasesInMillisecondsAndUnobservablePhasesWithTheirReason)
 
 TEST(JsonExporter, MissingReceivedInstanceHookMakesItsPhasesUnobservable)
 {
-  IngestStats stats(0, 0);
+  LabelledStats stats;
   const Json::Value json = Export(stats, MakeStatus(false));
-  for (const char* transport : {"rest", "dicom", "plugin", "all"})
+  for (const char* transport : {"rest", "dicom", "plugin", "job", "all"})
   {
     for (const char* phase : {"receive", "preStore", "associationGap"})
     {
@@ -108,13 +136,13 @@ TEST(JsonExporter, MissingReceivedInstanceHookMakesItsPhasesUnobservable)
 
 TEST(JsonExporter, ThroughputOverTheActiveSpan)
 {
-  IngestStats stats(0, 0);
+  LabelledStats stats;
   for (int i = 0; i < 11; i++)
   {
     const int64_t start = 5000 * kMs + i * 100 * kMs;
     CompletedInstance c = Instance(Transport::Rest, start, start + kMs, start + 2 * kMs, start + 10 * kMs);
     c.storedBytes = 2000000;
-    stats.RecordStored(c, -1);
+    stats.Stored(c, -1);
   }
   const Json::Value json = Export(stats, MakeStatus(true));
   const Json::Value& throughput = json["transports"]["rest"]["throughput"];
@@ -126,7 +154,7 @@ TEST(JsonExporter, ThroughputOverTheActiveSpan)
 
 TEST(JsonExporter, TransportFilter)
 {
-  IngestStats stats(0, 0);
+  LabelledStats stats;
   ExportFilter filter;
   filter.scope = ExportFilter::Scope::Single;
   filter.transport = Transport::Dicom;
@@ -168,12 +196,55 @@ TEST(RestRoutes, StatsArguments)
   const char* bad[] = {"smtp"};
   EXPECT_FALSE(ParseStatsArguments(filter, error, 1, keys, bad));
   EXPECT_EQ("transport", error["parameter"].asString());
-  EXPECT_EQ(4u, error["allowed"].size());
+  EXPECT_EQ(5u, error["allowed"].size());
 
   Json::Value unknownError;
   const char* unknown[] = {"groupby"};
   EXPECT_FALSE(ParseStatsArguments(filter, unknownError, 1, unknown, dicom));
   EXPECT_EQ("unknown parameter 'groupby'", unknownError["error"].asString());
+
+  // Label filters and groupBy
+  const char* labelKeys[] = {"remoteAet", "groupBy", "transport"};
+  const char* labelValues[] = {"CT01", "sopClass", "dicom"};
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 3, labelKeys, labelValues));
+  EXPECT_TRUE(filter.UsesSeries());
+  ASSERT_EQ(1u, filter.labels.size());
+  EXPECT_EQ(LabelDimension::RemoteAet, filter.labels[0].first);
+  EXPECT_EQ("CT01", filter.labels[0].second);
+  EXPECT_TRUE(filter.hasGroupBy);
+  EXPECT_EQ(LabelDimension::SopClass, filter.groupBy);
+
+  Json::Value badGroup;
+  const char* groupKey[] = {"groupBy"};
+  const char* groupValue[] = {"color"};
+  EXPECT_FALSE(ParseStatsArguments(filter, badGroup, 1, groupKey, groupValue));
+  EXPECT_EQ("groupBy", badGroup["parameter"].asString());
+
+  Json::Value twice;
+  const char* twiceKeys[] = {"remoteAet", "remoteAet"};
+  const char* twiceValues[] = {"A", "B"};
+  EXPECT_FALSE(ParseStatsArguments(filter, twice, 2, twiceKeys, twiceValues));
+  EXPECT_NE(std::string::npos, twice["error"].asString().find("twice"));
+
+  Json::Value empty;
+  const char* emptyValue[] = {""};
+  EXPECT_FALSE(ParseStatsArguments(filter, empty, 1, labelKeys, emptyValue));
+}
+
+
+TEST(RestRoutes, QueryComponentsArePercentDecoded)
+{
+  EXPECT_EQ("(none)", DecodeQueryComponent("%28none%29"));
+  EXPECT_EQ("a b", DecodeQueryComponent("a+b"));
+  EXPECT_EQ("100%", DecodeQueryComponent("100%"));
+  EXPECT_EQ("%zz", DecodeQueryComponent("%zz"));
+  EXPECT_EQ("", DecodeQueryComponent(nullptr));
+  ExportFilter filter;
+  Json::Value error;
+  const char* keys[] = {"remoteAet"};
+  const char* values[] = {"%28other%29"};
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 1, keys, values));
+  EXPECT_EQ("(other)", filter.labels[0].second);
 }
 
 
@@ -196,4 +267,62 @@ TEST(IngestHooks, RouteAndHeaderClassification)
   EXPECT_FALSE(HasPart10Header(part10.data(), 131));
   EXPECT_FALSE(HasPart10Header("hello", 5));
   EXPECT_FALSE(HasPart10Header(nullptr, 1000));
+}
+
+
+TEST(JsonExporter, GroupByAndLabelFilters)
+{
+  LabelledStats stats;
+  for (int i = 0; i < 6; i++)
+  {
+    stats.Stored(Instance(Transport::Dicom, (100 + i) * kMs, (100 + i) * kMs, (101 + i) * kMs, (105 + i) * kMs), -1,
+                 i < 4 ? "CT01" : "MR02");
+  }
+  stats.Stored(Instance(Transport::Rest, 1000 * kMs, 1001 * kMs, 1002 * kMs, 1003 * kMs), -1, nullptr,
+               "1.2.840.10008.1.2.4.70");
+
+  ExportFilter byAet;
+  byAet.hasGroupBy = true;
+  byAet.groupBy = LabelDimension::RemoteAet;
+  Json::Value json = Export(stats, MakeStatus(true), byAet);
+  const Json::Value& groups = json["groups"];
+  ASSERT_EQ(3u, groups.size());                                    // CT01, MR02, and (none) for the HTTP instance
+  EXPECT_EQ("CT01", groups[0]["labels"]["remoteAet"].asString());  // sorted by stored count
+  EXPECT_EQ(4u, groups[0]["instances"]["stored"].asUInt());
+  EXPECT_EQ("MR02", groups[1]["labels"]["remoteAet"].asString());
+  EXPECT_EQ("(none)", groups[2]["labels"]["remoteAet"].asString());
+  EXPECT_EQ(7u, json["transports"]["all"]["instances"]["stored"].asUInt());
+  EXPECT_EQ("remoteAet", json["query"]["groupBy"].asString());
+  EXPECT_FALSE(json["transports"]["dicom"]["throughput"].isMember("last10s"));  // no rate window per series
+
+  ExportFilter onlyMr;
+  onlyMr.labels.emplace_back(LabelDimension::RemoteAet, "MR02");
+  onlyMr.hasGroupBy = true;
+  onlyMr.groupBy = LabelDimension::StoredSyntax;
+  json = Export(stats, MakeStatus(true), onlyMr);
+  ASSERT_EQ(1u, json["groups"].size());
+  EXPECT_EQ("1.2.840.10008.1.2.1", json["groups"][0]["labels"]["storedSyntax"].asString());
+  EXPECT_EQ(2u, json["groups"][0]["instances"]["stored"].asUInt());
+  EXPECT_EQ(1u, json["query"]["seriesMatched"].asUInt());
+  EXPECT_EQ("MR02", json["query"]["filters"]["remoteAet"].asString());
+
+  ExportFilter unknown;
+  unknown.labels.emplace_back(LabelDimension::RemoteAet, "NEVER_SEEN");
+  json = Export(stats, MakeStatus(true), unknown);
+  EXPECT_EQ(0u, json["query"]["seriesMatched"].asUInt());
+  EXPECT_EQ(0u, json["transports"]["all"]["instances"]["stored"].asUInt());
+
+  ExportFilter byTransport;
+  byTransport.hasGroupBy = true;
+  byTransport.groupBy = LabelDimension::Transport;
+  json = Export(stats, MakeStatus(true), byTransport);
+  ASSERT_EQ(2u, json["groups"].size());
+  EXPECT_EQ("dicom", json["groups"][0]["labels"]["transport"].asString());
+  EXPECT_FALSE(json["groups"][0]["phases"]["receive"]["observable"].asBool());
+
+  // The label summary lists what the dictionaries hold.
+  const Json::Value& labels = json["labels"];
+  EXPECT_EQ(8u, labels["remoteAet"]["capacity"].asUInt());
+  EXPECT_EQ(2u, labels["remoteAet"]["values"].size());
+  EXPECT_EQ(3u, labels["series"]["used"].asUInt());
 }

@@ -78,7 +78,7 @@ TEST(PipelineConcurrency, SixteenClientsLoseNoInstance)
         {
           timeline.HttpRequest(MonotonicNowNs(), true, true, transport, pipeline.recorder);
         }
-        timeline.Received(MonotonicNowNs(), transport, 1000, i % 100 != 0, pipeline.recorder);
+        timeline.Received(MonotonicNowNs(), transport, 1000, i % 100 != 0, nullptr, pipeline.recorder);
         timeline.Filtered(MonotonicNowNs(), transport, false, pipeline.recorder);
         if (i % 100 == 0)
         {
@@ -135,7 +135,7 @@ TEST(PipelineConcurrency, ThreadsThatExitGiveTheirSlotBack)
     {
       threads.emplace_back([&] {
         InstanceTimeline& timeline = pipeline.timelines.ForCurrentThread();
-        timeline.Received(MonotonicNowNs(), Transport::Rest, 10, true, recorder);  // left open on exit
+        timeline.Received(MonotonicNowNs(), Transport::Rest, 10, true, nullptr, recorder);  // left open on exit
       });
     }
     for (std::thread& thread : threads)
@@ -152,11 +152,12 @@ TEST(PipelineConcurrency, ThreadsThatExitGiveTheirSlotBack)
 
 TEST(PipelineConcurrency, MoreThreadsThanSlotsStillWork)
 {
-  ThreadTimelines timelines(2);
-  IngestStats stats(MonotonicNowNs(), WallNowNs());
-  ChangeCorrelator correlator(64);
-  AssociationTracker associations(4, 0);
-  IngestRecorder recorder(stats, correlator, associations, false);
+  Configuration configuration = SmallConfiguration();
+  configuration.maxThreads = 2;
+  IngestPipeline pipeline(configuration);
+  ThreadTimelines& timelines = pipeline.timelines;
+  IngestRecorder& recorder = pipeline.recorder;
+  IngestStats& stats = pipeline.stats;
   std::atomic<int> ready{0};
   std::atomic<bool> go{false};
   std::vector<std::thread> threads;
@@ -168,7 +169,7 @@ TEST(PipelineConcurrency, MoreThreadsThanSlotsStillWork)
       while (!go.load())
       {
       }
-      timeline.Received(MonotonicNowNs(), Transport::Rest, 10, true, recorder);
+      timeline.Received(MonotonicNowNs(), Transport::Rest, 10, true, nullptr, recorder);
       timeline.Filtered(MonotonicNowNs(), Transport::Rest, false, recorder);
       timeline.Stored(StoredNow(Transport::Rest, 1000 + t, 0), recorder);
     });
@@ -182,7 +183,8 @@ TEST(PipelineConcurrency, MoreThreadsThanSlotsStillWork)
   {
     thread.join();
   }
+  // REST origin without an HTTP request on the thread: counted as a job.
   EXPECT_EQ(6u, stats.Snapshot(MonotonicNowNs())
-                  .transports[static_cast<size_t>(Transport::Rest)]
+                  .transports[static_cast<size_t>(Transport::Job)]
                   .outcomes[static_cast<size_t>(Outcome::Stored)]);
 }

@@ -1,0 +1,143 @@
+#include "SeriesStats.h"
+
+#include "InstanceTimeline.h"
+
+namespace IngestPerf
+{
+  namespace
+  {
+    void StoreMin(std::atomic<int64_t>& target, int64_t value)
+    {
+      int64_t current = target.load(std::memory_order_relaxed);
+      while ((current == 0 || value < current) &&
+             !target.compare_exchange_weak(current, value, std::memory_order_relaxed))
+      {
+      }
+    }
+
+    void StoreMax(std::atomic<int64_t>& target, int64_t value)
+    {
+      int64_t current = target.load(std::memory_order_relaxed);
+      while (value > current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed))
+      {
+      }
+    }
+
+    PhaseHistogram& Of(std::array<PhaseHistogram, kPhaseCount>& phases, Phase phase)
+    {
+      return phases[static_cast<size_t>(phase)];
+    }
+  }
+
+
+  void SeriesStats::RecordStored(const CompletedInstance& instance, int64_t associationGapNs)
+  {
+    outcomes[static_cast<size_t>(Outcome::Stored)].fetch_add(1, std::memory_order_relaxed);
+    storedBytes.Record(static_cast<int64_t>(instance.storedBytes));
+    StoreMax(lastStoredNs, instance.storedNs);
+
+    if (!instance.hasTimeline)
+    {
+      storedWithoutTimeline.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+
+    StoreMin(firstStartNs, instance.segmentStartNs);
+    if (instance.transcodeAttempted)
+    {
+      transcodeAttempts.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (instance.receivedNs != 0)
+    {
+      receivedBytes.Record(static_cast<int64_t>(instance.receivedBytes));
+      if (instance.hasReceivePhase)
+      {
+        Of(phases, Phase::Receive).Record(instance.receivedNs - instance.segmentStartNs);
+      }
+      if (instance.filteredNs != 0)
+      {
+        Of(phases, Phase::PreStore).Record(instance.filteredNs - instance.receivedNs);
+      }
+    }
+    if (instance.filteredNs != 0)
+    {
+      Of(phases, Phase::Persist).Record(instance.storedNs - instance.filteredNs);
+    }
+    Of(phases, Phase::ServerTotal).Record(instance.storedNs - instance.segmentStartNs);
+    if (associationGapNs >= 0)
+    {
+      Of(phases, Phase::AssociationGap).Record(associationGapNs);
+    }
+  }
+
+
+  void SeriesStats::RecordOutcome(Outcome outcome)
+  {
+    outcomes[static_cast<size_t>(outcome)].fetch_add(1, std::memory_order_relaxed);
+  }
+
+
+  void SeriesStats::RecordChangeDispatch(int64_t lagNs)
+  {
+    Of(phases, Phase::ChangeDispatch).Record(lagNs);
+  }
+
+
+  void SeriesStats::RecordChangeBeforeStored()
+  {
+    changesBeforeStored.fetch_add(1, std::memory_order_relaxed);
+  }
+
+
+  void SeriesStats::Reset()
+  {
+    for (PhaseHistogram& histogram : phases)
+    {
+      histogram.Reset();
+    }
+    receivedBytes.Reset();
+    storedBytes.Reset();
+    for (auto& outcome : outcomes)
+    {
+      outcome.store(0, std::memory_order_relaxed);
+    }
+    storedWithoutTimeline.store(0, std::memory_order_relaxed);
+    changesBeforeStored.store(0, std::memory_order_relaxed);
+    transcodeAttempts.store(0, std::memory_order_relaxed);
+    firstStartNs.store(0, std::memory_order_relaxed);
+    lastStoredNs.store(0, std::memory_order_relaxed);
+  }
+
+
+  bool SeriesStats::IsEmpty() const
+  {
+    for (const auto& outcome : outcomes)
+    {
+      if (outcome.load(std::memory_order_relaxed) != 0)
+      {
+        return false;
+      }
+    }
+    return true;
+  }
+
+
+  void SeriesStats::CopyTo(TransportSnapshot& target) const
+  {
+    for (size_t p = 0; p < kPhaseCount; p++)
+    {
+      target.phases[p] = phases[p].Snapshot();
+    }
+    target.receivedBytes = receivedBytes.Snapshot();
+    target.storedBytes = storedBytes.Snapshot();
+    for (size_t o = 0; o < kOutcomeCount; o++)
+    {
+      target.outcomes[o] = outcomes[o].load(std::memory_order_relaxed);
+    }
+    target.storedWithoutTimeline = storedWithoutTimeline.load(std::memory_order_relaxed);
+    target.changesBeforeStored = changesBeforeStored.load(std::memory_order_relaxed);
+    target.transcodeAttempts = transcodeAttempts.load(std::memory_order_relaxed);
+    target.firstStartNs = firstStartNs.load(std::memory_order_relaxed);
+    target.lastStoredNs = lastStoredNs.load(std::memory_order_relaxed);
+  }
+}

@@ -1,0 +1,43 @@
+// The statistics of one stream of instances: one histogram per phase, instance sizes, outcome
+// counters and the active span. Used for each transport and for each labelled series. All-zero
+// memory is a valid empty SeriesStats and the default constructor writes nothing (see
+// PhaseHistogram), so pools of them can live in lazily mapped memory.
+#pragma once
+
+#include "IngestCatalogue.h"
+#include "PhaseHistogram.h"
+#include "StatsSnapshot.h"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+namespace IngestPerf
+{
+  struct CompletedInstance;
+
+  struct SeriesStats
+  {
+    std::array<PhaseHistogram, kPhaseCount> phases;
+    PhaseHistogram receivedBytes;
+    PhaseHistogram storedBytes;
+    std::array<std::atomic<uint64_t>, kOutcomeCount> outcomes;
+    std::atomic<uint64_t> storedWithoutTimeline;
+    std::atomic<uint64_t> changesBeforeStored;
+    std::atomic<uint64_t> transcodeAttempts;
+    std::atomic<int64_t> firstStartNs;
+    std::atomic<int64_t> lastStoredNs;
+
+    // associationGapNs: -1 when not measured
+    void RecordStored(const CompletedInstance& instance, int64_t associationGapNs);
+    void RecordOutcome(Outcome outcome);
+    void RecordChangeDispatch(int64_t lagNs);
+    void RecordChangeBeforeStored();
+
+    void Reset();
+    // Nothing recorded since the last reset (every instance counts one outcome).
+    bool IsEmpty() const;
+    // Fills everything but the rate windows.
+    void CopyTo(TransportSnapshot& target) const;
+  };
+}
