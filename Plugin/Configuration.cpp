@@ -61,6 +61,12 @@ namespace IngestPerf
   }
 
 
+  const char* TranscodeTimingName(TranscodeTiming timing)
+  {
+    return timing == TranscodeTiming::Delegate ? "Delegate" : "FallThrough";
+  }
+
+
   Configuration ParseConfiguration(const Json::Value& orthancConfiguration)
   {
     Configuration configuration;
@@ -93,8 +99,9 @@ namespace IngestPerf
                                Describe(section));
     }
 
-    static const std::set<std::string> known = {"Enable",   "ReceivedInstanceCallback", "MaxThreads", "ChangeTableSize",
-                                                "MaxPeers", "MaxLabelValues",           "MaxSeries"};
+    static const std::set<std::string> known = {
+      "Enable",   "ReceivedInstanceCallback", "MaxThreads", "ChangeTableSize",
+      "MaxPeers", "MaxLabelValues",           "MaxSeries",  "TranscodeTiming"};
     for (const std::string& key : section.getMemberNames())
     {
       if (known.count(key) == 0)
@@ -117,6 +124,23 @@ namespace IngestPerf
     configuration.maxPeers = ReadInteger(section, "MaxPeers", configuration.maxPeers, 1, 65536);
     configuration.maxLabelValues = ReadInteger(section, "MaxLabelValues", configuration.maxLabelValues, 1, 253);
     configuration.maxSeries = ReadInteger(section, "MaxSeries", configuration.maxSeries, 1, 65536);
+    if (section.isMember("TranscodeTiming"))
+    {
+      const Json::Value& timing = section["TranscodeTiming"];
+      if (timing.isString() && timing.asString() == "FallThrough")
+      {
+        configuration.transcodeTiming = TranscodeTiming::FallThrough;
+      }
+      else if (timing.isString() && timing.asString() == "Delegate")
+      {
+        configuration.transcodeTiming = TranscodeTiming::Delegate;
+      }
+      else
+      {
+        throw ConfigurationError(KeyName("TranscodeTiming") + ": expected \"FallThrough\" or \"Delegate\", got " +
+                                 Describe(timing));
+      }
+    }
     return configuration;
   }
 }

@@ -20,6 +20,14 @@ namespace IngestPerf
     }
   };
 
+  enum class TranscodeTiming
+  {
+    FallThrough,  // timestamp, then let Orthanc's transcoders work: no cost, bound includes read-back
+    Delegate      // transcode through the SDK and time exactly: serialises transcodes in 1.10.1
+  };
+
+  const char* TranscodeTimingName(TranscodeTiming timing);
+
   struct Configuration
   {
     bool enable = true;
@@ -29,6 +37,7 @@ namespace IngestPerf
     size_t maxPeers = 256;
     size_t maxLabelValues = 32;
     size_t maxSeries = 128;
+    TranscodeTiming transcodeTiming = TranscodeTiming::FallThrough;
 
     // Read from Orthanc's own options.
     bool overwriteInstances = false;

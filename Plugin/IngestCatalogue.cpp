@@ -14,6 +14,10 @@ namespace IngestPerf
        "same request",
        "ReceivedInstanceCallback", true},
       {"preStore", "ReceivedInstanceCallback", "last IncomingDicomInstance/IncomingCStoreInstance filter", true},
+      {"transcode", "TranscoderCallback (Orthanc starts the ingest transcoding)",
+       "TranscodeTiming FallThrough: the last instance filter (the transcoding, then reading back and "
+       "summarising the transcoded instance); Delegate: the end of the transcoding the plugin delegated",
+       false},
       {"persist", "last IncomingDicomInstance/IncomingCStoreInstance filter", "OnStoredInstanceCallback", true},
       {"serverTotal", "first event of the instance seen by the plugin", "OnStoredInstanceCallback", false},
       {"changeDispatch", "OnStoredInstanceCallback", "OnChangeCallback(NewInstance)", false},

@@ -19,6 +19,7 @@ namespace IngestPerf
   {
     Receive,         // HTTP: request arrival (or previous instance of the request) -> ReceivedInstance
     PreStore,        // ReceivedInstance -> last instance filter: parse, transcode, hash, DICOM-as-JSON
+    Transcode,       // transcoder callback -> last filter (FallThrough) or end of the delegated transcode
     Persist,         // last instance filter -> OnStored: storage write, index transaction, OnStored queue
     ServerTotal,     // first visible event of the instance -> OnStored
     ChangeDispatch,  // OnStored -> NewInstance change delivered to OnChange

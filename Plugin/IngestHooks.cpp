@@ -16,6 +16,7 @@ namespace IngestPerf
     ThreadTimelines* timelines = nullptr;
     IngestRecorder* recorder = nullptr;
     IngestStats* stats = nullptr;
+    TranscodeTiming transcodeTiming = TranscodeTiming::FallThrough;
 
     Transport TransportOf(OrthancPluginInstanceOrigin origin)
     {
@@ -73,13 +74,58 @@ namespace IngestPerf
       return OrthancPluginReceivedInstanceAction_KeepAsIs;
     }
 
-    OrthancPluginErrorCode OnTranscode(OrthancPluginMemoryBuffer* /*transcoded*/, const void* /*buffer*/,
-                                       uint64_t /*size*/, const char* const* /*allowedSyntaxes*/,
-                                       uint32_t /*countSyntaxes*/, uint8_t /*allowNewSopInstanceUid*/)
+    // Set while this thread's own delegated transcode runs, which re-enters the transcoder callbacks.
+    thread_local bool insideDelegatedTranscode = false;
+
+    // Delegate mode: do the transcode through the SDK (Orthanc's next transcoders, then DCMTK) and
+    // time it exactly. Only for an ingest on this thread, with the one target syntax ingest asks for.
+    bool DelegateTranscode(InstanceTimeline& timeline, OrthancPluginMemoryBuffer* transcoded, const void* buffer,
+                           uint64_t size, const char* const* allowedSyntaxes, uint32_t countSyntaxes,
+                           uint8_t allowNewSopInstanceUid)
     {
-      Guarded([&] { timelines->ForCurrentThread().TranscodeStarted(MonotonicNowNs()); });
-      // Not a transcoder: an error makes Orthanc fall through to the next transcoder, then DCMTK.
-      return OrthancPluginErrorCode_NotImplemented;
+      if (transcodeTiming != TranscodeTiming::Delegate || !timeline.HasOpenInstance() || countSyntaxes != 1 ||
+          allowNewSopInstanceUid == 0 || size > UINT32_MAX)
+      {
+        return false;
+      }
+      OrthancPluginContext* context = OrthancSdk::Context();
+      insideDelegatedTranscode = true;
+      OrthancPluginDicomInstance* result =
+        OrthancPluginTranscodeDicomInstance(context, buffer, static_cast<uint32_t>(size), allowedSyntaxes[0]);
+      insideDelegatedTranscode = false;
+      const int64_t end = MonotonicNowNs();
+      if (result == nullptr)
+      {
+        return false;  // Orthanc's own attempt after ours will fail the same way, and report it
+      }
+      const bool serialized =
+        OrthancPluginSerializeDicomInstance(context, transcoded, result) == OrthancPluginErrorCode_Success;
+      OrthancPluginFreeDicomInstance(context, result);
+      if (serialized)
+      {
+        timeline.TranscodeFinished(end);
+      }
+      return serialized;
+    }
+
+    OrthancPluginErrorCode OnTranscode(OrthancPluginMemoryBuffer* transcoded, const void* buffer, uint64_t size,
+                                       const char* const* allowedSyntaxes, uint32_t countSyntaxes,
+                                       uint8_t allowNewSopInstanceUid)
+    {
+      if (insideDelegatedTranscode)
+      {
+        return OrthancPluginErrorCode_NotImplemented;  // our own delegated call: let the others work
+      }
+      bool done = false;
+      Guarded([&] {
+        InstanceTimeline& timeline = timelines->ForCurrentThread();
+        timeline.TranscodeStarted(MonotonicNowNs());
+        done =
+          DelegateTranscode(timeline, transcoded, buffer, size, allowedSyntaxes, countSyntaxes, allowNewSopInstanceUid);
+      });
+      // FallThrough (or a failed delegation): an error makes Orthanc go on to the next transcoder,
+      // then DCMTK, exactly as without this plugin.
+      return done ? OrthancPluginErrorCode_Success : OrthancPluginErrorCode_NotImplemented;
     }
 
     void Filtered(const OrthancPluginDicomInstance* instance, bool isCStoreFilter)
@@ -207,6 +253,7 @@ namespace IngestPerf
   HookRegistrations RegisterIngestHooks(const Configuration& configuration, IngestPipeline& pipeline)
   {
     timelines = &pipeline.timelines;
+    transcodeTiming = configuration.transcodeTiming;
     recorder = &pipeline.recorder;
     stats = &pipeline.stats;
 

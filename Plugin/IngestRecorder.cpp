@@ -2,6 +2,8 @@
 
 #include "DuplicateDetection.h"
 
+#include <cstring>
+
 namespace IngestPerf
 {
   IngestRecorder::IngestRecorder(IngestStats& stats, LabelCatalog& labels, ChangeCorrelator& correlator,
@@ -39,6 +41,13 @@ namespace IngestPerf
       }
     }
     stats_.RecordStored(instance, associationGap, labels);
+    if (!instance.transcodeAttempted && instance.labels.receivedSyntax != nullptr &&
+        instance.labels.storedSyntax != nullptr &&
+        strcmp(instance.labels.receivedSyntax, instance.labels.storedSyntax) != 0)
+    {
+      // Transcoded by a transcoder that ran before this plugin's (e.g. a plugin loaded earlier).
+      stats_.RecordTranscodedWithoutHook(labels);
+    }
     RecordPairing(correlator_.Stored(instance.instanceKey, instance.storedNs, labels.Key()));
   }
 

@@ -48,6 +48,13 @@ namespace IngestPerf
   }
 
 
+  void IngestStats::RecordTranscodedWithoutHook(const InstanceLabels& labels)
+  {
+    For(labels).stats.RecordTranscodedWithoutHook();
+    series_.FindOrInsert(labels).RecordTranscodedWithoutHook();
+  }
+
+
   void IngestStats::RecordCallbackError()
   {
     callbackErrors_.fetch_add(1, std::memory_order_relaxed);

@@ -39,6 +39,7 @@ namespace IngestPerf
     void RecordOutcome(Outcome outcome, const InstanceLabels& labels);
     void RecordChangeDispatch(const InstanceLabels& labels, int64_t lagNs);
     void RecordChangeBeforeStored(const InstanceLabels& labels);
+    void RecordTranscodedWithoutHook(const InstanceLabels& labels);
     void RecordCallbackError();
 
     void Reset(int64_t nowNs, int64_t wallNowNs);

@@ -25,6 +25,8 @@ namespace IngestPerf
     segmentStartNs_ = 0;
     receivedNs_ = 0;
     filteredNs_ = 0;
+    transcodeStartNs_ = 0;
+    transcodeEndNs_ = 0;
     receivedBytes_ = 0;
     receivedSyntax_[0] = '\0';
     openSinceNs_.store(0, std::memory_order_relaxed);
@@ -107,6 +109,8 @@ namespace IngestPerf
     receivedBytes_ = 0;
     receivedNs_ = 0;
     filteredNs_ = 0;
+    transcodeStartNs_ = 0;
+    transcodeEndNs_ = 0;
     openSinceNs_.store(segmentStartNs_, std::memory_order_relaxed);
   }
 
@@ -133,10 +137,20 @@ namespace IngestPerf
 
   void InstanceTimeline::TranscodeStarted(int64_t nowNs)
   {
-    (void) nowNs;  // the transcoding phase itself is measured by the transcoding issue's hook
-    if (stage_ == Stage::Received)
+    // Outside an ingest (retrieval, modification), or a second transcoder: not this record's start.
+    if (stage_ == Stage::Received && transcodeStartNs_ == 0)
     {
       transcodeAttempted_ = true;
+      transcodeStartNs_ = nowNs;
+    }
+  }
+
+
+  void InstanceTimeline::TranscodeFinished(int64_t nowNs)
+  {
+    if (stage_ == Stage::Received && transcodeStartNs_ != 0)
+    {
+      transcodeEndNs_ = nowNs;
     }
   }
 
@@ -179,6 +193,8 @@ namespace IngestPerf
       instance.segmentStartNs = segmentStartNs_;
       instance.receivedNs = receivedNs_;
       instance.filteredNs = filteredNs_;
+      instance.transcodeStartNs = transcodeStartNs_;
+      instance.transcodeEndNs = transcodeEndNs_;
       instance.receivedBytes = receivedBytes_;
       instance.labels.receivedSyntax = ReceivedSyntax();
     }

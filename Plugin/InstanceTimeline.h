@@ -24,11 +24,13 @@ namespace IngestPerf
     bool hasTimeline;      // false: OnStored arrived without any earlier event on this thread
     bool hasReceivePhase;  // segmentStartNs marks an HTTP arrival or the previous instance of the request
     bool transcodeAttempted;
-    int64_t segmentStartNs;  // first visible event of the instance
-    int64_t receivedNs;      // ReceivedInstanceCallback
-    int64_t filteredNs;      // last instance filter
-    int64_t storedNs;        // OnStored
-    int64_t startWallNs;     // wall clock (UTC epoch ns) at segmentStartNs
+    int64_t segmentStartNs;    // first visible event of the instance
+    int64_t receivedNs;        // ReceivedInstanceCallback
+    int64_t filteredNs;        // last instance filter
+    int64_t transcodeStartNs;  // TranscoderCallback
+    int64_t transcodeEndNs;    // end of a delegated transcode (0: ends at the filter)
+    int64_t storedNs;          // OnStored
+    int64_t startWallNs;       // wall clock (UTC epoch ns) at segmentStartNs
     uint64_t receivedBytes;
     uint64_t storedBytes;
     uint64_t instanceKey;     // hash of the Orthanc instance id
@@ -71,6 +73,7 @@ namespace IngestPerf
     void Received(int64_t nowNs, Transport transport, uint64_t bytes, bool hasPart10Header, const char* receivedSyntax,
                   TimelineSink& sink);
     void TranscodeStarted(int64_t nowNs);
+    void TranscodeFinished(int64_t nowNs);  // only when the plugin did the transcode itself
     void Filtered(int64_t nowNs, Transport transport, bool isCStoreFilter, TimelineSink& sink);
     void Stored(const StoredEvent& event, TimelineSink& sink);
 
@@ -105,6 +108,8 @@ namespace IngestPerf
     int64_t segmentStartNs_;
     int64_t receivedNs_;
     int64_t filteredNs_;
+    int64_t transcodeStartNs_;
+    int64_t transcodeEndNs_;
     uint64_t receivedBytes_;
     char receivedSyntax_[kMaxUidLength + 1];
     std::atomic<int64_t> openSinceNs_;

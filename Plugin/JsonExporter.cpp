@@ -42,6 +42,11 @@ namespace IngestPerf
 
     const char* MissingHookReason(const PluginStatus& status, Phase phase)
     {
+      if (phase == Phase::Transcode && !status.hooks.transcoder.registered)
+      {
+        return "needs the transcoder callback, registered only when IngestTranscoding is configured (see "
+               "hooks.transcoder)";
+      }
       if (!status.hooks.receivedInstance.registered &&
           (phase == Phase::Receive || phase == Phase::PreStore || phase == Phase::AssociationGap))
       {
@@ -75,6 +80,7 @@ namespace IngestPerf
       }
       instances["storedWithoutTimeline"] = Json::UInt64(transport.storedWithoutTimeline);
       instances["transcodeAttempts"] = Json::UInt64(transport.transcodeAttempts);
+      instances["transcodedWithoutHook"] = Json::UInt64(transport.transcodedWithoutHook);
 
       const uint64_t stored = transport.outcomes[static_cast<size_t>(Outcome::Stored)];
       const int64_t span = transport.ActiveSpanNs();
@@ -391,6 +397,7 @@ namespace IngestPerf
     effective["MaxPeers"] = Json::UInt64(configuration.maxPeers);
     effective["MaxLabelValues"] = Json::UInt64(configuration.maxLabelValues);
     effective["MaxSeries"] = Json::UInt64(configuration.maxSeries);
+    effective["TranscodeTiming"] = TranscodeTimingName(configuration.transcodeTiming);
     Json::Value& orthanc = result["orthancOptions"];
     orthanc["OverwriteInstances"] = configuration.overwriteInstances;
     orthanc["DicomScpTimeout"] = configuration.dicomScpTimeoutSeconds;

@@ -59,6 +59,14 @@ namespace IngestPerf
         Of(phases, Phase::PreStore).Record(instance.filteredNs - instance.receivedNs);
       }
     }
+    if (instance.transcodeStartNs != 0)
+    {
+      const int64_t end = instance.transcodeEndNs != 0 ? instance.transcodeEndNs : instance.filteredNs;
+      if (end >= instance.transcodeStartNs)
+      {
+        Of(phases, Phase::Transcode).Record(end - instance.transcodeStartNs);
+      }
+    }
     if (instance.filteredNs != 0)
     {
       Of(phases, Phase::Persist).Record(instance.storedNs - instance.filteredNs);
@@ -89,6 +97,12 @@ namespace IngestPerf
   }
 
 
+  void SeriesStats::RecordTranscodedWithoutHook()
+  {
+    transcodedWithoutHook.fetch_add(1, std::memory_order_relaxed);
+  }
+
+
   void SeriesStats::Reset()
   {
     for (PhaseHistogram& histogram : phases)
@@ -104,6 +118,7 @@ namespace IngestPerf
     storedWithoutTimeline.store(0, std::memory_order_relaxed);
     changesBeforeStored.store(0, std::memory_order_relaxed);
     transcodeAttempts.store(0, std::memory_order_relaxed);
+    transcodedWithoutHook.store(0, std::memory_order_relaxed);
     firstStartNs.store(0, std::memory_order_relaxed);
     lastStoredNs.store(0, std::memory_order_relaxed);
   }
@@ -137,6 +152,7 @@ namespace IngestPerf
     target.storedWithoutTimeline = storedWithoutTimeline.load(std::memory_order_relaxed);
     target.changesBeforeStored = changesBeforeStored.load(std::memory_order_relaxed);
     target.transcodeAttempts = transcodeAttempts.load(std::memory_order_relaxed);
+    target.transcodedWithoutHook = transcodedWithoutHook.load(std::memory_order_relaxed);
     target.firstStartNs = firstStartNs.load(std::memory_order_relaxed);
     target.lastStoredNs = lastStoredNs.load(std::memory_order_relaxed);
   }

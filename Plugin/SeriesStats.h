@@ -25,6 +25,7 @@ namespace IngestPerf
     std::atomic<uint64_t> storedWithoutTimeline;
     std::atomic<uint64_t> changesBeforeStored;
     std::atomic<uint64_t> transcodeAttempts;
+    std::atomic<uint64_t> transcodedWithoutHook;
     std::atomic<int64_t> firstStartNs;
     std::atomic<int64_t> lastStoredNs;
 
@@ -33,6 +34,7 @@ namespace IngestPerf
     void RecordOutcome(Outcome outcome);
     void RecordChangeDispatch(int64_t lagNs);
     void RecordChangeBeforeStored();
+    void RecordTranscodedWithoutHook();
 
     void Reset();
     // Nothing recorded since the last reset (every instance counts one outcome).

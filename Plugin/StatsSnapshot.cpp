@@ -19,6 +19,7 @@ namespace IngestPerf
     storedWithoutTimeline += other.storedWithoutTimeline;
     changesBeforeStored += other.changesBeforeStored;
     transcodeAttempts += other.transcodeAttempts;
+    transcodedWithoutHook += other.transcodedWithoutHook;
     if (other.firstStartNs != 0)
     {
       firstStartNs = (firstStartNs == 0) ? other.firstStartNs : std::min(firstStartNs, other.firstStartNs);

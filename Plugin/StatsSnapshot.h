@@ -19,6 +19,7 @@ namespace IngestPerf
     uint64_t storedWithoutTimeline = 0;
     uint64_t changesBeforeStored = 0;
     uint64_t transcodeAttempts = 0;
+    uint64_t transcodedWithoutHook = 0;
     int64_t firstStartNs = 0;  // 0 when nothing was stored since the reset
     int64_t lastStoredNs = 0;
     uint64_t last10sInstances = 0;
