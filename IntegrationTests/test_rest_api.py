@@ -38,4 +38,5 @@ def test_stats_describe_the_plugin_and_what_it_cannot_see(orthanc):
     assert "responseCompressionAndSend" in unobservable
     assert "storageWriteVsIndexUpdate" in unobservable
     assert set(stats["definitions"]["phases"]) == {
-        "receive", "preStore", "transcode", "persist", "serverTotal", "changeDispatch", "associationGap"}
+        "receive", "preStore", "transcode", "persist", "storagePrepare", "storageWrite", "indexUpdate", "serverTotal",
+        "changeDispatch", "associationGap"}

@@ -61,6 +61,29 @@ namespace IngestPerf
   }
 
 
+  std::string FindStoragePluginSection(const Json::Value& orthancConfiguration)
+  {
+    // The database plugins store files only with "EnableStorage"; the object-storage plugins
+    // always do once their section is present.
+    for (const char* section : {"PostgreSQL", "MySQL", "Odbc"})
+    {
+      const Json::Value& value = orthancConfiguration[section];
+      if (value.isObject() && value["EnableStorage"].isBool() && value["EnableStorage"].asBool())
+      {
+        return std::string(section) + ".EnableStorage";
+      }
+    }
+    for (const char* section : {"AwsS3Storage", "AzureBlobStorage", "GoogleCloudStorage"})
+    {
+      if (orthancConfiguration.isMember(section))
+      {
+        return section;
+      }
+    }
+    return "";
+  }
+
+
   const char* TranscodeTimingName(TranscodeTiming timing)
   {
     return timing == TranscodeTiming::Delegate ? "Delegate" : "FallThrough";
@@ -80,6 +103,21 @@ namespace IngestPerf
       {
         configuration.dicomScpTimeoutSeconds = timeout.asUInt();
       }
+      auto readBool = [&](const char* key, bool& target) {
+        if (orthancConfiguration[key].isBool())
+        {
+          target = orthancConfiguration[key].asBool();
+        }
+      };
+      readBool("SyncStorageArea", configuration.syncStorageArea);
+      readBool("StoreDicom", configuration.storeDicom);
+      readBool("StorageCompression", configuration.storageCompression);
+      readBool("HttpCompressionEnabled", configuration.httpCompressionEnabled);
+      if (orthancConfiguration["StorageDirectory"].isString())
+      {
+        configuration.storageDirectory = orthancConfiguration["StorageDirectory"].asString();
+      }
+      configuration.storagePluginSection = FindStoragePluginSection(orthancConfiguration);
       const Json::Value& transcoding = orthancConfiguration["IngestTranscoding"];
       if (transcoding.isString() && !transcoding.asString().empty())
       {
@@ -100,8 +138,8 @@ namespace IngestPerf
     }
 
     static const std::set<std::string> known = {
-      "Enable",   "ReceivedInstanceCallback", "MaxThreads", "ChangeTableSize",
-      "MaxPeers", "MaxLabelValues",           "MaxSeries",  "TranscodeTiming"};
+      "Enable",    "ReceivedInstanceCallback", "MaxThreads",  "ChangeTableSize", "MaxPeers", "MaxLabelValues",
+      "MaxSeries", "TranscodeTiming",          "TimedStorage"};
     for (const std::string& key : section.getMemberNames())
     {
       if (known.count(key) == 0)
@@ -124,6 +162,7 @@ namespace IngestPerf
     configuration.maxPeers = ReadInteger(section, "MaxPeers", configuration.maxPeers, 1, 65536);
     configuration.maxLabelValues = ReadInteger(section, "MaxLabelValues", configuration.maxLabelValues, 1, 253);
     configuration.maxSeries = ReadInteger(section, "MaxSeries", configuration.maxSeries, 1, 65536);
+    configuration.timedStorage = ReadBool(section, "TimedStorage", configuration.timedStorage);
     if (section.isMember("TranscodeTiming"))
     {
       const Json::Value& timing = section["TranscodeTiming"];

@@ -38,16 +38,28 @@ namespace IngestPerf
     size_t maxLabelValues = 32;
     size_t maxSeries = 128;
     TranscodeTiming transcodeTiming = TranscodeTiming::FallThrough;
+    bool timedStorage = false;
 
     // Read from Orthanc's own options.
     bool overwriteInstances = false;
     unsigned int dicomScpTimeoutSeconds = 30;
     bool ingestTranscoding = false;
     std::string ingestTranscodingSyntax;
+    std::string storageDirectory = "OrthancStorage";
+    bool syncStorageArea = true;
+    bool storeDicom = true;
+    bool storageCompression = false;
+    bool httpCompressionEnabled = true;
+    // The configuration section of a known storage plugin that is enabled ("" if none): the timed
+    // storage area must not take its place.
+    std::string storagePluginSection;
   };
 
   // `orthancConfiguration` is the whole configuration Orthanc gives to plugins.
   Configuration ParseConfiguration(const Json::Value& orthancConfiguration);
+
+  // "PostgreSQL.EnableStorage", "AwsS3Storage"...: a known storage plugin enabled, or "".
+  std::string FindStoragePluginSection(const Json::Value& orthancConfiguration);
 
   // The section name and the documented keys with their defaults, for the README and errors.
   extern const char* const kConfigurationSection;

@@ -21,6 +21,9 @@ namespace IngestPerf
     PreStore,        // ReceivedInstance -> last instance filter: parse, transcode, hash, DICOM-as-JSON
     Transcode,       // transcoder callback -> last filter (FallThrough) or end of the delegated transcode
     Persist,         // last instance filter -> OnStored: storage write, index transaction, OnStored queue
+    StoragePrepare,  // last filter -> first storage create (MD5, compression): timed storage only
+    StorageWrite,    // storage create calls of the instance: timed storage only
+    IndexUpdate,     // end of the last storage create -> OnStored: timed storage only
     ServerTotal,     // first visible event of the instance -> OnStored
     ChangeDispatch,  // OnStored -> NewInstance change delivered to OnChange
     AssociationGap,  // C-STORE: previous OnStored from the same calling AET -> next ReceivedInstance

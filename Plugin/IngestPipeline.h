@@ -9,6 +9,7 @@
 #include "IngestRecorder.h"
 #include "IngestStats.h"
 #include "LabelCatalog.h"
+#include "StorageStats.h"
 #include "ThreadTimelines.h"
 
 namespace IngestPerf
@@ -22,6 +23,7 @@ namespace IngestPerf
     ChangeCorrelator correlator;
     AssociationTracker associations;
     IngestStats stats;
+    StorageStats storage;
     IngestRecorder recorder;
   };
 }

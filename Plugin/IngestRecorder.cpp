@@ -25,6 +25,12 @@ namespace IngestPerf
         ? associations_.InstanceStored(instance.peerKey, instance.receivedNs, instance.storedNs)
         : -1;
     const InstanceLabels labels = labels_.Intern(instance.transport, instance.labels, instance.storedBytes);
+    if (instance.removedAfterCreate)
+    {
+      // Timed storage saw Orthanc remove the file it had just written: the index refused it.
+      stats_.RecordOutcome(Outcome::AlreadyStored, labels);
+      return;
+    }
     if (!overwriteInstances_)
     {
       DuplicateEvidence evidence{instance.receptionSecond, instance.startWallNs, false, 0};

@@ -27,6 +27,10 @@ namespace IngestPerf
     filteredNs_ = 0;
     transcodeStartNs_ = 0;
     transcodeEndNs_ = 0;
+    firstCreateStartNs_ = 0;
+    lastCreateEndNs_ = 0;
+    createTotalNs_ = 0;
+    removedAfterCreate_ = false;
     receivedBytes_ = 0;
     receivedSyntax_[0] = '\0';
     openSinceNs_.store(0, std::memory_order_relaxed);
@@ -111,6 +115,10 @@ namespace IngestPerf
     filteredNs_ = 0;
     transcodeStartNs_ = 0;
     transcodeEndNs_ = 0;
+    firstCreateStartNs_ = 0;
+    lastCreateEndNs_ = 0;
+    createTotalNs_ = 0;
+    removedAfterCreate_ = false;
     openSinceNs_.store(segmentStartNs_, std::memory_order_relaxed);
   }
 
@@ -155,6 +163,31 @@ namespace IngestPerf
   }
 
 
+  void InstanceTimeline::StorageCreated(int64_t startNs, int64_t endNs)
+  {
+    // Creates outside a filtered instance are not ingest (old instances getting their
+    // DicomUntilPixelData file, attachments added by REST): not part of any record.
+    if (stage_ == Stage::Filtered)
+    {
+      if (firstCreateStartNs_ == 0)
+      {
+        firstCreateStartNs_ = startNs;
+      }
+      lastCreateEndNs_ = endNs;
+      createTotalNs_ += endNs - startNs;
+    }
+  }
+
+
+  void InstanceTimeline::StorageRemoved()
+  {
+    if (stage_ == Stage::Filtered && firstCreateStartNs_ != 0)
+    {
+      removedAfterCreate_ = true;  // Orthanc removes what it wrote when the index did not take it
+    }
+  }
+
+
   void InstanceTimeline::Filtered(int64_t nowNs, Transport transport, bool isCStoreFilter, TimelineSink& sink)
   {
     if (stage_ == Stage::Filtered && !isCStoreFilter)
@@ -195,6 +228,10 @@ namespace IngestPerf
       instance.filteredNs = filteredNs_;
       instance.transcodeStartNs = transcodeStartNs_;
       instance.transcodeEndNs = transcodeEndNs_;
+      instance.firstCreateStartNs = firstCreateStartNs_;
+      instance.lastCreateEndNs = lastCreateEndNs_;
+      instance.createTotalNs = createTotalNs_;
+      instance.removedAfterCreate = removedAfterCreate_;
       instance.receivedBytes = receivedBytes_;
       instance.labels.receivedSyntax = ReceivedSyntax();
     }

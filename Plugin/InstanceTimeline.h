@@ -24,13 +24,17 @@ namespace IngestPerf
     bool hasTimeline;      // false: OnStored arrived without any earlier event on this thread
     bool hasReceivePhase;  // segmentStartNs marks an HTTP arrival or the previous instance of the request
     bool transcodeAttempted;
-    int64_t segmentStartNs;    // first visible event of the instance
-    int64_t receivedNs;        // ReceivedInstanceCallback
-    int64_t filteredNs;        // last instance filter
-    int64_t transcodeStartNs;  // TranscoderCallback
-    int64_t transcodeEndNs;    // end of a delegated transcode (0: ends at the filter)
-    int64_t storedNs;          // OnStored
-    int64_t startWallNs;       // wall clock (UTC epoch ns) at segmentStartNs
+    int64_t segmentStartNs;      // first visible event of the instance
+    int64_t receivedNs;          // ReceivedInstanceCallback
+    int64_t filteredNs;          // last instance filter
+    int64_t transcodeStartNs;    // TranscoderCallback
+    int64_t transcodeEndNs;      // end of a delegated transcode (0: ends at the filter)
+    int64_t firstCreateStartNs;  // timed storage: start of the first create of the instance
+    int64_t lastCreateEndNs;     // timed storage: end of the last create
+    int64_t createTotalNs;       // timed storage: time inside the creates
+    bool removedAfterCreate;     // timed storage: the instance's file was removed before OnStored
+    int64_t storedNs;            // OnStored
+    int64_t startWallNs;         // wall clock (UTC epoch ns) at segmentStartNs
     uint64_t receivedBytes;
     uint64_t storedBytes;
     uint64_t instanceKey;     // hash of the Orthanc instance id
@@ -74,6 +78,9 @@ namespace IngestPerf
                   TimelineSink& sink);
     void TranscodeStarted(int64_t nowNs);
     void TranscodeFinished(int64_t nowNs);  // only when the plugin did the transcode itself
+    // Timed storage area, on the storing thread.
+    void StorageCreated(int64_t startNs, int64_t endNs);
+    void StorageRemoved();
     void Filtered(int64_t nowNs, Transport transport, bool isCStoreFilter, TimelineSink& sink);
     void Stored(const StoredEvent& event, TimelineSink& sink);
 
@@ -110,6 +117,10 @@ namespace IngestPerf
     int64_t filteredNs_;
     int64_t transcodeStartNs_;
     int64_t transcodeEndNs_;
+    int64_t firstCreateStartNs_;
+    int64_t lastCreateEndNs_;
+    int64_t createTotalNs_;
+    bool removedAfterCreate_;
     uint64_t receivedBytes_;
     char receivedSyntax_[kMaxUidLength + 1];
     std::atomic<int64_t> openSinceNs_;

@@ -42,6 +42,12 @@ namespace IngestPerf
 
     const char* MissingHookReason(const PluginStatus& status, Phase phase)
     {
+      if ((phase == Phase::StoragePrepare || phase == Phase::StorageWrite || phase == Phase::IndexUpdate) &&
+          !status.storage.active)
+      {
+        return "needs the timed storage area (IngestPerf.TimedStorage, see storage.reason): Orthanc has no hook "
+               "between its storage write and its index transaction";
+      }
       if (phase == Phase::Transcode && !status.hooks.transcoder.registered)
       {
         return "needs the transcoder callback, registered only when IngestTranscoding is configured (see "
@@ -146,7 +152,7 @@ namespace IngestPerf
       return definitions;
     }
 
-    Json::Value ExportUnobservable()
+    Json::Value ExportUnobservable(const PluginStatus& status)
     {
       struct Item
       {
@@ -171,6 +177,10 @@ namespace IngestPerf
       Json::Value list = Json::arrayValue;
       for (const Item& item : items)
       {
+        if (status.storage.active && std::string(item.what) == "storageWriteVsIndexUpdate")
+        {
+          continue;
+        }
         Json::Value value;
         value["what"] = item.what;
         value["transport"] = item.transport;
@@ -184,6 +194,37 @@ namespace IngestPerf
 
   namespace
   {
+    Json::Value ExportStorage(const PluginStatus& status,
+                              const std::array<StorageOperationSnapshot, kStorageOperationCount>* operations)
+    {
+      const Configuration& configuration = status.configuration;
+      Json::Value storage;
+      storage["timed"] = status.storage.active;
+      if (!status.storage.active)
+      {
+        storage["reason"] = status.storage.reason;
+      }
+      storage["root"] = status.storage.root.empty() ? Json::Value() : Json::Value(status.storage.root);
+      storage["SyncStorageArea"] = configuration.syncStorageArea;
+      storage["StoreDicom"] = configuration.storeDicom;
+      storage["StorageCompression"] = configuration.storageCompression;
+      if (status.storage.active && operations != nullptr)
+      {
+        for (size_t i = 0; i < kStorageOperationCount; i++)
+        {
+          const StorageOperationSnapshot& operation = (*operations)[i];
+          Json::Value value = ExportHistogram(operation.durations, true);
+          value["bytes"] = Json::UInt64(operation.bytes);
+          value["failures"] = Json::UInt64(operation.failures);
+          const uint64_t busyNs = operation.durations.Sum();
+          value["megabytesPerSecond"] =
+            busyNs == 0 ? 0.0 : Round(static_cast<double>(operation.bytes) * 1e3 / static_cast<double>(busyNs), 0.001);
+          storage["operations"][StorageOperationName(static_cast<StorageOperation>(i))] = value;
+        }
+      }
+      return storage;
+    }
+
     Json::Value ExportLabels(const LabelCatalog& catalog, const SeriesInfo& info)
     {
       Json::Value labels;
@@ -398,6 +439,7 @@ namespace IngestPerf
     effective["MaxLabelValues"] = Json::UInt64(configuration.maxLabelValues);
     effective["MaxSeries"] = Json::UInt64(configuration.maxSeries);
     effective["TranscodeTiming"] = TranscodeTimingName(configuration.transcodeTiming);
+    effective["TimedStorage"] = configuration.timedStorage;
     Json::Value& orthanc = result["orthancOptions"];
     orthanc["OverwriteInstances"] = configuration.overwriteInstances;
     orthanc["DicomScpTimeout"] = configuration.dicomScpTimeoutSeconds;
@@ -429,11 +471,12 @@ namespace IngestPerf
     {
       result["labels"] = ExportLabels(*input.catalog, input.seriesInfo);
     }
+    result["storage"] = ExportStorage(status, input.storage);
 
     if (filter.UsesSeries() && input.catalog != nullptr && input.series != nullptr)
     {
       ExportSeriesView(result, input, filter);
-      result["unobservable"] = ExportUnobservable();
+      result["unobservable"] = ExportUnobservable(input.status);
       result["definitions"] = ExportDefinitions();
       return result;
     }
@@ -457,7 +500,7 @@ namespace IngestPerf
       transports["all"] = ExportTransport(snapshot.AllTransports(), status, nullptr);
     }
 
-    result["unobservable"] = ExportUnobservable();
+    result["unobservable"] = ExportUnobservable(input.status);
     result["definitions"] = ExportDefinitions();
     return result;
   }

@@ -6,6 +6,7 @@
 #include "IngestStats.h"
 #include "LabelCatalog.h"
 #include "PluginStatus.h"
+#include "StorageStats.h"
 #include "StatsSnapshot.h"
 #include "ThreadTimelines.h"
 
@@ -56,6 +57,7 @@ namespace IngestPerf
     const LabelCatalog* catalog;  // null when the plugin is disabled
     SeriesInfo seriesInfo;
     const std::vector<LabelledSnapshot>* series;  // the matching series, when filter.UsesSeries()
+    const std::array<StorageOperationSnapshot, kStorageOperationCount>* storage;  // null when disabled
   };
 
   // Which labelled series a filter selects (transport scope and label filters).

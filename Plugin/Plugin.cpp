@@ -61,6 +61,11 @@ extern "C"
     {
       pipeline.reset(new IngestPipeline(status.configuration));
       status.hooks = RegisterIngestHooks(status.configuration, *pipeline);
+      status.storage = RegisterTimedStorageArea(status.configuration, *pipeline);
+      if (status.storage.requested && !status.storage.active)
+      {
+        OrthancSdk::LogWarning("IngestPerf: timed storage not started: " + status.storage.reason);
+      }
       if (!status.hooks.receivedInstance.registered)
       {
         OrthancSdk::LogWarning("IngestPerf: no ReceivedInstanceCallback (" + status.hooks.receivedInstance.reason +

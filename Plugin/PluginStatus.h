@@ -4,6 +4,7 @@
 
 #include "Configuration.h"
 #include "IngestHooks.h"
+#include "TimedStorageArea.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -18,5 +19,6 @@ namespace IngestPerf
     int64_t startWallNs = 0;
     Configuration configuration;
     HookRegistrations hooks;
+    StorageAreaState storage;
   };
 }

@@ -46,8 +46,8 @@ namespace IngestPerf
       {
         const StatsSnapshot empty;
         const OpenRecords none{0, 0, 0, 0};
-        OrthancSdk::AnswerJson(output,
-                               ExportStats({empty, none, *status, 0, 0, nullptr, SeriesInfo(), nullptr}, filter));
+        OrthancSdk::AnswerJson(
+          output, ExportStats({empty, none, *status, 0, 0, nullptr, SeriesInfo(), nullptr, nullptr}, filter));
         return;
       }
       const StatsSnapshot snapshot = pipeline->stats.Snapshot(now);
@@ -59,9 +59,11 @@ namespace IngestPerf
       {
         series = pipeline->stats.SnapshotSeries(MakeSeriesPredicate(filter, pipeline->labels));
       }
-      OrthancSdk::AnswerJson(output, ExportStats({snapshot, open, *status, pipeline->correlator.Skipped(),
-                                                  pipeline->associations.Skipped(), &pipeline->labels, info, &series},
-                                                 filter));
+      const auto storage = pipeline->storage.Snapshot();
+      OrthancSdk::AnswerJson(output,
+                             ExportStats({snapshot, open, *status, pipeline->correlator.Skipped(),
+                                          pipeline->associations.Skipped(), &pipeline->labels, info, &series, &storage},
+                                         filter));
     }
 
     OrthancPluginErrorCode StatsRoute(OrthancPluginRestOutput* output, const char* /*url*/,
@@ -88,6 +90,7 @@ namespace IngestPerf
         if (pipeline != nullptr)
         {
           pipeline->stats.Reset(MonotonicNowNs(), WallNowNs());
+          pipeline->storage.Reset();
         }
         OrthancSdk::AnswerJson(output, answer);
       });

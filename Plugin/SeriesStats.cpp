@@ -70,6 +70,12 @@ namespace IngestPerf
     if (instance.filteredNs != 0)
     {
       Of(phases, Phase::Persist).Record(instance.storedNs - instance.filteredNs);
+      if (instance.firstCreateStartNs != 0)
+      {
+        Of(phases, Phase::StoragePrepare).Record(instance.firstCreateStartNs - instance.filteredNs);
+        Of(phases, Phase::StorageWrite).Record(instance.createTotalNs);
+        Of(phases, Phase::IndexUpdate).Record(instance.storedNs - instance.lastCreateEndNs);
+      }
     }
     Of(phases, Phase::ServerTotal).Record(instance.storedNs - instance.segmentStartNs);
     if (associationGapNs >= 0)
