@@ -39,4 +39,4 @@ def test_stats_describe_the_plugin_and_what_it_cannot_see(orthanc):
     assert "storageWriteVsIndexUpdate" in unobservable
     assert set(stats["definitions"]["phases"]) == {
         "receive", "preStore", "transcode", "persist", "storagePrepare", "storageWrite", "indexUpdate", "serverTotal",
-        "changeDispatch", "associationGap"}
+        "changeDispatch", "associationGap", "responseSend"}

@@ -138,8 +138,8 @@ namespace IngestPerf
     }
 
     static const std::set<std::string> known = {
-      "Enable",    "ReceivedInstanceCallback", "MaxThreads",  "ChangeTableSize", "MaxPeers", "MaxLabelValues",
-      "MaxSeries", "TranscodeTiming",          "TimedStorage"};
+      "Enable",    "ReceivedInstanceCallback", "MaxThreads",   "ChangeTableSize", "MaxPeers", "MaxLabelValues",
+      "MaxSeries", "TranscodeTiming",          "TimedStorage", "TimeRestAnswers"};
     for (const std::string& key : section.getMemberNames())
     {
       if (known.count(key) == 0)
@@ -163,6 +163,7 @@ namespace IngestPerf
     configuration.maxLabelValues = ReadInteger(section, "MaxLabelValues", configuration.maxLabelValues, 1, 253);
     configuration.maxSeries = ReadInteger(section, "MaxSeries", configuration.maxSeries, 1, 65536);
     configuration.timedStorage = ReadBool(section, "TimedStorage", configuration.timedStorage);
+    configuration.timeRestAnswers = ReadBool(section, "TimeRestAnswers", configuration.timeRestAnswers);
     if (section.isMember("TranscodeTiming"))
     {
       const Json::Value& timing = section["TranscodeTiming"];

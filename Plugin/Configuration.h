@@ -39,6 +39,7 @@ namespace IngestPerf
     size_t maxSeries = 128;
     TranscodeTiming transcodeTiming = TranscodeTiming::FallThrough;
     bool timedStorage = false;
+    bool timeRestAnswers = false;
 
     // Read from Orthanc's own options.
     bool overwriteInstances = false;

@@ -31,6 +31,8 @@ namespace IngestPerf
        "OnStoredInstanceCallback of the previous instance from the same calling AET (the oldest one still "
        "waiting for a successor, within DicomScpTimeout)",
        "ReceivedInstanceCallback", false},
+      {"responseSend", "the plugin hands the ingest request's answer to Orthanc (TimeRestAnswers)",
+       "Orthanc has compressed it and written it to the socket (once per request)", false},
     };
 
     const OutcomeDefinition kOutcomes[kOutcomeCount] = {
@@ -92,6 +94,10 @@ namespace IngestPerf
     {
       return "DCMTK reads the whole C-STORE dataset before the first plugin hook fires; the network "
              "receive of a dataset is inside 'associationGap' (together with client idle time)";
+    }
+    if (phase == Phase::ResponseSend && transport != Transport::Rest)
+    {
+      return "timed only for the REST ingest route, POST /instances (IngestPerf.TimeRestAnswers)";
     }
     if (phase == Phase::AssociationGap && transport != Transport::Dicom)
     {

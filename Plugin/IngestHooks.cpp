@@ -44,18 +44,19 @@ namespace IngestPerf
       }
     }
 
-    int32_t OnHttpRequest(OrthancPluginHttpMethod method, const char* uri, const char* /*ip*/,
-                          uint32_t /*headersCount*/, const char* const* /*headersKeys*/,
-                          const char* const* /*headersValues*/, uint32_t /*getArgumentsCount*/,
-                          const char* const* /*getArgumentsKeys*/, const char* const* /*getArgumentsValues*/)
+    int32_t OnHttpRequest(OrthancPluginHttpMethod method, const char* uri, const char* /*ip*/, uint32_t headersCount,
+                          const char* const* headersKeys, const char* const* headersValues,
+                          uint32_t /*getArgumentsCount*/, const char* const* /*getArgumentsKeys*/,
+                          const char* const* /*getArgumentsValues*/)
     {
       Guarded([&] {
         const int64_t now = MonotonicNowNs();
         const bool hasBody = (method == OrthancPluginHttpMethod_Post || method == OrthancPluginHttpMethod_Put);
         bool isDicomWeb = false;
         const bool ingestRoute = hasBody && IsIngestRoute(uri, isDicomWeb);
-        timelines->ForCurrentThread().HttpRequest(now, hasBody, ingestRoute,
-                                                  isDicomWeb ? Transport::Plugin : Transport::Rest, *recorder);
+        const bool compression = ingestRoute && AcceptsCompression(headersCount, headersKeys, headersValues);
+        timelines->ForCurrentThread().HttpRequest(
+          now, hasBody, ingestRoute, isDicomWeb ? Transport::Plugin : Transport::Rest, *recorder, compression);
       });
       return 1;  // never refuse a request
     }
@@ -225,6 +226,43 @@ namespace IngestPerf
   bool HasPart10Header(const void* buffer, uint64_t size)
   {
     return buffer != nullptr && size >= 132 && memcmp(static_cast<const char*>(buffer) + 128, "DICM", 4) == 0;
+  }
+
+
+  bool AcceptsCompression(uint32_t headersCount, const char* const* keys, const char* const* values)
+  {
+    for (uint32_t i = 0; i < headersCount; i++)
+    {
+      if (keys[i] == nullptr || values[i] == nullptr || strcmp(keys[i], "accept-encoding") != 0)
+      {
+        continue;
+      }
+      const char* token = values[i];
+      while (*token != '\0')
+      {
+        while (*token == ' ' || *token == '\t' || *token == ',')
+        {
+          token++;
+        }
+        const char* end = token;
+        while (*end != '\0' && *end != ',')
+        {
+          end++;
+        }
+        const char* last = end;
+        while (last > token && (last[-1] == ' ' || last[-1] == '\t'))
+        {
+          last--;
+        }
+        const size_t length = static_cast<size_t>(last - token);
+        if ((length == 4 && strncmp(token, "gzip", 4) == 0) || (length == 7 && strncmp(token, "deflate", 7) == 0))
+        {
+          return true;
+        }
+        token = end;
+      }
+    }
+    return false;
   }
 
 

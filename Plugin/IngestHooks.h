@@ -35,4 +35,7 @@ namespace IngestPerf
   // Pure helpers of the hooks, exposed for the unit tests.
   bool HasPart10Header(const void* buffer, uint64_t size);
   bool IsIngestRoute(const char* uri, bool& isDicomWeb);
+  // Orthanc 1.10.1's rule: the comma-separated, trimmed Accept-Encoding tokens include exactly
+  // "gzip" or "deflate" (so "gzip;q=1" does not count).
+  bool AcceptsCompression(uint32_t headersCount, const char* const* keys, const char* const* values);
 }

@@ -25,6 +25,10 @@ namespace IngestPerf
         ? associations_.InstanceStored(instance.peerKey, instance.receivedNs, instance.storedNs)
         : -1;
     const InstanceLabels labels = labels_.Intern(instance.transport, instance.labels, instance.storedBytes);
+    if (instance.httpAnswerEncoding != 0)
+    {
+      stats_.RecordHttpAnswer(labels, instance.httpAnswerEncoding == 1);
+    }
     if (instance.removedAfterCreate)
     {
       // Timed storage saw Orthanc remove the file it had just written: the index refused it.

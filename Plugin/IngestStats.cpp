@@ -55,6 +55,22 @@ namespace IngestPerf
   }
 
 
+  void IngestStats::RecordResponseSend(Transport transport, int64_t durationNs)
+  {
+    InstanceLabels labels;
+    labels.SetTransport(transport);
+    For(labels).stats.RecordResponseSend(durationNs);
+    series_.FindOrInsert(labels).RecordResponseSend(durationNs);
+  }
+
+
+  void IngestStats::RecordHttpAnswer(const InstanceLabels& labels, bool clientAcceptsCompression)
+  {
+    For(labels).stats.RecordHttpAnswer(clientAcceptsCompression);
+    series_.FindOrInsert(labels).RecordHttpAnswer(clientAcceptsCompression);
+  }
+
+
   void IngestStats::RecordCallbackError()
   {
     callbackErrors_.fetch_add(1, std::memory_order_relaxed);

@@ -40,6 +40,9 @@ namespace IngestPerf
     void RecordChangeDispatch(const InstanceLabels& labels, int64_t lagNs);
     void RecordChangeBeforeStored(const InstanceLabels& labels);
     void RecordTranscodedWithoutHook(const InstanceLabels& labels);
+    // Once per HTTP request, labelled by transport only (an answer covers all its instances).
+    void RecordResponseSend(Transport transport, int64_t durationNs);
+    void RecordHttpAnswer(const InstanceLabels& labels, bool clientAcceptsCompression);
     void RecordCallbackError();
 
     void Reset(int64_t nowNs, int64_t wallNowNs);

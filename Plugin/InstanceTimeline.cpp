@@ -19,6 +19,9 @@ namespace IngestPerf
     httpIngestRoute_ = false;
     httpRouteTransport_ = Transport::Rest;
     httpInstances_ = 0;
+    httpAcceptsCompression_ = false;
+    httpAnswerCounted_ = false;
+    restForwarding_ = false;
     hasReceivePhase_ = false;
     hasPart10Header_ = false;
     transcodeAttempted_ = false;
@@ -34,6 +37,17 @@ namespace IngestPerf
     receivedBytes_ = 0;
     receivedSyntax_[0] = '\0';
     openSinceNs_.store(0, std::memory_order_relaxed);
+  }
+
+
+  Transport InstanceTimeline::EffectiveTransport(Transport origin) const
+  {
+    if (origin == Transport::Plugin && restForwarding_)
+    {
+      return Transport::Rest;
+    }
+    // A REST-origin store outside any HTTP request comes from one of Orthanc's jobs.
+    return (origin == Transport::Rest && !httpActive_) ? Transport::Job : origin;
   }
 
 
@@ -65,13 +79,15 @@ namespace IngestPerf
 
 
   void InstanceTimeline::HttpRequest(int64_t nowNs, bool isPost, bool isIngestRoute, Transport routeTransport,
-                                     TimelineSink& sink)
+                                     TimelineSink& sink, bool acceptsCompression)
   {
     AbandonOpenRecord(sink);
     httpActive_ = isPost;
     httpIngestRoute_ = isPost && isIngestRoute;
     httpRouteTransport_ = routeTransport;
     httpInstances_ = 0;
+    httpAcceptsCompression_ = acceptsCompression;
+    httpAnswerCounted_ = false;
     if (isPost)
     {
       stage_ = Stage::HttpRequestOpen;
@@ -105,8 +121,7 @@ namespace IngestPerf
     {
       httpInstances_++;
     }
-    // A REST-origin store outside any HTTP request comes from one of Orthanc's jobs.
-    transport_ = (transport == Transport::Rest && !httpActive_) ? Transport::Job : transport;
+    transport_ = EffectiveTransport(transport);
     transcodeAttempted_ = false;
     hasPart10Header_ = true;
     receivedSyntax_[0] = '\0';
@@ -209,13 +224,18 @@ namespace IngestPerf
   void InstanceTimeline::Stored(const StoredEvent& event, TimelineSink& sink)
   {
     CompletedInstance instance{};
-    instance.transport = (event.transport == Transport::Rest && !httpActive_) ? Transport::Job : event.transport;
+    instance.transport = EffectiveTransport(event.transport);
     instance.storedNs = event.nowNs;
     instance.storedBytes = event.storedBytes;
     instance.instanceKey = event.instanceKey;
     instance.receptionSecond = event.receptionSecond;
     instance.peerKey = event.peerKey;
     instance.labels = event.labels;
+    if (httpActive_ && !httpAnswerCounted_)
+    {
+      instance.httpAnswerEncoding = httpAcceptsCompression_ ? 1 : 2;
+      httpAnswerCounted_ = true;
+    }
 
     const bool open = (stage_ == Stage::Received || stage_ == Stage::Filtered);
     instance.hasTimeline = open;

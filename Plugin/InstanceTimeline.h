@@ -33,8 +33,11 @@ namespace IngestPerf
     int64_t lastCreateEndNs;     // timed storage: end of the last create
     int64_t createTotalNs;       // timed storage: time inside the creates
     bool removedAfterCreate;     // timed storage: the instance's file was removed before OnStored
-    int64_t storedNs;            // OnStored
-    int64_t startWallNs;         // wall clock (UTC epoch ns) at segmentStartNs
+    // First stored instance of an HTTP request: the answer this request will get. 0: not the
+    // first (or not HTTP), 1: the client accepts gzip/deflate, 2: it does not.
+    uint8_t httpAnswerEncoding;
+    int64_t storedNs;     // OnStored
+    int64_t startWallNs;  // wall clock (UTC epoch ns) at segmentStartNs
     uint64_t receivedBytes;
     uint64_t storedBytes;
     uint64_t instanceKey;     // hash of the Orthanc instance id
@@ -72,7 +75,9 @@ namespace IngestPerf
     // Back to the state of a new thread, without reporting the open record.
     void Reset();
 
-    void HttpRequest(int64_t nowNs, bool isPost, bool isIngestRoute, Transport routeTransport, TimelineSink& sink);
+    // acceptsCompression: the request's Accept-Encoding lists gzip or deflate (Orthanc's rule).
+    void HttpRequest(int64_t nowNs, bool isPost, bool isIngestRoute, Transport routeTransport, TimelineSink& sink,
+                     bool acceptsCompression = false);
     // receivedSyntax: the transfer syntax read from the meta header, nullptr if none.
     void Received(int64_t nowNs, Transport transport, uint64_t bytes, bool hasPart10Header, const char* receivedSyntax,
                   TimelineSink& sink);
@@ -81,6 +86,9 @@ namespace IngestPerf
     // Timed storage area, on the storing thread.
     void StorageCreated(int64_t startNs, int64_t endNs);
     void StorageRemoved();
+    // While the plugin itself forwards an HTTP ingest request (TimeRestAnswers), Orthanc sees the
+    // stores as coming from a plugin: they are the REST client's.
+    void SetRestForwarding(bool forwarding) { restForwarding_ = forwarding; }
     void Filtered(int64_t nowNs, Transport transport, bool isCStoreFilter, TimelineSink& sink);
     void Stored(const StoredEvent& event, TimelineSink& sink);
 
@@ -100,6 +108,7 @@ namespace IngestPerf
     };
 
     void AbandonOpenRecord(TimelineSink& sink);
+    Transport EffectiveTransport(Transport origin) const;
     const char* ReceivedSyntax() const { return receivedSyntax_[0] == '\0' ? nullptr : receivedSyntax_; }
     void OpenInstance(int64_t nowNs, Transport transport);
 
@@ -109,6 +118,9 @@ namespace IngestPerf
     bool httpIngestRoute_;
     Transport httpRouteTransport_;
     uint32_t httpInstances_;
+    bool httpAcceptsCompression_;
+    bool httpAnswerCounted_;
+    bool restForwarding_;
     bool hasReceivePhase_;
     bool hasPart10Header_;
     bool transcodeAttempted_;

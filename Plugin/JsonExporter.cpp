@@ -42,6 +42,10 @@ namespace IngestPerf
 
     const char* MissingHookReason(const PluginStatus& status, Phase phase)
     {
+      if (phase == Phase::ResponseSend && !status.restAnswers.active)
+      {
+        return status.restAnswers.reason.c_str();
+      }
       if ((phase == Phase::StoragePrepare || phase == Phase::StorageWrite || phase == Phase::IndexUpdate) &&
           !status.storage.active)
       {
@@ -98,6 +102,16 @@ namespace IngestPerf
       {
         throughput["last10s"] = ExportRate(transport.last10sInstances, transport.last10sBytes, 10);
         throughput["last60s"] = ExportRate(transport.last60sInstances, transport.last60sBytes, 60);
+      }
+
+      if (which == nullptr || *which == Transport::Rest || *which == Transport::Plugin)
+      {
+        Json::Value& answers = result["httpAnswers"];
+        const uint64_t accepting = transport.answersAcceptingCompression;
+        answers["requests"] = Json::UInt64(accepting + transport.answersWithoutCompression);
+        answers["clientAcceptsCompression"] = Json::UInt64(accepting);
+        answers["compressedByOrthanc"] = Json::UInt64(status.configuration.httpCompressionEnabled ? accepting : 0);
+        answers["HttpCompressionEnabled"] = status.configuration.httpCompressionEnabled;
       }
 
       result["bytesPerInstance"]["received"] = ExportHistogram(transport.receivedBytes, false);
@@ -177,7 +191,8 @@ namespace IngestPerf
       Json::Value list = Json::arrayValue;
       for (const Item& item : items)
       {
-        if (status.storage.active && std::string(item.what) == "storageWriteVsIndexUpdate")
+        if ((status.storage.active && std::string(item.what) == "storageWriteVsIndexUpdate") ||
+            (status.restAnswers.active && std::string(item.what) == "responseCompressionAndSend"))
         {
           continue;
         }
@@ -440,6 +455,7 @@ namespace IngestPerf
     effective["MaxSeries"] = Json::UInt64(configuration.maxSeries);
     effective["TranscodeTiming"] = TranscodeTimingName(configuration.transcodeTiming);
     effective["TimedStorage"] = configuration.timedStorage;
+    effective["TimeRestAnswers"] = configuration.timeRestAnswers;
     Json::Value& orthanc = result["orthancOptions"];
     orthanc["OverwriteInstances"] = configuration.overwriteInstances;
     orthanc["DicomScpTimeout"] = configuration.dicomScpTimeoutSeconds;

@@ -45,6 +45,7 @@ namespace IngestPerf
     void Reset();
 
     HistogramSnapshot Snapshot() const;
+    uint64_t Count() const { return count_.load(std::memory_order_acquire); }
 
     static size_t BucketIndex(uint64_t value);
     static uint64_t BucketLowest(size_t index);

@@ -4,6 +4,7 @@
 
 #include "Configuration.h"
 #include "IngestHooks.h"
+#include "RestAnswerTiming.h"
 #include "TimedStorageArea.h"
 
 #include <cstddef>
@@ -20,5 +21,6 @@ namespace IngestPerf
     Configuration configuration;
     HookRegistrations hooks;
     StorageAreaState storage;
+    RestAnswerState restAnswers;
   };
 }

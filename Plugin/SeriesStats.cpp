@@ -109,6 +109,19 @@ namespace IngestPerf
   }
 
 
+  void SeriesStats::RecordHttpAnswer(bool clientAcceptsCompression)
+  {
+    (clientAcceptsCompression ? answersAcceptingCompression : answersWithoutCompression)
+      .fetch_add(1, std::memory_order_relaxed);
+  }
+
+
+  void SeriesStats::RecordResponseSend(int64_t durationNs)
+  {
+    Of(phases, Phase::ResponseSend).Record(durationNs);
+  }
+
+
   void SeriesStats::Reset()
   {
     for (PhaseHistogram& histogram : phases)
@@ -125,6 +138,8 @@ namespace IngestPerf
     changesBeforeStored.store(0, std::memory_order_relaxed);
     transcodeAttempts.store(0, std::memory_order_relaxed);
     transcodedWithoutHook.store(0, std::memory_order_relaxed);
+    answersAcceptingCompression.store(0, std::memory_order_relaxed);
+    answersWithoutCompression.store(0, std::memory_order_relaxed);
     firstStartNs.store(0, std::memory_order_relaxed);
     lastStoredNs.store(0, std::memory_order_relaxed);
   }
@@ -132,6 +147,10 @@ namespace IngestPerf
 
   bool SeriesStats::IsEmpty() const
   {
+    if (phases[static_cast<size_t>(Phase::ResponseSend)].Count() != 0)
+    {
+      return false;
+    }
     for (const auto& outcome : outcomes)
     {
       if (outcome.load(std::memory_order_relaxed) != 0)
@@ -159,6 +178,8 @@ namespace IngestPerf
     target.changesBeforeStored = changesBeforeStored.load(std::memory_order_relaxed);
     target.transcodeAttempts = transcodeAttempts.load(std::memory_order_relaxed);
     target.transcodedWithoutHook = transcodedWithoutHook.load(std::memory_order_relaxed);
+    target.answersAcceptingCompression = answersAcceptingCompression.load(std::memory_order_relaxed);
+    target.answersWithoutCompression = answersWithoutCompression.load(std::memory_order_relaxed);
     target.firstStartNs = firstStartNs.load(std::memory_order_relaxed);
     target.lastStoredNs = lastStoredNs.load(std::memory_order_relaxed);
   }

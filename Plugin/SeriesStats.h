@@ -26,6 +26,8 @@ namespace IngestPerf
     std::atomic<uint64_t> changesBeforeStored;
     std::atomic<uint64_t> transcodeAttempts;
     std::atomic<uint64_t> transcodedWithoutHook;
+    std::atomic<uint64_t> answersAcceptingCompression;  // HTTP requests whose client accepts gzip/deflate
+    std::atomic<uint64_t> answersWithoutCompression;
     std::atomic<int64_t> firstStartNs;
     std::atomic<int64_t> lastStoredNs;
 
@@ -35,6 +37,8 @@ namespace IngestPerf
     void RecordChangeDispatch(int64_t lagNs);
     void RecordChangeBeforeStored();
     void RecordTranscodedWithoutHook();
+    void RecordResponseSend(int64_t durationNs);
+    void RecordHttpAnswer(bool clientAcceptsCompression);
 
     void Reset();
     // Nothing recorded since the last reset (every instance counts one outcome).

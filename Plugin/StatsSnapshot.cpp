@@ -20,6 +20,8 @@ namespace IngestPerf
     changesBeforeStored += other.changesBeforeStored;
     transcodeAttempts += other.transcodeAttempts;
     transcodedWithoutHook += other.transcodedWithoutHook;
+    answersAcceptingCompression += other.answersAcceptingCompression;
+    answersWithoutCompression += other.answersWithoutCompression;
     if (other.firstStartNs != 0)
     {
       firstStartNs = (firstStartNs == 0) ? other.firstStartNs : std::min(firstStartNs, other.firstStartNs);

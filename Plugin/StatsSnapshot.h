@@ -20,6 +20,8 @@ namespace IngestPerf
     uint64_t changesBeforeStored = 0;
     uint64_t transcodeAttempts = 0;
     uint64_t transcodedWithoutHook = 0;
+    uint64_t answersAcceptingCompression = 0;
+    uint64_t answersWithoutCompression = 0;
     int64_t firstStartNs = 0;  // 0 when nothing was stored since the reset
     int64_t lastStoredNs = 0;
     uint64_t last10sInstances = 0;
