@@ -2,37 +2,78 @@
 
 #include "BoundedSpinLock.h"
 
+#include <sys/mman.h>
+
+#include <new>
+
 namespace IngestPerf
 {
+  namespace
+  {
+    struct Chain
+    {
+      int64_t startNs;
+      int64_t lastEndNs;
+      uint64_t instances;
+    };
+  }
+
+
+  // All-zero is a free slot (key 0), so the pool needs no construction.
   struct AssociationTracker::Peer
   {
-    std::atomic<bool> locked{false};
-    uint64_t key = 0;
-    size_t head = 0;  // index of the oldest end
-    size_t count = 0;
-    int64_t ends[kEndsPerPeer] = {};
+    std::atomic<bool> locked;
+    uint64_t key;
+    LabelId remoteAet;
+    size_t head;  // index of the oldest chain
+    size_t count;
+    Chain chains[kChainsPerPeer];
+    std::atomic<uint64_t> finished;
+    PhaseHistogram instancesPerAssociation;
+    PhaseHistogram durationNs;
 
-    void Clear(uint64_t newKey)
+    void Clear(uint64_t newKey, LabelId aet)
     {
       key = newKey;
+      remoteAet = aet;
       head = 0;
       count = 0;
+      finished.store(0, std::memory_order_relaxed);
+      instancesPerAssociation.Reset();
+      durationNs.Reset();
     }
 
-    void Pop()
+    void FinishOldest()
     {
-      head = (head + 1) % kEndsPerPeer;
+      const Chain& chain = chains[head];
+      instancesPerAssociation.Record(static_cast<int64_t>(chain.instances));
+      durationNs.Record(chain.lastEndNs - chain.startNs);
+      finished.fetch_add(1, std::memory_order_relaxed);
+      DropOldest();
+    }
+
+    void DropOldest()
+    {
+      head = (head + 1) % kChainsPerPeer;
       count--;
     }
 
-    void Push(int64_t end)
+    void Push(const Chain& chain)
     {
-      if (count == kEndsPerPeer)
+      if (count == kChainsPerPeer)
       {
-        Pop();  // more simultaneous associations than tracked: forget the oldest
+        FinishOldest();  // more simultaneous associations than tracked: close the oldest
       }
-      ends[(head + count) % kEndsPerPeer] = end;
+      chains[(head + count) % kChainsPerPeer] = chain;
       count++;
+    }
+
+    void ExpireBefore(int64_t nowNs, int64_t maxGapNs)
+    {
+      while (count > 0 && maxGapNs > 0 && nowNs - chains[head].lastEndNs > maxGapNs)
+      {
+        FinishOldest();
+      }
     }
   };
 
@@ -40,20 +81,34 @@ namespace IngestPerf
   AssociationTracker::AssociationTracker(size_t peers, int64_t maxGapNs) :
     capacity_(peers == 0 ? 1 : peers),
     maxGapNs_(maxGapNs),
-    peers_(new Peer[capacity_]),
+    bytes_(capacity_ * sizeof(Peer)),
+    memory_(mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)),
     skipped_(0)
   {
+    if (memory_ == MAP_FAILED)
+    {
+      throw std::bad_alloc();
+    }
   }
 
 
-  AssociationTracker::~AssociationTracker() = default;
-
-
-  int64_t AssociationTracker::InstanceStored(uint64_t peerKey, int64_t receivedNs, int64_t storedNs)
+  AssociationTracker::~AssociationTracker()
   {
-    Peer& peer = peers_[peerKey % capacity_];
-    // Held for a few dozen nanoseconds by OnStored, which Orthanc already serialises; a second
-    // holder would be a concurrent test or a future Orthanc. Never wait long: skip and count.
+    munmap(memory_, bytes_);
+  }
+
+
+  AssociationTracker::Peer& AssociationTracker::PeerAt(size_t index) const
+  {
+    return static_cast<Peer*>(memory_)[index];
+  }
+
+
+  int64_t AssociationTracker::InstanceStored(uint64_t peerKey, LabelId remoteAet, int64_t receivedNs, int64_t storedNs)
+  {
+    Peer& peer = PeerAt(peerKey % capacity_);
+    // Held for a few dozen nanoseconds by OnStored, which Orthanc already serialises, and by a
+    // statistics reader. Never wait long: skip and count.
     if (!BoundedSpinLock(peer.locked))
     {
       skipped_.fetch_add(1, std::memory_order_relaxed);
@@ -61,24 +116,74 @@ namespace IngestPerf
     }
     if (peer.key != peerKey)
     {
-      peer.Clear(peerKey);
+      peer.Clear(peerKey, remoteAet);  // a new AET on this slot (or a hash collision): start over
     }
 
     int64_t gap = -1;
+    Chain chain{receivedNs != 0 ? receivedNs : storedNs, storedNs, 1};
     if (receivedNs != 0)
     {
-      while (peer.count > 0 && maxGapNs_ > 0 && receivedNs - peer.ends[peer.head] > maxGapNs_)
+      peer.ExpireBefore(receivedNs, maxGapNs_);
+      if (peer.count > 0 && peer.chains[peer.head].lastEndNs <= receivedNs)
       {
-        peer.Pop();  // that association has timed out since
-      }
-      if (peer.count > 0 && peer.ends[peer.head] <= receivedNs)
-      {
-        gap = receivedNs - peer.ends[peer.head];
-        peer.Pop();
+        const Chain& previous = peer.chains[peer.head];
+        gap = receivedNs - previous.lastEndNs;
+        chain = Chain{previous.startNs, storedNs, previous.instances + 1};
+        peer.DropOldest();
       }
     }
-    peer.Push(storedNs);
+    peer.Push(chain);
     peer.locked.store(false, std::memory_order_release);
     return gap;
+  }
+
+
+  void AssociationTracker::ExpireIdle(int64_t nowNs)
+  {
+    for (size_t index = 0; index < capacity_; index++)
+    {
+      Peer& peer = PeerAt(index);
+      if (peer.key == 0 || !BoundedSpinLock(peer.locked))
+      {
+        continue;
+      }
+      peer.ExpireBefore(nowNs, maxGapNs_);
+      peer.locked.store(false, std::memory_order_release);
+    }
+  }
+
+
+  std::vector<PeerAssociations> AssociationTracker::Snapshot() const
+  {
+    std::vector<PeerAssociations> result;
+    for (size_t index = 0; index < capacity_; index++)
+    {
+      Peer& peer = PeerAt(index);
+      if (peer.key == 0 || !BoundedSpinLock(peer.locked))
+      {
+        continue;
+      }
+      result.push_back(PeerAssociations{peer.remoteAet, peer.finished.load(std::memory_order_relaxed), peer.count,
+                                        peer.instancesPerAssociation.Snapshot(), peer.durationNs.Snapshot()});
+      peer.locked.store(false, std::memory_order_release);
+    }
+    return result;
+  }
+
+
+  void AssociationTracker::ResetStatistics()
+  {
+    for (size_t index = 0; index < capacity_; index++)
+    {
+      Peer& peer = PeerAt(index);
+      if (peer.key == 0 || !BoundedSpinLock(peer.locked))
+      {
+        continue;
+      }
+      peer.finished.store(0, std::memory_order_relaxed);
+      peer.instancesPerAssociation.Reset();
+      peer.durationNs.Reset();
+      peer.locked.store(false, std::memory_order_release);
+    }
   }
 }

@@ -1,41 +1,69 @@
-// The C-STORE gap: from OnStored of one instance to ReceivedInstance of the next one on the same
-// association. In Orthanc 1.10.1 an association is re-queued to the DICOM worker pool after every
-// command, so successive instances of one association run on different threads, and no hook names
-// the association. What the plugin sees is the calling AET. Per AET, the OnStored times wait in a
-// small queue; the next instance from that AET takes the oldest one that ended before it arrived.
-// With one association per AET at a time (a modality, storescu) this is exactly the association
-// gap. With simultaneous associations from one AET, gaps are paired oldest-first: count and mean
-// stay right, single values may be swapped between associations. An end older than Orthanc's
-// DicomScpTimeout cannot belong to a live association and is dropped.
+// C-STORE associations as the plugin can see them. In Orthanc 1.10.1 an association is handed back
+// to the DICOM worker pool after every command, so its instances run on different threads, and no
+// hook marks its start or release. What is seen is the calling AET of each instance. Per AET, an
+// association is inferred as a chain of instances, each received after the previous one's OnStored,
+// within Orthanc's DicomScpTimeout (an association idle for longer has been closed by Orthanc).
+//
+// The C-STORE gap is the link of a chain: OnStored of one instance to ReceivedInstance of the next.
+// With one association per AET at a time (a modality, storescu) chains are exactly associations.
+// With simultaneous associations from one AET, links are made oldest-first: count and mean of the
+// gaps stay right, single gaps may be swapped between associations, and so may instance counts.
+// A chain is finished (counted, with its instances and duration) once it has been idle longer than
+// DicomScpTimeout, noticed at the AET's next instance or when statistics are read.
+//
+// Memory: MaxPeers slots reserved in lazily backed memory (two histograms each).
 #pragma once
+
+#include "InstanceLabels.h"
+#include "PhaseHistogram.h"
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
+#include <vector>
 
 namespace IngestPerf
 {
+  struct PeerAssociations
+  {
+    LabelId remoteAet;
+    uint64_t finished;
+    uint64_t inProgress;
+    HistogramSnapshot instancesPerAssociation;
+    HistogramSnapshot durationNs;  // ReceivedInstance of the first instance -> OnStored of the last
+  };
+
   class AssociationTracker
   {
   public:
-    static constexpr size_t kEndsPerPeer = 16;
+    static constexpr size_t kChainsPerPeer = 16;
 
     AssociationTracker(size_t peers, int64_t maxGapNs);
     ~AssociationTracker();
+    AssociationTracker(const AssociationTracker&) = delete;
+    AssociationTracker& operator=(const AssociationTracker&) = delete;
 
     // At OnStored of a C-STORE instance received at `receivedNs` (0 if unknown): returns the gap
-    // before it, or -1, and remembers `storedNs` for the next instance of the same peer.
-    int64_t InstanceStored(uint64_t peerKey, int64_t receivedNs, int64_t storedNs);
+    // before it, or -1, and extends or starts a chain for the peer.
+    int64_t InstanceStored(uint64_t peerKey, LabelId remoteAet, int64_t receivedNs, int64_t storedNs);
+
+    // Finishes the chains idle for longer than DicomScpTimeout at `nowNs`.
+    void ExpireIdle(int64_t nowNs);
+
+    std::vector<PeerAssociations> Snapshot() const;
+    void ResetStatistics();  // chains in progress are kept: they describe open associations
 
     uint64_t Skipped() const { return skipped_.load(std::memory_order_relaxed); }
 
   private:
     struct Peer;
 
+    Peer& PeerAt(size_t index) const;
+
     size_t capacity_;
     int64_t maxGapNs_;
-    std::unique_ptr<Peer[]> peers_;
+    size_t bytes_;
+    void* memory_;
     std::atomic<uint64_t> skipped_;
   };
 }

@@ -109,6 +109,10 @@ namespace IngestPerf
           target = orthancConfiguration[key].asBool();
         }
       };
+      if (orthancConfiguration["DicomPort"].isUInt() && orthancConfiguration["DicomPort"].asUInt() < 65536)
+      {
+        configuration.dicomPort = orthancConfiguration["DicomPort"].asUInt();
+      }
       readBool("SyncStorageArea", configuration.syncStorageArea);
       readBool("StoreDicom", configuration.storeDicom);
       readBool("StorageCompression", configuration.storageCompression);

@@ -44,6 +44,7 @@ namespace IngestPerf
     // Read from Orthanc's own options.
     bool overwriteInstances = false;
     unsigned int dicomScpTimeoutSeconds = 30;
+    unsigned int dicomPort = 4242;
     bool ingestTranscoding = false;
     std::string ingestTranscodingSyntax;
     std::string storageDirectory = "OrthancStorage";

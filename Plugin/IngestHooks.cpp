@@ -16,6 +16,7 @@ namespace IngestPerf
     ThreadTimelines* timelines = nullptr;
     IngestRecorder* recorder = nullptr;
     IngestStats* stats = nullptr;
+    ChangeQueueStats* changes = nullptr;
     TranscodeTiming transcodeTiming = TranscodeTiming::FallThrough;
 
     Transport TransportOf(OrthancPluginInstanceOrigin origin)
@@ -187,18 +188,20 @@ namespace IngestPerf
     OrthancPluginErrorCode OnChange(OrthancPluginChangeType changeType, OrthancPluginResourceType resourceType,
                                     const char* resourceId)
     {
-      if (resourceId == nullptr)
-      {
-        return OrthancPluginErrorCode_Success;
-      }
-      if (changeType == OrthancPluginChangeType_NewInstance)
-      {
-        Guarded([&] { recorder->NewInstanceChange(HashInstanceId(resourceId), MonotonicNowNs()); });
-      }
-      else if (changeType == OrthancPluginChangeType_Deleted && resourceType == OrthancPluginResourceType_Instance)
-      {
-        Guarded([&] { recorder->InstanceDeleted(HashInstanceId(resourceId)); });
-      }
+      Guarded([&] {
+        const int64_t now = MonotonicNowNs();
+        int64_t pairedStoredNs = 0;
+        if (resourceId != nullptr && changeType == OrthancPluginChangeType_NewInstance)
+        {
+          pairedStoredNs = recorder->NewInstanceChange(HashInstanceId(resourceId), now);
+        }
+        else if (resourceId != nullptr && changeType == OrthancPluginChangeType_Deleted &&
+                 resourceType == OrthancPluginResourceType_Instance)
+        {
+          recorder->InstanceDeleted(HashInstanceId(resourceId));
+        }
+        changes->ChangeDelivered(static_cast<uint32_t>(changeType), now, pairedStoredNs);
+      });
       return OrthancPluginErrorCode_Success;
     }
 
@@ -294,6 +297,7 @@ namespace IngestPerf
     transcodeTiming = configuration.transcodeTiming;
     recorder = &pipeline.recorder;
     stats = &pipeline.stats;
+    changes = &pipeline.changes;
 
     OrthancPluginContext* context = OrthancSdk::Context();
     HookRegistrations result;

@@ -10,7 +10,7 @@ namespace IngestPerf
     correlator(configuration.changeTableSize),
     associations(configuration.maxPeers, static_cast<int64_t>(configuration.dicomScpTimeoutSeconds) * 1000000000),
     stats(MonotonicNowNs(), WallNowNs(), configuration.maxSeries),
-    recorder(stats, labels, correlator, associations, configuration.overwriteInstances)
+    recorder(stats, labels, correlator, associations, changes, configuration.overwriteInstances)
   {
   }
 }

@@ -5,6 +5,7 @@
 
 #include "AssociationTracker.h"
 #include "ChangeCorrelator.h"
+#include "ChangeQueueStats.h"
 #include "Configuration.h"
 #include "IngestRecorder.h"
 #include "IngestStats.h"
@@ -24,6 +25,7 @@ namespace IngestPerf
     AssociationTracker associations;
     IngestStats stats;
     StorageStats storage;
+    ChangeQueueStats changes;
     IngestRecorder recorder;
   };
 }

@@ -7,11 +7,12 @@
 namespace IngestPerf
 {
   IngestRecorder::IngestRecorder(IngestStats& stats, LabelCatalog& labels, ChangeCorrelator& correlator,
-                                 AssociationTracker& associations, bool overwriteInstances) :
+                                 AssociationTracker& associations, ChangeQueueStats& changes, bool overwriteInstances) :
     stats_(stats),
     labels_(labels),
     correlator_(correlator),
     associations_(associations),
+    changes_(changes),
     overwriteInstances_(overwriteInstances)
   {
   }
@@ -19,12 +20,14 @@ namespace IngestPerf
 
   void IngestRecorder::InstanceCompleted(const CompletedInstance& instance)
   {
+    const InstanceLabels labels = labels_.Intern(instance.transport, instance.labels, instance.storedBytes);
     // Every C-STORE instance, duplicate or not, ends a gap and starts the next one.
     const int64_t associationGap =
       (instance.transport == Transport::Dicom && instance.peerKey != 0)
-        ? associations_.InstanceStored(instance.peerKey, instance.receivedNs, instance.storedNs)
+        ? associations_.InstanceStored(instance.peerKey, labels.Get(LabelDimension::RemoteAet), instance.receivedNs,
+                                       instance.storedNs)
         : -1;
-    const InstanceLabels labels = labels_.Intern(instance.transport, instance.labels, instance.storedBytes);
+
     if (instance.httpAnswerEncoding != 0)
     {
       stats_.RecordHttpAnswer(labels, instance.httpAnswerEncoding == 1);
@@ -51,6 +54,7 @@ namespace IngestPerf
       }
     }
     stats_.RecordStored(instance, associationGap, labels);
+    changes_.InstanceStored();
     if (!instance.transcodeAttempted && instance.labels.receivedSyntax != nullptr &&
         instance.labels.storedSyntax != nullptr &&
         strcmp(instance.labels.receivedSyntax, instance.labels.storedSyntax) != 0)
@@ -68,9 +72,11 @@ namespace IngestPerf
   }
 
 
-  void IngestRecorder::NewInstanceChange(uint64_t instanceKey, int64_t nowNs)
+  int64_t IngestRecorder::NewInstanceChange(uint64_t instanceKey, int64_t nowNs)
   {
-    RecordPairing(correlator_.NewInstanceChange(instanceKey, nowNs));
+    const ChangeCorrelator::Pairing pairing = correlator_.NewInstanceChange(instanceKey, nowNs);
+    RecordPairing(pairing);
+    return pairing.paired ? nowNs - pairing.lagNs : 0;
   }
 
 

@@ -6,6 +6,7 @@
 
 #include "AssociationTracker.h"
 #include "ChangeCorrelator.h"
+#include "ChangeQueueStats.h"
 #include "IngestStats.h"
 #include "LabelCatalog.h"
 #include "InstanceTimeline.h"
@@ -16,12 +17,13 @@ namespace IngestPerf
   {
   public:
     IngestRecorder(IngestStats& stats, LabelCatalog& labels, ChangeCorrelator& correlator,
-                   AssociationTracker& associations, bool overwriteInstances);
+                   AssociationTracker& associations, ChangeQueueStats& changes, bool overwriteInstances);
 
     void InstanceCompleted(const CompletedInstance& instance) override;
     void InstanceAbandoned(Transport transport, Outcome outcome, const char* receivedSyntax) override;
 
-    void NewInstanceChange(uint64_t instanceKey, int64_t nowNs);
+    // Returns the OnStored time of the instance if it was already stored, 0 otherwise.
+    int64_t NewInstanceChange(uint64_t instanceKey, int64_t nowNs);
     void InstanceDeleted(uint64_t instanceKey);
 
   private:
@@ -31,6 +33,7 @@ namespace IngestPerf
     LabelCatalog& labels_;
     ChangeCorrelator& correlator_;
     AssociationTracker& associations_;
+    ChangeQueueStats& changes_;
     bool overwriteInstances_;
   };
 }

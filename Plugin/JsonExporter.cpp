@@ -209,6 +209,96 @@ namespace IngestPerf
 
   namespace
   {
+    Json::Value ExportAssociations(const AssociationsView& view, const LabelCatalog& catalog,
+                                   const Configuration& configuration)
+    {
+      Json::Value result;
+      result["definition"] =
+        "inferred per calling AET: a chain of C-STORE instances, each received after the previous one was "
+        "stored, within DicomScpTimeout; finished once idle for longer than DicomScpTimeout (" +
+        std::to_string(configuration.dicomScpTimeoutSeconds) + " s)";
+
+      Json::Value& open = result["openConnections"];
+      if (view.connections.available)
+      {
+        open["count"] = Json::UInt64(view.connections.count);
+        open["byRemoteIp"] = Json::objectValue;
+        for (const auto& entry : view.connections.byRemoteIp)
+        {
+          open["byRemoteIp"][entry.first] = Json::UInt64(entry.second);
+        }
+        open["source"] = "established TCP connections to DicomPort " + std::to_string(configuration.dicomPort) +
+                         " (/proc/self/net/tcp, tcp6): one per open association";
+      }
+      else
+      {
+        open["observable"] = false;
+        open["reason"] = "no /proc/self/net/tcp on this system, and no hook at association start or release";
+      }
+
+      std::vector<std::pair<LabelId, HistogramSnapshot>> gaps;
+      for (const LabelledSnapshot& series : view.dicomSeries)
+      {
+        const LabelId aet = series.labels.Get(LabelDimension::RemoteAet);
+        auto gap = std::find_if(gaps.begin(), gaps.end(), [aet](const auto& g) { return g.first == aet; });
+        if (gap == gaps.end())
+        {
+          gaps.emplace_back(aet, HistogramSnapshot());
+          gap = gaps.end() - 1;
+        }
+        gap->second.Merge(series.stats.phases[static_cast<size_t>(Phase::AssociationGap)]);
+      }
+
+      Json::Value& peers = result["byRemoteAet"];
+      peers = Json::arrayValue;
+      for (const PeerAssociations& peer : view.peers)
+      {
+        Json::Value value;
+        value["remoteAet"] = catalog.Name(LabelDimension::RemoteAet, peer.remoteAet);
+        value["finished"] = Json::UInt64(peer.finished);
+        value["inProgress"] = Json::UInt64(peer.inProgress);
+        value["instancesPerAssociation"] = ExportHistogram(peer.instancesPerAssociation, false);
+        value["durationMs"] = ExportHistogram(peer.durationNs, true);
+        auto gap = std::find_if(gaps.begin(), gaps.end(), [&peer](const auto& g) { return g.first == peer.remoteAet; });
+        value["gap"] = ExportHistogram(gap == gaps.end() ? HistogramSnapshot() : gap->second, true);
+        peers.append(value);
+      }
+      return result;
+    }
+
+    Json::Value ExportChanges(const ChangeQueueSnapshot& changes, const TransportSnapshot& all)
+    {
+      Json::Value result;
+      Json::Value& delivered = result["delivered"];
+      delivered = Json::objectValue;
+      for (size_t type = 0; type < kChangeTypeCount; type++)
+      {
+        if (changes.delivered[type] != 0)
+        {
+          delivered[ChangeTypeName(static_cast<uint32_t>(type))] = Json::UInt64(changes.delivered[type]);
+        }
+      }
+      if (changes.otherTypes != 0)
+      {
+        delivered["other"] = Json::UInt64(changes.otherTypes);
+      }
+      result["newInstanceBacklog"] = Json::UInt64(changes.NewInstanceBacklog());
+      result["storedInstancesSinceStart"] = Json::UInt64(changes.storedInstances);
+      result["newInstanceChangesSinceStart"] = Json::UInt64(changes.newInstancesDelivered);
+      Json::Value& lag = result["lagMs"];
+      lag["newInstance"] = ExportHistogram(all.phases[static_cast<size_t>(Phase::ChangeDispatch)], true);
+      lag["newInstance"]["deliveredBeforeOnStored"] = Json::UInt64(all.changesBeforeStored);
+      lag["newSeries"] = ExportHistogram(changes.newSeriesLag, true);
+      lag["newStudy"] = ExportHistogram(changes.newStudyLag, true);
+      lag["newPatient"] = ExportHistogram(changes.newPatientLag, true);
+      lag["seriesStudyPatientNotTimed"] = Json::UInt64(changes.followedEarlyNewInstance);
+      lag["stableSeriesStudyPatient"] = Unobservable(
+        "Stable* changes come StableAge seconds after the last instance of a resource; which resource an instance "
+        "belongs to is not known to the plugin without calling back into Orthanc");
+      result["perInstanceWhileBackloggedMs"] = ExportHistogram(changes.perInstanceWhileBacklogged, true);
+      return result;
+    }
+
     Json::Value ExportStorage(const PluginStatus& status,
                               const std::array<StorageOperationSnapshot, kStorageOperationCount>* operations)
     {
@@ -488,6 +578,14 @@ namespace IngestPerf
       result["labels"] = ExportLabels(*input.catalog, input.seriesInfo);
     }
     result["storage"] = ExportStorage(status, input.storage);
+    if (input.associations != nullptr && input.catalog != nullptr)
+    {
+      result["associations"] = ExportAssociations(*input.associations, *input.catalog, status.configuration);
+    }
+    if (input.changes != nullptr)
+    {
+      result["changes"] = ExportChanges(*input.changes, snapshot.AllTransports());
+    }
 
     if (filter.UsesSeries() && input.catalog != nullptr && input.series != nullptr)
     {

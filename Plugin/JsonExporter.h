@@ -6,6 +6,9 @@
 #include "IngestStats.h"
 #include "LabelCatalog.h"
 #include "PluginStatus.h"
+#include "AssociationTracker.h"
+#include "ChangeQueueStats.h"
+#include "OpenConnections.h"
 #include "StorageStats.h"
 #include "StatsSnapshot.h"
 #include "ThreadTimelines.h"
@@ -47,6 +50,13 @@ namespace IngestPerf
     size_t bytesPerSeries = 0;
   };
 
+  struct AssociationsView
+  {
+    std::vector<PeerAssociations> peers;
+    OpenConnections connections;
+    std::vector<LabelledSnapshot> dicomSeries;  // for the gap per calling AET
+  };
+
   struct ExportInput
   {
     const StatsSnapshot& snapshot;
@@ -58,6 +68,8 @@ namespace IngestPerf
     SeriesInfo seriesInfo;
     const std::vector<LabelledSnapshot>* series;  // the matching series, when filter.UsesSeries()
     const std::array<StorageOperationSnapshot, kStorageOperationCount>* storage;  // null when disabled
+    const AssociationsView* associations;                                         // idem
+    const ChangeQueueSnapshot* changes;                                           // idem
   };
 
   // Which labelled series a filter selects (transport scope and label filters).

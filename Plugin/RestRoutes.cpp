@@ -47,7 +47,8 @@ namespace IngestPerf
         const StatsSnapshot empty;
         const OpenRecords none{0, 0, 0, 0};
         OrthancSdk::AnswerJson(
-          output, ExportStats({empty, none, *status, 0, 0, nullptr, SeriesInfo(), nullptr, nullptr}, filter));
+          output,
+          ExportStats({empty, none, *status, 0, 0, nullptr, SeriesInfo(), nullptr, nullptr, nullptr, nullptr}, filter));
         return;
       }
       const StatsSnapshot snapshot = pipeline->stats.Snapshot(now);
@@ -60,10 +61,17 @@ namespace IngestPerf
         series = pipeline->stats.SnapshotSeries(MakeSeriesPredicate(filter, pipeline->labels));
       }
       const auto storage = pipeline->storage.Snapshot();
-      OrthancSdk::AnswerJson(output,
-                             ExportStats({snapshot, open, *status, pipeline->correlator.Skipped(),
-                                          pipeline->associations.Skipped(), &pipeline->labels, info, &series, &storage},
-                                         filter));
+      AssociationsView associations;
+      pipeline->associations.ExpireIdle(now);
+      associations.peers = pipeline->associations.Snapshot();
+      associations.connections = ReadOpenConnections(static_cast<uint16_t>(status->configuration.dicomPort));
+      associations.dicomSeries = pipeline->stats.SnapshotSeries(
+        [](const InstanceLabels& labels) { return labels.GetTransport() == Transport::Dicom; });
+      const ChangeQueueSnapshot changes = pipeline->changes.Snapshot();
+      OrthancSdk::AnswerJson(
+        output, ExportStats({snapshot, open, *status, pipeline->correlator.Skipped(), pipeline->associations.Skipped(),
+                             &pipeline->labels, info, &series, &storage, &associations, &changes},
+                            filter));
     }
 
     OrthancPluginErrorCode StatsRoute(OrthancPluginRestOutput* output, const char* /*url*/,
@@ -91,6 +99,8 @@ namespace IngestPerf
         {
           pipeline->stats.Reset(MonotonicNowNs(), WallNowNs());
           pipeline->storage.Reset();
+          pipeline->associations.ResetStatistics();
+          pipeline->changes.ResetStatistics();
         }
         OrthancSdk::AnswerJson(output, answer);
       });

@@ -75,7 +75,8 @@ namespace
       series = source.stats.SnapshotSeries(MakeSeriesPredicate(filter, source.catalog));
     }
     const SeriesInfo info{64, source.stats.Series().Used(), 0, SeriesTable::BytesPerSeries()};
-    return ExportStats({snapshot, open, status, 0, 0, &source.catalog, info, &series, nullptr}, filter);
+    return ExportStats({snapshot, open, status, 0, 0, &source.catalog, info, &series, nullptr, nullptr, nullptr},
+                       filter);
   }
 }
 

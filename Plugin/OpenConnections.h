@@ -1,0 +1,24 @@
+// Open C-STORE associations, counted where they really are: the kernel's table of established TCP
+// connections to Orthanc's DicomPort (/proc/self/net/tcp and tcp6), one per association. Read by
+// the statistics reader only, never on the ingest path. Linux only; elsewhere reported unavailable.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace IngestPerf
+{
+  struct OpenConnections
+  {
+    bool available = false;
+    uint64_t count = 0;
+    std::map<std::string, uint64_t> byRemoteIp;
+  };
+
+  // Parses the text of /proc/net/tcp or /proc/net/tcp6 (any number of lines), adding the
+  // established connections whose local port is `port`.
+  void ParseProcNetTcp(OpenConnections& target, const std::string& text, uint16_t port);
+
+  OpenConnections ReadOpenConnections(uint16_t port);
+}
