@@ -16,12 +16,14 @@ import shutil
 import sys
 import textwrap
 
-PHASE_ORDER = ["receive", "preStore", "persist", "serverTotal", "associationGap", "changeDispatch"]
-TRANSPORT_ORDER = ["rest", "dicom", "plugin", "all"]
+PHASE_ORDER = ["receive", "preStore", "transcode", "persist", "storagePrepare", "storageWrite", "indexUpdate",
+               "serverTotal", "associationGap", "responseSend", "changeDispatch"]
+TRANSPORT_ORDER = ["rest", "dicom", "plugin", "job", "all"]
 TRANSPORT_TITLES = {
     "rest": "REST (HTTP POST /instances)",
     "dicom": "DICOM (C-STORE)",
     "plugin": "plugin (DICOMweb STOW-RS, Lua, WebDAV, other)",
+    "job": "job (stored by an Orthanc job)",
     "all": "all transports",
 }
 OUTCOME_ORDER = ["stored", "alreadyStored", "notDicom", "discardedBeforeFilter", "discardedAfterFilter",
@@ -70,7 +72,7 @@ def _transport_summary(transport, outcome_names):
     for name in outcome_names:
         if name != "stored" and instances.get(name):
             parts.append("%d %s" % (instances[name], name))
-    for name in ("storedWithoutTimeline", "transcodeAttempts"):
+    for name in ("storedWithoutTimeline", "transcodeAttempts", "transcodedWithoutHook"):
         if instances.get(name):
             parts.append("%d %s" % (instances[name], name))
     throughput = transport.get("throughput") or {}
@@ -88,6 +90,7 @@ def _phase_table(phases, width):
     header = "  " + "phase".ljust(name_width) + "".join(c.rjust(11) for c in COLUMNS) + "   (ms)"
     lines = [header]
     notes = []
+    unmeasured = {}
     names = PHASE_ORDER + sorted(p for p in phases if p not in PHASE_ORDER)
     for name in names:
         if name not in phases:
@@ -95,8 +98,7 @@ def _phase_table(phases, width):
         phase = phases[name] or {}
         prefix = "  " + name.ljust(name_width)
         if phase.get("observable") is False:
-            line = prefix + "   unobservable: " + _oneline(phase.get("reason", "no reason given"))
-            lines.append(_truncate(line, width))
+            unmeasured.setdefault(_oneline(phase.get("reason", "no reason given")), []).append(name)
             continue
         cells = [_count(phase.get("count")).rjust(11)]
         cells += [_number(phase.get(c)).rjust(11) for c in COLUMNS[1:]]
@@ -107,6 +109,8 @@ def _phase_table(phases, width):
             notes.append("changeDispatch: %d NewInstance changes were delivered before OnStored"
                          % phase["deliveredBeforeOnStored"])
     lines += ["  note: " + n for n in notes]
+    for reason, names_without in unmeasured.items():
+        lines.append(_truncate("  not measured: %s: %s" % (", ".join(names_without), reason), width))
     return lines
 
 
@@ -147,6 +151,45 @@ def render(stats, width=None):
         out.append("")
         out.append("%s: %s" % (TRANSPORT_TITLES.get(name, name), _transport_summary(transport, outcome_names)))
         out.extend(_phase_table(transport.get("phases") or {}, width))
+        answers = transport.get("httpAnswers") or {}
+        if answers.get("requests"):
+            out.append("  HTTP answers: %d requests, %d from clients accepting gzip/deflate, %d compressed by Orthanc "
+                       "(HttpCompressionEnabled %s)" % (answers["requests"], answers.get("clientAcceptsCompression", 0),
+                                                       answers.get("compressedByOrthanc", 0),
+                                                       str(answers.get("HttpCompressionEnabled")).lower()))
+
+    storage = stats.get("storage") or {}
+    operations = storage.get("operations") or {}
+    if storage.get("timed") and operations:
+        out.append("")
+        out.append("Timed storage (%s):" % storage.get("root", "?"))
+        for name in ("create", "readWhole", "readRange", "remove"):
+            operation = operations.get(name) or {}
+            if operation.get("count"):
+                out.append("  %-10s %6d calls, mean %s ms, p99 %s ms, %s MB/s%s" % (
+                    name, operation["count"], _number(operation.get("mean")), _number(operation.get("p99")),
+                    _number(operation.get("megabytesPerSecond"), 1),
+                    ", %d failures" % operation["failures"] if operation.get("failures") else ""))
+
+    associations = stats.get("associations") or {}
+    peers = associations.get("byRemoteAet") or []
+    connections = associations.get("openConnections") or {}
+    if peers or connections.get("count"):
+        out.append("")
+        out.append("C-STORE associations: %s open now (TCP)" % _count(connections.get("count")))
+        for peer in peers:
+            per = peer.get("instancesPerAssociation") or {}
+            gap = peer.get("gap") or {}
+            out.append("  %-16s %d finished, %d in progress, %s instances/association, gap mean %s ms p99 %s ms" % (
+                peer.get("remoteAet", "?"), peer.get("finished", 0), peer.get("inProgress", 0),
+                _number(per.get("mean"), 1), _number(gap.get("mean")), _number(gap.get("p99"))))
+
+    changes = stats.get("changes") or {}
+    if changes.get("newInstanceBacklog") or (changes.get("perInstanceWhileBackloggedMs") or {}).get("count"):
+        per_instance = changes.get("perInstanceWhileBackloggedMs") or {}
+        out.append("")
+        out.append("Change queue: %d NewInstance changes waiting; while backlogged, %s ms of change-thread time per "
+                   "instance (p50)" % (changes.get("newInstanceBacklog", 0), _number(per_instance.get("p50"))))
 
     hooks = stats.get("hooks") or {}
     missing = [(n, h) for n, h in hooks.items() if isinstance(h, dict) and h.get("registered") is False]
