@@ -23,7 +23,7 @@ namespace IngestPerf
   struct AssociationTracker::Peer
   {
     std::atomic<bool> locked;
-    uint64_t key;
+    std::atomic<uint64_t> key;  // written under the lock; read without it to skip free slots
     LabelId remoteAet;
     size_t head;  // index of the oldest chain
     size_t count;
@@ -34,7 +34,7 @@ namespace IngestPerf
 
     void Clear(uint64_t newKey, LabelId aet)
     {
-      key = newKey;
+      key.store(newKey, std::memory_order_release);
       remoteAet = aet;
       head = 0;
       count = 0;
@@ -114,7 +114,7 @@ namespace IngestPerf
       skipped_.fetch_add(1, std::memory_order_relaxed);
       return -1;
     }
-    if (peer.key != peerKey)
+    if (peer.key.load(std::memory_order_relaxed) != peerKey)
     {
       peer.Clear(peerKey, remoteAet);  // a new AET on this slot (or a hash collision): start over
     }
@@ -143,7 +143,7 @@ namespace IngestPerf
     for (size_t index = 0; index < capacity_; index++)
     {
       Peer& peer = PeerAt(index);
-      if (peer.key == 0 || !BoundedSpinLock(peer.locked))
+      if (peer.key.load(std::memory_order_acquire) == 0 || !BoundedSpinLock(peer.locked))
       {
         continue;
       }
@@ -159,7 +159,7 @@ namespace IngestPerf
     for (size_t index = 0; index < capacity_; index++)
     {
       Peer& peer = PeerAt(index);
-      if (peer.key == 0 || !BoundedSpinLock(peer.locked))
+      if (peer.key.load(std::memory_order_acquire) == 0 || !BoundedSpinLock(peer.locked))
       {
         continue;
       }
@@ -176,7 +176,7 @@ namespace IngestPerf
     for (size_t index = 0; index < capacity_; index++)
     {
       Peer& peer = PeerAt(index);
-      if (peer.key == 0 || !BoundedSpinLock(peer.locked))
+      if (peer.key.load(std::memory_order_acquire) == 0 || !BoundedSpinLock(peer.locked))
       {
         continue;
       }

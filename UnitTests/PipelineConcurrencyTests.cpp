@@ -32,7 +32,9 @@ namespace
     event.transport = transport;
     event.storedBytes = 1000;
     event.instanceKey = key;
-    event.receptionSecond = event.wallNowNs / 1000000000 + 1;  // committed by this store
+    // Committed by this store, clearly after it started: the change thread below sends changes for
+    // instances not stored yet, which a reception date near the start would take for earlier stores.
+    event.receptionSecond = event.wallNowNs / 1000000000 + 2;
     event.peerKey = peer;
     return event;
   }
@@ -54,6 +56,15 @@ TEST(PipelineConcurrency, SixteenClientsLoseNoInstance)
       ASSERT_LE(all.outcomes[static_cast<size_t>(Outcome::Stored)], uint64_t(kThreads) * kPerThread);
       const OpenRecords open = pipeline.timelines.CountOpen();
       ASSERT_LE(open.count, uint64_t(kThreads));
+      // Everything a /perf/stats request reads, while the clients write.
+      pipeline.associations.ExpireIdle(MonotonicNowNs());
+      for (const PeerAssociations& peer : pipeline.associations.Snapshot())
+      {
+        ASSERT_LE(peer.inProgress, AssociationTracker::kChainsPerPeer);
+      }
+      ASSERT_LE(pipeline.changes.Snapshot().newInstancesDelivered, uint64_t(1) << 40);
+      const std::vector<LabelledSnapshot> series = pipeline.stats.SnapshotSeries(nullptr);
+      ASSERT_LE(series.size(), 64u + kTransportCount);
     }
   });
   std::thread changes([&] {
