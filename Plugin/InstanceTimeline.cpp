@@ -23,9 +23,19 @@ namespace IngestPerf
     httpAnswerCounted_ = false;
     restForwarding_ = false;
     hasReceivePhase_ = false;
-    hasPart10Header_ = false;
-    transcodeAttempted_ = false;
     segmentStartNs_ = 0;
+    ClearInstance();
+    hasPart10Header_ = false;
+    openSinceNs_.store(0, std::memory_order_relaxed);
+  }
+
+
+  void InstanceTimeline::ClearInstance()
+  {
+    transcodeAttempted_ = false;
+    hasPart10Header_ = true;
+    receivedSyntax_[0] = '\0';
+    receivedBytes_ = 0;
     receivedNs_ = 0;
     filteredNs_ = 0;
     transcodeStartNs_ = 0;
@@ -34,9 +44,6 @@ namespace IngestPerf
     lastCreateEndNs_ = 0;
     createTotalNs_ = 0;
     removedAfterCreate_ = false;
-    receivedBytes_ = 0;
-    receivedSyntax_[0] = '\0';
-    openSinceNs_.store(0, std::memory_order_relaxed);
   }
 
 
@@ -122,18 +129,7 @@ namespace IngestPerf
       httpInstances_++;
     }
     transport_ = EffectiveTransport(transport);
-    transcodeAttempted_ = false;
-    hasPart10Header_ = true;
-    receivedSyntax_[0] = '\0';
-    receivedBytes_ = 0;
-    receivedNs_ = 0;
-    filteredNs_ = 0;
-    transcodeStartNs_ = 0;
-    transcodeEndNs_ = 0;
-    firstCreateStartNs_ = 0;
-    lastCreateEndNs_ = 0;
-    createTotalNs_ = 0;
-    removedAfterCreate_ = false;
+    ClearInstance();
     openSinceNs_.store(segmentStartNs_, std::memory_order_relaxed);
   }
 

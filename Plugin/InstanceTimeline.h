@@ -111,6 +111,7 @@ namespace IngestPerf
     Transport EffectiveTransport(Transport origin) const;
     const char* ReceivedSyntax() const { return receivedSyntax_[0] == '\0' ? nullptr : receivedSyntax_; }
     void OpenInstance(int64_t nowNs, Transport transport);
+    void ClearInstance();  // the fields of one instance, before the next one
 
     Stage stage_;
     Transport transport_;
