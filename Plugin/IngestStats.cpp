@@ -2,6 +2,8 @@
 
 #include "InstanceTimeline.h"
 
+#include <algorithm>
+
 namespace IngestPerf
 {
   namespace
@@ -116,16 +118,42 @@ namespace IngestPerf
   }
 
 
-  std::vector<LabelledSnapshot>
-  IngestStats::SnapshotSeries(const std::function<bool(const InstanceLabels&)>& filter) const
+  GroupedSnapshot IngestStats::SnapshotGrouped(const std::function<bool(const InstanceLabels&)>& filter,
+                                               const LabelDimension* groupBy) const
   {
-    std::vector<LabelledSnapshot> result;
+    GroupedSnapshot result;
+    series_.ForEach([&](const InstanceLabels& labels, const SeriesStats& stats) {
+      if (filter && !filter(labels))
+      {
+        return;
+      }
+      result.seriesMatched++;
+      stats.AddTo(result.transports[static_cast<size_t>(labels.GetTransport())]);
+      if (groupBy != nullptr)
+      {
+        const LabelId id = labels.Get(*groupBy);
+        auto group = std::find_if(result.groups.begin(), result.groups.end(),
+                                  [id](const auto& candidate) { return candidate.first == id; });
+        if (group == result.groups.end())
+        {
+          result.groups.emplace_back(id, TransportSnapshot());
+          group = result.groups.end() - 1;
+        }
+        stats.AddTo(group->second);
+      }
+    });
+    return result;
+  }
+
+
+  std::vector<std::pair<InstanceLabels, HistogramSnapshot>>
+  IngestStats::SnapshotSeriesPhase(Phase phase, const std::function<bool(const InstanceLabels&)>& filter) const
+  {
+    std::vector<std::pair<InstanceLabels, HistogramSnapshot>> result;
     series_.ForEach([&](const InstanceLabels& labels, const SeriesStats& stats) {
       if (!filter || filter(labels))
       {
-        result.emplace_back();
-        result.back().labels = labels;
-        stats.CopyTo(result.back().stats);
+        result.emplace_back(labels, stats.phases[static_cast<size_t>(phase)].Snapshot());
       }
     });
     return result;

@@ -15,17 +15,12 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace IngestPerf
 {
   struct CompletedInstance;
-
-  struct LabelledSnapshot
-  {
-    InstanceLabels labels;
-    TransportSnapshot stats;
-  };
 
   class IngestStats
   {
@@ -48,8 +43,14 @@ namespace IngestPerf
     void Reset(int64_t nowNs, int64_t wallNowNs);
 
     StatsSnapshot Snapshot(int64_t nowNs) const;
-    // The labelled series whose labels pass `filter` (all when empty).
-    std::vector<LabelledSnapshot> SnapshotSeries(const std::function<bool(const InstanceLabels&)>& filter) const;
+    // The labelled series whose labels pass `filter` (all when empty), merged per transport and,
+    // when `groupBy` is given, per value of that label.
+    GroupedSnapshot SnapshotGrouped(const std::function<bool(const InstanceLabels&)>& filter,
+                                    const LabelDimension* groupBy) const;
+
+    // One phase of the matching labelled series: cheaper than whole series when one is enough.
+    std::vector<std::pair<InstanceLabels, HistogramSnapshot>>
+    SnapshotSeriesPhase(Phase phase, const std::function<bool(const InstanceLabels&)>& filter) const;
 
     const SeriesTable& Series() const { return series_; }
 

@@ -78,8 +78,10 @@ namespace IngestPerf
       return rate;
     }
 
+    // includeRates: the per-second windows (transports only). withReasons: unobservable phases as
+    // objects with their reason; groups leave them out, the transports above them say why.
     Json::Value ExportTransport(const TransportSnapshot& transport, const PluginStatus& status, const Transport* which,
-                                bool includeRates = true)
+                                bool includeRates = true, bool withReasons = true)
     {
       Json::Value result;
 
@@ -125,6 +127,10 @@ namespace IngestPerf
         if (reason == nullptr)
         {
           reason = MissingHookReason(status, phase);
+        }
+        if (reason != nullptr && !withReasons)
+        {
+          continue;
         }
         Json::Value& target = phases[DefinitionOf(phase).name];
         target = (reason != nullptr) ? Unobservable(reason) : ExportHistogram(transport.phases[p], true);
@@ -237,16 +243,16 @@ namespace IngestPerf
       }
 
       std::vector<std::pair<LabelId, HistogramSnapshot>> gaps;
-      for (const LabelledSnapshot& series : view.dicomSeries)
+      for (const auto& series : view.gaps)
       {
-        const LabelId aet = series.labels.Get(LabelDimension::RemoteAet);
+        const LabelId aet = series.first.Get(LabelDimension::RemoteAet);
         auto gap = std::find_if(gaps.begin(), gaps.end(), [aet](const auto& g) { return g.first == aet; });
         if (gap == gaps.end())
         {
           gaps.emplace_back(aet, HistogramSnapshot());
           gap = gaps.end() - 1;
         }
-        gap->second.Merge(series.stats.phases[static_cast<size_t>(Phase::AssociationGap)]);
+        gap->second.Merge(series.second);
       }
 
       Json::Value& peers = result["byRemoteAet"];
@@ -366,7 +372,7 @@ namespace IngestPerf
     void ExportSeriesView(Json::Value& result, const ExportInput& input, const ExportFilter& filter)
     {
       const LabelCatalog& catalog = *input.catalog;
-      const std::vector<LabelledSnapshot>& series = *input.series;
+      const GroupedSnapshot& grouped = *input.grouped;
 
       Json::Value& query = result["query"];
       query["filters"] = Json::objectValue;
@@ -379,25 +385,9 @@ namespace IngestPerf
         query["filters"][LabelDimensionName(label.first)] = label.second;
       }
       query["groupBy"] = filter.hasGroupBy ? Json::Value(LabelDimensionName(filter.groupBy)) : Json::Value();
-      query["seriesMatched"] = Json::UInt64(series.size());
-
-      std::array<TransportSnapshot, kTransportCount> perTransport;
-      std::vector<std::pair<LabelId, TransportSnapshot>> groups;
-      for (const LabelledSnapshot& item : series)
-      {
-        perTransport[static_cast<size_t>(item.labels.GetTransport())].Merge(item.stats);
-        if (filter.hasGroupBy)
-        {
-          const LabelId id = item.labels.Get(filter.groupBy);
-          auto group = std::find_if(groups.begin(), groups.end(), [id](const auto& g) { return g.first == id; });
-          if (group == groups.end())
-          {
-            groups.emplace_back(id, TransportSnapshot());
-            group = groups.end() - 1;
-          }
-          group->second.Merge(item.stats);
-        }
-      }
+      query["seriesMatched"] = Json::UInt64(grouped.seriesMatched);
+      const std::array<TransportSnapshot, kTransportCount>& perTransport = grouped.transports;
+      std::vector<std::pair<LabelId, TransportSnapshot>> groups = grouped.groups;
 
       Json::Value& transports = result["transports"];
       transports = Json::objectValue;
@@ -429,7 +419,8 @@ namespace IngestPerf
         {
           const bool isTransport = filter.groupBy == LabelDimension::Transport;
           const Transport transport = static_cast<Transport>(group.first - kFirstValueLabel);
-          Json::Value value = ExportTransport(group.second, input.status, isTransport ? &transport : nullptr, false);
+          Json::Value value =
+            ExportTransport(group.second, input.status, isTransport ? &transport : nullptr, false, false);
           value["labels"][LabelDimensionName(filter.groupBy)] = catalog.Name(filter.groupBy, group.first);
           list.append(value);
         }
@@ -587,7 +578,7 @@ namespace IngestPerf
       result["changes"] = ExportChanges(*input.changes, snapshot.AllTransports());
     }
 
-    if (filter.UsesSeries() && input.catalog != nullptr && input.series != nullptr)
+    if (filter.UsesSeries() && input.catalog != nullptr && input.grouped != nullptr)
     {
       ExportSeriesView(result, input, filter);
       result["unobservable"] = ExportUnobservable(input.status);

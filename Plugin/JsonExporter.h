@@ -54,7 +54,7 @@ namespace IngestPerf
   {
     std::vector<PeerAssociations> peers;
     OpenConnections connections;
-    std::vector<LabelledSnapshot> dicomSeries;  // for the gap per calling AET
+    std::vector<std::pair<InstanceLabels, HistogramSnapshot>> gaps;  // associationGap per C-STORE series
   };
 
   struct ExportInput
@@ -66,7 +66,7 @@ namespace IngestPerf
     uint64_t associationSkipped;
     const LabelCatalog* catalog;  // null when the plugin is disabled
     SeriesInfo seriesInfo;
-    const std::vector<LabelledSnapshot>* series;  // the matching series, when filter.UsesSeries()
+    const GroupedSnapshot* grouped;  // the matching series, when filter.UsesSeries()
     const std::array<StorageOperationSnapshot, kStorageOperationCount>* storage;  // null when disabled
     const AssociationsView* associations;                                         // idem
     const ChangeQueueSnapshot* changes;                                           // idem
@@ -75,6 +75,11 @@ namespace IngestPerf
   // Which labelled series a filter selects (transport scope and label filters).
   std::function<bool(const InstanceLabels&)> MakeSeriesPredicate(const ExportFilter& filter,
                                                                  const LabelCatalog& catalog);
+  // The label a filter groups by, nullptr for none.
+  inline const LabelDimension* GroupByOf(const ExportFilter& filter)
+  {
+    return filter.hasGroupBy ? &filter.groupBy : nullptr;
+  }
 
   Json::Value ExportStats(const ExportInput& input, const ExportFilter& filter);
 

@@ -102,12 +102,21 @@ namespace IngestPerf
     {
       return snapshot;  // buckets stay empty: no allocation for idle histograms
     }
-    snapshot.buckets_.resize(kBucketCount);
+    // Only the range between the exact min and max is read and kept: most histograms span a few
+    // hundred of the buckets. Every Record() counted by the acquire load above has already moved
+    // min and max (the count is published last), so nothing it recorded is outside the range.
+    const int64_t min = std::numeric_limits<int64_t>::max() - invertedMin_.load(std::memory_order_relaxed);
+    const int64_t max = max_.load(std::memory_order_relaxed);
+    const size_t first = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, std::min(min, max))));
+    const size_t end = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, max))) + 1;
     uint64_t bucketTotal = 0;
-    for (size_t i = 0; i < kBucketCount; i++)
+    snapshot.offset_ = first;
+    snapshot.buckets_.resize(end - first);
+    for (size_t i = first; i < end; i++)
     {
-      snapshot.buckets_[i] = buckets_[i].load(std::memory_order_relaxed);
-      bucketTotal += snapshot.buckets_[i];
+      const uint64_t value = buckets_[i].load(std::memory_order_relaxed);
+      snapshot.buckets_[i - first] = value;
+      bucketTotal += value;
     }
     // Under concurrent Record() the buckets may run ahead of the count read above: use the
     // buckets, so that quantiles and count always agree.
@@ -120,7 +129,55 @@ namespace IngestPerf
   }
 
 
+  void PhaseHistogram::AddTo(HistogramSnapshot& target) const
+  {
+    if (count_.load(std::memory_order_acquire) == 0)
+    {
+      return;
+    }
+    // The same range argument as in Snapshot().
+    const int64_t min = std::numeric_limits<int64_t>::max() - invertedMin_.load(std::memory_order_relaxed);
+    const int64_t max = max_.load(std::memory_order_relaxed);
+    const size_t first = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, std::min(min, max))));
+    const size_t end = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, max))) + 1;
+    target.Widen(first, end);
+    uint64_t added = 0;
+    for (size_t i = first; i < end; i++)
+    {
+      const uint64_t value = buckets_[i].load(std::memory_order_relaxed);
+      target.buckets_[i - target.offset_] += value;
+      added += value;
+    }
+    target.count_ += added;
+    target.sum_ += sum_.load(std::memory_order_relaxed);
+    target.saturated_ += saturated_.load(std::memory_order_relaxed);
+    target.min_ = std::min(target.min_, min);
+    target.max_ = std::max(target.max_, max);
+  }
+
+
+  void HistogramSnapshot::Widen(size_t first, size_t end)
+  {
+    if (buckets_.empty())
+    {
+      buckets_.assign(end - first, 0);
+      offset_ = first;
+      return;
+    }
+    const size_t newFirst = std::min(offset_, first);
+    const size_t newEnd = std::max(offset_ + buckets_.size(), end);
+    if (newFirst != offset_ || newEnd != offset_ + buckets_.size())
+    {
+      std::vector<uint64_t> widened(newEnd - newFirst, 0);
+      std::copy(buckets_.begin(), buckets_.end(), widened.begin() + (offset_ - newFirst));
+      buckets_.swap(widened);
+      offset_ = newFirst;
+    }
+  }
+
+
   HistogramSnapshot::HistogramSnapshot() :
+    offset_(0),
     count_(0),
     sum_(0),
     saturated_(0),
@@ -147,9 +204,10 @@ namespace IngestPerf
     rank = std::max<uint64_t>(1, std::min(rank, count_));
 
     uint64_t cumulated = 0;
-    for (size_t i = 0; i < buckets_.size(); i++)
+    for (size_t k = 0; k < buckets_.size(); k++)
     {
-      cumulated += buckets_[i];
+      cumulated += buckets_[k];
+      const size_t i = offset_ + k;
       if (cumulated >= rank)
       {
         if (i == PhaseHistogram::kBucketCount - 1)
@@ -172,13 +230,10 @@ namespace IngestPerf
     {
       return;
     }
-    if (buckets_.empty())
+    Widen(other.offset_, other.offset_ + other.buckets_.size());
+    for (size_t k = 0; k < other.buckets_.size(); k++)
     {
-      buckets_.assign(PhaseHistogram::kBucketCount, 0);
-    }
-    for (size_t i = 0; i < other.buckets_.size(); i++)
-    {
-      buckets_[i] += other.buckets_[i];
+      buckets_[other.offset_ - offset_ + k] += other.buckets_[k];
     }
     count_ += other.count_;
     sum_ += other.sum_;
@@ -198,7 +253,7 @@ namespace IngestPerf
     {
       return true;
     }
-    return buckets_ == other.buckets_ && sum_ == other.sum_ && saturated_ == other.saturated_ && min_ == other.min_ &&
-           max_ == other.max_;
+    return offset_ == other.offset_ && buckets_ == other.buckets_ && sum_ == other.sum_ &&
+           saturated_ == other.saturated_ && min_ == other.min_ && max_ == other.max_;
   }
 }

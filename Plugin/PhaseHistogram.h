@@ -45,6 +45,8 @@ namespace IngestPerf
     void Reset();
 
     HistogramSnapshot Snapshot() const;
+    // Adds the current content to `target` (as target.Merge(Snapshot()) would, without the copy).
+    void AddTo(HistogramSnapshot& target) const;
     uint64_t Count() const { return count_.load(std::memory_order_acquire); }
 
     static size_t BucketIndex(uint64_t value);
@@ -86,6 +88,10 @@ namespace IngestPerf
   private:
     friend class PhaseHistogram;
 
+    // Makes the kept range cover [first, end) (bucket indexes), with zeros where new.
+    void Widen(size_t first, size_t end);
+
+    size_t offset_;  // index of buckets_[0]: only the occupied range is kept
     std::vector<uint64_t> buckets_;
     uint64_t count_;
     uint64_t sum_;

@@ -55,22 +55,22 @@ namespace IngestPerf
       const OpenRecords open = pipeline->timelines.CountOpen();
       const SeriesTable& table = pipeline->stats.Series();
       const SeriesInfo info{table.Capacity(), table.Used(), table.Overflowed(), SeriesTable::BytesPerSeries()};
-      std::vector<LabelledSnapshot> series;
+      GroupedSnapshot grouped;
       if (filter.UsesSeries())
       {
-        series = pipeline->stats.SnapshotSeries(MakeSeriesPredicate(filter, pipeline->labels));
+        grouped = pipeline->stats.SnapshotGrouped(MakeSeriesPredicate(filter, pipeline->labels), GroupByOf(filter));
       }
       const auto storage = pipeline->storage.Snapshot();
       AssociationsView associations;
       pipeline->associations.ExpireIdle(now);
       associations.peers = pipeline->associations.Snapshot();
       associations.connections = ReadOpenConnections(static_cast<uint16_t>(status->configuration.dicomPort));
-      associations.dicomSeries = pipeline->stats.SnapshotSeries(
-        [](const InstanceLabels& labels) { return labels.GetTransport() == Transport::Dicom; });
+      associations.gaps = pipeline->stats.SnapshotSeriesPhase(
+        Phase::AssociationGap, [](const InstanceLabels& labels) { return labels.GetTransport() == Transport::Dicom; });
       const ChangeQueueSnapshot changes = pipeline->changes.Snapshot();
       OrthancSdk::AnswerJson(
         output, ExportStats({snapshot, open, *status, pipeline->correlator.Skipped(), pipeline->associations.Skipped(),
-                             &pipeline->labels, info, &series, &storage, &associations, &changes},
+                             &pipeline->labels, info, &grouped, &storage, &associations, &changes},
                             filter));
     }
 

@@ -2,6 +2,8 @@
 
 #include "InstanceTimeline.h"
 
+#include <algorithm>
+
 namespace IngestPerf
 {
   namespace
@@ -182,5 +184,32 @@ namespace IngestPerf
     target.answersWithoutCompression = answersWithoutCompression.load(std::memory_order_relaxed);
     target.firstStartNs = firstStartNs.load(std::memory_order_relaxed);
     target.lastStoredNs = lastStoredNs.load(std::memory_order_relaxed);
+  }
+
+
+  void SeriesStats::AddTo(TransportSnapshot& target) const
+  {
+    for (size_t p = 0; p < kPhaseCount; p++)
+    {
+      phases[p].AddTo(target.phases[p]);
+    }
+    receivedBytes.AddTo(target.receivedBytes);
+    storedBytes.AddTo(target.storedBytes);
+    for (size_t o = 0; o < kOutcomeCount; o++)
+    {
+      target.outcomes[o] += outcomes[o].load(std::memory_order_relaxed);
+    }
+    target.storedWithoutTimeline += storedWithoutTimeline.load(std::memory_order_relaxed);
+    target.changesBeforeStored += changesBeforeStored.load(std::memory_order_relaxed);
+    target.transcodeAttempts += transcodeAttempts.load(std::memory_order_relaxed);
+    target.transcodedWithoutHook += transcodedWithoutHook.load(std::memory_order_relaxed);
+    target.answersAcceptingCompression += answersAcceptingCompression.load(std::memory_order_relaxed);
+    target.answersWithoutCompression += answersWithoutCompression.load(std::memory_order_relaxed);
+    const int64_t first = firstStartNs.load(std::memory_order_relaxed);
+    if (first != 0)
+    {
+      target.firstStartNs = (target.firstStartNs == 0) ? first : std::min(target.firstStartNs, first);
+    }
+    target.lastStoredNs = std::max(target.lastStoredNs, lastStoredNs.load(std::memory_order_relaxed));
   }
 }

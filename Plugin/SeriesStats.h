@@ -45,5 +45,7 @@ namespace IngestPerf
     bool IsEmpty() const;
     // Fills everything but the rate windows.
     void CopyTo(TransportSnapshot& target) const;
+    // Adds everything but the rate windows (a merge without an intermediate copy).
+    void AddTo(TransportSnapshot& target) const;
   };
 }

@@ -7,6 +7,8 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace IngestPerf
 {
@@ -33,6 +35,14 @@ namespace IngestPerf
 
     // From the first instance's start to the last OnStored since the reset; 0 if none.
     int64_t ActiveSpanNs() const;
+  };
+
+  // The labelled series a query matched, merged per transport and per value of one label.
+  struct GroupedSnapshot
+  {
+    size_t seriesMatched = 0;
+    std::array<TransportSnapshot, kTransportCount> transports;
+    std::vector<std::pair<uint8_t, TransportSnapshot>> groups;  // label id -> merged series
   };
 
   struct StatsSnapshot

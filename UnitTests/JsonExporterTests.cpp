@@ -69,13 +69,13 @@ namespace
   {
     const StatsSnapshot snapshot = source.stats.Snapshot(10000 * kMs);
     const OpenRecords open{1, 9000 * kMs, 3, 0};
-    std::vector<LabelledSnapshot> series;
+    GroupedSnapshot grouped;
     if (filter.UsesSeries())
     {
-      series = source.stats.SnapshotSeries(MakeSeriesPredicate(filter, source.catalog));
+      grouped = source.stats.SnapshotGrouped(MakeSeriesPredicate(filter, source.catalog), GroupByOf(filter));
     }
     const SeriesInfo info{64, source.stats.Series().Used(), 0, SeriesTable::BytesPerSeries()};
-    return ExportStats({snapshot, open, status, 0, 0, &source.catalog, info, &series, nullptr, nullptr, nullptr},
+    return ExportStats({snapshot, open, status, 0, 0, &source.catalog, info, &grouped, nullptr, nullptr, nullptr},
                        filter);
   }
 }

@@ -63,8 +63,9 @@ TEST(PipelineConcurrency, SixteenClientsLoseNoInstance)
         ASSERT_LE(peer.inProgress, AssociationTracker::kChainsPerPeer);
       }
       ASSERT_LE(pipeline.changes.Snapshot().newInstancesDelivered, uint64_t(1) << 40);
-      const std::vector<LabelledSnapshot> series = pipeline.stats.SnapshotSeries(nullptr);
-      ASSERT_LE(series.size(), 64u + kTransportCount);
+      const LabelDimension byAet = LabelDimension::RemoteAet;
+      const GroupedSnapshot grouped = pipeline.stats.SnapshotGrouped(nullptr, &byAet);
+      ASSERT_LE(grouped.seriesMatched, 64u + kTransportCount);
     }
   });
   std::thread changes([&] {
