@@ -12,7 +12,7 @@ packages=(
   libjsoncpp-dev libboost-dev libboost-thread-dev libboost-filesystem-dev
   libboost-system-dev libboost-date-time-dev libboost-regex-dev libboost-iostreams-dev
   libboost-locale-dev libgtest-dev libgmock-dev libbenchmark-dev
-  dcmtk python3 python3-venv curl procps
+  dcmtk python3 python3-venv curl procps busybox
 )
 
 missing=()

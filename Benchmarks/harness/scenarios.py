@@ -1,0 +1,260 @@
+"""The measured scenarios. Each returns plain dictionaries that report.py turns into tables."""
+import os
+import statistics
+import time
+
+from orthanc_process import OrthancProcess
+
+from . import workloads
+
+DICOMWEB = "/usr/share/orthanc/plugins/libOrthancDicomWeb.so"
+JPEG_LOSSLESS = "1.2.840.10008.1.2.4.70"
+TRANSPORT_OF = {"storescu": "dicom", "pynetdicom": "dicom", "orthanc-store": "dicom", "http": "rest",
+                "stow-instance": "plugin", "stow-series": "plugin"}
+
+
+class Bench:
+    """Shared state: where to work, the plugin, and a counter for Orthanc folders."""
+
+    def __init__(self, root, plugin, log):
+        self.root = root
+        self.plugin = plugin
+        self.log = log
+        self.serial = 0
+
+    def orthanc(self, with_plugin=True, ingest_perf=None, extra=None, env=None, aet="ORTHANC"):
+        self.serial += 1
+        plugins = ([self.plugin] if with_plugin else []) + [DICOMWEB]
+        config = {"DicomWeb": {"Enable": True, "Root": "/dicom-web/"}, "Plugins": plugins,
+                  "ConcurrentJobs": 16, "DicomScpTimeout": 30}
+        config.update(extra or {})
+        process = OrthancProcess(os.path.join(self.root, "orthanc-%03d" % self.serial), plugin_path=None,
+                                 ingest_perf=ingest_perf, extra_config=config, env=env, aet=aet)
+        process.start(timeout=60)
+        return process
+
+
+def _percentile(values, q):
+    ordered = sorted(values)
+    index = max(0, min(len(ordered) - 1, int(round(q * (len(ordered) - 1)))))
+    return ordered[index]
+
+
+def _client_summary(result):
+    summary = {"seconds": result["elapsed"], "instances": result["count"],
+               "instancesPerSecond": result["count"] / result["elapsed"]}
+    if result["latencies"]:
+        latencies = [v * 1000 for v in result["latencies"]]
+        summary.update(latencyMean=statistics.mean(latencies), latencyP50=_percentile(latencies, 0.5),
+                       latencyP99=_percentile(latencies, 0.99), latencyMeasured=True)
+    else:
+        # Only the total time of each client is known: its mean per instance.
+        summary.update(latencyMean=statistics.mean(result["clientMeans"]) * 1000, latencyP50=None, latencyP99=None,
+                       latencyMeasured=False)
+    return summary
+
+
+def _server_summary(stats, transport):
+    t = stats["transports"][transport]
+    phases = t["phases"]
+
+    def get(phase, key):
+        value = phases.get(phase, {})
+        return value.get(key) if value.get("observable", True) else None
+
+    return {"stored": t["instances"]["stored"], "serverInstancesPerSecond": t["throughput"]["instancesPerSecond"],
+            "totalMean": get("serverTotal", "mean"), "totalP50": get("serverTotal", "p50"),
+            "totalP99": get("serverTotal", "p99"), "receiveP50": get("receive", "p50"),
+            "preStoreP50": get("preStore", "p50"), "persistP50": get("persist", "p50"),
+            "persistP99": get("persist", "p99"), "gapMean": get("associationGap", "mean"),
+            "gapP50": get("associationGap", "p50")}
+
+
+def ingest(bench, orthanc, kind, files, clients, sender=None, sender_ids=None, env=None):
+    """One ingest run into `orthanc` (emptied before), with the server's breakdown."""
+    orthanc.delete_all()
+    orthanc.reset_stats()
+    target = {"aet": orthanc.aet, "port": orthanc.dicom_port, "url": orthanc.url}
+    items = files
+    if kind == "orthanc-store":
+        target["sender"] = sender.url
+        items = sender_ids
+    result = workloads.run_clients(kind, items, clients, target, env=env)
+    stats = orthanc.stats(transport=TRANSPORT_OF[kind])
+    row = {"workload": kind, "clients": clients}
+    row.update(_client_summary(result))
+    row.update(_server_summary(stats, TRANSPORT_OF[kind]))
+    row["megabytesPerSecond"] = sum(os.path.getsize(f) for f in files) / 1e6 / result["elapsed"]
+    if row["stored"] != len(files):
+        raise RuntimeError("%s x%d: %d stored, %d sent" % (kind, clients, row["stored"], len(files)))
+    return row
+
+
+def preload_sender(bench, files):
+    sender = bench.orthanc(with_plugin=False, aet="SENDER")
+    workloads.run_clients("http", files, 4, {"url": sender.url})
+    ids = sender.get("/instances").json()
+    return sender, ids
+
+
+def ingest_matrix(bench, files, kinds, client_counts):
+    """Every workload at every client count, into one Orthanc with the plugin."""
+    rows = []
+    orthanc = bench.orthanc()
+    sender = None
+    try:
+        for kind in kinds:
+            ids = None
+            if kind == "orthanc-store":
+                sender, ids = preload_sender(bench, files)
+                answer = sender.session.put(sender.url + "/modalities/receiver",
+                                            json={"AET": orthanc.aet, "Host": "127.0.0.1", "Port": orthanc.dicom_port})
+                if answer.status_code != 200:
+                    raise RuntimeError("cannot declare the receiver: %s" % answer.text)
+            for clients in client_counts:
+                row = ingest(bench, orthanc, kind, files, clients, sender=sender, sender_ids=ids)
+                bench.log("  %-14s x%-2d %7.1f instances/s  %7.1f MB/s" % (kind, clients, row["instancesPerSecond"],
+                                                                          row["megabytesPerSecond"]))
+                rows.append(row)
+    finally:
+        orthanc.stop()
+        if sender is not None:
+            sender.stop()
+    return rows
+
+
+def variants(bench, files):
+    """DicomThreadsCount, IngestTranscoding and TCP_NODELAY, each on and off, side by side."""
+    rows = []
+    for threads in (1, 4, 16):
+        orthanc = bench.orthanc(extra={"DicomThreadsCount": threads})
+        try:
+            row = ingest(bench, orthanc, "storescu", files, 4)
+            row["variant"] = "DicomThreadsCount %d (storescu x4)" % threads
+            rows.append(row)
+        finally:
+            orthanc.stop()
+    for transcoding in (False, True):
+        orthanc = bench.orthanc(extra={"IngestTranscoding": JPEG_LOSSLESS} if transcoding else {})
+        try:
+            row = ingest(bench, orthanc, "http", files, 4)
+            row["variant"] = "IngestTranscoding %s (HTTP x4)" % ("JPEG lossless" if transcoding else "off")
+            rows.append(row)
+        finally:
+            orthanc.stop()
+    for nodelay in (False, True):
+        env = {"TCP_NODELAY": "1"} if nodelay else {}
+        orthanc = bench.orthanc(env=env)
+        try:
+            row = ingest(bench, orthanc, "storescu", files, 1, env=env)
+            row["variant"] = "TCP_NODELAY %s on Orthanc and storescu (storescu x1)" % ("1" if nodelay else "unset")
+            rows.append(row)
+        finally:
+            orthanc.stop()
+    for row in rows:
+        bench.log("  %-60s %7.1f instances/s" % (row["variant"], row["instancesPerSecond"]))
+    return rows
+
+
+def downloads(bench, name, files, client_counts=(1, 10)):
+    """The same study read back: ZIP archive, one file per instance, DICOMweb WADO-RS, next to the
+    raw limit for the same bytes (the storage files read from disk, and served by a plain static
+    HTTP server)."""
+    rows = []
+    orthanc = bench.orthanc(extra={"MaximumStorageCacheSize": 0})
+    server = None
+    try:
+        workloads.run_clients("http", files, 4, {"url": orthanc.url})
+        study = orthanc.get("/studies").json()[0]
+        study_uid = orthanc.get("/studies/%s" % study).json()["MainDicomTags"]["StudyInstanceUID"]
+        instances = orthanc.get("/instances").json()
+        storage = os.path.join(orthanc.work_dir, "storage")
+        stored_files = sorted(os.path.join(d, f) for d, _, names in os.walk(storage) for f in names)
+        server, static_url = workloads.static_file_server(storage)
+        relative = [os.path.relpath(p, storage) for p in stored_files]
+        for clients in client_counts:
+            per_instance = [[orthanc.url + "/instances/%s/file" % i for i in part] for part in _split(instances, clients)]
+            cases = [
+                ("ZIP archive (whole study per client)", "curl",
+                 [[orthanc.url + "/studies/%s/archive" % study]] * clients),
+                ("one file per instance", "curl", per_instance),
+                ("one file per instance, Python requests client", "python", per_instance),
+                ("DICOMweb WADO-RS (whole study per client)", "curl",
+                 [[orthanc.url + "/dicom-web/studies/%s" % study_uid]] * clients),
+                ("raw: storage files read from disk", "files", _split(stored_files, clients)),
+                ("raw: storage files from a static HTTP server", "curl",
+                 [[static_url + "/" + r for r in part] for part in _split(relative, clients)]),
+            ]
+            for label, kind, work in cases:
+                result = workloads.run_downloads(kind, work, clients)
+                row = {"dataset": name, "clients": clients, "method": label, "seconds": result["elapsed"],
+                       "megabytes": result["bytes"] / 1e6, "megabytesPerSecond": result["bytes"] / 1e6 / result["elapsed"]}
+                rows.append(row)
+                bench.log("  %-8s x%-2d %-46s %8.1f MB/s" % (name, clients, label, row["megabytesPerSecond"]))
+    finally:
+        if server is not None:
+            server.terminate()
+        orthanc.stop()
+    return rows
+
+
+def _split(items, clients):
+    return [items[i::clients] for i in range(clients)]
+
+
+def overhead(bench, files, pairs, cases):
+    """The plugin's cost: the same workload on Orthanc without the plugin (A) and with it (B),
+    interleaved A/B/A/B..., `pairs` times. cases: (label, kind, clients, ingest_perf).
+
+    Two measures per run: the throughput the clients see, and the CPU time the Orthanc process
+    spent (user + system, from /proc) per instance, which the other processes on the 2 cores
+    disturb much less."""
+    rows = []
+    for label, kind, clients, ingest_perf in cases:
+        a = bench.orthanc(with_plugin=False)
+        b = bench.orthanc(ingest_perf=ingest_perf)
+        ratios, rates_a, rates_b, cpu_a, cpu_b, cpu_ratios = [], [], [], [], [], []
+        try:
+            for warm in (a, b):  # caches, SQLite, the page cache: the first run of a process is slower
+                _timed_ingest(warm, kind, files, clients)
+            for _ in range(pairs):
+                rate_a, cpu_per_instance_a = _timed_ingest(a, kind, files, clients)
+                rate_b, cpu_per_instance_b = _timed_ingest(b, kind, files, clients)
+                rates_a.append(rate_a)
+                rates_b.append(rate_b)
+                ratios.append(rate_b / rate_a)
+                cpu_a.append(cpu_per_instance_a)
+                cpu_b.append(cpu_per_instance_b)
+                cpu_ratios.append(cpu_per_instance_b / cpu_per_instance_a)
+        finally:
+            a.stop()
+            b.stop()
+        row = {"case": label, "workload": kind, "clients": clients, "pairs": pairs,
+               "withoutPlugin": statistics.median(rates_a), "withPlugin": statistics.median(rates_b),
+               "ratioMedian": statistics.median(ratios), "ratioMin": min(ratios), "ratioMax": max(ratios),
+               "cpuMsWithout": statistics.median(cpu_a), "cpuMsWith": statistics.median(cpu_b),
+               "cpuRatioMedian": statistics.median(cpu_ratios), "cpuRatioMin": min(cpu_ratios),
+               "cpuRatioMax": max(cpu_ratios)}
+        rows.append(row)
+        bench.log("  %-38s ratio %.3f [%.3f..%.3f]  (%.1f vs %.1f instances/s)  CPU %.3f vs %.3f ms/instance" % (
+            label, row["ratioMedian"], row["ratioMin"], row["ratioMax"], row["withPlugin"], row["withoutPlugin"],
+            row["cpuMsWith"], row["cpuMsWithout"]))
+    return rows
+
+
+def _cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as stream:
+        fields = stream.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+
+
+def _timed_ingest(orthanc, kind, files, clients):
+    orthanc.delete_all()
+    time.sleep(0.2)  # let the deletion's changes drain before timing
+    target = {"aet": orthanc.aet, "port": orthanc.dicom_port, "url": orthanc.url}
+    before = _cpu_seconds(orthanc.pid)
+    result = workloads.run_clients(kind, files, clients, target)
+    time.sleep(0.1)  # the change thread finishes its queue: part of the ingest's CPU
+    cpu = _cpu_seconds(orthanc.pid) - before
+    return result["count"] / result["elapsed"], cpu * 1000 / result["count"]

@@ -1,0 +1,271 @@
+"""Real clients, run as separate processes so that 16 of them are not serialised by one Python
+interpreter. Every client gets its share of the files, loads it into memory first, waits for the
+common start, then sends; the caller measures the wall time from the start to the last client.
+
+Each ingest client returns per-instance latencies where the client can tell them (pynetdicom,
+HTTP, STOW-RS per instance); storescu and Orthanc's own C-STORE give only their total time, from
+which a mean per instance is derived (marked as such in the tables)."""
+import multiprocessing
+import os
+import subprocess
+import time
+
+import requests
+
+STORESCU = "/usr/bin/storescu"
+
+
+def _partition(items, clients):
+    return [items[i::clients] for i in range(clients)]
+
+
+def _read(paths):
+    out = []
+    for path in paths:
+        with open(path, "rb") as stream:
+            out.append(stream.read())
+    return out
+
+
+# --- client bodies (run in child processes) -------------------------------------------------------
+
+def _client_storescu(paths, target, ready, start, results, env):
+    ready.put(True)
+    start.wait()
+    begin = time.perf_counter()
+    command = [STORESCU, "-aet", target["calling"], "-aec", target["aet"], "127.0.0.1", str(target["port"])] + paths
+    completed = subprocess.run(command, capture_output=True, text=True, env=env)
+    elapsed = time.perf_counter() - begin
+    results.put({"error": completed.stderr[-500:] if completed.returncode else None, "elapsed": elapsed,
+                 "count": len(paths), "latencies": None})
+
+
+def _client_pynetdicom(paths, target, ready, start, results, env):
+    import pydicom
+    from pynetdicom import AE
+
+    datasets = [pydicom.dcmread(path) for path in paths]
+    ae = AE(ae_title=target["calling"])
+    for ds in datasets[:1]:
+        ae.add_requested_context(ds.SOPClassUID, ds.file_meta.TransferSyntaxUID)
+    ready.put(True)
+    start.wait()
+    begin = time.perf_counter()
+    association = ae.associate("127.0.0.1", target["port"], ae_title=target["aet"])
+    latencies, error = [], None
+    if not association.is_established:
+        error = "association rejected"
+    else:
+        for ds in datasets:
+            t0 = time.perf_counter()
+            status = association.send_c_store(ds)
+            latencies.append(time.perf_counter() - t0)
+            if not status or status.Status != 0:
+                error = "C-STORE status %s" % (status.Status if status else "none")
+                break
+        association.release()
+    results.put({"error": error, "elapsed": time.perf_counter() - begin, "count": len(paths), "latencies": latencies})
+
+
+def _client_http(paths, target, ready, start, results, env):
+    bodies = _read(paths)
+    session = requests.Session()
+    ready.put(True)
+    start.wait()
+    begin = time.perf_counter()
+    latencies, error = [], None
+    for body in bodies:
+        t0 = time.perf_counter()
+        answer = session.post(target["url"] + "/instances", data=body, headers={"Content-Type": "application/dicom"})
+        latencies.append(time.perf_counter() - t0)
+        if answer.status_code != 200:
+            error = "HTTP %d" % answer.status_code
+            break
+    results.put({"error": error, "elapsed": time.perf_counter() - begin, "count": len(paths), "latencies": latencies})
+
+
+def _multipart(bodies, boundary):
+    parts = [b"--" + boundary + b"\r\nContent-Type: application/dicom\r\n\r\n" + body + b"\r\n" for body in bodies]
+    return b"".join(parts) + b"--" + boundary + b"--\r\n"
+
+
+def _client_stow(paths, target, ready, start, results, env, per_series):
+    bodies = _read(paths)
+    boundary = b"ingest-perf-benchmark"
+    headers = {"Content-Type": 'multipart/related; type="application/dicom"; boundary=%s' % boundary.decode(),
+               "Accept": "application/dicom+json"}
+    requests_bodies = [_multipart(bodies, boundary)] if per_series else [_multipart([b], boundary) for b in bodies]
+    session = requests.Session()
+    ready.put(True)
+    start.wait()
+    begin = time.perf_counter()
+    latencies, error = [], None
+    for body in requests_bodies:
+        t0 = time.perf_counter()
+        answer = session.post(target["url"] + "/dicom-web/studies", data=body, headers=headers)
+        latencies.append(time.perf_counter() - t0)
+        if answer.status_code != 200:
+            error = "HTTP %d %s" % (answer.status_code, answer.text[:200])
+            break
+    results.put({"error": error, "elapsed": time.perf_counter() - begin, "count": len(paths),
+                 "latencies": None if per_series else latencies})
+
+
+def _client_stow_instance(*args):
+    _client_stow(*args, per_series=False)
+
+
+def _client_stow_series(*args):
+    _client_stow(*args, per_series=True)
+
+
+def _client_orthanc_store(ids, target, ready, start, results, env):
+    ready.put(True)
+    start.wait()
+    begin = time.perf_counter()
+    answer = requests.post(target["sender"] + "/modalities/receiver/store",
+                           json={"Resources": ids, "Synchronous": True}, timeout=3600)
+    results.put({"error": None if answer.status_code == 200 else answer.text[:300],
+                 "elapsed": time.perf_counter() - begin, "count": len(ids), "latencies": None})
+
+
+CLIENTS = {
+    "storescu": _client_storescu,
+    "pynetdicom": _client_pynetdicom,
+    "http": _client_http,
+    "stow-instance": _client_stow_instance,
+    "stow-series": _client_stow_series,
+    "orthanc-store": _client_orthanc_store,
+}
+
+
+def run_clients(kind, items, clients, target, env=None):
+    """Runs `clients` clients of `kind` over `items` (files, or instance ids for orthanc-store).
+
+    Returns {"elapsed": wall seconds, "count": n, "latencies": [...] or None}.
+    """
+    context = multiprocessing.get_context("fork")
+    ready, results, start = context.Queue(), context.Queue(), context.Event()
+    environment = dict(os.environ)
+    environment.update(env or {})
+    parts = [p for p in _partition(list(items), clients) if p]
+    processes = [context.Process(target=CLIENTS[kind], args=(part, dict(target, calling="SCU%02d" % i), ready, start,
+                                                             results, environment))
+                 for i, part in enumerate(parts)]
+    for process in processes:
+        process.start()
+    for _ in processes:
+        ready.get(timeout=600)
+    begin = time.perf_counter()
+    start.set()
+    outcomes = [results.get(timeout=3600) for _ in processes]
+    elapsed = time.perf_counter() - begin
+    for process in processes:
+        process.join()
+    errors = [o["error"] for o in outcomes if o["error"]]
+    if errors:
+        raise RuntimeError("%s clients failed: %s" % (kind, errors[0]))
+    latencies = None
+    if all(o["latencies"] is not None for o in outcomes):
+        latencies = [value for o in outcomes for value in o["latencies"]]
+    return {"elapsed": elapsed, "count": sum(o["count"] for o in outcomes), "latencies": latencies,
+            "clientMeans": [o["elapsed"] / o["count"] for o in outcomes if o["count"]]}
+
+
+# --- downloads ------------------------------------------------------------------------------------
+
+def _download_urls(urls, ready, start, results):
+    session = requests.Session()
+    ready.put(True)
+    start.wait()
+    begin = time.perf_counter()
+    size = 0
+    for url in urls:
+        with session.get(url, stream=True) as answer:
+            if answer.status_code != 200:
+                results.put({"error": "HTTP %d for %s" % (answer.status_code, url), "bytes": size, "elapsed": 0})
+                return
+            for chunk in answer.iter_content(1 << 20):
+                size += len(chunk)
+    results.put({"error": None, "bytes": size, "elapsed": time.perf_counter() - begin})
+
+
+def _download_curl(urls, ready, start, results):
+    """curl, one process, one keep-alive connection, every URL in turn, bodies discarded."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".curl", delete=False) as config:
+        for url in urls:
+            config.write('url = "%s"\noutput = "/dev/null"\n' % url)
+        path = config.name
+    ready.put(True)
+    start.wait()
+    begin = time.perf_counter()
+    completed = subprocess.run(["curl", "-s", "-f", "-K", path, "-w", "%{size_download}\n"], capture_output=True,
+                               text=True)
+    elapsed = time.perf_counter() - begin
+    os.unlink(path)
+    if completed.returncode != 0:
+        results.put({"error": "curl exited with %d" % completed.returncode, "bytes": 0, "elapsed": elapsed})
+        return
+    size = sum(int(line) for line in completed.stdout.split() if line.strip().isdigit())
+    results.put({"error": None, "bytes": size, "elapsed": elapsed})
+
+
+def _read_files(paths, ready, start, results):
+    ready.put(True)
+    start.wait()
+    begin = time.perf_counter()
+    size = 0
+    for path in paths:
+        with open(path, "rb") as stream:
+            while True:
+                chunk = stream.read(1 << 20)
+                if not chunk:
+                    break
+                size += len(chunk)
+    results.put({"error": None, "bytes": size, "elapsed": time.perf_counter() - begin})
+
+
+def run_downloads(kind, work, clients):
+    """Each client gets work[i]: 'curl' and 'python' download lists of URLs (curl, or Python
+    requests on one keep-alive session), 'files' reads paths from disk."""
+    context = multiprocessing.get_context("fork")
+    ready, results, start = context.Queue(), context.Queue(), context.Event()
+    body = {"curl": _download_curl, "python": _download_urls, "files": _read_files}[kind]
+    # A study with fewer files than clients leaves some clients without work.
+    processes = [context.Process(target=body, args=(work[i], ready, start, results)) for i in range(clients) if work[i]]
+    for process in processes:
+        process.start()
+    for _ in processes:
+        ready.get(timeout=600)
+    begin = time.perf_counter()
+    start.set()
+    outcomes = [results.get(timeout=3600) for _ in processes]
+    elapsed = time.perf_counter() - begin
+    for process in processes:
+        process.join()
+    errors = [o["error"] for o in outcomes if o["error"]]
+    if errors:
+        raise RuntimeError(errors[0])
+    return {"elapsed": elapsed, "bytes": sum(o["bytes"] for o in outcomes)}
+
+
+def static_file_server(root):
+    """A plain static file server over `root` on a free loopback port: BusyBox httpd (C, one
+    process per connection), the 'raw HTTP' baseline for the same bytes. Returns (process, url)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(["busybox", "httpd", "-f", "-p", "127.0.0.1:%d" % port, "-h", root],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = "http://127.0.0.1:%d" % port
+    for _ in range(100):
+        try:
+            requests.get(url, timeout=1)
+            break
+        except requests.ConnectionError:
+            time.sleep(0.05)
+    return process, url

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The benchmark command (README): installs what it needs, builds the plugin and the benchmarks
+# (Release-like), then runs Benchmarks/run_benchmarks.py, which writes docs/benchmarks.md (or
+# docs/benchmarks-quick.md with --quick). Separate from the test command: it takes ~30 minutes
+# (--quick: a few).
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$repo"
+./Resources/install-dependencies.sh
+./.venv/bin/python -c "import matplotlib" 2>/dev/null || ./.venv/bin/pip install -q --disable-pip-version-check -r Resources/requirements-bench.txt
+cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINGEST_PERF_BUILD_BENCHMARKS=ON \
+  -DINGEST_PERF_BUILD_TESTS=OFF >/dev/null
+ninja -C build-bench
+exec ./.venv/bin/python Benchmarks/run_benchmarks.py --build build-bench "$@"
