@@ -122,7 +122,7 @@ def main():
     log("== downloads")
     results["downloads"] = []
     for name in (("ct", "onco") if quick else ("ct", "mammo", "cardio", "onco")):
-        results["downloads"] += scenarios.downloads(bench, name, sets[name])
+        results["downloads"] += scenarios.downloads(bench, name, sets[name], python_client=(name == "ct"))
 
     log("== overhead (A: Orthanc without the plugin, B: with it, interleaved)")
     pairs = args.pairs or (3 if quick else 5)

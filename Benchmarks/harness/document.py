@@ -100,10 +100,12 @@ def write_document(folder, results, plots, quick, client_counts):
     add("")
     add("## Downloads")
     add("")
-    add("The same studies read back with curl (one process per client, keep-alive), next to the raw limit for "
-        "the same bytes: the storage files read from disk, and served by BusyBox httpd. With 10 clients, the "
-        "whole-study methods move the study 10 times. `MaximumStorageCacheSize` 0, so that every read reaches "
-        "the storage. The row with the Python client shows a client effect, not an Orthanc one (see below).")
+    add("The same studies read back with curl (one process per client, keep-alive), each client taking its "
+        "share of the instances so that every method moves the study once: a ZIP of the share "
+        "(`POST /tools/create-archive`), one `/instances/{id}/file` per instance, one WADO-RS request per "
+        "instance; next to the raw limit for the same bytes: the storage files read from disk, and served by "
+        "BusyBox httpd. `MaximumStorageCacheSize` 0, so that every read reaches the storage. The row with the "
+        "Python client (CT only) shows a client effect, not an Orthanc one (see below).")
     add("")
     add(report.download_table(results["downloads"]))
     add("")

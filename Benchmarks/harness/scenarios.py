@@ -156,35 +156,43 @@ def variants(bench, files):
     return rows
 
 
-def downloads(bench, name, files, client_counts=(1, 10)):
-    """The same study read back: ZIP archive, one file per instance, DICOMweb WADO-RS, next to the
-    raw limit for the same bytes (the storage files read from disk, and served by a plain static
-    HTTP server)."""
+def downloads(bench, name, files, client_counts=(1, 10), python_client=False):
+    """The same study read back, split between the clients so that every method moves the study
+    once: a ZIP archive of each client's share (POST /tools/create-archive), one file per instance,
+    DICOMweb WADO-RS per instance; next to the raw limit for the same bytes (the storage files read
+    from disk, and served by a plain static HTTP server). python_client adds the per-instance
+    download with Python's requests client, to show a client-side effect."""
     rows = []
     orthanc = bench.orthanc(extra={"MaximumStorageCacheSize": 0})
     server = None
     try:
         workloads.run_clients("http", files, 4, {"url": orthanc.url})
-        study = orthanc.get("/studies").json()[0]
-        study_uid = orthanc.get("/studies/%s" % study).json()["MainDicomTags"]["StudyInstanceUID"]
-        instances = orthanc.get("/instances").json()
+        instances = orthanc.get("/instances?expand").json()
         storage = os.path.join(orthanc.work_dir, "storage")
         stored_files = sorted(os.path.join(d, f) for d, _, names in os.walk(storage) for f in names)
         server, static_url = workloads.static_file_server(storage)
         relative = [os.path.relpath(p, storage) for p in stored_files]
+        wado = []
+        for instance in instances:
+            tags = orthanc.get("/instances/%s/tags?simplify" % instance["ID"]).json()
+            wado.append(orthanc.url + "/dicom-web/studies/%s/series/%s/instances/%s" % (
+                tags["StudyInstanceUID"], tags["SeriesInstanceUID"], tags["SOPInstanceUID"]))
+        ids = [instance["ID"] for instance in instances]
         for clients in client_counts:
-            per_instance = [[orthanc.url + "/instances/%s/file" % i for i in part] for part in _split(instances, clients)]
+            shares = _split(ids, clients)
+            per_instance = [[orthanc.url + "/instances/%s/file" % i for i in part] for part in shares]
             cases = [
-                ("ZIP archive (whole study per client)", "curl",
-                 [[orthanc.url + "/studies/%s/archive" % study]] * clients),
+                ("ZIP archive of each client's share", "curl",
+                 [[(orthanc.url + "/tools/create-archive", '{"Resources": %s, "Synchronous": true}' %
+                    str(part).replace("'", '"'))] for part in shares]),
                 ("one file per instance", "curl", per_instance),
-                ("one file per instance, Python requests client", "python", per_instance),
-                ("DICOMweb WADO-RS (whole study per client)", "curl",
-                 [[orthanc.url + "/dicom-web/studies/%s" % study_uid]] * clients),
+                ("DICOMweb WADO-RS, one request per instance", "curl", _split(wado, clients)),
                 ("raw: storage files read from disk", "files", _split(stored_files, clients)),
                 ("raw: storage files from a static HTTP server", "curl",
                  [[static_url + "/" + r for r in part] for part in _split(relative, clients)]),
             ]
+            if python_client:
+                cases.insert(2, ("one file per instance, Python requests client", "python", per_instance))
             for label, kind, work in cases:
                 result = workloads.run_downloads(kind, work, clients)
                 row = {"dataset": name, "clients": clients, "method": label, "seconds": result["elapsed"],

@@ -195,14 +195,21 @@ def _download_curl(urls, ready, start, results):
     import tempfile
 
     with tempfile.NamedTemporaryFile("w", suffix=".curl", delete=False) as config:
+        groups = []
         for url in urls:
-            config.write('url = "%s"\noutput = "/dev/null"\n' % url)
+            # One group per request ("next" resets the options, not the connection).
+            group = 'silent\nfail\nwrite-out = "%{size_download}\\n"\noutput = "/dev/null"\n'
+            if isinstance(url, tuple):  # (url, JSON body): a POST
+                group += 'url = "%s"\ndata = "%s"\n' % (url[0], url[1].replace('"', '\\"'))
+            else:
+                group += 'url = "%s"\n' % url
+            groups.append(group)
+        config.write("next\n".join(groups))
         path = config.name
     ready.put(True)
     start.wait()
     begin = time.perf_counter()
-    completed = subprocess.run(["curl", "-s", "-f", "-K", path, "-w", "%{size_download}\n"], capture_output=True,
-                               text=True)
+    completed = subprocess.run(["curl", "-K", path], capture_output=True, text=True)
     elapsed = time.perf_counter() - begin
     os.unlink(path)
     if completed.returncode != 0:
