@@ -71,13 +71,30 @@ def micro_benchmarks(build):
     return results, memory.stdout, memory.returncode
 
 
+def rewrite(results_path, output):
+    from harness.document import write_document
+
+    with open(results_path) as stream:
+        results = json.load(stream)
+    quick = results["quick"]
+    results["micro"] = [tuple(entry) for entry in results["micro"]]
+    clients = sorted({row["clients"] for row in results["ingestCt"]})
+    plots = report.plots(os.path.join(output, "benchmarks"), results) if not quick else []
+    log("rewritten: %s" % write_document(output, results, plots, quick, clients))
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small datasets and fewer clients (a few minutes)")
     parser.add_argument("--build", default=os.path.join(REPO, "build-bench"), help="the benchmark build folder")
     parser.add_argument("--output", default=os.path.join(REPO, "docs"), help="where benchmarks.md goes")
     parser.add_argument("--pairs", type=int, help="A/B pairs for the overhead (default 5, quick 3)")
+    parser.add_argument("--from-results", metavar="JSON",
+                        help="only rewrite the document (and plots) from a results file of an earlier run")
     args = parser.parse_args()
+    if args.from_results:
+        return rewrite(args.from_results, args.output)
     quick = args.quick
     started = time.time()
 

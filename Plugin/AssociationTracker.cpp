@@ -104,19 +104,49 @@ namespace IngestPerf
   }
 
 
+  AssociationTracker::Peer* AssociationTracker::FindPeer(uint64_t peerKey)
+  {
+    // Open addressing: the AET's own slot, or the first free one after its hash. A full table
+    // gives the hash's slot to the newcomer. The slot is returned locked: held for a few dozen
+    // nanoseconds by OnStored, which Orthanc already serialises, and by a statistics reader;
+    // never waited for long (nullptr then).
+    const size_t start = peerKey % capacity_;
+    for (size_t probe = 0; probe < capacity_; probe++)
+    {
+      Peer& candidate = PeerAt((start + probe) % capacity_);
+      const uint64_t key = candidate.key.load(std::memory_order_acquire);
+      if (key != peerKey && key != 0)
+      {
+        continue;
+      }
+      if (!BoundedSpinLock(candidate.locked))
+      {
+        return nullptr;
+      }
+      const uint64_t locked = candidate.key.load(std::memory_order_relaxed);
+      if (locked == peerKey || locked == 0)
+      {
+        return &candidate;
+      }
+      candidate.locked.store(false, std::memory_order_release);  // claimed meanwhile by another AET
+    }
+    Peer& evicted = PeerAt(start);
+    return BoundedSpinLock(evicted.locked) ? &evicted : nullptr;
+  }
+
+
   int64_t AssociationTracker::InstanceStored(uint64_t peerKey, LabelId remoteAet, int64_t receivedNs, int64_t storedNs)
   {
-    Peer& peer = PeerAt(peerKey % capacity_);
-    // Held for a few dozen nanoseconds by OnStored, which Orthanc already serialises, and by a
-    // statistics reader. Never wait long: skip and count.
-    if (!BoundedSpinLock(peer.locked))
+    Peer* found = FindPeer(peerKey);
+    if (found == nullptr)
     {
       skipped_.fetch_add(1, std::memory_order_relaxed);
       return -1;
     }
+    Peer& peer = *found;
     if (peer.key.load(std::memory_order_relaxed) != peerKey)
     {
-      peer.Clear(peerKey, remoteAet);  // a new AET on this slot (or a hash collision): start over
+      peer.Clear(peerKey, remoteAet);  // a free slot, or the table is full: this AET takes it over
     }
 
     int64_t gap = -1;

@@ -6,8 +6,9 @@
 //
 // The C-STORE gap is the link of a chain: OnStored of one instance to ReceivedInstance of the next.
 // With one association per AET at a time (a modality, storescu) chains are exactly associations.
-// With simultaneous associations from one AET, links are made oldest-first: count and mean of the
-// gaps stay right, single gaps may be swapped between associations, and so may instance counts.
+// With simultaneous associations from one AET, links are made oldest-first and an association that
+// opens while another one of the same AET waits between instances is linked to it: gaps, instance
+// counts and durations are then approximate (documented).
 // A chain is finished (counted, with its instances and duration) once it has been idle longer than
 // DicomScpTimeout, noticed at the AET's next instance or when statistics are read.
 //
@@ -59,6 +60,7 @@ namespace IngestPerf
     struct Peer;
 
     Peer& PeerAt(size_t index) const;
+    Peer* FindPeer(uint64_t peerKey);  // locked, or nullptr
 
     size_t capacity_;
     int64_t maxGapNs_;

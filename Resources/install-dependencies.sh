@@ -36,6 +36,6 @@ venv="$here/.venv"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-if ! "$venv/bin/python" -c "import pytest, pydicom, pynetdicom, requests, numpy" 2>/dev/null; then
+if ! "$venv/bin/python" -c "import pytest, pydicom, pynetdicom, requests, numpy, matplotlib" 2>/dev/null; then
   "$venv/bin/pip" install -q --disable-pip-version-check -r "$here/Resources/requirements.txt"
 fi

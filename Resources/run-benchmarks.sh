@@ -7,7 +7,6 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
 ./Resources/install-dependencies.sh
-./.venv/bin/python -c "import matplotlib" 2>/dev/null || ./.venv/bin/pip install -q --disable-pip-version-check -r Resources/requirements-bench.txt
 cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINGEST_PERF_BUILD_BENCHMARKS=ON \
   -DINGEST_PERF_BUILD_TESTS=OFF >/dev/null
 ninja -C build-bench

@@ -35,5 +35,8 @@ step "unit tests under ThreadSanitizer"
 build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINGEST_PERF_SANITIZE=thread
 TSAN_OPTIONS=halt_on_error=1 ./build-tsan/UnitTests --gtest_brief=1
 
+step "benchmarks compile (they are run by Resources/run-benchmarks.sh, not here)"
+build build-bench -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINGEST_PERF_BUILD_BENCHMARKS=ON -DINGEST_PERF_BUILD_TESTS=OFF
+
 step "integration tests (real Orthanc, storescu, HTTP clients)"
 INGEST_PERF_PLUGIN="$repo/build/libOrthancIngestPerf.so" ./.venv/bin/python -m pytest -q IntegrationTests "$@"

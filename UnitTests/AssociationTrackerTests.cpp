@@ -151,3 +151,27 @@ TEST(AssociationTracker, TwoSimultaneousAssociationsAreTwoChains)
   EXPECT_EQ(2u, peers[0].finished);
   EXPECT_EQ(10u, peers[0].instancesPerAssociation.Sum());
 }
+
+
+TEST(AssociationTracker, AetsWithTheSameHashSlotKeepTheirOwnChains)
+{
+  AssociationTracker tracker(8, kTimeout);
+  // 3 and 11 land on the same slot of 8: they must not clear each other's chains.
+  for (int i = 0; i < 5; i++)
+  {
+    const int64_t base = i * 100 * kMs;
+    const int64_t a = tracker.InstanceStored(3, kAet, base + 1 * kMs, base + 10 * kMs);
+    const int64_t b = tracker.InstanceStored(11, kAet + 1, base + 2 * kMs, base + 20 * kMs);
+    if (i > 0)
+    {
+      EXPECT_EQ(91 * kMs, a);
+      EXPECT_EQ(82 * kMs, b);
+    }
+  }
+  EXPECT_EQ(2u, tracker.Snapshot().size());
+  // A full table still works: the newcomer takes its hash's slot over.
+  AssociationTracker tiny(1, kTimeout);
+  tiny.InstanceStored(1, kAet, kMs, 2 * kMs);
+  EXPECT_EQ(-1, tiny.InstanceStored(2, kAet, 3 * kMs, 4 * kMs));
+  EXPECT_EQ(1 * kMs, tiny.InstanceStored(2, kAet, 5 * kMs, 6 * kMs));
+}

@@ -1,0 +1,59 @@
+"""The benchmark harness, run in miniature on every test run so that the benchmark command keeps
+working: every client kind, downloads, an overhead pair, and the document."""
+import os
+import sys
+
+import pytest
+
+BENCHMARKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Benchmarks")
+sys.path.insert(0, BENCHMARKS)
+
+from harness import datasets, document, report, scenarios  # noqa: E402
+
+
+@pytest.fixture
+def bench(tmp_path, plugin_path):
+    return scenarios.Bench(str(tmp_path / "runs"), plugin_path, lambda message: None)
+
+
+def test_datasets_are_deterministic(tmp_path):
+    first = datasets.write_dataset(str(tmp_path / "a"), "cardio", count=2, scale=0.1)
+    second = datasets.write_dataset(str(tmp_path / "b"), "cardio", count=2, scale=0.1)
+    assert [open(p, "rb").read() for p in first] == [open(p, "rb").read() for p in second]
+    assert datasets.write_dataset(str(tmp_path / "a"), "cardio", count=2, scale=0.1) == first  # reused
+
+
+def test_every_client_kind_and_the_document(bench, tmp_path):
+    files = datasets.write_dataset(str(tmp_path / "ct"), "ct", count=6, scale=0.125)
+    kinds = ["storescu", "pynetdicom", "http", "stow-instance", "stow-series", "orthanc-store"]
+    rows = scenarios.ingest_matrix(bench, files, kinds, [1, 2])
+    assert len(rows) == 12
+    for row in rows:
+        assert row["stored"] == 6 and row["instancesPerSecond"] > 0
+        assert row["totalP50"] > 0
+        assert row["latencyMeasured"] == (row["workload"] in ("pynetdicom", "http", "stow-instance"))
+    dicom = [r for r in rows if r["workload"] == "storescu" and r["clients"] == 1][0]
+    assert dicom["gapMean"] > 0  # the C-STORE gap reaches the side-by-side table
+
+    downloads = scenarios.downloads(bench, "ct", files, client_counts=(1, 2), python_client=True)
+    assert len(downloads) == 12
+    study_megabytes = datasets.total_bytes(files) / 1e6
+    for row in downloads:
+        if "ZIP" not in row["method"]:
+            assert row["megabytes"] == pytest.approx(study_megabytes, rel=0.01), row  # every method moves it once
+
+    overhead = scenarios.overhead(bench, files, 1, [("HTTP x1", "http", 1, None)])
+    assert overhead[0]["pairs"] == 1 and overhead[0]["cpuMsWith"] >= 0
+
+    results = {"machine": {"cpu": "test", "cores": 2, "memoryGiB": 1, "kernel": "k", "date": "now",
+                           "versions": {"orthanc": "1", "dcmtk": "1", "orthanc-dicomweb": "1"}},
+               "datasets": {"ct": {"files": 6, "megabytes": study_megabytes}}, "seconds": 1.0,
+               "micro": [("BM_OneEvent", 30.0), ("BM_StatsAnswer_FullLabels/0/1", 2.0e6)],
+               "memory": "growth: 0 KiB", "ingestCt": rows, "ingestOthers": [], "variants": [],
+               "downloads": downloads, "overhead": overhead}
+    plots = report.plots(str(tmp_path / "docs" / "benchmarks"), results)
+    assert len(plots) == 3 and all(os.path.getsize(p) > 0 for p in plots)
+    path = document.write_document(str(tmp_path / "docs"), results, plots, False, [1, 2])
+    text = open(path).read()
+    assert "| storescu | " in text and "| BM_OneEvent | 30.0 ns | <= 100 ns per event | met |" in text
+    assert "![overhead](benchmarks/overhead.png)" in text
