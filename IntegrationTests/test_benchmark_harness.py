@@ -38,9 +38,11 @@ def test_every_client_kind_and_the_document(bench, tmp_path):
     downloads = scenarios.downloads(bench, "ct", files, client_counts=(1, 2), python_client=True)
     assert len(downloads) == 12
     study_megabytes = datasets.total_bytes(files) / 1e6
-    for row in downloads:
-        if "ZIP" not in row["method"]:
-            assert row["megabytes"] == pytest.approx(study_megabytes, rel=0.01), row  # every method moves it once
+    for row in downloads:  # every method moves the study once
+        if "WADO" in row["method"]:  # plus a multipart header per instance
+            assert study_megabytes <= row["megabytes"] <= study_megabytes + 6 * 0.001, row
+        elif "ZIP" not in row["method"]:
+            assert row["megabytes"] == pytest.approx(study_megabytes, rel=1e-6), row
 
     overhead = scenarios.overhead(bench, files, 1, [("HTTP x1", "http", 1, None)])
     assert overhead[0]["pairs"] == 1 and overhead[0]["cpuMsWith"] >= 0
