@@ -231,3 +231,37 @@ def test_stow_rs_through_the_dicomweb_plugin_is_the_plugin_transport(orthanc_fac
     check_phases_within_total(plugin, "plugin")
     assert abs(plugin["phases"]["receive"]["sum"] + plugin["phases"]["preStore"]["sum"]
                + plugin["phases"]["persist"]["sum"] - plugin["phases"]["serverTotal"]["sum"]) < 0.001
+
+
+def test_plugin_cost_is_measured_inside_orthanc(orthanc, series_factory):
+    """The plugin times itself: a sample of its callback calls, SDK calls included, next to what
+    Orthanc spends per instance."""
+    files = series_factory(64, 4, size=64)
+    orthanc.reset_stats()
+    orthanc.http_upload(files)
+    stats = wait_for(orthanc, lambda s: changes_paired(s, "rest") == len(files))
+    cost = stats["pluginCost"]
+    period = cost["samplingPeriod"]
+    assert period == 17
+    callbacks = cost["callbacks"]
+    ingest_calls = ("httpRequestFilter", "receivedInstance", "instanceFilter", "storedInstance")
+    timed = sum(callbacks[name]["count"] for name in ingest_calls)
+    # 4 calls per instance on the HTTP threads (plus the GETs of wait_for): one in 17 is timed,
+    # give or take one per thread; timing every call would give 256 or more.
+    assert 4 * len(files) // period - 4 <= timed <= 4 * len(files) // period + 12, callbacks
+    assert callbacks["transcoder"]["count"] == 0  # no IngestTranscoding
+    assert callbacks["cstoreFilter"]["count"] == 0  # no C-STORE
+    for name in ingest_calls:  # the sample rotates through the callbacks of an instance
+        assert callbacks[name]["count"] >= 1, (name, callbacks)
+        assert 0 < callbacks[name]["min"] <= callbacks[name]["max"] < 50, (name, callbacks[name])
+    assert cost["storedInstances"] == len(files)
+    # Microseconds of the plugin against milliseconds of Orthanc per instance.
+    assert 0 < cost["microsecondsPerStoredInstance"] < 200
+    server_mean_us = stats["transports"]["all"]["phases"]["serverTotal"]["mean"] * 1000
+    assert cost["microsecondsPerStoredInstance"] < server_mean_us / 10
+    assert 0 < cost["percentOfServerTotal"] < 10
+
+    orthanc.reset_stats()
+    cost = orthanc.stats()["pluginCost"]
+    assert cost["callbacks"]["storedInstance"]["count"] == 0
+    assert cost["microsecondsPerStoredInstance"] is None

@@ -113,6 +113,8 @@ def test_render_two_transports_open_records_and_errors(document):
     document["openRecords"]["count"] = 3
     document["openRecords"]["oldestAgeMs"] = 1234.5
     document["errors"]["callbackExceptions"] = 2
+    document["pluginCost"] = {"samplingPeriod": 17, "microsecondsPerStoredInstance": 21.5,
+                              "percentOfServerTotal": 0.4321}
     text = perf_report.render(document, width=80)
     lines = text.splitlines()
     assert "REST (HTTP POST /instances): 2 stored, 1 alreadyStored | 100.0 instances/s, 52.5 MB/s over 0.020 s active" in lines
@@ -122,6 +124,8 @@ def test_render_two_transports_open_records_and_errors(document):
     assert len(gap) == 1 and len(gap[0]) == 80 and gap[0].endswith("...")  # rest only: dicom and all measure it
     assert any(line.startswith("Open records: 3 instances in flight, oldest 1234.5 ms") for line in lines)
     assert "Errors: callbackExceptions=2" in lines
+    assert any(line.startswith("This plugin's own cost: 21.50 us per stored instance, 0.432% of serverTotal")
+               for line in lines)
     assert all(len(line) <= 80 for line in lines if "not measured" in line)
 
 

@@ -56,6 +56,20 @@ def test_dcmtk_transcoding_over_http_and_cstore(orthanc_factory, plugin_path, se
     assert rest["sum"] <= pre_store["sum"] + 0.001
 
 
+def test_delegated_transcode_is_not_counted_as_the_plugin_s_own_cost(orthanc_factory, plugin_path, series_factory):
+    """In Delegate mode the transcoder callback runs Orthanc's transcode: its time is the transcode
+    phase, not the plugin's cost, which stays at microseconds."""
+    orthanc = transcoding_orthanc(orthanc_factory, plugin_path, timing="Delegate")
+    files = series_factory(64, 24, size=64)
+    orthanc.http_upload(files)
+    stats = orthanc.stats(transport="rest")
+    transcode = stats["transports"]["rest"]["phases"]["transcode"]
+    assert transcode["count"] == len(files)
+    callback = stats["pluginCost"]["callbacks"]["transcoder"]
+    assert callback["count"] >= 1  # about one instance in 17 is timed in this callback
+    assert callback["max"] < transcode["min"], (callback, transcode)
+
+
 @pytest.mark.parametrize("timing", ["FallThrough", "Delegate"])
 def test_gdcm_transcoding_over_cstore(orthanc_factory, plugin_path, series_factory, timing):
     orthanc = transcoding_orthanc(orthanc_factory, plugin_path, gdcm=True, timing=timing)

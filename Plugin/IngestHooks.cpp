@@ -17,6 +17,7 @@ namespace IngestPerf
     IngestRecorder* recorder = nullptr;
     IngestStats* stats = nullptr;
     ChangeQueueStats* changes = nullptr;
+    PluginCost* cost = nullptr;
     TranscodeTiming transcodeTiming = TranscodeTiming::FallThrough;
 
     Transport TransportOf(OrthancPluginInstanceOrigin origin)
@@ -32,16 +33,26 @@ namespace IngestPerf
       }
     }
 
+    // Runs one callback's body with the entry timestamp, counts an exception instead of letting it
+    // reach Orthanc, and, for the sampled calls, records the time spent inside as the plugin's own
+    // cost. The body returns the nanoseconds of work it ran on Orthanc's behalf (a delegated
+    // transcode), which are not the plugin's cost.
     template <typename Body>
-    void Guarded(Body body)
+    void Guarded(Callback callback, Body body)
     {
+      const int64_t entry = MonotonicNowNs();
+      int64_t notOurs = 0;
       try
       {
-        body();
+        notOurs = body(entry);
       }
       catch (...)
       {
         stats->RecordCallbackError();
+      }
+      if (PluginCost::SampleThisCall())
+      {
+        cost->Record(callback, MonotonicNowNs() - entry - notOurs);
       }
     }
 
@@ -50,14 +61,14 @@ namespace IngestPerf
                           uint32_t /*getArgumentsCount*/, const char* const* /*getArgumentsKeys*/,
                           const char* const* /*getArgumentsValues*/)
     {
-      Guarded([&] {
-        const int64_t now = MonotonicNowNs();
+      Guarded(Callback::HttpRequestFilter, [&](int64_t now) -> int64_t {
         const bool hasBody = (method == OrthancPluginHttpMethod_Post || method == OrthancPluginHttpMethod_Put);
         bool isDicomWeb = false;
         const bool ingestRoute = hasBody && IsIngestRoute(uri, isDicomWeb);
         const bool compression = ingestRoute && AcceptsCompression(headersCount, headersKeys, headersValues);
         timelines->ForCurrentThread().HttpRequest(
           now, hasBody, ingestRoute, isDicomWeb ? Transport::Plugin : Transport::Rest, *recorder, compression);
+        return 0;
       });
       return 1;  // never refuse a request
     }
@@ -66,12 +77,12 @@ namespace IngestPerf
                                                            const void* buffer, uint64_t size,
                                                            OrthancPluginInstanceOrigin origin)
     {
-      Guarded([&] {
-        const int64_t now = MonotonicNowNs();
+      Guarded(Callback::ReceivedInstance, [&](int64_t now) -> int64_t {
         char syntax[kMaxUidLength + 1];
         const bool hasSyntax = ReadTransferSyntax(syntax, buffer, size);
         timelines->ForCurrentThread().Received(now, TransportOf(origin), size, HasPart10Header(buffer, size),
                                                hasSyntax ? syntax : nullptr, *recorder);
+        return 0;
       });
       return OrthancPluginReceivedInstanceAction_KeepAsIs;
     }
@@ -81,9 +92,10 @@ namespace IngestPerf
 
     // Delegate mode: do the transcode through the SDK (Orthanc's next transcoders, then DCMTK) and
     // time it exactly. Only for an ingest on this thread, with the one target syntax ingest asks for.
+    // delegatedNs: the time of the SDK transcode (Orthanc's work, not the plugin's).
     bool DelegateTranscode(InstanceTimeline& timeline, OrthancPluginMemoryBuffer* transcoded, const void* buffer,
                            uint64_t size, const char* const* allowedSyntaxes, uint32_t countSyntaxes,
-                           uint8_t allowNewSopInstanceUid)
+                           uint8_t allowNewSopInstanceUid, int64_t& delegatedNs)
     {
       if (transcodeTiming != TranscodeTiming::Delegate || !timeline.HasOpenInstance() || countSyntaxes != 1 ||
           allowNewSopInstanceUid == 0 || size > UINT32_MAX)
@@ -91,11 +103,13 @@ namespace IngestPerf
         return false;
       }
       OrthancPluginContext* context = OrthancSdk::Context();
+      const int64_t start = MonotonicNowNs();
       insideDelegatedTranscode = true;
       OrthancPluginDicomInstance* result =
         OrthancPluginTranscodeDicomInstance(context, buffer, static_cast<uint32_t>(size), allowedSyntaxes[0]);
       insideDelegatedTranscode = false;
       const int64_t end = MonotonicNowNs();
+      delegatedNs = end - start;
       if (result == nullptr)
       {
         return false;  // Orthanc's own attempt after ours will fail the same way, and report it
@@ -119,20 +133,21 @@ namespace IngestPerf
         return OrthancPluginErrorCode_NotImplemented;  // our own delegated call: let the others work
       }
       bool done = false;
-      Guarded([&] {
+      Guarded(Callback::Transcoder, [&](int64_t now) -> int64_t {
         InstanceTimeline& timeline = timelines->ForCurrentThread();
-        timeline.TranscodeStarted(MonotonicNowNs());
-        done =
-          DelegateTranscode(timeline, transcoded, buffer, size, allowedSyntaxes, countSyntaxes, allowNewSopInstanceUid);
+        timeline.TranscodeStarted(now);
+        int64_t delegatedNs = 0;
+        done = DelegateTranscode(timeline, transcoded, buffer, size, allowedSyntaxes, countSyntaxes,
+                                 allowNewSopInstanceUid, delegatedNs);
+        return delegatedNs;
       });
       // FallThrough (or a failed delegation): an error makes Orthanc go on to the next transcoder,
       // then DCMTK, exactly as without this plugin.
       return done ? OrthancPluginErrorCode_Success : OrthancPluginErrorCode_NotImplemented;
     }
 
-    void Filtered(const OrthancPluginDicomInstance* instance, bool isCStoreFilter)
+    void Filtered(int64_t now, const OrthancPluginDicomInstance* instance, bool isCStoreFilter)
     {
-      const int64_t now = MonotonicNowNs();
       InstanceTimeline& timeline = timelines->ForCurrentThread();
       // The origin is one more SDK call: only paid when no ReceivedInstance opened the record.
       const Transport transport = timeline.HasOpenInstance()
@@ -143,22 +158,28 @@ namespace IngestPerf
 
     int32_t OnInstanceFilter(const OrthancPluginDicomInstance* instance)
     {
-      Guarded([&] { Filtered(instance, false); });
+      Guarded(Callback::InstanceFilter, [&](int64_t now) -> int64_t {
+        Filtered(now, instance, false);
+        return 0;
+      });
       return 1;
     }
 
     int32_t OnCStoreFilter(uint16_t* /*dimseStatus*/, const OrthancPluginDicomInstance* instance)
     {
-      Guarded([&] { Filtered(instance, true); });
+      Guarded(Callback::CStoreFilter, [&](int64_t now) -> int64_t {
+        Filtered(now, instance, true);
+        return 0;
+      });
       return 1;
     }
 
     OrthancPluginErrorCode OnStoredInstance(const OrthancPluginDicomInstance* instance, const char* instanceId)
     {
-      Guarded([&] {
+      Guarded(Callback::StoredInstance, [&](int64_t now) -> int64_t {
         OrthancPluginContext* context = OrthancSdk::Context();
         StoredEvent event{};
-        event.nowNs = MonotonicNowNs();
+        event.nowNs = now;
         event.wallNowNs = WallNowNs();
         event.transport = TransportOf(OrthancPluginGetInstanceOrigin(context, instance));
         event.storedBytes = static_cast<uint64_t>(OrthancPluginGetInstanceSize(context, instance));
@@ -181,6 +202,7 @@ namespace IngestPerf
           event.labels.calledAet = OrthancPluginGetInstanceMetadata(context, instance, "CalledAET");
         }
         timelines->ForCurrentThread().Stored(event, *recorder);
+        return 0;
       });
       return OrthancPluginErrorCode_Success;
     }
@@ -188,8 +210,7 @@ namespace IngestPerf
     OrthancPluginErrorCode OnChange(OrthancPluginChangeType changeType, OrthancPluginResourceType resourceType,
                                     const char* resourceId)
     {
-      Guarded([&] {
-        const int64_t now = MonotonicNowNs();
+      Guarded(Callback::Change, [&](int64_t now) -> int64_t {
         int64_t pairedStoredNs = 0;
         if (resourceId != nullptr && changeType == OrthancPluginChangeType_NewInstance)
         {
@@ -201,6 +222,7 @@ namespace IngestPerf
           recorder->InstanceDeleted(HashInstanceId(resourceId));
         }
         changes->ChangeDelivered(static_cast<uint32_t>(changeType), now, pairedStoredNs);
+        return 0;
       });
       return OrthancPluginErrorCode_Success;
     }
@@ -298,6 +320,7 @@ namespace IngestPerf
     recorder = &pipeline.recorder;
     stats = &pipeline.stats;
     changes = &pipeline.changes;
+    cost = &pipeline.cost;
 
     OrthancPluginContext* context = OrthancSdk::Context();
     HookRegistrations result;

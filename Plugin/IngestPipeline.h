@@ -10,6 +10,7 @@
 #include "IngestRecorder.h"
 #include "IngestStats.h"
 #include "LabelCatalog.h"
+#include "PluginCost.h"
 #include "StorageStats.h"
 #include "ThreadTimelines.h"
 
@@ -26,6 +27,7 @@ namespace IngestPerf
     IngestStats stats;
     StorageStats storage;
     ChangeQueueStats changes;
+    PluginCost cost;
     IngestRecorder recorder;
   };
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <string>
 
 namespace IngestPerf
 {
@@ -305,6 +306,37 @@ namespace IngestPerf
       return result;
     }
 
+    Json::Value ExportPluginCost(const std::array<HistogramSnapshot, kCallbackCount>& callbacks,
+                                 const TransportSnapshot& all)
+    {
+      Json::Value result;
+      uint64_t totalNs = 0;
+      Json::Value& each = result["callbacks"];
+      for (size_t c = 0; c < kCallbackCount; c++)
+      {
+        each[CallbackName(static_cast<Callback>(c))] = ExportHistogram(callbacks[c], true);
+        totalNs += callbacks[c].Sum();
+      }
+      totalNs *= PluginCost::kSamplingPeriod;
+      result["sampling"] = "on each thread, one call in " + std::to_string(PluginCost::kSamplingPeriod) +
+                           " is timed from entry to return; \"callbacks\" holds the timed calls, the totals are "
+                           "their sum times " +
+                           std::to_string(PluginCost::kSamplingPeriod);
+      result["samplingPeriod"] = PluginCost::kSamplingPeriod;
+      const uint64_t stored = all.outcomes[static_cast<size_t>(Outcome::Stored)];
+      const uint64_t serverTotalNs = all.phases[static_cast<size_t>(Phase::ServerTotal)].Sum();
+      result["totalMs"] = NanosecondsToMilliseconds(static_cast<int64_t>(totalNs));
+      result["storedInstances"] = Json::UInt64(stored);
+      result["microsecondsPerStoredInstance"] =
+        stored == 0 ? Json::Value(Json::nullValue)
+                    : Json::Value(Round(static_cast<double>(totalNs) / 1000.0 / static_cast<double>(stored), 0.001));
+      result["percentOfServerTotal"] =
+        serverTotalNs == 0
+          ? Json::Value(Json::nullValue)
+          : Json::Value(Round(100.0 * static_cast<double>(totalNs) / static_cast<double>(serverTotalNs), 0.0001));
+      return result;
+    }
+
     Json::Value ExportStorage(const PluginStatus& status,
                               const std::array<StorageOperationSnapshot, kStorageOperationCount>* operations)
     {
@@ -576,6 +608,10 @@ namespace IngestPerf
     if (input.changes != nullptr)
     {
       result["changes"] = ExportChanges(*input.changes, snapshot.AllTransports());
+    }
+    if (input.pluginCost != nullptr)
+    {
+      result["pluginCost"] = ExportPluginCost(*input.pluginCost, snapshot.AllTransports());
     }
 
     if (filter.UsesSeries() && input.catalog != nullptr && input.grouped != nullptr)

@@ -9,6 +9,7 @@
 #include "AssociationTracker.h"
 #include "ChangeQueueStats.h"
 #include "OpenConnections.h"
+#include "PluginCost.h"
 #include "StorageStats.h"
 #include "StatsSnapshot.h"
 #include "ThreadTimelines.h"
@@ -70,6 +71,7 @@ namespace IngestPerf
     const std::array<StorageOperationSnapshot, kStorageOperationCount>* storage;  // null when disabled
     const AssociationsView* associations;                                         // idem
     const ChangeQueueSnapshot* changes;                                           // idem
+    const std::array<HistogramSnapshot, kCallbackCount>* pluginCost;              // idem
   };
 
   // Which labelled series a filter selects (transport scope and label filters).

@@ -46,9 +46,9 @@ namespace IngestPerf
       {
         const StatsSnapshot empty;
         const OpenRecords none{0, 0, 0, 0};
-        OrthancSdk::AnswerJson(
-          output,
-          ExportStats({empty, none, *status, 0, 0, nullptr, SeriesInfo(), nullptr, nullptr, nullptr, nullptr}, filter));
+        OrthancSdk::AnswerJson(output, ExportStats({empty, none, *status, 0, 0, nullptr, SeriesInfo(), nullptr, nullptr,
+                                                    nullptr, nullptr, nullptr},
+                                                   filter));
         return;
       }
       const StatsSnapshot snapshot = pipeline->stats.Snapshot(now);
@@ -68,9 +68,10 @@ namespace IngestPerf
       associations.gaps = pipeline->stats.SnapshotSeriesPhase(
         Phase::AssociationGap, [](const InstanceLabels& labels) { return labels.GetTransport() == Transport::Dicom; });
       const ChangeQueueSnapshot changes = pipeline->changes.Snapshot();
+      const auto cost = pipeline->cost.Snapshot();
       OrthancSdk::AnswerJson(
         output, ExportStats({snapshot, open, *status, pipeline->correlator.Skipped(), pipeline->associations.Skipped(),
-                             &pipeline->labels, info, &grouped, &storage, &associations, &changes},
+                             &pipeline->labels, info, &grouped, &storage, &associations, &changes, &cost},
                             filter));
     }
 
@@ -101,6 +102,7 @@ namespace IngestPerf
           pipeline->storage.Reset();
           pipeline->associations.ResetStatistics();
           pipeline->changes.ResetStatistics();
+          pipeline->cost.Reset();
         }
         OrthancSdk::AnswerJson(output, answer);
       });

@@ -191,6 +191,14 @@ def render(stats, width=None):
         out.append("Change queue: %d NewInstance changes waiting; while backlogged, %s ms of change-thread time per "
                    "instance (p50)" % (changes.get("newInstanceBacklog", 0), _number(per_instance.get("p50"))))
 
+    cost = stats.get("pluginCost") or {}
+    if cost.get("microsecondsPerStoredInstance") is not None:
+        out.append("")
+        out.append("This plugin's own cost: %s us per stored instance, %s%% of serverTotal (its callbacks, SDK calls "
+                   "included; one call in %s timed)" % (
+                       _number(cost["microsecondsPerStoredInstance"], 2), _number(cost.get("percentOfServerTotal"), 3),
+                       cost.get("samplingPeriod", "?")))
+
     hooks = stats.get("hooks") or {}
     missing = [(n, h) for n, h in hooks.items() if isinstance(h, dict) and h.get("registered") is False]
     if missing:

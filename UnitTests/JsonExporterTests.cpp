@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 using namespace IngestPerf;
 
 namespace
@@ -65,7 +67,7 @@ namespace
   };
 
   Json::Value Export(const LabelledStats& source, const PluginStatus& status,
-                     const ExportFilter& filter = ExportFilter())
+                     const ExportFilter& filter = ExportFilter(), const PluginCost* cost = nullptr)
   {
     const StatsSnapshot snapshot = source.stats.Snapshot(10000 * kMs);
     const OpenRecords open{1, 9000 * kMs, 3, 0};
@@ -75,7 +77,13 @@ namespace
       grouped = source.stats.SnapshotGrouped(MakeSeriesPredicate(filter, source.catalog), GroupByOf(filter));
     }
     const SeriesInfo info{64, source.stats.Series().Used(), 0, SeriesTable::BytesPerSeries()};
-    return ExportStats({snapshot, open, status, 0, 0, &source.catalog, info, &grouped, nullptr, nullptr, nullptr},
+    std::array<HistogramSnapshot, kCallbackCount> costs;
+    if (cost != nullptr)
+    {
+      costs = cost->Snapshot();
+    }
+    return ExportStats({snapshot, open, status, 0, 0, &source.catalog, info, &grouped, nullptr, nullptr, nullptr,
+                        cost != nullptr ? &costs : nullptr},
                        filter);
   }
 }
@@ -132,6 +140,63 @@ TEST(JsonExporter, MissingReceivedInstanceHookMakesItsPhasesUnobservable)
     }
     EXPECT_TRUE(json["transports"][transport]["phases"]["persist"].isMember("count"));
   }
+}
+
+
+TEST(JsonExporter, PluginCostPerStoredInstanceAndShareOfServerTotal)
+{
+  LabelledStats stats;
+  stats.Stored(Instance(Transport::Rest, 1000 * kMs, 1002 * kMs, 1003 * kMs, 1010 * kMs), -1);   // 10 ms
+  stats.Stored(Instance(Transport::Dicom, 2000 * kMs, 2000 * kMs, 2001 * kMs, 2010 * kMs), -1);  // 10 ms
+  PluginCost cost;
+  cost.Record(Callback::StoredInstance, 3000);
+  cost.Record(Callback::StoredInstance, 1000);
+  cost.Record(Callback::HttpRequestFilter, 500);
+  cost.Record(Callback::Change, 1500);
+
+  const Json::Value json = Export(stats, MakeStatus(true), ExportFilter(), &cost);
+  const Json::Value& result = json["pluginCost"];
+  EXPECT_EQ(2u, result["callbacks"]["storedInstance"]["count"].asUInt());
+  EXPECT_DOUBLE_EQ(0.002, result["callbacks"]["storedInstance"]["mean"].asDouble());
+  EXPECT_EQ(0u, result["callbacks"]["transcoder"]["count"].asUInt());
+  // The timed calls stand for kSamplingPeriod calls each: 6 us timed, 102 us in all.
+  ASSERT_EQ(17u, PluginCost::kSamplingPeriod);
+  EXPECT_EQ(17u, result["samplingPeriod"].asUInt());
+  EXPECT_DOUBLE_EQ(0.102, result["totalMs"].asDouble());
+  EXPECT_EQ(2u, result["storedInstances"].asUInt());
+  EXPECT_DOUBLE_EQ(51.0, result["microsecondsPerStoredInstance"].asDouble());  // 102 us over 2 instances
+  EXPECT_DOUBLE_EQ(0.51, result["percentOfServerTotal"].asDouble());           // 102 us of 20 ms
+
+  cost.Reset();
+  const Json::Value empty = Export(LabelledStats(), MakeStatus(true), ExportFilter(), &cost)["pluginCost"];
+  EXPECT_TRUE(empty["microsecondsPerStoredInstance"].isNull());
+  EXPECT_TRUE(empty["percentOfServerTotal"].isNull());
+  EXPECT_EQ(0u, empty["callbacks"]["storedInstance"]["count"].asUInt());
+  EXPECT_FALSE(Export(stats, MakeStatus(true)).isMember("pluginCost"));
+}
+
+
+TEST(PluginCost, OneCallInThePeriodIsTimedOnEachThread)
+{
+  auto timedOf = [](uint32_t calls) {
+    uint32_t timed = 0;
+    for (uint32_t i = 0; i < calls; i++)
+    {
+      timed += PluginCost::SampleThisCall() ? 1 : 0;
+    }
+    return timed;
+  };
+  // A fresh thread starts its own count: exactly one timed call per full period, and the period
+  // is prime so that it rotates through the 4 to 6 callbacks of an instance.
+  for (uint32_t callbacksPerInstance = 2; callbacksPerInstance <= 8; callbacksPerInstance++)
+  {
+    EXPECT_NE(0u, PluginCost::kSamplingPeriod % callbacksPerInstance);
+  }
+  uint32_t timed = 0;
+  std::thread([&] { timed = timedOf(10 * PluginCost::kSamplingPeriod); }).join();
+  EXPECT_EQ(10u, timed);
+  std::thread([&] { timed = timedOf(PluginCost::kSamplingPeriod - 1); }).join();
+  EXPECT_EQ(0u, timed);
 }
 
 
