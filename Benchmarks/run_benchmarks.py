@@ -12,7 +12,9 @@
 4. variants: DicomThreadsCount 1/4/16, IngestTranscoding off/on, TCP_NODELAY off/on;
 5. downloads of each study with 1 and 10 clients (ZIP, file per instance, WADO-RS) next to the raw
    limit for the same bytes (files read from disk, and served by a plain static HTTP server);
-6. the plugin's overhead: Orthanc without and with the plugin, interleaved A/B pairs.
+6. the plugin's overhead: Orthanc without and with the plugin side by side, the series sent to each
+   alternately chunk by chunk; a null comparison (both without) shows the method's resolution;
+   next to it, the plugin's own time as it measures it (/perf/stats pluginCost).
 
 --quick shrinks the datasets and the client counts (a few minutes); the full run takes about
 half an hour on 2 cores. Datasets are generated offline and deterministically, once, under
@@ -89,7 +91,8 @@ def main():
     parser.add_argument("--quick", action="store_true", help="small datasets and fewer clients (a few minutes)")
     parser.add_argument("--build", default=os.path.join(REPO, "build-bench"), help="the benchmark build folder")
     parser.add_argument("--output", default=os.path.join(REPO, "docs"), help="where benchmarks.md goes")
-    parser.add_argument("--pairs", type=int, help="A/B pairs for the overhead (default 5, quick 3)")
+    parser.add_argument("--overhead-seconds", type=float,
+                        help="time per overhead case, A and B together (default 75, quick 20)")
     parser.add_argument("--from-results", metavar="JSON",
                         help="only rewrite the document (and plots) from a results file of an earlier run")
     args = parser.parse_args()
@@ -141,21 +144,23 @@ def main():
     for name in (("ct", "onco") if quick else ("ct", "mammo", "cardio", "onco")):
         results["downloads"] += scenarios.downloads(bench, name, sets[name], python_client=(name == "ct"))
 
-    log("== overhead (A: Orthanc without the plugin, B: with it, interleaved)")
-    pairs = args.pairs or (3 if quick else 5)
-    # The whole CT series even in quick mode: shorter runs drown the plugin's cost in noise.
+    log("== overhead (A: Orthanc without the plugin, B: with it, interleaved chunk by chunk)")
+    seconds = args.overhead_seconds or (20 if quick else 75)
+    # The whole CT series even in quick mode: the rounds cover every slice.
     overhead_files = datasets.write_dataset(os.path.join(data, "ct-full"), "ct")
-    cases = [("HTTP x1, default configuration", "http", 1, None),
-             ("HTTP x4, default configuration", "http", 4, None),
-             ("storescu x4, default configuration", "storescu", 4, None),
-             ("HTTP x1, TimedStorage", "http", 1, {"TimedStorage": True}),
-             ("HTTP x4, TimedStorage", "http", 4, {"TimedStorage": True}),
-             ("storescu x4, TimedStorage", "storescu", 4, {"TimedStorage": True}),
-             ("HTTP x1, TimeRestAnswers", "http", 1, {"TimeRestAnswers": True}),
-             ("HTTP x4, TimeRestAnswers", "http", 4, {"TimeRestAnswers": True})]
+    every_mode = {"TimedStorage": True, "TimeRestAnswers": True}
+    cases = [dict(label="HTTP x1, null comparison (B without the plugin too)", kind="http", clients=1, plugin=False),
+             dict(label="HTTP x1, default configuration", kind="http", clients=1, plugin=True),
+             dict(label="HTTP x4, default configuration", kind="http", clients=4, plugin=True),
+             dict(label="storescu x4, default configuration", kind="storescu", clients=4, plugin=True),
+             dict(label="HTTP x1, every opt-in mode on", kind="http", clients=1, plugin=True, config=every_mode),
+             dict(label="HTTP x4, every opt-in mode on", kind="http", clients=4, plugin=True, config=every_mode),
+             dict(label="storescu x4, every opt-in mode on", kind="storescu", clients=4, plugin=True,
+                  config=every_mode)]
     if quick:
-        cases = cases[:3]
-    results["overhead"] = scenarios.overhead(bench, overhead_files, pairs, cases)
+        cases = cases[:4]
+    results["overheadSeconds"] = seconds
+    results["overhead"] = scenarios.overhead(bench, overhead_files, cases, seconds)
     results["seconds"] = time.time() - started
 
     os.makedirs(os.path.join(args.output, "benchmarks"), exist_ok=True)

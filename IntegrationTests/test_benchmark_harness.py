@@ -1,5 +1,5 @@
 """The benchmark harness, run in miniature on every test run so that the benchmark command keeps
-working: every client kind, downloads, an overhead pair, and the document."""
+working: every client kind, downloads, the overhead comparison, and the document."""
 import os
 import sys
 
@@ -44,18 +44,29 @@ def test_every_client_kind_and_the_document(bench, tmp_path):
         elif "ZIP" not in row["method"]:
             assert row["megabytes"] == pytest.approx(study_megabytes, rel=1e-6), row
 
-    overhead = scenarios.overhead(bench, files, 1, [("HTTP x1", "http", 1, None)])
-    assert overhead[0]["pairs"] == 1 and overhead[0]["cpuMsWith"] >= 0
+    cases = [dict(label="HTTP x1, null comparison", kind="http", clients=1, plugin=False),
+             dict(label="storescu x2, default configuration", kind="storescu", clients=2, plugin=True)]
+    overhead = scenarios.overhead(bench, files, cases, seconds_per_case=0, per_client=2)
+    null, storescu = overhead
+    # Two rounds at least; the chunks of 2 instances per client: 6 files, 1 client -> 3 pairs a round.
+    assert (null["rounds"], null["pairs"]) == (2, 6)
+    assert (storescu["rounds"], storescu["pairs"]) == (2, 4)  # 4 instances per chunk: 4 + 2
+    for row in overhead:
+        assert row["ratioLow"] <= row["ratio"] <= row["ratioHigh"]
+        assert row["withoutPlugin"] > 0 and row["withPlugin"] > 0 and row["cpuMsWith"] >= 0
+    assert "selfMicroseconds" not in null
+    assert storescu["selfMicroseconds"] > 0 and 0 < storescu["selfPercentOfServerTotal"] < 100
 
     results = {"machine": {"cpu": "test", "cores": 2, "memoryGiB": 1, "kernel": "k", "date": "now",
                            "versions": {"orthanc": "1", "dcmtk": "1", "orthanc-dicomweb": "1"}},
                "datasets": {"ct": {"files": 6, "megabytes": study_megabytes}}, "seconds": 1.0,
                "micro": [("BM_OneEvent", 30.0), ("BM_StatsAnswer_FullLabels/0/1", 2.0e6)],
                "memory": "growth: 0 KiB", "ingestCt": rows, "ingestOthers": [], "variants": [],
-               "downloads": downloads, "overhead": overhead}
+               "downloads": downloads, "overhead": overhead, "overheadSeconds": 0}
     plots = report.plots(str(tmp_path / "docs" / "benchmarks"), results)
     assert len(plots) == 3 and all(os.path.getsize(p) > 0 for p in plots)
     path = document.write_document(str(tmp_path / "docs"), results, plots, False, [1, 2])
     text = open(path).read()
     assert "| storescu | " in text and "| BM_OneEvent | 30.0 ns | <= 100 ns per event | met |" in text
     assert "![overhead](benchmarks/overhead.png)" in text
+    assert "The null comparison gives" in text and "| HTTP x1, null comparison | 6 (2 rounds) |" in text

@@ -53,9 +53,12 @@ def write_document(folder, results, plots, quick, client_counts):
     add("## The plugin's own cost (micro-benchmarks)")
     add("")
     add("`build-bench/MicroBenchmarks` (Google Benchmark, median of 3): what the plugin adds to one callback and "
-        "to one instance, without Orthanc's SDK calls, and the cost of answering `/perf/stats` with every label "
-        "dictionary and all 128 labelled series full (`/0`: default answer, `/1`: `groupBy=remoteAet`, "
-        "33 groups; the second argument is the indented JSON).")
+        "to one instance, without Orthanc's SDK calls and with the caches warm (a loop that does nothing else), "
+        "and the cost of answering `/perf/stats` with every label dictionary and all 128 labelled series full "
+        "(`/0`: default answer, `/1`: `groupBy=remoteAet`, 33 groups; the second argument is the indented JSON). "
+        "Inside a real Orthanc, between two instances Orthanc's own work evicts the plugin's data from the caches "
+        "and the hooks call the SDK: the plugin's own measurement of that (`pluginCost`) is in the overhead "
+        "section below.")
     add("")
     add(report.micro_table(results["micro"]))
     add("")
@@ -119,39 +122,64 @@ def write_document(folder, results, plots, quick, client_counts):
     add("## Overhead of the plugin")
     add("")
     overhead = results["overhead"]
-    add("Orthanc without the plugin (A) and with it (B), both running, the same workload on the CT series "
-        "alternately A, B, A, B... (%d pairs), every run on an emptied Orthanc. The ratio is B/A per pair; "
-        "the median and the spread of the pairs are shown. Target: at most 1%% loss for HTTP at 1 and 4 clients "
-        "and storescu at 4 clients. Next to the throughput, the CPU time of the Orthanc process (user + system, "
-        "from /proc) per instance, which the clients sharing the cores disturb much less." % overhead[0]["pairs"])
+    add("Two Orthancs side by side, A without the plugin and B with it, each with its storage and index in "
+        "memory (/dev/shm: the disk only adds noise, and without it Orthanc's own work is smaller, so the "
+        "plugin's share can only look bigger). The CT series is cut into chunks of %d instances per client and "
+        "sent chunk by chunk alternately to A and B (ABBA order), by clients that stay up between chunks, in "
+        "whole rounds (the Orthancs emptied in between) for about %.0f s per case. The throughput ratio is the "
+        "total time on A over the total time on B; the interval is the 2.5-97.5 percentile of the same ratio over "
+        "the chunk pairs resampled (bootstrap). The null comparison runs the same procedure with the plugin on "
+        "neither side: its distance from 1 and its interval are the resolution of the method on this machine. "
+        "Next to it, the CPU time of each Orthanc process per instance (from /proc), and what the plugin measures "
+        "of itself in B (`/perf/stats` `pluginCost`: the time inside its callbacks, the SDK calls they make "
+        "included, one call in 17 timed): per stored instance, as a share of `serverTotal` and of Orthanc's CPU "
+        "time per instance. \"Every opt-in mode on\" is `TimedStorage` and `TimeRestAnswers` together (their work "
+        "replaces Orthanc's and is not counted as the plugin's own time)." % (
+            overhead[0]["instancesPerChunk"] // max(1, overhead[0]["clients"]), results.get("overheadSeconds", 75)))
     add("")
     add(report.overhead_table(overhead))
     add("")
     if plots:
         add("![overhead](benchmarks/overhead.png)")
         add("")
-    spreads = [(r["ratioMax"] - r["ratioMin"]) * 100 for r in overhead]
-    cpu = [(r["cpuRatioMedian"] - 1) * 100 for r in overhead]
+    null = [r for r in overhead if not r["plugin"]]
     targets = [r for r in overhead if r["case"] in ("HTTP x1, default configuration", "HTTP x4, default configuration",
                                                     "storescu x4, default configuration")]
     verdicts = []
     for r in targets:
-        loss = max(0.0, (1 - r["ratioMedian"]) * 100)
-        verdicts.append("%s: %.1f%% loss, %s (pairs from %+.0f%% to %+.0f%%)" % (
-            r["case"].replace(", default configuration", ""), loss, "met" if loss <= 1.0 else
-            "missed by %.1f point%s" % (loss - 1.0, "" if loss - 1.0 == 1 else "s"),
-            (r["ratioMin"] - 1) * 100, (r["ratioMax"] - 1) * 100))
+        loss = (1 - r["ratio"]) * 100
+        if r["ratioLow"] >= 0.99:
+            verdict = "met (the whole interval is above 0.99)"
+        elif r["ratio"] >= 0.99:
+            verdict = "met by the measured ratio, but the interval reaches %.1f%% loss: not resolved to 1%%" % (
+                (1 - r["ratioLow"]) * 100)
+        else:
+            verdict = "missed by %.1f points" % (loss - 1.0)
+        own = ""
+        if r.get("selfMicroseconds") is not None:
+            own = "; the plugin's own time %.1f us per instance, %.2f%% of Orthanc's CPU time" % (
+                r["selfMicroseconds"], r["selfPercentOfCpu"])
+        verdicts.append("- %s: throughput %+.1f%% [%+.1f%% .. %+.1f%%], %s%s." % (
+            r["case"].replace(", default configuration", ""), (r["ratio"] - 1) * 100, (r["ratioLow"] - 1) * 100,
+            (r["ratioHigh"] - 1) * 100, verdict, own))
     if verdicts:
-        add("Against the target (at most 1% loss, default configuration): " + "; ".join(verdicts) + ".")
+        add("Against the target (at most 1% throughput loss, default configuration):")
         add("")
-    add("The spread of the throughput ratio between pairs of the same configuration is %.0f to %.0f%% on this "
-        "2-core machine, where clients, Orthanc and SQLite share the cores: wider than the 1%% target itself, so "
-        "a median throughput change smaller than the spread is not an effect of the plugin. The CPU time of "
-        "Orthanc per instance is the steadier measure: its median change is between %+.1f%% and %+.1f%% across "
-        "the cases. The micro-benchmarks bound what the plugin itself adds: about 0.6 us of its own work per "
-        "instance against 5 ms or more of Orthanc's (about 0.01%%), plus the SDK calls the hooks make into "
-        "Orthanc." % (min(spreads), max(spreads), min(cpu), max(cpu)))
-    add("")
+        lines.extend(verdicts)
+        add("")
+    if null:
+        n = null[0]
+        selfs = [r["selfPercentOfCpu"] for r in overhead if r.get("selfPercentOfCpu") is not None]
+        add("The null comparison gives %.3f [%.3f .. %.3f]: with the plugin on neither side, the method still "
+            "sees up to %.1f%% either way, which is the finest effect an end-to-end throughput comparison resolves "
+            "on 2 cores shared by the clients, Orthanc and SQLite in this time. The plugin's own measurement is "
+            "finer: %s of Orthanc's CPU time per instance across the cases. It counts what the plugin's callbacks "
+            "take, cold caches and SDK calls included (the micro-benchmarks above, about 0.7 us per instance, are "
+            "the same code with warm caches and without the SDK); it does not count Orthanc's own work to call "
+            "them, which the throughput comparison bounds." % (
+                n["ratio"], n["ratioLow"], n["ratioHigh"], max(abs(1 - n["ratioLow"]), abs(n["ratioHigh"] - 1)) * 100,
+                ("%.2f%% to %.2f%%" % (min(selfs), max(selfs))) if selfs else "not reported"))
+        add("")
     add("## Compared with the published Orthanc figures")
     add("")
     published = [("single storescu", "about 13", f(_rate(ct, "storescu", 1))),

@@ -75,14 +75,17 @@ def download_table(rows):
 def overhead_table(rows):
     lines = []
     for r in rows:
-        lines.append((r["case"], r["pairs"], _f(r["withoutPlugin"]), _f(r["withPlugin"]), "%.3f" % r["ratioMedian"],
-                      "%.3f .. %.3f" % (r["ratioMin"], r["ratioMax"]), "%+.1f%%" % ((r["ratioMedian"] - 1) * 100),
-                      "%.3f / %.3f" % (r["cpuMsWithout"], r["cpuMsWith"]),
-                      "%+.1f%% (%+.1f .. %+.1f)" % ((r["cpuRatioMedian"] - 1) * 100, (r["cpuRatioMin"] - 1) * 100,
-                                                   (r["cpuRatioMax"] - 1) * 100)))
-    return table(["case", "pairs", "without plugin (inst/s)", "with plugin (inst/s)",
-                  "throughput ratio (median of pairs)", "ratio spread", "throughput change",
-                  "Orthanc CPU ms/instance without / with", "CPU change (median, spread)"], lines)
+        own = "-"
+        if r.get("selfMicroseconds") is not None:
+            own = "%.1f us, %.2f%% / %.2f%%" % (r["selfMicroseconds"], r["selfPercentOfServerTotal"],
+                                                r["selfPercentOfCpu"])
+        lines.append((r["case"], "%d (%d rounds)" % (r["pairs"], r["rounds"]), _f(r["withoutPlugin"]),
+                      _f(r["withPlugin"]), "%.3f" % r["ratio"], "%.3f .. %.3f" % (r["ratioLow"], r["ratioHigh"]),
+                      "%+.1f%%" % ((r["ratio"] - 1) * 100), "%.3f / %.3f" % (r["cpuMsWithout"], r["cpuMsWith"]),
+                      "%+.1f%%" % ((r["cpuMsWith"] / r["cpuMsWithout"] - 1) * 100), own))
+    return table(["case", "chunk pairs", "A (inst/s)", "B (inst/s)", "throughput B/A", "95% interval",
+                  "throughput change", "Orthanc CPU ms/instance A / B", "CPU change",
+                  "plugin's own time per instance, % of serverTotal / of CPU"], lines)
 
 
 def plots(folder, results):
@@ -114,17 +117,19 @@ def plots(folder, results):
     if overhead:
         figure, axis = plt.subplots(figsize=(8, 4))
         labels = [r["case"] for r in overhead]
-        medians = [r["ratioMedian"] for r in overhead]
-        errors = [[m - r["ratioMin"] for m, r in zip(medians, overhead)],
-                  [r["ratioMax"] - m for m, r in zip(medians, overhead)]]
-        axis.barh(labels, medians, xerr=errors, color="#4c72b0", capsize=3)
+        ratios = [r["ratio"] for r in overhead]
+        errors = [[m - r["ratioLow"] for m, r in zip(ratios, overhead)],
+                  [r["ratioHigh"] - m for m, r in zip(ratios, overhead)]]
+        colors = ["#999999" if not r["plugin"] else "#4c72b0" for r in overhead]
+        axis.barh(labels, ratios, xerr=errors, color=colors, capsize=3)
         axis.axvline(1.0, color="black", linewidth=0.8)
         axis.axvline(0.99, color="red", linewidth=0.8, linestyle="--", label="1% loss")
-        axis.set_xlabel("throughput with plugin / without (median of interleaved pairs, min..max)")
+        axis.set_xlabel("throughput B / A (chunks sent alternately; 95% bootstrap interval)")
         axis.legend(fontsize=8)
-        lo = min(min(r["ratioMin"] for r in overhead), 0.9)
-        hi = max(max(r["ratioMax"] for r in overhead), 1.1)
-        axis.set_xlim(lo - 0.02, hi + 0.02)
+        lo = min(min(r["ratioLow"] for r in overhead), 0.97)
+        hi = max(max(r["ratioHigh"] for r in overhead), 1.03)
+        axis.set_xlim(lo - 0.01, hi + 0.01)
+        axis.invert_yaxis()
         path = os.path.join(folder, "overhead.png")
         figure.tight_layout()
         figure.savefig(path, dpi=110)

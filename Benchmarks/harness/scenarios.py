@@ -1,6 +1,9 @@
 """The measured scenarios. Each returns plain dictionaries that report.py turns into tables."""
 import os
+import random
+import shutil
 import statistics
+import tempfile
 import time
 
 from orthanc_process import OrthancProcess
@@ -210,44 +213,101 @@ def _split(items, clients):
     return [items[i::clients] for i in range(clients)]
 
 
-def overhead(bench, files, pairs, cases):
-    """The plugin's cost: the same workload on Orthanc without the plugin (A) and with it (B),
-    interleaved A/B/A/B..., `pairs` times. cases: (label, kind, clients, ingest_perf).
+def overhead(bench, files, cases, seconds_per_case, per_client=10):
+    """The plugin's cost: the same workload on two Orthancs side by side, A without the plugin and
+    B with it (or, for the null case, also without: the resolution of the method itself).
 
-    Two measures per run: the throughput the clients see, and the CPU time the Orthanc process
-    spent (user + system, from /proc) per instance, which the other processes on the 2 cores
-    disturb much less."""
+    Machine noise on 2 shared cores is large and slow (whole runs differ by 10-20%), so the series
+    is cut into chunks of `per_client` instances per client, sent alternately to A and B (ABBA
+    order, so that a drift favours neither), by clients that stay up between chunks. The ratio is
+    the total time on A over the total time on B (B's relative throughput), with a 95% bootstrap
+    interval over the chunk pairs. Both Orthancs keep their storage and index in memory (/dev/shm
+    when there is one): the disk adds noise, and without it Orthanc's own work is smaller, so the
+    plugin's share can only look bigger. Each case runs whole rounds of the series (emptied in
+    between) until `seconds_per_case` have passed.
+
+    Next to it, the CPU time of each Orthanc process per instance (from /proc), and what B's plugin
+    measures of itself (/perf/stats pluginCost): its callbacks' time per stored instance and as a
+    share of serverTotal. cases: dicts with label, kind, clients, plugin (bool), config."""
     rows = []
-    for label, kind, clients, ingest_perf in cases:
-        a = bench.orthanc(with_plugin=False)
-        b = bench.orthanc(ingest_perf=ingest_perf)
-        ratios, rates_a, rates_b, cpu_a, cpu_b, cpu_ratios = [], [], [], [], [], []
+    memory = "/dev/shm" if os.path.isdir("/dev/shm") else bench.root
+    for case in cases:
+        folder = tempfile.mkdtemp(prefix="ingest-perf-overhead-", dir=memory)
+        saved_root, bench.root = bench.root, folder
+        a = b = pool = None
         try:
-            for warm in (a, b):  # caches, SQLite, the page cache: the first run of a process is slower
-                _timed_ingest(warm, kind, files, clients)
-            for _ in range(pairs):
-                rate_a, cpu_per_instance_a = _timed_ingest(a, kind, files, clients)
-                rate_b, cpu_per_instance_b = _timed_ingest(b, kind, files, clients)
-                rates_a.append(rate_a)
-                rates_b.append(rate_b)
-                ratios.append(rate_b / rate_a)
-                cpu_a.append(cpu_per_instance_a)
-                cpu_b.append(cpu_per_instance_b)
-                cpu_ratios.append(cpu_per_instance_b / cpu_per_instance_a)
+            a = bench.orthanc(with_plugin=False)
+            b = bench.orthanc(with_plugin=case["plugin"], ingest_perf=case.get("config"))
+            pool = workloads.ClientPool(case["kind"], case["clients"])
+            rows.append(_overhead_case(bench, case, files, pool, a, b, seconds_per_case, per_client))
         finally:
-            a.stop()
-            b.stop()
-        row = {"case": label, "workload": kind, "clients": clients, "pairs": pairs,
-               "withoutPlugin": statistics.median(rates_a), "withPlugin": statistics.median(rates_b),
-               "ratioMedian": statistics.median(ratios), "ratioMin": min(ratios), "ratioMax": max(ratios),
-               "cpuMsWithout": statistics.median(cpu_a), "cpuMsWith": statistics.median(cpu_b),
-               "cpuRatioMedian": statistics.median(cpu_ratios), "cpuRatioMin": min(cpu_ratios),
-               "cpuRatioMax": max(cpu_ratios)}
-        rows.append(row)
-        bench.log("  %-38s ratio %.3f [%.3f..%.3f]  (%.1f vs %.1f instances/s)  CPU %.3f vs %.3f ms/instance" % (
-            label, row["ratioMedian"], row["ratioMin"], row["ratioMax"], row["withPlugin"], row["withoutPlugin"],
-            row["cpuMsWith"], row["cpuMsWithout"]))
+            bench.root = saved_root
+            for item in (pool, a, b):
+                if item is not None:
+                    item.close() if item is pool else item.stop()
+            shutil.rmtree(folder, ignore_errors=True)
+        r = rows[-1]
+        bench.log("  %-44s ratio %.3f [%.3f..%.3f] over %d chunk pairs (%.1f vs %.1f instances/s); "
+                  "CPU %.3f vs %.3f ms/instance%s" % (
+                      case["label"], r["ratio"], r["ratioLow"], r["ratioHigh"], r["pairs"], r["withPlugin"],
+                      r["withoutPlugin"], r["cpuMsWith"], r["cpuMsWithout"],
+                      "; plugin's own cost %.1f us/instance (%.2f%% of serverTotal)" % (
+                          r["selfMicroseconds"], r["selfPercentOfServerTotal"]) if r.get("selfMicroseconds") else ""))
     return rows
+
+
+def _overhead_case(bench, case, files, pool, a, b, seconds_per_case, per_client):
+    chunk = per_client * case["clients"]
+    chunks = [files[i:i + chunk] for i in range(0, len(files), chunk)]
+    target = {a: {"aet": a.aet, "port": a.dicom_port, "url": a.url},
+              b: {"aet": b.aet, "port": b.dicom_port, "url": b.url}}
+    for warm in (a, b):  # caches, SQLite, the page cache, the clients' copies of the files
+        pool.run(target[warm], files)
+    if case["plugin"]:
+        b.reset_stats()
+    pairs, cpu = [], {a: [0.0, 0], b: [0.0, 0]}
+    deadline = time.monotonic() + seconds_per_case
+    rounds = 0
+    while rounds < 2 or time.monotonic() < deadline:
+        for orthanc in (a, b):
+            orthanc.delete_all()
+        time.sleep(0.2)  # the deletions' changes drain before timing
+        before = {o: _cpu_seconds(o.pid) for o in (a, b)}
+        for k, part in enumerate(chunks):
+            order = (a, b) if (k + rounds) % 2 == 0 else (b, a)
+            seconds = {o: pool.run(target[o], part) for o in order}
+            pairs.append((seconds[a], seconds[b], len(part)))
+        time.sleep(0.1)  # the change threads finish their queues: part of the ingest's CPU
+        for o in (a, b):
+            cpu[o][0] += _cpu_seconds(o.pid) - before[o]
+            cpu[o][1] += len(files)
+        rounds += 1
+    ratio, low, high = _ratio_with_interval(pairs)
+    instances = sum(p[2] for p in pairs)
+    row = {"case": case["label"], "workload": case["kind"], "clients": case["clients"], "plugin": case["plugin"],
+           "config": case.get("config"), "pairs": len(pairs), "rounds": rounds, "instancesPerChunk": chunk,
+           "withoutPlugin": instances / sum(p[0] for p in pairs), "withPlugin": instances / sum(p[1] for p in pairs),
+           "ratio": ratio, "ratioLow": low, "ratioHigh": high,
+           "cpuMsWithout": cpu[a][0] * 1000 / cpu[a][1], "cpuMsWith": cpu[b][0] * 1000 / cpu[b][1]}
+    if case["plugin"]:
+        stats = b.stats()
+        cost = stats.get("pluginCost") or {}
+        row["selfMicroseconds"] = cost.get("microsecondsPerStoredInstance")
+        row["selfPercentOfServerTotal"] = cost.get("percentOfServerTotal")
+        row["selfPercentOfCpu"] = (row["selfMicroseconds"] / 10 / row["cpuMsWith"]
+                                   if row["selfMicroseconds"] is not None else None)
+    return row
+
+
+def _ratio_with_interval(pairs, resamples=2000):
+    """B's throughput relative to A's: total time on A over total time on B, and the 2.5 and 97.5
+    percentiles of the same ratio over chunk pairs resampled with replacement (seeded)."""
+    def ratio(sample):
+        return sum(p[0] for p in sample) / sum(p[1] for p in sample)
+
+    generator = random.Random(20261122)
+    values = sorted(ratio([pairs[generator.randrange(len(pairs))] for _ in pairs]) for _ in range(resamples))
+    return ratio(pairs), values[int(0.025 * resamples)], values[int(0.975 * resamples) - 1]
 
 
 def _cpu_seconds(pid):
@@ -255,14 +315,3 @@ def _cpu_seconds(pid):
         fields = stream.read().rsplit(")", 1)[1].split()
     ticks = os.sysconf("SC_CLK_TCK")
     return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
-
-
-def _timed_ingest(orthanc, kind, files, clients):
-    orthanc.delete_all()
-    time.sleep(0.2)  # let the deletion's changes drain before timing
-    target = {"aet": orthanc.aet, "port": orthanc.dicom_port, "url": orthanc.url}
-    before = _cpu_seconds(orthanc.pid)
-    result = workloads.run_clients(kind, files, clients, target)
-    time.sleep(0.1)  # the change thread finishes its queue: part of the ingest's CPU
-    cpu = _cpu_seconds(orthanc.pid) - before
-    return result["count"] / result["elapsed"], cpu * 1000 / result["count"]

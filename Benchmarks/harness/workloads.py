@@ -172,6 +172,78 @@ def run_clients(kind, items, clients, target, env=None):
             "clientMeans": [o["elapsed"] / o["count"] for o in outcomes if o["count"]]}
 
 
+# --- a pool of clients that stay up between runs (the overhead comparison) ------------------------
+
+def _pool_worker(kind, inbox, outbox, env):
+    """Sends whatever it is given, to whichever Orthanc it is told, until told None. HTTP keeps one
+    keep-alive session per Orthanc, as a real client would; storescu opens one association per job."""
+    sessions, bodies = {}, {}
+    while True:
+        job = inbox.get()
+        if job is None:
+            return
+        target, paths = job
+        error = None
+        try:
+            if kind == "http":
+                session = sessions.setdefault(target["url"], requests.Session())
+                for path in paths:
+                    if path not in bodies:
+                        bodies[path] = _read([path])[0]
+                    answer = session.post(target["url"] + "/instances", data=bodies[path],
+                                          headers={"Content-Type": "application/dicom"})
+                    if answer.status_code != 200:
+                        error = "HTTP %d" % answer.status_code
+                        break
+            elif kind == "storescu":
+                command = [STORESCU, "-aet", target["calling"], "-aec", target["aet"], "127.0.0.1",
+                           str(target["port"])] + paths
+                completed = subprocess.run(command, capture_output=True, text=True, env=env)
+                if completed.returncode:
+                    error = completed.stderr[-500:]
+            else:
+                error = "no pooled client for %s" % kind
+        except Exception as failure:  # noqa: BLE001 - reported to the parent
+            error = repr(failure)
+        outbox.put(error)
+
+
+class ClientPool:
+    """`clients` client processes of `kind` ("http" or "storescu"), started once. run() splits a
+    list of files between them, starts them together and returns the wall time until the last one
+    is done: no process start inside the measurement, unlike run_clients()."""
+
+    def __init__(self, kind, clients, env=None):
+        context = multiprocessing.get_context("fork")
+        environment = dict(os.environ)
+        environment.update(env or {})
+        self._outbox = context.Queue()
+        self._inboxes = [context.Queue() for _ in range(clients)]
+        self._processes = [context.Process(target=_pool_worker, args=(kind, inbox, self._outbox, environment))
+                           for inbox in self._inboxes]
+        for process in self._processes:
+            process.start()
+
+    def run(self, target, files):
+        parts = _partition(list(files), len(self._inboxes))
+        busy = [(i, part) for i, part in enumerate(parts) if part]
+        begin = time.perf_counter()
+        for i, part in busy:
+            self._inboxes[i].put((dict(target, calling="SCU%02d" % i), part))
+        errors = [self._outbox.get(timeout=600) for _ in busy]
+        elapsed = time.perf_counter() - begin
+        errors = [e for e in errors if e]
+        if errors:
+            raise RuntimeError("pooled clients failed: %s" % errors[0])
+        return elapsed
+
+    def close(self):
+        for inbox in self._inboxes:
+            inbox.put(None)
+        for process in self._processes:
+            process.join(timeout=30)
+
+
 # --- downloads ------------------------------------------------------------------------------------
 
 def _download_urls(urls, ready, start, results):
