@@ -92,7 +92,7 @@ def main():
     parser.add_argument("--build", default=os.path.join(REPO, "build-bench"), help="the benchmark build folder")
     parser.add_argument("--output", default=os.path.join(REPO, "docs"), help="where benchmarks.md goes")
     parser.add_argument("--overhead-seconds", type=float,
-                        help="time per overhead case, A and B together (default 75, quick 20)")
+                        help="time per overhead case, A and B together (default 100, quick 20)")
     parser.add_argument("--from-results", metavar="JSON",
                         help="only rewrite the document (and plots) from a results file of an earlier run")
     args = parser.parse_args()
@@ -145,7 +145,7 @@ def main():
         results["downloads"] += scenarios.downloads(bench, name, sets[name], python_client=(name == "ct"))
 
     log("== overhead (A: Orthanc without the plugin, B: with it, interleaved chunk by chunk)")
-    seconds = args.overhead_seconds or (20 if quick else 75)
+    seconds = args.overhead_seconds or (20 if quick else 100)
     # The whole CT series even in quick mode: the rounds cover every slice.
     overhead_files = datasets.write_dataset(os.path.join(data, "ct-full"), "ct")
     every_mode = {"TimedStorage": True, "TimeRestAnswers": True}

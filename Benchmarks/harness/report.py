@@ -79,12 +79,14 @@ def overhead_table(rows):
         if r.get("selfMicroseconds") is not None:
             own = "%.1f us, %.2f%% / %.2f%%" % (r["selfMicroseconds"], r["selfPercentOfServerTotal"],
                                                 r["selfPercentOfCpu"])
-        lines.append((r["case"], "%d (%d rounds)" % (r["pairs"], r["rounds"]), _f(r["withoutPlugin"]),
+        lines.append((r["case"], "%d (%d)" % (r["rounds"], r["pairs"]), _f(r["withoutPlugin"]),
                       _f(r["withPlugin"]), "%.3f" % r["ratio"], "%.3f .. %.3f" % (r["ratioLow"], r["ratioHigh"]),
+                      "%.3f .. %.3f" % (r["roundRatioMin"], r["roundRatioMax"]),
                       "%+.1f%%" % ((r["ratio"] - 1) * 100), "%.3f / %.3f" % (r["cpuMsWithout"], r["cpuMsWith"]),
                       "%+.1f%%" % ((r["cpuMsWith"] / r["cpuMsWithout"] - 1) * 100), own))
-    return table(["case", "chunk pairs", "A (inst/s)", "B (inst/s)", "throughput B/A", "95% interval",
-                  "throughput change", "Orthanc CPU ms/instance A / B", "CPU change",
+    return table(["case", "rounds (chunk pairs)", "A (inst/s)", "B (inst/s)", "throughput B/A",
+                  "95% interval (rounds resampled)", "rounds from .. to", "throughput change",
+                  "Orthanc CPU ms/instance A / B", "CPU change",
                   "plugin's own time per instance, % of serverTotal / of CPU"], lines)
 
 
@@ -124,7 +126,7 @@ def plots(folder, results):
         axis.barh(labels, ratios, xerr=errors, color=colors, capsize=3)
         axis.axvline(1.0, color="black", linewidth=0.8)
         axis.axvline(0.99, color="red", linewidth=0.8, linestyle="--", label="1% loss")
-        axis.set_xlabel("throughput B / A (chunks sent alternately; 95% bootstrap interval)")
+        axis.set_xlabel("throughput B / A (fresh pairs of Orthancs, chunks sent alternately; 95% interval)")
         axis.legend(fontsize=8)
         lo = min(min(r["ratioLow"] for r in overhead), 0.97)
         hi = max(max(r["ratioHigh"] for r in overhead), 1.03)

@@ -219,12 +219,15 @@ def overhead(bench, files, cases, seconds_per_case, per_client=10):
 
     Machine noise on 2 shared cores is large and slow (whole runs differ by 10-20%), so the series
     is cut into chunks of `per_client` instances per client, sent alternately to A and B (ABBA
-    order, so that a drift favours neither), by clients that stay up between chunks. The ratio is
-    the total time on A over the total time on B (B's relative throughput), with a 95% bootstrap
-    interval over the chunk pairs. Both Orthancs keep their storage and index in memory (/dev/shm
-    when there is one): the disk adds noise, and without it Orthanc's own work is smaller, so the
-    plugin's share can only look bigger. Each case runs whole rounds of the series (emptied in
-    between) until `seconds_per_case` have passed.
+    order, so that a drift favours neither), by clients that stay up between chunks. Two processes
+    of the very same Orthanc also differ by a few percent for as long as they live (seen in the
+    null case), so every round starts a fresh pair: a round is one pass of the series through a
+    new A and a new B, and rounds repeat until `seconds_per_case` have passed (two at least). The
+    ratio is the total time on A over the total time on B (B's relative throughput); its interval
+    is the 2.5-97.5 percentile over the rounds resampled (bootstrap), next to the spread of the
+    rounds. Both Orthancs keep storage and index in memory (/dev/shm when there is one): the disk
+    adds noise, and without it Orthanc's own work is smaller, so the plugin's share can only look
+    bigger.
 
     Next to it, the CPU time of each Orthanc process per instance (from /proc), and what B's plugin
     measures of itself (/perf/stats pluginCost): its callbacks' time per stored instance and as a
@@ -234,74 +237,92 @@ def overhead(bench, files, cases, seconds_per_case, per_client=10):
     for case in cases:
         folder = tempfile.mkdtemp(prefix="ingest-perf-overhead-", dir=memory)
         saved_root, bench.root = bench.root, folder
-        a = b = pool = None
+        pool = workloads.ClientPool(case["kind"], case["clients"])
+        rounds = []
         try:
-            a = bench.orthanc(with_plugin=False)
-            b = bench.orthanc(with_plugin=case["plugin"], ingest_perf=case.get("config"))
-            pool = workloads.ClientPool(case["kind"], case["clients"])
-            rows.append(_overhead_case(bench, case, files, pool, a, b, seconds_per_case, per_client))
+            deadline = time.monotonic() + seconds_per_case
+            while len(rounds) < 2 or time.monotonic() < deadline:
+                a = b = None
+                try:
+                    # Which one starts first alternates too.
+                    for which in ("ab" if len(rounds) % 2 == 0 else "ba"):
+                        if which == "a":
+                            a = bench.orthanc(with_plugin=False)
+                        else:
+                            b = bench.orthanc(with_plugin=case["plugin"], ingest_perf=case.get("config"))
+                    rounds.append(_overhead_round(case, files, pool, a, b, per_client, len(rounds)))
+                finally:
+                    for orthanc in (a, b):
+                        if orthanc is not None:
+                            orthanc.stop()
+                            shutil.rmtree(orthanc.work_dir, ignore_errors=True)
         finally:
             bench.root = saved_root
-            for item in (pool, a, b):
-                if item is not None:
-                    item.close() if item is pool else item.stop()
+            pool.close()
             shutil.rmtree(folder, ignore_errors=True)
+        rows.append(_overhead_row(case, rounds, per_client))
         r = rows[-1]
-        bench.log("  %-44s ratio %.3f [%.3f..%.3f] over %d chunk pairs (%.1f vs %.1f instances/s); "
-                  "CPU %.3f vs %.3f ms/instance%s" % (
-                      case["label"], r["ratio"], r["ratioLow"], r["ratioHigh"], r["pairs"], r["withPlugin"],
-                      r["withoutPlugin"], r["cpuMsWith"], r["cpuMsWithout"],
+        bench.log("  %-44s ratio %.3f [%.3f..%.3f], rounds %.3f..%.3f (%d rounds, %d chunk pairs; %.1f vs %.1f "
+                  "instances/s); CPU %.3f vs %.3f ms/instance%s" % (
+                      case["label"], r["ratio"], r["ratioLow"], r["ratioHigh"], r["roundRatioMin"],
+                      r["roundRatioMax"], r["rounds"], r["pairs"], r["withPlugin"], r["withoutPlugin"],
+                      r["cpuMsWith"], r["cpuMsWithout"],
                       "; plugin's own cost %.1f us/instance (%.2f%% of serverTotal)" % (
                           r["selfMicroseconds"], r["selfPercentOfServerTotal"]) if r.get("selfMicroseconds") else ""))
     return rows
 
 
-def _overhead_case(bench, case, files, pool, a, b, seconds_per_case, per_client):
+def _overhead_round(case, files, pool, a, b, per_client, index):
+    """One pass of the series through a fresh A and B, chunk by chunk in ABBA order."""
     chunk = per_client * case["clients"]
     chunks = [files[i:i + chunk] for i in range(0, len(files), chunk)]
     target = {a: {"aet": a.aet, "port": a.dicom_port, "url": a.url},
               b: {"aet": b.aet, "port": b.dicom_port, "url": b.url}}
-    for warm in (a, b):  # caches, SQLite, the page cache, the clients' copies of the files
-        pool.run(target[warm], files)
+    for warm in (a, b):  # the first requests of a process are slower (SQLite, caches, connections)
+        pool.run(target[warm], files[:2 * chunk])
+        warm.delete_all()
+    time.sleep(0.2)  # the deletions' changes drain before timing
     if case["plugin"]:
         b.reset_stats()
-    pairs, cpu = [], {a: [0.0, 0], b: [0.0, 0]}
-    deadline = time.monotonic() + seconds_per_case
-    rounds = 0
-    while rounds < 2 or time.monotonic() < deadline:
-        for orthanc in (a, b):
-            orthanc.delete_all()
-        time.sleep(0.2)  # the deletions' changes drain before timing
-        before = {o: _cpu_seconds(o.pid) for o in (a, b)}
-        for k, part in enumerate(chunks):
-            order = (a, b) if (k + rounds) % 2 == 0 else (b, a)
-            seconds = {o: pool.run(target[o], part) for o in order}
-            pairs.append((seconds[a], seconds[b], len(part)))
-        time.sleep(0.1)  # the change threads finish their queues: part of the ingest's CPU
-        for o in (a, b):
-            cpu[o][0] += _cpu_seconds(o.pid) - before[o]
-            cpu[o][1] += len(files)
-        rounds += 1
-    ratio, low, high = _ratio_with_interval(pairs)
-    instances = sum(p[2] for p in pairs)
-    row = {"case": case["label"], "workload": case["kind"], "clients": case["clients"], "plugin": case["plugin"],
-           "config": case.get("config"), "pairs": len(pairs), "rounds": rounds, "instancesPerChunk": chunk,
-           "withoutPlugin": instances / sum(p[0] for p in pairs), "withPlugin": instances / sum(p[1] for p in pairs),
-           "ratio": ratio, "ratioLow": low, "ratioHigh": high,
-           "cpuMsWithout": cpu[a][0] * 1000 / cpu[a][1], "cpuMsWith": cpu[b][0] * 1000 / cpu[b][1]}
+    before = {o: _cpu_seconds(o.pid) for o in (a, b)}
+    seconds = {a: 0.0, b: 0.0}
+    for k, part in enumerate(chunks):
+        for o in ((a, b) if (k + index) % 2 == 0 else (b, a)):
+            seconds[o] += pool.run(target[o], part)
+    time.sleep(0.1)  # the change threads finish their queues: part of the ingest's CPU
+    result = {"secondsA": seconds[a], "secondsB": seconds[b], "instances": len(files), "pairs": len(chunks),
+              "cpuA": _cpu_seconds(a.pid) - before[a], "cpuB": _cpu_seconds(b.pid) - before[b]}
     if case["plugin"]:
-        stats = b.stats()
-        cost = stats.get("pluginCost") or {}
-        row["selfMicroseconds"] = cost.get("microsecondsPerStoredInstance")
-        row["selfPercentOfServerTotal"] = cost.get("percentOfServerTotal")
-        row["selfPercentOfCpu"] = (row["selfMicroseconds"] / 10 / row["cpuMsWith"]
-                                   if row["selfMicroseconds"] is not None else None)
+        cost = b.stats().get("pluginCost") or {}
+        result["selfMicroseconds"] = cost.get("microsecondsPerStoredInstance")
+        result["selfPercentOfServerTotal"] = cost.get("percentOfServerTotal")
+    return result
+
+
+def _overhead_row(case, rounds, per_client):
+    instances = sum(r["instances"] for r in rounds)
+    ratio, low, high = _ratio_with_interval([(r["secondsA"], r["secondsB"]) for r in rounds])
+    per_round = [r["secondsA"] / r["secondsB"] for r in rounds]
+    row = {"case": case["label"], "workload": case["kind"], "clients": case["clients"], "plugin": case["plugin"],
+           "config": case.get("config"), "rounds": len(rounds), "pairs": sum(r["pairs"] for r in rounds),
+           "instancesPerChunk": per_client * case["clients"],
+           "withoutPlugin": instances / sum(r["secondsA"] for r in rounds),
+           "withPlugin": instances / sum(r["secondsB"] for r in rounds),
+           "ratio": ratio, "ratioLow": low, "ratioHigh": high, "roundRatios": per_round,
+           "roundRatioMin": min(per_round), "roundRatioMax": max(per_round),
+           "cpuMsWithout": sum(r["cpuA"] for r in rounds) * 1000 / instances,
+           "cpuMsWith": sum(r["cpuB"] for r in rounds) * 1000 / instances}
+    selfs = [r for r in rounds if r.get("selfMicroseconds") is not None]
+    if selfs:
+        row["selfMicroseconds"] = statistics.mean(r["selfMicroseconds"] for r in selfs)
+        row["selfPercentOfServerTotal"] = statistics.mean(r["selfPercentOfServerTotal"] for r in selfs)
+        row["selfPercentOfCpu"] = row["selfMicroseconds"] / 10 / row["cpuMsWith"]
     return row
 
 
 def _ratio_with_interval(pairs, resamples=2000):
     """B's throughput relative to A's: total time on A over total time on B, and the 2.5 and 97.5
-    percentiles of the same ratio over chunk pairs resampled with replacement (seeded)."""
+    percentiles of the same ratio over (time A, time B) pairs resampled with replacement (seeded)."""
     def ratio(sample):
         return sum(p[0] for p in sample) / sum(p[1] for p in sample)
 
