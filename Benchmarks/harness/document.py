@@ -145,8 +145,7 @@ def write_document(folder, results, plots, quick, client_counts):
         add("![overhead](benchmarks/overhead.png)")
         add("")
     null = [r for r in overhead if not r["plugin"]]
-    targets = [r for r in overhead if r["case"] in ("HTTP x1, default configuration", "HTTP x4, default configuration",
-                                                    "storescu x4, default configuration")]
+    targets = [r for r in overhead if r["plugin"]]
     resolution = None
     if null:
         n = null[0]
@@ -170,10 +169,11 @@ def write_document(folder, results, plots, quick, client_counts):
             own = "; the plugin's own time %.1f us per instance, %.2f%% of Orthanc's CPU time" % (
                 r["selfMicroseconds"], r["selfPercentOfCpu"])
         verdicts.append("- %s: throughput %+.1f%% [%+.1f%% .. %+.1f%%], %s%s." % (
-            r["case"].replace(", default configuration", ""), (r["ratio"] - 1) * 100, (r["ratioLow"] - 1) * 100,
+            r["case"], (r["ratio"] - 1) * 100, (r["ratioLow"] - 1) * 100,
             (r["ratioHigh"] - 1) * 100, verdict, own))
     if verdicts:
-        add("Against the target (at most 1% throughput loss, default configuration):")
+        add("Against the target (at most 1% throughput loss, with the default configuration and with every opt-in "
+            "mode on):")
         add("")
         lines.extend(verdicts)
         add("")
@@ -190,6 +190,18 @@ def write_document(folder, results, plots, quick, client_counts):
                 n["ratio"], n["ratioLow"], n["ratioHigh"], n["roundRatioMin"], n["roundRatioMax"],
                 max(abs(1 - n["ratioLow"]), abs(n["ratioHigh"] - 1)) * 100,
                 ("%.2f%% to %.2f%%" % (min(selfs), max(selfs))) if selfs else "not reported"))
+        add("")
+        faster = [r for r in overhead if r["plugin"] and r["ratioLow"] > 1.0]
+        if faster:
+            add("%s with the plugin faster than without, with an interval above 1. The plugin cannot make Orthanc "
+                "faster: like the spread of the null comparison's rounds, this says that even the interval over "
+                "fresh pairs of processes understates how much two Orthancs differ on this machine." % (
+                    " and ".join(r["case"].replace(", default configuration", "") for r in faster)
+                    + (" comes out" if len(faster) == 1 else " come out")))
+            add("")
+        add("The plugin's own time is wall time inside its callbacks: when more threads than cores are busy "
+            "(4 clients and Orthanc's threads on 2 cores), a callback that is preempted counts the time it waited, "
+            "which is why the x4 cases can show more than the x1 ones.")
         add("")
     add("## Compared with the published Orthanc figures")
     add("")

@@ -117,21 +117,27 @@ def plots(folder, results):
         made.append(path)
     overhead = results.get("overhead") or []
     if overhead:
-        figure, axis = plt.subplots(figsize=(8, 4))
+        figure, axis = plt.subplots(figsize=(9, 4))
         labels = [r["case"] for r in overhead]
-        ratios = [r["ratio"] for r in overhead]
-        errors = [[m - r["ratioLow"] for m, r in zip(ratios, overhead)],
-                  [r["ratioHigh"] - m for m, r in zip(ratios, overhead)]]
-        colors = ["#999999" if not r["plugin"] else "#4c72b0" for r in overhead]
-        axis.barh(labels, ratios, xerr=errors, color=colors, capsize=3)
+        positions = list(range(len(overhead)))
+        for y, r in zip(positions, overhead):
+            color = "#4c72b0" if r["plugin"] else "#999999"
+            axis.errorbar([r["ratio"]], [y], xerr=[[r["ratio"] - r["ratioLow"]], [r["ratioHigh"] - r["ratio"]]],
+                          fmt="o", color=color, capsize=4)
+            axis.plot([r["roundRatioMin"], r["roundRatioMax"]], [y + 0.25, y + 0.25], color=color, alpha=0.4,
+                      linewidth=3)
+        axis.set_yticks(positions)
+        axis.set_yticklabels(labels)
         axis.axvline(1.0, color="black", linewidth=0.8)
         axis.axvline(0.99, color="red", linewidth=0.8, linestyle="--", label="1% loss")
-        axis.set_xlabel("throughput B / A (fresh pairs of Orthancs, chunks sent alternately; 95% interval)")
-        axis.legend(fontsize=8)
-        lo = min(min(r["ratioLow"] for r in overhead), 0.97)
-        hi = max(max(r["ratioHigh"] for r in overhead), 1.03)
+        axis.plot([], [], color="#999999", alpha=0.4, linewidth=3, label="spread of the rounds")
+        axis.set_xlabel("throughput B / A: ratio and 95% interval (fresh Orthanc pairs per round)")
+        axis.legend(fontsize=8, loc="lower right")
+        lo = min(min(r["roundRatioMin"] for r in overhead), 0.97)
+        hi = max(max(r["roundRatioMax"] for r in overhead), 1.03)
         axis.set_xlim(lo - 0.01, hi + 0.01)
         axis.invert_yaxis()
+        axis.grid(True, axis="x", alpha=0.3)
         path = os.path.join(folder, "overhead.png")
         figure.tight_layout()
         figure.savefig(path, dpi=110)
