@@ -27,7 +27,7 @@ def write_document(folder, results, plots, quick, client_counts):
     add("# Benchmarks")
     add("")
     if quick:
-        add("A `--quick` run: small datasets, fewer clients and pairs. The reference figures are in "
+        add("A `--quick` run: small datasets, fewer clients, shorter overhead cases. The reference figures are in "
             "[benchmarks.md](benchmarks.md).")
         add("")
     add("Produced by `%s` in %.0f minutes on %s." % ("Resources/run-benchmarks.sh --quick" if quick
@@ -193,9 +193,10 @@ def write_document(folder, results, plots, quick, client_counts):
         add("")
         faster = [r for r in overhead if r["plugin"] and r["ratioLow"] > 1.0]
         if faster:
-            add("%s with the plugin faster than without, with an interval above 1. The plugin cannot make Orthanc "
-                "faster: like the spread of the null comparison's rounds, this says that even the interval over "
-                "fresh pairs of processes understates how much two Orthancs differ on this machine." % (
+            add("%s with the plugin faster than without, with an interval above 1. We know of no way in which the "
+                "plugin's extra work would speed Orthanc up, and read it as noise that even the interval over fresh "
+                "pairs of processes understates (as the spread of the null comparison's rounds shows), not as a "
+                "gain." % (
                     " and ".join(r["case"].replace(", default configuration", "") for r in faster)
                     + (" comes out" if len(faster) == 1 else " come out")))
             add("")
