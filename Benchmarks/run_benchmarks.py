@@ -17,7 +17,7 @@
    next to it, the plugin's own time as it measures it (/perf/stats pluginCost).
 
 --quick shrinks the datasets and the client counts (a few minutes); the full run takes about
-half an hour on 2 cores. Datasets are generated offline and deterministically, once, under
+25 minutes on 2 cores (under 30). Datasets are generated offline and deterministically, once, under
 work/bench-data.
 """
 import argparse

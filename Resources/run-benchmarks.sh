@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark command (README): installs what it needs, builds the plugin and the benchmarks
 # (Release-like), then runs Benchmarks/run_benchmarks.py, which writes docs/benchmarks.md (or
-# docs/benchmarks-quick.md with --quick). Separate from the test command: it takes ~30 minutes
+# docs/benchmarks-quick.md with --quick). Separate from the test command: it takes ~25 minutes
 # (--quick: a few).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
