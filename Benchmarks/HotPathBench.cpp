@@ -5,6 +5,7 @@
 // every label limit reached.
 #include "IngestPipeline.h"
 #include "JsonExporter.h"
+#include "RestRoutes.h"
 #include "MonotonicClock.h"
 #include "PhaseHistogram.h"
 
@@ -245,26 +246,7 @@ static void BM_StatsAnswer_FullLabels(benchmark::State& state)
   size_t bytes = 0;
   for (auto _ : state)
   {
-    const int64_t now = MonotonicNowNs();
-    const StatsSnapshot snapshot = pipeline->stats.Snapshot(now);
-    const OpenRecords open = pipeline->timelines.CountOpen();
-    const SeriesInfo info{table.Capacity(), table.Used(), table.Overflowed(), SeriesTable::BytesPerSeries()};
-    GroupedSnapshot grouped;
-    if (filter.UsesSeries())
-    {
-      grouped = pipeline->stats.SnapshotGrouped(MakeSeriesPredicate(filter, pipeline->labels), GroupByOf(filter));
-    }
-    const auto storage = pipeline->storage.Snapshot();
-    AssociationsView associations;
-    pipeline->associations.ExpireIdle(now);
-    associations.peers = pipeline->associations.Snapshot();
-    associations.gaps = pipeline->stats.SnapshotSeriesPhase(
-      Phase::AssociationGap, [](const InstanceLabels& labels) { return labels.GetTransport() == Transport::Dicom; });
-    const ChangeQueueSnapshot changes = pipeline->changes.Snapshot();
-    const auto cost = pipeline->cost.Snapshot();
-    const Json::Value json = ExportStats(
-      {snapshot, open, status, 0, 0, &pipeline->labels, info, &grouped, &storage, &associations, &changes, &cost},
-      filter);
+    const Json::Value json = StatsAnswer(*pipeline, status, filter, OpenConnections());
     Json::StreamWriterBuilder builder;
     builder["indentation"] = state.range(1) ? "  " : "";
     builder["precision"] = 4;

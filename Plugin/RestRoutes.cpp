@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace IngestPerf
 {
@@ -41,7 +42,6 @@ namespace IngestPerf
         AnswerBadRequest(output, error);
         return;
       }
-      const int64_t now = MonotonicNowNs();
       if (pipeline == nullptr)
       {
         const StatsSnapshot empty;
@@ -51,28 +51,9 @@ namespace IngestPerf
                                                    filter));
         return;
       }
-      const StatsSnapshot snapshot = pipeline->stats.Snapshot(now);
-      const OpenRecords open = pipeline->timelines.CountOpen();
-      const SeriesTable& table = pipeline->stats.Series();
-      const SeriesInfo info{table.Capacity(), table.Used(), table.Overflowed(), SeriesTable::BytesPerSeries()};
-      GroupedSnapshot grouped;
-      if (filter.UsesSeries())
-      {
-        grouped = pipeline->stats.SnapshotGrouped(MakeSeriesPredicate(filter, pipeline->labels), GroupByOf(filter));
-      }
-      const auto storage = pipeline->storage.Snapshot();
-      AssociationsView associations;
-      pipeline->associations.ExpireIdle(now);
-      associations.peers = pipeline->associations.Snapshot();
-      associations.connections = ReadOpenConnections(static_cast<uint16_t>(status->configuration.dicomPort));
-      associations.gaps = pipeline->stats.SnapshotSeriesPhase(
-        Phase::AssociationGap, [](const InstanceLabels& labels) { return labels.GetTransport() == Transport::Dicom; });
-      const ChangeQueueSnapshot changes = pipeline->changes.Snapshot();
-      const auto cost = pipeline->cost.Snapshot();
-      OrthancSdk::AnswerJson(
-        output, ExportStats({snapshot, open, *status, pipeline->correlator.Skipped(), pipeline->associations.Skipped(),
-                             &pipeline->labels, info, &grouped, &storage, &associations, &changes, &cost},
-                            filter));
+      OrthancSdk::AnswerJson(output,
+                             StatsAnswer(*pipeline, *status, filter,
+                                         ReadOpenConnections(static_cast<uint16_t>(status->configuration.dicomPort))));
     }
 
     OrthancPluginErrorCode StatsRoute(OrthancPluginRestOutput* output, const char* /*url*/,
@@ -237,6 +218,34 @@ namespace IngestPerf
       }
     }
     return true;
+  }
+
+
+  Json::Value StatsAnswer(IngestPipeline& pipeline, const PluginStatus& status, const ExportFilter& filter,
+                          OpenConnections connections)
+  {
+    const int64_t now = MonotonicNowNs();
+    const StatsSnapshot snapshot = pipeline.stats.Snapshot(now);
+    const OpenRecords open = pipeline.timelines.CountOpen();
+    const SeriesTable& table = pipeline.stats.Series();
+    const SeriesInfo info{table.Capacity(), table.Used(), table.Overflowed(), SeriesTable::BytesPerSeries()};
+    GroupedSnapshot grouped;
+    if (filter.UsesSeries())
+    {
+      grouped = pipeline.stats.SnapshotGrouped(MakeSeriesPredicate(filter, pipeline.labels), GroupByOf(filter));
+    }
+    const auto storage = pipeline.storage.Snapshot();
+    AssociationsView associations;
+    pipeline.associations.ExpireIdle(now);
+    associations.peers = pipeline.associations.Snapshot();
+    associations.connections = std::move(connections);
+    associations.gaps = pipeline.stats.SnapshotSeriesPhase(
+      Phase::AssociationGap, [](const InstanceLabels& labels) { return labels.GetTransport() == Transport::Dicom; });
+    const ChangeQueueSnapshot changes = pipeline.changes.Snapshot();
+    const auto cost = pipeline.cost.Snapshot();
+    return ExportStats({snapshot, open, status, pipeline.correlator.Skipped(), pipeline.associations.Skipped(),
+                        &pipeline.labels, info, &grouped, &storage, &associations, &changes, &cost},
+                       filter);
   }
 
 

@@ -17,6 +17,12 @@ namespace IngestPerf
   // `pipeline` is null when the plugin is disabled. Both must outlive the routes.
   void RegisterRestRoutes(IngestPipeline* pipeline, const PluginStatus& status);
 
+  // What GET /perf/stats answers: snapshots of the running pipeline, exported. `connections` are
+  // the open C-STORE connections, read by the caller (the route reads /proc; the benchmarks pass
+  // none).
+  Json::Value StatsAnswer(IngestPipeline& pipeline, const PluginStatus& status, const ExportFilter& filter,
+                          OpenConnections connections);
+
   // Percent-decodes a query key or value ('+' is a space).
   std::string DecodeQueryComponent(const char* text);
 

@@ -139,19 +139,15 @@ CLIENTS = {
 }
 
 
-def run_clients(kind, items, clients, target, env=None):
-    """Runs `clients` clients of `kind` over `items` (files, or instance ids for orthanc-store).
-
-    Returns {"elapsed": wall seconds, "count": n, "latencies": [...] or None}.
-    """
+def _run_together(body, leading_args, trailing_args, what):
+    """One process per entry of `leading_args`, each running body(*leading, ready, start, results,
+    *trailing): each loads its work, says it is ready, waits for the common start, and puts its
+    outcome ({"error": ..., ...}). Returns the wall time from the start to the last outcome, and
+    the outcomes; raises on the first error."""
     context = multiprocessing.get_context("fork")
     ready, results, start = context.Queue(), context.Queue(), context.Event()
-    environment = dict(os.environ)
-    environment.update(env or {})
-    parts = [p for p in _partition(list(items), clients) if p]
-    processes = [context.Process(target=CLIENTS[kind], args=(part, dict(target, calling="SCU%02d" % i), ready, start,
-                                                             results, environment))
-                 for i, part in enumerate(parts)]
+    processes = [context.Process(target=body, args=tuple(leading) + (ready, start, results) + tuple(trailing_args))
+                 for leading in leading_args]
     for process in processes:
         process.start()
     for _ in processes:
@@ -164,7 +160,20 @@ def run_clients(kind, items, clients, target, env=None):
         process.join()
     errors = [o["error"] for o in outcomes if o["error"]]
     if errors:
-        raise RuntimeError("%s clients failed: %s" % (kind, errors[0]))
+        raise RuntimeError("%s failed: %s" % (what, errors[0]))
+    return elapsed, outcomes
+
+
+def run_clients(kind, items, clients, target, env=None):
+    """Runs `clients` clients of `kind` over `items` (files, or instance ids for orthanc-store).
+
+    Returns {"elapsed": wall seconds, "count": n, "latencies": [...] or None}.
+    """
+    environment = dict(os.environ)
+    environment.update(env or {})
+    parts = [p for p in _partition(list(items), clients) if p]
+    elapsed, outcomes = _run_together(CLIENTS[kind], [(part, dict(target, calling="SCU%02d" % i)) for i, part in
+                                                      enumerate(parts)], (environment,), "%s clients" % kind)
     latencies = None
     if all(o["latencies"] is not None for o in outcomes):
         latencies = [value for o in outcomes for value in o["latencies"]]
@@ -309,24 +318,9 @@ def _read_files(paths, ready, start, results):
 def run_downloads(kind, work, clients):
     """Each client gets work[i]: 'curl' and 'python' download lists of URLs (curl, or Python
     requests on one keep-alive session), 'files' reads paths from disk."""
-    context = multiprocessing.get_context("fork")
-    ready, results, start = context.Queue(), context.Queue(), context.Event()
     body = {"curl": _download_curl, "python": _download_urls, "files": _read_files}[kind]
     # A study with fewer files than clients leaves some clients without work.
-    processes = [context.Process(target=body, args=(work[i], ready, start, results)) for i in range(clients) if work[i]]
-    for process in processes:
-        process.start()
-    for _ in processes:
-        ready.get(timeout=600)
-    begin = time.perf_counter()
-    start.set()
-    outcomes = [results.get(timeout=3600) for _ in processes]
-    elapsed = time.perf_counter() - begin
-    for process in processes:
-        process.join()
-    errors = [o["error"] for o in outcomes if o["error"]]
-    if errors:
-        raise RuntimeError(errors[0])
+    elapsed, outcomes = _run_together(body, [(work[i],) for i in range(clients) if work[i]], (), "downloads")
     return {"elapsed": elapsed, "bytes": sum(o["bytes"] for o in outcomes)}
 
 
