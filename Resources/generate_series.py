@@ -21,6 +21,21 @@ def derived_uid(seed, *parts):
     return UID_ROOT + str(int(digest[:24], 16))[:30]
 
 
+def part10_dataset(path, sop_class, sop_uid):
+    """An empty explicit little endian Part 10 dataset with its meta header, to be filled."""
+    meta = FileMetaDataset()
+    meta.MediaStorageSOPClassUID = sop_class
+    meta.MediaStorageSOPInstanceUID = sop_uid
+    meta.TransferSyntaxUID = ExplicitVRLittleEndian
+    meta.ImplementationClassUID = PYDICOM_IMPLEMENTATION_UID
+    ds = FileDataset(path, {}, file_meta=meta, preamble=b"\0" * 128)
+    ds.is_little_endian = True
+    ds.is_implicit_VR = False
+    ds.SOPClassUID = sop_class
+    ds.SOPInstanceUID = sop_uid
+    return ds
+
+
 def write_series(folder, count, seed=1, rows=512, columns=512, patient="PERF^SYNTHETIC"):
     os.makedirs(folder, exist_ok=True)
     study_uid = derived_uid(seed, "study")
@@ -30,17 +45,8 @@ def write_series(folder, count, seed=1, rows=512, columns=512, patient="PERF^SYN
     paths = []
     for index in range(count):
         sop_uid = derived_uid(seed, "instance", index)
-        meta = FileMetaDataset()
-        meta.MediaStorageSOPClassUID = CTImageStorage
-        meta.MediaStorageSOPInstanceUID = sop_uid
-        meta.TransferSyntaxUID = ExplicitVRLittleEndian
-        meta.ImplementationClassUID = PYDICOM_IMPLEMENTATION_UID
         path = os.path.join(folder, "CT%06d.dcm" % index)
-        ds = FileDataset(path, {}, file_meta=meta, preamble=b"\0" * 128)
-        ds.is_little_endian = True
-        ds.is_implicit_VR = False
-        ds.SOPClassUID = CTImageStorage
-        ds.SOPInstanceUID = sop_uid
+        ds = part10_dataset(path, CTImageStorage, sop_uid)
         ds.StudyInstanceUID = study_uid
         ds.SeriesInstanceUID = series_uid
         ds.PatientName = patient

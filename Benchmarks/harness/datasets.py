@@ -6,16 +6,14 @@ deterministically (the same seed gives the same bytes, UIDs included):
   cardio  a cardiology-like study, 26 multi-frame XA files of 37 frames 512x512 8-bit (~250 MB)
   onco    an oncology-like study, 1635 small PET-like images of 330x330 16-bit (~356 MB)
 """
-import hashlib
 import os
 
 import numpy as np
-from pydicom.dataset import FileDataset, FileMetaDataset
-from pydicom.uid import (CTImageStorage, DigitalMammographyXRayImageStorageForPresentation, ExplicitVRLittleEndian,
-                         PositronEmissionTomographyImageStorage, PYDICOM_IMPLEMENTATION_UID,
-                         XRayAngiographicImageStorage)
+from pydicom.uid import (CTImageStorage, DigitalMammographyXRayImageStorageForPresentation,
+                         PositronEmissionTomographyImageStorage, XRayAngiographicImageStorage)
 
-UID_ROOT = "1.2.826.0.1.3680043.10.1429."
+# Resources/ (on the path of every caller): the same UIDs and Part 10 skeleton as the test series.
+from generate_series import derived_uid, part10_dataset
 
 # name: (sop class, modality, count, rows, columns, frames, bits)
 SHAPES = {
@@ -28,25 +26,10 @@ SHAPES = {
 QUICK = {"ct": 60, "mammo": 2, "cardio": 6, "onco": 200}
 
 
-def _uid(*parts):
-    digest = hashlib.sha1("|".join(str(p) for p in parts).encode()).hexdigest()
-    return UID_ROOT + str(int(digest[:24], 16))[:30]
-
-
 def _write(path, name, index, sop_class, modality, rows, columns, frames, bits, pixels):
-    sop_uid = _uid(name, "instance", index)
-    meta = FileMetaDataset()
-    meta.MediaStorageSOPClassUID = sop_class
-    meta.MediaStorageSOPInstanceUID = sop_uid
-    meta.TransferSyntaxUID = ExplicitVRLittleEndian
-    meta.ImplementationClassUID = PYDICOM_IMPLEMENTATION_UID
-    ds = FileDataset(path, {}, file_meta=meta, preamble=b"\0" * 128)
-    ds.is_little_endian = True
-    ds.is_implicit_VR = False
-    ds.SOPClassUID = sop_class
-    ds.SOPInstanceUID = sop_uid
-    ds.StudyInstanceUID = _uid(name, "study")
-    ds.SeriesInstanceUID = _uid(name, "series")
+    ds = part10_dataset(path, sop_class, derived_uid(name, "instance", index))
+    ds.StudyInstanceUID = derived_uid(name, "study")
+    ds.SeriesInstanceUID = derived_uid(name, "series")
     ds.PatientName = "BENCH^" + name.upper()
     ds.PatientID = "BENCH-" + name
     ds.StudyDate = "20260101"

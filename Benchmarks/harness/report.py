@@ -90,6 +90,14 @@ def overhead_table(rows):
                   "plugin's own time per instance, % of serverTotal / of CPU"], lines)
 
 
+def _save(plt, figure, folder, name):
+    path = os.path.join(folder, name)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
 def plots(folder, results):
     import matplotlib
 
@@ -110,11 +118,7 @@ def plots(folder, results):
         axis.set_title("Ingest of the CT series into Orthanc 1.10.1 with the plugin")
         axis.grid(True, alpha=0.3)
         axis.legend(fontsize=8)
-        path = os.path.join(folder, "ingest-ct.png")
-        figure.tight_layout()
-        figure.savefig(path, dpi=110)
-        plt.close(figure)
-        made.append(path)
+        made.append(_save(plt, figure, folder, "ingest-ct.png"))
     overhead = results.get("overhead") or []
     if overhead:
         figure, axis = plt.subplots(figsize=(9, 4))
@@ -138,11 +142,7 @@ def plots(folder, results):
         axis.set_xlim(lo - 0.01, hi + 0.01)
         axis.invert_yaxis()
         axis.grid(True, axis="x", alpha=0.3)
-        path = os.path.join(folder, "overhead.png")
-        figure.tight_layout()
-        figure.savefig(path, dpi=110)
-        plt.close(figure)
-        made.append(path)
+        made.append(_save(plt, figure, folder, "overhead.png"))
     downloads = results.get("downloads") or []
     if downloads:
         datasets = sorted({r["dataset"] for r in downloads})
@@ -164,9 +164,5 @@ def plots(folder, results):
             axis.grid(True, axis="y", alpha=0.3)
         axes[0].set_ylabel("MB/s (log)")
         axes[1].legend(fontsize=7)
-        path = os.path.join(folder, "downloads.png")
-        figure.tight_layout()
-        figure.savefig(path, dpi=110)
-        plt.close(figure)
-        made.append(path)
+        made.append(_save(plt, figure, folder, "downloads.png"))
     return made
