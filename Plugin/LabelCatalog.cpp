@@ -63,14 +63,13 @@ namespace IngestPerf
     }
     if (dimension == LabelDimension::Transport)
     {
-      return (id - kFirstValueLabel < kTransportCount) ? TransportName(static_cast<Transport>(id - kFirstValueLabel))
-                                                       : "(other)";
+      const size_t index = static_cast<size_t>(id - kFirstValueLabel);  // id >= kFirstValueLabel here
+      return index < kTransportCount ? TransportName(static_cast<Transport>(index)) : "(other)";
     }
     if (dimension == LabelDimension::SizeClass)
     {
-      return (id - kFirstValueLabel < static_cast<size_t>(SizeClass::Count))
-               ? SizeClassName(static_cast<SizeClass>(id - kFirstValueLabel))
-               : "(other)";
+      const size_t index = static_cast<size_t>(id - kFirstValueLabel);
+      return index < static_cast<size_t>(SizeClass::Count) ? SizeClassName(static_cast<SizeClass>(index)) : "(other)";
     }
     return dictionaries_[static_cast<size_t>(dimension)]->Name(id);
   }

@@ -1,6 +1,6 @@
 #include "StorageRoot.h"
 
-#include <boost/filesystem.hpp>
+#include <filesystem>
 
 namespace IngestPerf
 {
@@ -8,7 +8,7 @@ namespace IngestPerf
                                  const std::string& workingDirectory,
                                  const std::function<bool(const std::string&)>& isDirectory)
   {
-    namespace fs = boost::filesystem;
+    namespace fs = std::filesystem;
     const fs::path cwd(workingDirectory);
     fs::path base;
     if (configurationArgument.empty())

@@ -3,29 +3,19 @@
 #include "IngestPipeline.h"
 #include "MonotonicClock.h"
 #include "OrthancSdk.h"
+#include "StorageFolder.h"
 #include "StorageRoot.h"
 
-#include <orthanc-framework/FileStorage/FilesystemStorage.h>
-#include <orthanc-framework/Logging.h>
-#include <orthanc-framework/OrthancException.h>
-
-#include <boost/filesystem.hpp>
-
-#include <cstring>
+#include <filesystem>
 #include <memory>
 
 namespace IngestPerf
 {
   namespace
   {
-    std::unique_ptr<Orthanc::FilesystemStorage> storage;
+    std::unique_ptr<StorageFolder> storage;
     IngestPipeline* pipeline = nullptr;
     bool storeDicom = true;
-
-    Orthanc::FileContentType Convert(OrthancPluginContentType type)
-    {
-      return static_cast<Orthanc::FileContentType>(type);  // same values in SDK and framework
-    }
 
     bool Skipped(OrthancPluginContentType type)
     {
@@ -42,10 +32,10 @@ namespace IngestPerf
       {
         operation();
       }
-      catch (const Orthanc::OrthancException& e)
+      catch (const StorageFolderError& e)
       {
         pipeline->storage.RecordFailure(kind);
-        return static_cast<OrthancPluginErrorCode>(e.GetErrorCode());
+        return e.code;
       }
       catch (...)
       {
@@ -71,7 +61,7 @@ namespace IngestPerf
       return Timed(StorageOperation::Create, bytes, [&] {
         if (!Skipped(type))
         {
-          storage->Create(uuid, content, static_cast<size_t>(size), Convert(type));
+          storage->Create(uuid, content, static_cast<size_t>(size));
         }
       });
     }
@@ -83,17 +73,24 @@ namespace IngestPerf
       return Timed(StorageOperation::ReadWhole, bytes, [&] {
         if (Skipped(type))
         {
-          throw Orthanc::OrthancException(Orthanc::ErrorCode_UnknownResource);
+          throw StorageFolderError(OrthancPluginErrorCode_UnknownResource, "StoreDicom is false");
         }
-        std::unique_ptr<Orthanc::IMemoryBuffer> buffer(storage->Read(uuid, Convert(type)));
-        bytes = buffer->GetSize();
+        bytes = storage->Size(uuid);
         if (OrthancPluginCreateMemoryBuffer64(OrthancSdk::Context(), target, bytes) != OrthancPluginErrorCode_Success)
         {
-          throw Orthanc::OrthancException(Orthanc::ErrorCode_NotEnoughMemory);
+          throw StorageFolderError(OrthancPluginErrorCode_NotEnoughMemory, "no memory for the attachment");
         }
-        if (bytes != 0)
+        try
         {
-          memcpy(target->data, buffer->GetData(), bytes);
+          storage->Read(uuid, 0, target->data, bytes);
+        }
+        catch (...)
+        {
+          // Orthanc takes the buffer on success only; clear it so that no caller frees it twice.
+          OrthancPluginFreeMemoryBuffer64(OrthancSdk::Context(), target);
+          target->data = nullptr;
+          target->size = 0;
+          throw;
         }
       });
     }
@@ -105,18 +102,9 @@ namespace IngestPerf
       return Timed(StorageOperation::ReadRange, bytes, [&] {
         if (Skipped(type))
         {
-          throw Orthanc::OrthancException(Orthanc::ErrorCode_UnknownResource);
+          throw StorageFolderError(OrthancPluginErrorCode_UnknownResource, "StoreDicom is false");
         }
-        std::unique_ptr<Orthanc::IMemoryBuffer> buffer(
-          storage->ReadRange(uuid, Convert(type), rangeStart, rangeStart + target->size));
-        if (buffer->GetSize() != target->size)
-        {
-          throw Orthanc::OrthancException(Orthanc::ErrorCode_BadRange);
-        }
-        if (bytes != 0)
-        {
-          memcpy(target->data, buffer->GetData(), bytes);
-        }
+        storage->Read(uuid, rangeStart, target->data, bytes);
       });
     }
 
@@ -126,7 +114,7 @@ namespace IngestPerf
       return Timed(StorageOperation::Remove, bytes, [&] {
         if (!Skipped(type))
         {
-          storage->Remove(uuid, Convert(type));
+          storage->Remove(uuid);
         }
       });
     }
@@ -172,13 +160,11 @@ namespace IngestPerf
     }
 
     state.root = ResolveStorageRoot(ConfigurationArgument(), configuration.storageDirectory,
-                                    boost::filesystem::current_path().string(),
-                                    [](const std::string& path) { return boost::filesystem::is_directory(path); });
+                                    std::filesystem::current_path().string(),
+                                    [](const std::string& path) { return std::filesystem::is_directory(path); });
     try
     {
-      // The framework's own log lines (FilesystemStorage) go to Orthanc's log, as for a built-in.
-      Orthanc::Logging::InitializePluginContext(OrthancSdk::Context());
-      storage.reset(new Orthanc::FilesystemStorage(state.root, configuration.syncStorageArea));
+      storage.reset(new StorageFolder(state.root, configuration.syncStorageArea));
     }
     catch (const std::exception& e)
     {

@@ -1,6 +1,6 @@
 // The opt-in timed storage area (IngestPerf.TimedStorage). Orthanc lets one plugin replace its
 // storage, with no pass-through to the built-in one, so this stores the files itself with
-// OrthancFramework's FilesystemStorage, in Orthanc's own folder and layout (the option can be
+// StorageFolder, in Orthanc's own folder and layout (the option can be
 // switched on and off without moving a file), honouring SyncStorageArea and StoreDicom. It times
 // every create, read and remove, and tells the storing thread's timeline when the instance's file
 // was written, which splits persist into storagePrepare, storageWrite and indexUpdate.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything the build, the tests, the main job and the benchmarks need on Debian 12:
-# Debian packages (Orthanc, its SDK and framework, DCMTK, compilers) and a project venv with the
+# Debian packages (Orthanc, its SDK header, DCMTK, compilers), Debian's jsoncpp source and a project venv with the
 # Python test tools. Idempotent: a second run installs nothing. Used by the README commands,
 # by .ci/run (through the test command) and by docker/Dockerfile, so all three stay the same.
 set -euo pipefail
@@ -8,10 +8,8 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 
 packages=(
   build-essential cmake ninja-build pkg-config clang-format
-  orthanc orthanc-dev liborthancframework-dev orthanc-gdcm orthanc-dicomweb
-  libjsoncpp-dev libboost-dev libboost-thread-dev libboost-filesystem-dev
-  libboost-system-dev libboost-date-time-dev libboost-regex-dev libboost-iostreams-dev
-  libboost-locale-dev libgtest-dev libgmock-dev libbenchmark-dev
+  orthanc orthanc-dev orthanc-gdcm orthanc-dicomweb
+  libgtest-dev libgmock-dev libbenchmark-dev
   dcmtk python3 python3-venv curl procps busybox
 )
 
@@ -31,6 +29,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
   # ports and folders, so it does not matter, but stop it to free CPU where we can.
   $SUDO service orthanc stop >/dev/null 2>&1 || true
 fi
+
+# jsoncpp is compiled into the plugin from Debian's source package (no static archive in Debian).
+"$here/Resources/fetch-jsoncpp-source.sh"
 
 venv="$here/.venv"
 if [ ! -x "$venv/bin/python" ]; then
