@@ -3,6 +3,7 @@
 // running Orthanc), and the cost of answering /perf/stats.
 // Targets (issue 4): <= 100 ns per recorded event, <= 1 us per instance, /perf/stats <= 5 ms with
 // every label limit reached.
+#include "BoundedSpinLock.h"
 #include "IngestPipeline.h"
 #include "JsonExporter.h"
 #include "RestRoutes.h"
@@ -15,6 +16,7 @@
 
 #include <random>
 #include <string>
+#include <vector>
 
 using namespace IngestPerf;
 
@@ -152,6 +154,78 @@ static void BM_FullInstance_CStore(benchmark::State& state)
   }
 }
 BENCHMARK(BM_FullInstance_CStore);
+
+
+// The worst state of the tables: every label dictionary (253 values) and the series table (65536
+// series, the maxima) full, and every instance brings values never seen (a new calling AET, client
+// address and SOP class each time): each lookup ends at its probe limit and in an overflow series.
+static void BM_FullInstance_CStore_FullTables(benchmark::State& state)
+{
+  static IngestPipeline* pipeline = [] {
+    Configuration configuration;
+    configuration.maxLabelValues = 253;
+    configuration.maxSeries = 65536;
+    return new IngestPipeline(configuration);
+  }();
+  static std::vector<std::string> values = [] {
+    std::vector<std::string> v;
+    for (int i = 0; i < 200000; i++)
+    {
+      v.push_back(std::to_string(i));
+    }
+    return v;
+  }();
+  auto instance = [](uint64_t key, size_t a, size_t b, size_t c) {
+    RawLabels labels = TypicalLabels();
+    labels.remoteAet = values[a].c_str();
+    labels.remoteIp = values[b].c_str();
+    labels.sopClass = values[c].c_str();
+    labels.calledAet = "ORTHANC";
+    InstanceTimeline& timeline = pipeline->timelines.ForCurrentThread();
+    timeline.Received(MonotonicNowNs(), Transport::Dicom, 525000, true, "1.2.840.10008.1.2.1", pipeline->recorder);
+    timeline.Filtered(MonotonicNowNs(), Transport::Dicom, false, pipeline->recorder);
+    timeline.Filtered(MonotonicNowNs(), Transport::Dicom, true, pipeline->recorder);
+    StoredEvent event = Stored(Transport::Dicom, key, labels);
+    event.peerKey = key;
+    timeline.Stored(event, pipeline->recorder);
+  };
+  static bool filled = [&] {
+    // 253 x 253 label combinations: more than the 65536 series.
+    uint64_t key = 1;
+    for (size_t a = 0; a < 253; a++)
+    {
+      for (size_t b = 0; b < 260; b++)
+      {
+        instance(key++, a, b, 0);
+      }
+    }
+    return true;
+  }();
+  benchmark::DoNotOptimize(filled);
+  uint64_t key = uint64_t(1) << 40;
+  size_t next = 1000;
+  for (auto _ : state)
+  {
+    instance(key++, next, next + 1, next + 2);
+    next = next + 3 < values.size() ? next + 3 : 1000;
+  }
+  const SeriesTable& table = pipeline->stats.Series();
+  state.counters["seriesUsed"] = static_cast<double>(table.Used());
+  state.counters["seriesOverflowed"] = static_cast<double>(table.Overflowed());
+}
+BENCHMARK(BM_FullInstance_CStore_FullTables);
+
+
+// How long a thread waits before it gives up a spin lock that another thread holds.
+static void BM_SpinLockGiveUp(benchmark::State& state)
+{
+  std::atomic<bool> held{true};
+  for (auto _ : state)
+  {
+    benchmark::DoNotOptimize(BoundedSpinLock(held));
+  }
+}
+BENCHMARK(BM_SpinLockGiveUp);
 
 
 static void BM_HistogramRecord(benchmark::State& state)

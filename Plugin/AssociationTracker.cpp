@@ -106,12 +106,13 @@ namespace IngestPerf
 
   AssociationTracker::Peer* AssociationTracker::FindPeer(uint64_t peerKey)
   {
-    // Open addressing: the AET's own slot, or the first free one after its hash. A full table
-    // gives the hash's slot to the newcomer. The slot is returned locked: held for a few dozen
-    // nanoseconds by OnStored, which Orthanc already serialises, and by a statistics reader;
-    // never waited for long (nullptr then).
+    // Open addressing: the AET's own slot, or the first free one after its hash. The slot is returned locked: held for
+    // a few dozen nanoseconds by OnStored, which Orthanc already serialises, and by a statistics reader; never waited
+    // for long (nullptr then). Probing stops after kMaxPeerProbe slots (each is a few kilobytes): a full table costs a
+    // bounded number of cache misses, and an AET with no slot near its hash evicts the hash's slot.
     const size_t start = peerKey % capacity_;
-    for (size_t probe = 0; probe < capacity_; probe++)
+    const size_t probes = capacity_ < kMaxPeerProbe ? capacity_ : kMaxPeerProbe;
+    for (size_t probe = 0; probe < probes; probe++)
     {
       Peer& candidate = PeerAt((start + probe) % capacity_);
       const uint64_t key = candidate.key.load(std::memory_order_acquire);

@@ -38,6 +38,7 @@ namespace IngestPerf
   {
   public:
     static constexpr size_t kChainsPerPeer = 16;
+    static constexpr size_t kMaxPeerProbe = 16;
 
     AssociationTracker(size_t peers, int64_t maxGapNs);
     ~AssociationTracker();

@@ -382,6 +382,7 @@ namespace IngestPerf
         Json::Value& target = labels[LabelDimensionName(dimension)];
         target["capacity"] = Json::UInt64(dictionary->Capacity());
         target["overflowed"] = Json::UInt64(dictionary->Overflowed());
+        target["contended"] = Json::UInt64(dictionary->Contended());
         target["values"] = Json::arrayValue;
         for (size_t i = 0; i < dictionary->Capacity(); i++)
         {

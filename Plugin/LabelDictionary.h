@@ -19,6 +19,7 @@ namespace IngestPerf
   public:
     static constexpr size_t kMaxValueLength = 64;
     static constexpr size_t kMaxCapacity = 253;  // ids 2..254 fit in a LabelId
+    static constexpr size_t kMaxProbe = 32;      // the longest lookup, whatever the fill
 
     explicit LabelDictionary(size_t capacity);
     ~LabelDictionary();
@@ -33,7 +34,12 @@ namespace IngestPerf
 
     size_t Capacity() const { return capacity_; }
     size_t Size() const;
+    // Values answered "(other)": no free slot near their hash, or a slot held by a preempted writer.
     uint64_t Overflowed() const { return overflowed_.load(std::memory_order_relaxed); }
+    uint64_t Contended() const { return contended_.load(std::memory_order_relaxed); }
+
+    // Test seam: holds a free slot as a writer preempted mid-write would, or releases it.
+    void HoldSlotForTest(size_t index, bool held);
 
   private:
     struct Entry;
@@ -41,5 +47,6 @@ namespace IngestPerf
     size_t capacity_;
     std::unique_ptr<Entry[]> entries_;
     std::atomic<uint64_t> overflowed_;
+    std::atomic<uint64_t> contended_;
   };
 }

@@ -80,11 +80,36 @@ namespace IngestPerf
   }
 
 
-  void PhaseHistogram::Reset()
+  PhaseHistogram::PhaseHistogram()
   {
     for (auto& bucket : buckets_)
     {
       bucket.store(0, std::memory_order_relaxed);
+    }
+    count_.store(0, std::memory_order_relaxed);
+    sum_.store(0, std::memory_order_relaxed);
+    saturated_.store(0, std::memory_order_relaxed);
+    invertedMin_.store(0, std::memory_order_relaxed);
+    max_.store(0, std::memory_order_relaxed);
+  }
+
+
+  void PhaseHistogram::Reset()
+  {
+    // Only the buckets between min and max can hold counts: a histogram of a few hundred
+    // occupied buckets is cleared without touching its other 9 KB (an AssociationTracker peer
+    // taken over on Orthanc's ingest path resets two).
+    const int64_t inverted = invertedMin_.load(std::memory_order_relaxed);
+    if (inverted != 0)
+    {
+      const int64_t min = std::numeric_limits<int64_t>::max() - inverted;
+      const int64_t max = max_.load(std::memory_order_relaxed);
+      const size_t first = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, std::min(min, max))));
+      const size_t end = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, max))) + 1;
+      for (size_t i = first; i < end; i++)
+      {
+        buckets_[i].store(0, std::memory_order_relaxed);
+      }
     }
     sum_.store(0, std::memory_order_relaxed);
     saturated_.store(0, std::memory_order_relaxed);

@@ -32,7 +32,9 @@ namespace IngestPerf
     static constexpr size_t kBucketCount =
       (static_cast<size_t>(kMaxValueBits - kSubBucketBits) << kSubBucketBits) + (1u << kSubBucketBits) + 1;
 
-    PhaseHistogram() = default;
+    // Zeroes every bucket. Histograms in lazily backed memory (series, peers) are never
+    // constructed: zero-filled pages are empty histograms.
+    PhaseHistogram();
     PhaseHistogram(const PhaseHistogram&) = delete;
     PhaseHistogram& operator=(const PhaseHistogram&) = delete;
 
@@ -42,6 +44,7 @@ namespace IngestPerf
 
     // Not atomic with respect to concurrent Record(): a value recorded during Reset() may survive
     // in part (count without bucket, say). Readers only ever see non-negative, bounded numbers.
+    // Clears the buckets between min and max only: the others are zero already.
     void Reset();
 
     HistogramSnapshot Snapshot() const;

@@ -6,13 +6,6 @@
 
 namespace IngestPerf
 {
-  struct SeriesTable::Slot
-  {
-    std::atomic<uint64_t> key;
-    SeriesStats stats;
-  };
-
-
   namespace
   {
     std::atomic<uint64_t> nextTableId{1};
@@ -24,9 +17,16 @@ namespace IngestPerf
       uint64_t tableId = 0;
       uint64_t key = 0;
       SeriesStats* stats = nullptr;
+      bool overflow = false;  // stats is the transport's overflow series
     };
 
     thread_local LastSeries lastSeries;
+
+    size_t KeyBytes(size_t slots)
+    {
+      // The series start on their own cache line.
+      return (slots * sizeof(std::atomic<uint64_t>) + 63) / 64 * 64;
+    }
 
     uint64_t Mix(uint64_t key)
     {
@@ -41,8 +41,9 @@ namespace IngestPerf
   SeriesTable::SeriesTable(size_t capacity) :
     capacity_(capacity == 0 ? 1 : capacity),
     slotCount_(capacity_ + kTransportCount),
-    bytes_(slotCount_ * sizeof(Slot)),
+    bytes_(KeyBytes(slotCount_) + slotCount_ * sizeof(SeriesStats)),
     memory_(mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)),
+    keys_(static_cast<std::atomic<uint64_t>*>(memory_)),
     id_(nextTableId.fetch_add(1)),
     overflowed_(0)
   {
@@ -56,7 +57,7 @@ namespace IngestPerf
       InstanceLabels overflow;
       overflow.ids.fill(kOtherLabel);
       overflow.SetTransport(static_cast<Transport>(t));
-      SlotAt(capacity_ + t).key.store(overflow.Key(), std::memory_order_relaxed);
+      keys_[capacity_ + t].store(overflow.Key(), std::memory_order_relaxed);
     }
   }
 
@@ -67,15 +68,18 @@ namespace IngestPerf
   }
 
 
-  SeriesTable::Slot& SeriesTable::SlotAt(size_t index) const
+  static_assert(alignof(SeriesStats) <= 64, "series are placed at a cache-line boundary after the keys");
+
+
+  SeriesStats& SeriesTable::StatsAt(size_t index) const
   {
-    return static_cast<Slot*>(memory_)[index];
+    return reinterpret_cast<SeriesStats*>(static_cast<char*>(memory_) + KeyBytes(slotCount_))[index];
   }
 
 
   size_t SeriesTable::BytesPerSeries()
   {
-    return sizeof(Slot);
+    return sizeof(SeriesStats) + sizeof(std::atomic<uint64_t>);
   }
 
 
@@ -85,26 +89,34 @@ namespace IngestPerf
     LastSeries& last = lastSeries;
     if (last.tableId == id_ && last.key == key)
     {
+      if (last.overflow)
+      {
+        overflowed_.fetch_add(1, std::memory_order_relaxed);  // counts instances, not lookups
+      }
       return *last.stats;
     }
 
     const size_t start = Mix(key) % capacity_;
-    for (size_t probe = 0; probe < capacity_; probe++)
+    const size_t probes = capacity_ < kMaxProbe ? capacity_ : kMaxProbe;
+    for (size_t probe = 0; probe < probes; probe++)
     {
-      Slot& slot = SlotAt((start + probe) % capacity_);
-      uint64_t current = slot.key.load(std::memory_order_acquire);
-      if (current == 0 && slot.key.compare_exchange_strong(current, key, std::memory_order_acq_rel))
+      const size_t index = (start + probe) % capacity_;
+      uint64_t current = keys_[index].load(std::memory_order_acquire);
+      if (current == 0 && keys_[index].compare_exchange_strong(current, key, std::memory_order_acq_rel))
       {
         current = key;
       }
       if (current == key)
       {
-        last = LastSeries{id_, key, &slot.stats};
-        return slot.stats;
+        last = LastSeries{id_, key, &StatsAt(index), false};
+        return *last.stats;
       }
     }
     overflowed_.fetch_add(1, std::memory_order_relaxed);
-    return SlotAt(capacity_ + static_cast<size_t>(labels.GetTransport())).stats;
+    SeriesStats& overflow = StatsAt(capacity_ + static_cast<size_t>(labels.GetTransport()));
+    // Slots are never released, so this key overflows for good (until Orthanc restarts).
+    last = LastSeries{id_, key, &overflow, true};
+    return overflow;
   }
 
 
@@ -112,17 +124,17 @@ namespace IngestPerf
   {
     for (size_t index = 0; index < slotCount_; index++)
     {
-      const Slot& slot = SlotAt(index);
-      const uint64_t key = slot.key.load(std::memory_order_acquire);
+      const uint64_t key = keys_[index].load(std::memory_order_acquire);
       if (key == 0)
       {
         continue;
       }
-      if (slot.stats.IsEmpty())
+      const SeriesStats& stats = StatsAt(index);
+      if (stats.IsEmpty())
       {
         continue;  // claimed but nothing since the last reset, or an unused overflow series
       }
-      visit(InstanceLabels::FromKey(key), slot.stats);
+      visit(InstanceLabels::FromKey(key), stats);
     }
   }
 
@@ -132,12 +144,12 @@ namespace IngestPerf
     // Slots keep their labels: only the series in use are touched.
     for (size_t index = 0; index < slotCount_; index++)
     {
-      Slot& slot = SlotAt(index);
-      if (slot.key.load(std::memory_order_acquire) == 0 || slot.stats.IsEmpty())
+      SeriesStats& stats = StatsAt(index);
+      if (keys_[index].load(std::memory_order_acquire) == 0 || stats.IsEmpty())
       {
         continue;  // untouched memory stays untouched
       }
-      slot.stats.Reset();
+      stats.Reset();
     }
     overflowed_.store(0, std::memory_order_relaxed);
   }
@@ -148,7 +160,7 @@ namespace IngestPerf
     size_t used = 0;
     for (size_t index = 0; index < capacity_; index++)
     {
-      used += SlotAt(index).key.load(std::memory_order_relaxed) != 0 ? 1 : 0;
+      used += keys_[index].load(std::memory_order_relaxed) != 0 ? 1 : 0;
     }
     return used;
   }

@@ -1,8 +1,11 @@
 // A fixed pool of labelled series, found by the packed key of their labels (InstanceLabels). The
 // pool is reserved up front in anonymous memory that the kernel backs only when a series is first
 // written, so `MaxSeries` bounds memory without costing it. Lookup is lock-free: hash, linear
-// probing, and a compare-and-swap to claim an empty slot. When the pool is full, an instance goes
-// to its transport's overflow series, whose labels other than transport are "(other)".
+// probing over a compact array of keys (8 bytes a slot, apart from the series themselves), and a
+// compare-and-swap to claim an empty slot. Probing stops after kMaxProbe slots, so a full table
+// costs a few cache lines, not one per series; an instance that finds no slot goes to its
+// transport's overflow series, whose labels other than transport are "(other)". A thread
+// remembers its last key and where it went, overflow included.
 #pragma once
 
 #include "InstanceLabels.h"
@@ -23,6 +26,8 @@ namespace IngestPerf
     SeriesTable(const SeriesTable&) = delete;
     SeriesTable& operator=(const SeriesTable&) = delete;
 
+    static constexpr size_t kMaxProbe = 64;
+
     SeriesStats& FindOrInsert(const InstanceLabels& labels);
 
     // Every series in use, overflow series included.
@@ -36,14 +41,13 @@ namespace IngestPerf
     static size_t BytesPerSeries();
 
   private:
-    struct Slot;
-
-    Slot& SlotAt(size_t index) const;
+    SeriesStats& StatsAt(size_t index) const;
 
     size_t capacity_;
     size_t slotCount_;
     size_t bytes_;
     void* memory_;
+    std::atomic<uint64_t>* keys_;  // slotCount_ keys, then slotCount_ series, in memory_
     uint64_t id_;
     std::atomic<uint64_t> overflowed_;
   };

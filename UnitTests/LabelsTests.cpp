@@ -150,6 +150,54 @@ TEST(LabelDictionary, ConcurrentInterningGivesOneIdPerValue)
   }
   EXPECT_EQ(40u, dictionary.Size());
   EXPECT_EQ(0u, dictionary.Overflowed());
+  // Every thread got the same id for the same value.
+  for (int t = 0; t < 8; t++)
+  {
+    for (int v = 0; v < 40; v++)
+    {
+      EXPECT_EQ(seen[0][(v + t) % 40], seen[t][v]) << "thread " << t << " value AET" << (v + t) % 40;
+    }
+  }
+}
+
+
+TEST(LabelDictionary, PreemptedWriterGivesOtherNotASecondCopy)
+{
+  // Where "CT01" lands in an empty dictionary of 8: its hash's slot.
+  LabelDictionary probe(8);
+  const size_t home = probe.Intern("CT01") - kFirstValueLabel;
+
+  LabelDictionary dictionary(8);
+  dictionary.HoldSlotForTest(home, true);  // a writer stopped half-way through that slot
+  EXPECT_EQ(kOtherLabel, dictionary.Intern("CT01"));
+  EXPECT_EQ(1u, dictionary.Contended());
+  EXPECT_EQ(0u, dictionary.Size());  // not interned further along the probe
+  dictionary.HoldSlotForTest(home, false);
+  const LabelId id = dictionary.Intern("CT01");
+  EXPECT_EQ(home, static_cast<size_t>(id - kFirstValueLabel));
+  EXPECT_EQ(id, dictionary.Intern("CT01"));
+  EXPECT_EQ(1u, dictionary.Size());
+}
+
+
+TEST(LabelDictionary, FullDictionaryProbesAtMostItsLimit)
+{
+  LabelDictionary dictionary(LabelDictionary::kMaxCapacity);
+  size_t interned = 0;
+  for (int v = 0; v < 1000; v++)
+  {
+    const std::string value = "AET" + std::to_string(v);
+    const LabelId id = dictionary.Intern(value.c_str());
+    if (id != kOtherLabel)
+    {
+      interned++;
+      EXPECT_EQ(value, dictionary.Name(id));
+      EXPECT_EQ(id, dictionary.Intern(value.c_str()));  // found again within the probe limit
+    }
+  }
+  EXPECT_EQ(interned, dictionary.Size());
+  EXPECT_GT(interned, LabelDictionary::kMaxCapacity * 9 / 10);  // the probe limit wastes few slots
+  EXPECT_EQ(1000u - interned, dictionary.Overflowed());
 }
 
 
@@ -233,6 +281,50 @@ TEST(SeriesTable, FindsOrClaimsAndOverflowsPerTransport)
   table.ForEach([&](const InstanceLabels&, const SeriesStats&) { visible++; });
   EXPECT_EQ(0u, visible);  // claimed series keep their labels but show nothing until used again
   EXPECT_EQ(4u, table.Used());
+}
+
+
+TEST(SeriesTable, FullTableSendsNewKeysToOverflowAndCountsEachInstance)
+{
+  SeriesTable table(200);  // larger than the probe limit
+  std::vector<InstanceLabels> labels(1000);
+  for (size_t i = 0; i < labels.size(); i++)
+  {
+    labels[i].SetTransport(Transport::Rest);
+    labels[i].Set(LabelDimension::RemoteAet, static_cast<LabelId>(kFirstValueLabel + i % 250));
+    labels[i].Set(LabelDimension::RemoteIp, static_cast<LabelId>(kFirstValueLabel + i / 250));
+  }
+  for (const InstanceLabels& l : labels)
+  {
+    table.FindOrInsert(l).RecordOutcome(Outcome::Stored);
+  }
+  EXPECT_LE(table.Used(), 200u);
+  EXPECT_GT(table.Used(), 180u);
+  EXPECT_EQ(1000u - table.Used(), table.Overflowed());
+  uint64_t total = 0;
+  table.ForEach([&](const InstanceLabels&, const SeriesStats& stats) {
+    total += stats.outcomes[static_cast<size_t>(Outcome::Stored)].load();
+  });
+  EXPECT_EQ(1000u, total);
+}
+
+
+TEST(SeriesTable, RepeatedOverflowingKeyIsCountedPerInstance)
+{
+  SeriesTable table(2);
+  InstanceLabels labels[3];
+  for (int i = 0; i < 3; i++)
+  {
+    labels[i].SetTransport(Transport::Dicom);
+    labels[i].Set(LabelDimension::RemoteAet, static_cast<LabelId>(kFirstValueLabel + i));
+    table.FindOrInsert(labels[i]);
+  }
+  EXPECT_EQ(1u, table.Overflowed());
+  SeriesStats& overflow = table.FindOrInsert(labels[2]);  // the thread's cached overflow
+  EXPECT_EQ(&overflow, &table.FindOrInsert(labels[2]));
+  EXPECT_EQ(3u, table.Overflowed());
+  EXPECT_NE(&overflow, &table.FindOrInsert(labels[0]));
+  EXPECT_EQ(3u, table.Overflowed());
 }
 
 

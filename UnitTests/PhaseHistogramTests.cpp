@@ -200,6 +200,23 @@ TEST(PhaseHistogram, ResetForgetsEverything)
 }
 
 
+TEST(PhaseHistogram, ResetClearsEveryBucketThatHeldAValue)
+{
+  // Reset clears between min and max only: a later, wider range must find nothing left inside.
+  PhaseHistogram histogram;
+  histogram.Record(1000);
+  histogram.Record(1000000000);
+  histogram.Record(50000);
+  histogram.Reset();
+  histogram.Record(5);
+  histogram.Record(2000000000);
+  const HistogramSnapshot snapshot = histogram.Snapshot();
+  EXPECT_EQ(2u, snapshot.Count());
+  EXPECT_EQ(5, snapshot.Min());
+  EXPECT_EQ(2000000000, snapshot.Max());
+}
+
+
 TEST(PhaseHistogram, ConcurrentRecordingLosesNoCount)
 {
   PhaseHistogram histogram{};
