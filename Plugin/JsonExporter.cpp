@@ -551,7 +551,11 @@ namespace IngestPerf
     result["plugin"] = "ingest-perf";
     result["version"] = status.pluginVersion;
     result["orthancVersion"] = status.orthancVersion;
-    result["enabled"] = status.configuration.enable;
+    result["enabled"] = status.configuration.enable && status.notStartedReason.empty();
+    if (!status.notStartedReason.empty())
+    {
+      result["notStarted"] = status.notStartedReason;
+    }
     result["units"]["durations"] = "milliseconds";
     result["units"]["sizes"] = "bytes";
     result["units"]["megabyte"] = "1,000,000 bytes";

@@ -4,6 +4,7 @@
 #include "Configuration.h"
 #include "IngestHooks.h"
 #include "IngestPipeline.h"
+#include "LoadedCopy.h"
 #include "MonotonicClock.h"
 #include "OrthancSdk.h"
 #include "PluginStatus.h"
@@ -25,16 +26,58 @@ namespace
 }
 
 
+namespace
+{
+  void MarkHooksNotRegistered(const std::string& reason)
+  {
+    for (HookState* hook :
+         {&status.hooks.httpRequestFilter, &status.hooks.receivedInstance, &status.hooks.transcoder,
+          &status.hooks.instanceFilter, &status.hooks.cstoreFilter, &status.hooks.storedInstance, &status.hooks.change})
+    {
+      hook->registered = false;
+      hook->reason = reason;
+    }
+  }
+
+  void Start()
+  {
+    pipeline.reset(new IngestPipeline(status.configuration));
+    status.hooks = RegisterIngestHooks(status.configuration, *pipeline);
+    status.storage = RegisterTimedStorageArea(status.configuration, *pipeline);
+    status.restAnswers = RegisterRestAnswerTiming(status.configuration.timeRestAnswers, *pipeline);
+    if (status.storage.requested && !status.storage.active)
+    {
+      OrthancSdk::LogWarning("IngestPerf: timed storage not started: " + status.storage.reason);
+    }
+    if (!status.hooks.receivedInstance.registered)
+    {
+      OrthancSdk::LogWarning("IngestPerf: no ReceivedInstanceCallback (" + status.hooks.receivedInstance.reason +
+                             "): records start at the next visible hook; receive and preStore are unobservable");
+    }
+    OrthancSdk::LogWarning(std::string("IngestPerf ") + INGEST_PERF_VERSION + " is timing ingest; see GET /perf/stats");
+  }
+}
+
+
 extern "C"
 {
   ORTHANC_PLUGINS_API int32_t OrthancPluginInitialize(OrthancPluginContext* context)
   {
     OrthancSdk::SetContext(context);
+    if (!LoadedCopy::Claim())
+    {
+      OrthancSdk::LogWarning("IngestPerf: a second copy of this plugin was loaded from " + LoadedCopy::Path() +
+                             " (registered as \"" + LoadedCopy::PluginName() +
+                             "\"); it stays inert. Load the plugin once: either from Orthanc's plugin folder "
+                             "or by an explicit entry in \"Plugins\", not both");
+      return 0;
+    }
     if (!OrthancPluginCheckVersion(context))
     {
+      // Refusing would stop Orthanc (a plugin that fails to initialize stops it): stay inert instead.
       OrthancSdk::LogError(std::string("IngestPerf: this plugin needs Orthanc 1.10.1 or newer, running ") +
-                           context->orthancVersion);
-      return -1;
+                           context->orthancVersion + "; it stays disabled and Orthanc runs without it");
+      return 0;
     }
 
     try
@@ -51,51 +94,64 @@ extern "C"
     }
     catch (const std::exception& e)
     {
-      OrthancSdk::LogError(std::string("IngestPerf: cannot start: ") + e.what());
+      OrthancSdk::LogError(std::string("IngestPerf: cannot read the configuration, Orthanc will not start: ") +
+                           e.what());
       return -1;
     }
 
-    OrthancPluginSetDescription(context, "Times every phase of DICOM ingest and serves the breakdown at /perf/stats.");
+    try
+    {
+      OrthancPluginSetDescription(context,
+                                  "Times every phase of DICOM ingest and serves the breakdown at /perf/stats.");
+      if (status.configuration.enable)
+      {
+        Start();
+      }
+      else
+      {
+        MarkHooksNotRegistered("IngestPerf.Enable is false");
+        OrthancSdk::LogWarning("IngestPerf: disabled by IngestPerf.Enable = false; no hook is registered");
+      }
+    }
+    catch (const std::exception& e)
+    {
+      if (!pipeline)
+      {
+        // Nothing is registered without the pipeline: Orthanc goes on alone, /perf/stats says why.
+        status.notStartedReason = std::string("the plugin could not start: ") + e.what();
+        MarkHooksNotRegistered(status.notStartedReason);
+        OrthancSdk::LogError("IngestPerf: " + status.notStartedReason + "; Orthanc runs without it");
+      }
+      else
+      {
+        // The hooks registered so far find the pipeline in place and keep working.
+        OrthancSdk::LogError(std::string("IngestPerf: start-up stopped half-way, some hooks may be missing: ") +
+                             e.what());
+      }
+    }
 
-    if (status.configuration.enable)
+    try
     {
-      pipeline.reset(new IngestPipeline(status.configuration));
-      status.hooks = RegisterIngestHooks(status.configuration, *pipeline);
-      status.storage = RegisterTimedStorageArea(status.configuration, *pipeline);
-      status.restAnswers = RegisterRestAnswerTiming(status.configuration.timeRestAnswers, *pipeline);
-      if (status.storage.requested && !status.storage.active)
-      {
-        OrthancSdk::LogWarning("IngestPerf: timed storage not started: " + status.storage.reason);
-      }
-      if (!status.hooks.receivedInstance.registered)
-      {
-        OrthancSdk::LogWarning("IngestPerf: no ReceivedInstanceCallback (" + status.hooks.receivedInstance.reason +
-                               "): records start at the next visible hook; receive and preStore are unobservable");
-      }
-      OrthancSdk::LogWarning(std::string("IngestPerf ") + INGEST_PERF_VERSION +
-                             " is timing ingest; see GET /perf/stats");
+      RegisterRestRoutes(pipeline.get(), status);
     }
-    else
+    catch (const std::exception& e)
     {
-      for (HookState* hook : {&status.hooks.httpRequestFilter, &status.hooks.receivedInstance, &status.hooks.transcoder,
-                              &status.hooks.instanceFilter, &status.hooks.cstoreFilter, &status.hooks.storedInstance,
-                              &status.hooks.change})
-      {
-        hook->reason = "IngestPerf.Enable is false";
-      }
-      OrthancSdk::LogWarning("IngestPerf: disabled by IngestPerf.Enable = false; no hook is registered");
+      OrthancSdk::LogError(std::string("IngestPerf: cannot register /perf routes: ") + e.what());
     }
-    RegisterRestRoutes(pipeline.get(), status);
     return 0;
   }
 
 
-  ORTHANC_PLUGINS_API void OrthancPluginFinalize() {}
+  ORTHANC_PLUGINS_API void OrthancPluginFinalize()
+  {
+    // Called for every registration, duplicates included, once Orthanc serves nothing any more.
+    LoadedCopy::Release();
+  }
 
 
   ORTHANC_PLUGINS_API const char* OrthancPluginGetName()
   {
-    return "ingest-perf";
+    return LoadedCopy::PluginName();
   }
 
 

@@ -19,6 +19,9 @@ namespace IngestPerf
     std::string orthancVersion;
     int64_t startWallNs = 0;
     Configuration configuration;
+    // Set when the plugin could not start (its memory could not be reserved, say): Orthanc then
+    // runs without it, and /perf/stats says why.
+    std::string notStartedReason;
     HookRegistrations hooks;
     StorageAreaState storage;
     RestAnswerState restAnswers;
