@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Builds the self-contained plugin and packs it for a production host that has no compiler:
+#   build-release/dist/orthanc-ingest-perf-<version>-linux-x86_64.tar.gz (+ .sha256)
+# The archive holds libOrthancIngestPerf.so (stripped; needs glibc >= 2.32 and libstdc++ from
+# GCC >= 11, nothing else), INSTALL.txt, BUILD-INFO and SHA256SUMS. Run on Debian 12 after
+# Resources/install-dependencies.sh. Prints the archive's path and SHA-256.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+build="${BUILD_DIR:-$repo/build-release}"
+cd "$repo"
+
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DINGEST_PERF_BUILD_TESTS=OFF >/dev/null
+ninja -C "$build" OrthancIngestPerf >/dev/null
+library="$build/libOrthancIngestPerf.so"
+
+# The properties the archive promises, checked on the very file that ships.
+exported="$(nm -D --defined-only "$library" | awk '{print $3}' | sort | tr '\n' ' ')"
+expected="OrthancPluginFinalize OrthancPluginGetName OrthancPluginGetVersion OrthancPluginInitialize "
+[ "$exported" = "$expected" ] || { echo "unexpected exported symbols: $exported" >&2; exit 1; }
+if objdump -p "$library" | awk '/NEEDED/ {print $2}' | grep -vE '^(libstdc\+\+\.so\.6|libm\.so\.6|libgcc_s\.so\.1|libc\.so\.6|ld-linux-x86-64\.so\.2)$'; then
+  echo "the plugin needs a library beyond the C and C++ runtime (above)" >&2
+  exit 1
+fi
+glibc="$(objdump -T "$library" | grep -o 'GLIBC_[0-9.]*' | sort -V | tail -1)"
+glibcxx="$(objdump -T "$library" | grep -o 'GLIBCXX_[0-9.]*' | sort -V | tail -1)"
+
+version="$(sed -n 's/^project(OrthancIngestPerf VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)"
+name="orthanc-ingest-perf-$version-linux-x86_64"
+stage="$build/dist/$name"
+rm -rf "$stage" "$build/dist/$name.tar.gz"
+mkdir -p "$stage"
+strip --strip-unneeded -o "$stage/libOrthancIngestPerf.so" "$library"
+chmod 0644 "$stage/libOrthancIngestPerf.so"
+commit="$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
+[ -z "$(git status --porcelain 2>/dev/null)" ] || commit="$commit+uncommitted"
+cat >"$stage/BUILD-INFO" <<INFO
+orthanc-ingest-perf $version
+commit: $commit
+built on: $(. /etc/os-release && echo "$PRETTY_NAME"), $(g++ --version | head -1)
+SDK header: orthanc-dev $(dpkg-query -W -f='${Version}' orthanc-dev 2>/dev/null || echo unknown)
+jsoncpp: $(cat build-deps/jsoncpp/.complete 2>/dev/null || echo unknown), compiled in
+needs: Orthanc >= 1.10.1, x86_64 Linux with $glibc and $glibcxx (Debian 12, Ubuntu 22.04, RHEL 9 or newer)
+exports: $expected
+INFO
+cat >"$stage/INSTALL.txt" <<'INFO'
+Install on a Debian or Ubuntu Orthanc (the `orthanc` package), as root:
+
+  sha256sum -c SHA256SUMS
+  install -m 0644 libOrthancIngestPerf.so /usr/share/orthanc/plugins/
+  systemctl restart orthanc
+  curl -s -u USER:PASSWORD http://localhost:8042/plugins/ingest-perf
+
+Debian's Orthanc loads every library in /usr/share/orthanc/plugins (its /etc/orthanc/orthanc.json
+lists that folder in "Plugins"): do not also add the file to "Plugins". Another Orthanc: add the
+file's full path to its "Plugins" list instead. Options go in an "IngestPerf" section, for example
+/etc/orthanc/ingest-perf.json containing { "IngestPerf": { "TimedStorage": false } }.
+Remove: delete the file and restart Orthanc. Details: docs/loading.md in the source.
+INFO
+(cd "$stage" && sha256sum libOrthancIngestPerf.so BUILD-INFO INSTALL.txt >SHA256SUMS)
+tar -C "$build/dist" --owner=0 --group=0 --numeric-owner -czf "$build/dist/$name.tar.gz" "$name"
+(cd "$build/dist" && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")
+echo "$build/dist/$name.tar.gz"
+cat "$build/dist/$name.tar.gz.sha256"
