@@ -14,7 +14,23 @@ for folder in (HERE, os.path.join(REPO_ROOT, "Resources")):
     if folder not in sys.path:
         sys.path.insert(0, folder)
 
-from orthanc_process import BUILD_COMMAND, OrthancProcess, default_plugin_path  # noqa: E402
+from orthanc_process import BUILD_COMMAND, HOST_ORTHANC, OrthancProcess, default_plugin_path  # noqa: E402
+
+# A test module that sets ORTHANC_VERSIONS = BOTH_ORTHANCS (orthanc_process) runs each of its tests
+# against Debian 12's Orthanc 1.10.1 and Debian 13's 1.12.7 (in the root of
+# Resources/make-debian13-root.sh, which the test command makes); other modules run against 1.10.1.
+
+
+def pytest_generate_tests(metafunc):
+    if "orthanc_version" in metafunc.fixturenames:
+        versions = getattr(metafunc.module, "ORTHANC_VERSIONS", [HOST_ORTHANC])
+        metafunc.parametrize("orthanc_version", versions, scope="module")
+
+
+@pytest.fixture(scope="module")
+def orthanc_version():
+    """The Orthanc the test runs against (parametrized by pytest_generate_tests)."""
+    return HOST_ORTHANC
 from generate_series import write_series  # noqa: E402
 
 
@@ -54,11 +70,12 @@ def series(series_factory):
 
 
 @pytest.fixture
-def orthanc_factory(tmp_path, plugin_path):
+def orthanc_factory(tmp_path, plugin_path, orthanc_version):
     """orthanc_factory(**OrthancProcess kwargs) -> a started OrthancProcess; all stopped at teardown.
 
     work_dir defaults to a new folder under tmp_path; plugin_path defaults to the built plugin
-    (pass plugin_path=None for an Orthanc without the plugin). Pass start=False to get the
+    (pass plugin_path=None for an Orthanc without the plugin); orthanc defaults to the module's
+    Orthanc version (orthanc_version). Pass start=False to get the
     object unstarted (e.g. to call start_expect_failure()).
     """
     started = []
@@ -66,6 +83,7 @@ def orthanc_factory(tmp_path, plugin_path):
     def make(start=True, **kwargs):
         kwargs.setdefault("work_dir", str(tmp_path / ("orthanc%d" % len(started))))
         kwargs.setdefault("plugin_path", plugin_path)
+        kwargs.setdefault("orthanc", orthanc_version)
         process = OrthancProcess(**kwargs)
         started.append(process)
         if start:

@@ -17,6 +17,7 @@ import atexit
 import ctypes
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -27,6 +28,9 @@ import time
 import requests
 
 ORTHANC_BINARY = "/usr/sbin/Orthanc"
+HOST_ORTHANC = "1.10.1"  # Debian 12's, on the host
+CHROOT_ORTHANC = "1.12.7"  # Debian 13's, in the root made by Resources/make-debian13-root.sh
+BOTH_ORTHANCS = [HOST_ORTHANC, CHROOT_ORTHANC]
 # Absolute on purpose: pynetdicom installs a `storescu` script into the venv's bin folder.
 STORESCU_BINARY = "/usr/bin/storescu"
 
@@ -36,6 +40,30 @@ BUILD_COMMAND = "cmake -S %s -B %s/build -G Ninja && ninja -C %s/build" % (REPO_
 # Conservative limit for one storescu command line (Linux allows ~2 MB, 128 KB per argument).
 _MAX_COMMAND_LINE_BYTES = 100000
 _LOG_TAIL_LINES = 40
+
+
+def debian13_root():
+    """The Debian 13 root holding Orthanc 1.12.7: $INGEST_PERF_DEBIAN13_ROOT or <repo>/build-roots/debian13."""
+    return os.environ.get("INGEST_PERF_DEBIAN13_ROOT") or os.path.join(REPO_ROOT, "build-roots", "debian13")
+
+
+def orthanc_available(version):
+    """Whether that Orthanc can run here: the host's always, 1.12.7 once its root is complete."""
+    if version == HOST_ORTHANC:
+        return os.path.isfile(ORTHANC_BINARY)
+    if version == CHROOT_ORTHANC:
+        return os.path.isfile(os.path.join(debian13_root(), ".ingest-perf-complete"))
+    raise ValueError("unknown Orthanc %r (known: %s, %s)" % (version, HOST_ORTHANC, CHROOT_ORTHANC))
+
+
+def debian_plugin(name, version=HOST_ORTHANC):
+    """Path of one of Debian's plugins (e.g. "libOrthancGdcm.so") as that Orthanc sees it: both
+    Debians keep them in /usr/share/orthanc/plugins, in the root for 1.12.7."""
+    path = os.path.join("/usr/share/orthanc/plugins", name)
+    root = "" if version == HOST_ORTHANC else debian13_root()
+    if not os.path.exists(root + path):
+        raise FileNotFoundError("%s not found for Orthanc %s" % (root + path, version))
+    return path
 
 
 class OrthancError(Exception):
@@ -111,6 +139,7 @@ def _die_with_parent():
 _DEFAULT = object()
 
 
+
 class OrthancProcess:
     """One Orthanc server with its own folder and ports.
 
@@ -121,13 +150,21 @@ class OrthancProcess:
     extra_config  dict merged into the top level of orthanc.json (overrides the defaults)
     env           extra environment variables for Orthanc, e.g. {"TCP_NODELAY": "1"}
     aet           Orthanc's own AE title
+    orthanc       "1.10.1" (the host's /usr/sbin/Orthanc) or "1.12.7" (Debian 13's, run in the root of
+                  Resources/make-debian13-root.sh with the host's /tmp, /work, /root and the plugin's
+                  folder visible at the same paths, so every path in orthanc.json works unchanged)
+    command_prefix  words put before Orthanc's command, e.g. ["prlimit", "--as=..."]
 
     Started from the main thread, the process is also killed by the kernel if the Python process
     dies without running atexit handlers (SIGKILL); from another thread only atexit applies.
     """
 
     def __init__(self, work_dir, plugin_path=_DEFAULT, ingest_perf=None, extra_config=None, env=None,
-                 aet="ORTHANC"):
+                 aet="ORTHANC", orthanc=HOST_ORTHANC, command_prefix=()):
+        if not orthanc_available(orthanc):
+            raise OrthancStartError("Orthanc %s is not available: run Resources/make-debian13-root.sh" % orthanc)
+        self.orthanc = orthanc
+        self.command_prefix = list(command_prefix)
         self.work_dir = os.path.abspath(str(work_dir))
         self.plugin_path = default_plugin_path() if plugin_path is _DEFAULT else plugin_path
         if self.plugin_path is not None:
@@ -169,6 +206,11 @@ class OrthancProcess:
     def session(self):
         """The keep-alive requests.Session used by get/post/stats."""
         return self._session
+
+    @property
+    def version(self):
+        """The running Orthanc's version, from GET /system."""
+        return self._check(self.get("/system")).json()["Version"]
 
     def is_running(self):
         return self._process is not None and self._process.poll() is None
@@ -230,13 +272,33 @@ class OrthancProcess:
         environment.update({k: str(v) for k, v in self.env.items()})
         with open(self.log_path, "ab") as log:
             self._process = subprocess.Popen(
-                [ORTHANC_BINARY, self.config_path], cwd=self.work_dir, stdin=subprocess.DEVNULL, stdout=log,
+                self.command_prefix + self._orthanc_command(), cwd=self.work_dir, stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, env=environment,
                 # The kernel signals on the death of the forking *thread*: only tie the process to
                 # the main thread, so that an Orthanc started from a worker thread outlives it.
                 preexec_fn=_die_with_parent if threading.current_thread() is threading.main_thread() else None)
         with _live_lock:
             _live_processes.add(self._process)
+
+    def _orthanc_command(self):
+        if self.orthanc == HOST_ORTHANC:
+            return [ORTHANC_BINARY, self.config_path]
+        # A private mount namespace: the mounts disappear with the process. Each step execs the next,
+        # so the process started here is Orthanc itself (signals, pid, exit code).
+        root = debian13_root()
+        folders = {"/tmp", "/work", "/root", self.work_dir}
+        if self.plugin_path is not None:
+            folders.add(os.path.dirname(self.plugin_path))
+        folders = sorted(f for f in folders if os.path.isdir(f))
+        folders = [f for f in folders if not any(f.startswith(other + "/") for other in folders)]
+        script = ["mount -t proc proc %s/proc" % shlex.quote(root), "mount --rbind /dev %s/dev" % shlex.quote(root)]
+        for folder in folders:
+            inside = root + folder
+            script.append("mkdir -p %s && mount --rbind %s %s" % (shlex.quote(inside), shlex.quote(folder), shlex.quote(inside)))
+        # chroot changes to "/": env --chdir keeps the working directory, as on the host.
+        script.append("exec chroot %s /usr/bin/env --chdir=%s %s %s" % (
+            shlex.quote(root), shlex.quote(self.work_dir), ORTHANC_BINARY, shlex.quote(self.config_path)))
+        return ["unshare", "--mount", "--propagation", "private", "sh", "-ec", " && ".join(script)]
 
     def _forget(self):
         with _live_lock:

@@ -6,6 +6,9 @@ import time
 from pynetdicom import AE
 from pynetdicom.sop_class import CTImageStorage
 import pydicom
+from orthanc_process import BOTH_ORTHANCS  # noqa: E402
+
+ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 
 SHORT_TIMEOUT = {"DicomScpTimeout": 2}
 

@@ -8,6 +8,9 @@ import requests
 
 from stats_checks import (changes_paired, check_phase_invariants, check_phases_within_total, stored,
                           wait_for)
+from orthanc_process import BOTH_ORTHANCS  # noqa: E402
+
+ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 
 
 def file_sizes(paths):

@@ -4,6 +4,9 @@ and stepping aside when another plugin owns the storage."""
 import os
 
 from stats_checks import check_phase_invariants
+from orthanc_process import BOTH_ORTHANCS  # noqa: E402
+
+ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 
 TIMED = {"TimedStorage": True}
 

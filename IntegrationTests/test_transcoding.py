@@ -6,6 +6,9 @@ too; see docs/transcoding.md)."""
 import pytest
 
 from stats_checks import check_phase_invariants
+from orthanc_process import BOTH_ORTHANCS  # noqa: E402
+
+ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 
 GDCM_PLUGIN = "/usr/share/orthanc/plugins/libOrthancGdcm.so"
 SOURCE = "1.2.840.10008.1.2.1"
