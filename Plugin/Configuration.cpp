@@ -90,9 +90,11 @@ namespace IngestPerf
   }
 
 
-  Configuration ParseConfiguration(const Json::Value& orthancConfiguration)
+  Configuration ParseConfiguration(const Json::Value& orthancConfiguration, const OrthancVersion& running)
   {
     Configuration configuration;
+    configuration.orthanc = running;
+    configuration.httpCompressionEnabled = running.HttpCompressionDefault();
 
     if (orthancConfiguration.isObject())
     {

@@ -3,6 +3,8 @@
 // throws ConfigurationError naming the key, and the plugin refuses to start.
 #pragma once
 
+#include "OrthancVersion.h"
+
 #include <json/value.h>
 
 #include <cstddef>
@@ -41,6 +43,9 @@ namespace IngestPerf
     bool timedStorage = false;
     bool timeRestAnswers = false;
 
+    // The running Orthanc, and what it does by default.
+    OrthancVersion orthanc;
+
     // Read from Orthanc's own options.
     bool overwriteInstances = false;
     unsigned int dicomScpTimeoutSeconds = 30;
@@ -51,14 +56,15 @@ namespace IngestPerf
     bool syncStorageArea = true;
     bool storeDicom = true;
     bool storageCompression = false;
-    bool httpCompressionEnabled = true;
+    bool httpCompressionEnabled = true;  // Orthanc's default, which depends on its version
     // The configuration section of a known storage plugin that is enabled ("" if none): the timed
     // storage area must not take its place.
     std::string storagePluginSection;
   };
 
   // `orthancConfiguration` is the whole configuration Orthanc gives to plugins.
-  Configuration ParseConfiguration(const Json::Value& orthancConfiguration);
+  Configuration ParseConfiguration(const Json::Value& orthancConfiguration,
+                                   const OrthancVersion& running = OrthancVersion());
 
   // "PostgreSQL.EnableStorage", "AwsS3Storage"...: a known storage plugin enabled, or "".
   std::string FindStoragePluginSection(const Json::Value& orthancConfiguration);

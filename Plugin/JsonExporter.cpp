@@ -113,8 +113,13 @@ namespace IngestPerf
         const uint64_t accepting = transport.answersAcceptingCompression;
         answers["requests"] = Json::UInt64(accepting + transport.answersWithoutCompression);
         answers["clientAcceptsCompression"] = Json::UInt64(accepting);
-        answers["compressedByOrthanc"] = Json::UInt64(status.configuration.httpCompressionEnabled ? accepting : 0);
-        answers["HttpCompressionEnabled"] = status.configuration.httpCompressionEnabled;
+        const Configuration& configuration = status.configuration;
+        const bool compresses = configuration.httpCompressionEnabled && configuration.orthanc.CompressesSmallAnswers();
+        answers["compressedByOrthanc"] = Json::UInt64(compresses ? accepting : 0);
+        answers["HttpCompressionEnabled"] = configuration.httpCompressionEnabled;
+        // From Orthanc 1.12.2, answers under 2048 bytes are never compressed (null: any size is).
+        answers["smallestCompressedBytes"] =
+          configuration.orthanc.CompressesSmallAnswers() ? Json::Value(Json::nullValue) : Json::Value(2048);
       }
 
       result["bytesPerInstance"]["received"] = ExportHistogram(transport.receivedBytes, false);

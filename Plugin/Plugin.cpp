@@ -85,7 +85,8 @@ extern "C"
       status.pluginVersion = INGEST_PERF_VERSION;
       status.orthancVersion = OrthancSdk::RunningOrthancVersion();
       status.startWallNs = WallNowNs();
-      status.configuration = ParseConfiguration(OrthancSdk::ReadConfiguration());
+      status.configuration =
+        ParseConfiguration(OrthancSdk::ReadConfiguration(), OrthancVersion::Parse(status.orthancVersion));
     }
     catch (const ConfigurationError& e)
     {

@@ -95,3 +95,36 @@ TEST(Configuration, BoundariesAreAccepted)
   EXPECT_EQ("", ErrorOf(R"({"IngestPerf": {"MaxThreads": 1, "ChangeTableSize": 16777216, "MaxPeers": 65536}})"));
   EXPECT_EQ("", ErrorOf(R"({"IngestPerf": {}})"));
 }
+
+
+TEST(OrthancVersion, ParsesReleasesAndTreatsOtherBuildsAsNewest)
+{
+  const OrthancVersion debian12 = OrthancVersion::Parse("1.10.1");
+  EXPECT_EQ("1.10.1", debian12.ToString());
+  EXPECT_TRUE(debian12.AtLeast(1, 10, 1));
+  EXPECT_FALSE(debian12.AtLeast(1, 10, 2));
+  EXPECT_FALSE(debian12.AtLeast(1, 11, 0));
+  EXPECT_TRUE(debian12.AtLeast(0, 9, 9));
+  const OrthancVersion debian13 = OrthancVersion::Parse("1.12.7");
+  EXPECT_TRUE(debian13.AtLeast(1, 12, 2));
+  EXPECT_FALSE(debian13.AtLeast(1, 13, 0));
+  EXPECT_TRUE(OrthancVersion::Parse("mainline").AtLeast(1, 13, 0));
+  EXPECT_TRUE(OrthancVersion::Parse("1.12").AtLeast(1, 99, 0));  // not a release number
+  EXPECT_TRUE(OrthancVersion::Parse("1.12.7-rc1").AtLeast(1, 99, 0));
+}
+
+
+TEST(Configuration, HttpCompressionDefaultFollowsTheRunningOrthanc)
+{
+  // Orthanc changed the default in 1.12.2, and stopped compressing answers under 2048 bytes.
+  EXPECT_TRUE(ParseConfiguration(Parse("{}"), OrthancVersion::Parse("1.10.1")).httpCompressionEnabled);
+  EXPECT_TRUE(ParseConfiguration(Parse("{}"), OrthancVersion::Parse("1.12.1")).httpCompressionEnabled);
+  const Configuration current = ParseConfiguration(Parse("{}"), OrthancVersion::Parse("1.12.7"));
+  EXPECT_FALSE(current.httpCompressionEnabled);
+  EXPECT_FALSE(current.orthanc.CompressesSmallAnswers());
+  const Configuration enabled =
+    ParseConfiguration(Parse("{\"HttpCompressionEnabled\": true}"), OrthancVersion::Parse("1.12.7"));
+  EXPECT_TRUE(enabled.httpCompressionEnabled);
+  EXPECT_FALSE(ParseConfiguration(Parse("{\"HttpCompressionEnabled\": false}"), OrthancVersion::Parse("1.10.1"))
+                 .httpCompressionEnabled);
+}

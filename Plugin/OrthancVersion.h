@@ -1,0 +1,25 @@
+// The running Orthanc's version, read once at start-up, for the behaviours that changed between
+// the Orthancs the plugin supports (1.10.1 to 1.12.x): the plugin adapts to the one it finds.
+#pragma once
+
+#include <string>
+
+namespace IngestPerf
+{
+  struct OrthancVersion
+  {
+    int major = 1;
+    int minor = 10;
+    int revision = 1;
+
+    // "1.12.7" -> 1.12.7; "mainline" and anything unparsable count as newer than every release.
+    static OrthancVersion Parse(const std::string& text);
+    bool AtLeast(int major, int minor, int revision) const;
+    std::string ToString() const;
+
+    // From 1.12.2, HttpCompressionEnabled defaults to false and answers under 2048 bytes are sent
+    // uncompressed: an ingest answer (a few hundred bytes) is never compressed.
+    bool CompressesSmallAnswers() const { return !AtLeast(1, 12, 2); }
+    bool HttpCompressionDefault() const { return !AtLeast(1, 12, 2); }
+  };
+}
