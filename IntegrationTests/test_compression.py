@@ -3,6 +3,9 @@ them, always; the time to compress and send them, with the opt-in TimeRestAnswer
 import requests
 
 from stats_checks import check_phase_invariants
+from orthanc_process import BOTH_ORTHANCS  # noqa: E402
+
+ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 
 
 def upload(orthanc, files, accept_encoding):
@@ -16,46 +19,65 @@ def upload(orthanc, files, accept_encoding):
     return encodings
 
 
-def test_accepting_and_refusing_clients_are_counted(orthanc, series):
-    assert upload(orthanc, series[:3], "gzip, deflate") == ["gzip"] * 3
+def test_accepting_and_refusing_clients_are_counted(orthanc, series, orthanc_version):
+    # 1.10.1 compresses every answer by default; from 1.12.2 compression is off by default, and
+    # answers under 2048 bytes (every single-instance ingest answer) are never compressed.
+    old = orthanc_version == "1.10.1"
+    assert upload(orthanc, series[:3], "gzip, deflate") == ["gzip" if old else None] * 3
     assert upload(orthanc, series[3:5], "identity") == [None] * 2
     assert upload(orthanc, series[5:6], "gzip;q=1.0") == [None]  # not a token Orthanc 1.10.1 accepts
     rest = orthanc.stats(transport="rest")["transports"]["rest"]
-    assert rest["httpAnswers"] == {"requests": 6, "clientAcceptsCompression": 3, "compressedByOrthanc": 3,
-                                   "HttpCompressionEnabled": True}
+    assert rest["httpAnswers"] == {"requests": 6, "clientAcceptsCompression": 3, "compressedByOrthanc": 3 if old else 0,
+                                   "HttpCompressionEnabled": old, "smallestCompressedBytes": None if old else 2048}
     send = rest["phases"]["responseSend"]
-    assert send["observable"] is False and "TimeRestAnswers" in send["reason"]
+    assert send["observable"] is False and "no Orthanc up to 1.12.7 offers a hook" in send["reason"]
     assert "responseCompressionAndSend" in {item["what"] for item in orthanc.stats()["unobservable"]}
 
 
-def test_compression_switched_off_in_orthanc(orthanc_factory, series):
-    orthanc = orthanc_factory(extra_config={"HttpCompressionEnabled": False})
-    assert upload(orthanc, series[:2], "gzip") == [None] * 2
+def test_compression_switched_in_orthanc(orthanc_factory, series, orthanc_version):
+    old = orthanc_version == "1.10.1"
+    orthanc = orthanc_factory(extra_config={"HttpCompressionEnabled": not old})
+    assert upload(orthanc, series[:2], "gzip") == [None] * 2  # 1.10.1: off; 1.12.7: on, but too small
+    # A large answer is compressed by 1.12.7 when switched on (Orthanc Explorer's script, 100+ KB).
+    large = requests.get(orthanc.url + "/app/explorer.js", headers={"Accept-Encoding": "gzip"})
+    assert len(large.content) > 2048 and large.headers.get("Content-Encoding") == (None if old else "gzip")
     answers = orthanc.stats(transport="rest")["transports"]["rest"]["httpAnswers"]
     assert answers == {"requests": 2, "clientAcceptsCompression": 2, "compressedByOrthanc": 0,
-                       "HttpCompressionEnabled": False}
+                       "HttpCompressionEnabled": not old, "smallestCompressedBytes": None if old else 2048}
 
 
-def test_time_rest_answers_times_compression_and_send(orthanc_factory, series):
+def recorded(orthanc, files):
+    """What Orthanc records and answers for these uploads (a good one, a duplicate, a bad one),
+    without what differs between two Orthancs anyway (dates, ports, IDs of attachments)."""
+    answers = []
+    for body in [open(files[0], "rb").read(), open(files[0], "rb").read(), b"not DICOM"]:
+        answer = requests.post(orthanc.url + "/instances", data=body, headers={"Accept-Encoding": "gzip"})
+        content = answer.json()
+        if isinstance(content, dict):
+            content.pop("Path", None)
+        answers.append((answer.status_code, answer.headers.get("Content-Type"),
+                        answer.headers.get("Content-Encoding"), content))
+    instance = orthanc.get("/instances").json()[0]
+    metadata = orthanc.get("/instances/%s/metadata" % instance, params={"expand": ""}).json()
+    metadata.pop("ReceptionDate", None)
+    metadata.pop("LastUpdate", None)
+    return answers, metadata
+
+
+def test_time_rest_answers_is_refused_and_changes_nothing(orthanc_factory, series):
+    """No Orthanc lets a plugin time the answer without taking over POST /instances, which would
+    change the Origin, RemoteIP, HttpUsername and error details Orthanc records: the mode is refused,
+    and an Orthanc asked for it records and answers exactly as one without the plugin."""
+    without = recorded(orthanc_factory(plugin_path=None), series)
     orthanc = orthanc_factory(ingest_perf={"TimeRestAnswers": True})
-    assert upload(orthanc, series[:3], "gzip") == ["gzip"] * 3
-    assert upload(orthanc, series[3:6], "identity") == [None] * 3
-    assert orthanc.post("/instances", data=b"not DICOM").status_code == 400  # errors pass through
+    assert recorded(orthanc, series) == without
+    answers, metadata = without
+    assert metadata["Origin"] == "RestApi" and metadata["RemoteIP"] == "127.0.0.1"
+    assert "Details" in answers[2][3]  # Orthanc's own explanation of the bad upload
 
     stats = orthanc.stats()
-    rest = stats["transports"]["rest"]
-    assert rest["instances"]["stored"] == 6  # still the REST client's instances
-    assert stats["transports"]["plugin"]["instances"]["stored"] == 0
-    send = rest["phases"]["responseSend"]
-    assert send["count"] == 6 and send["min"] > 0
-    check_phase_invariants(rest, "rest")
-    assert rest["httpAnswers"]["clientAcceptsCompression"] == 3
-    assert "responseCompressionAndSend" not in {item["what"] for item in stats["unobservable"]}
-    # The documented trade-off: Orthanc sees the plugin as the origin.
-    instance = orthanc.get("/instances").json()[0]
-    assert orthanc.get("/instances/%s/metadata/Origin" % instance).text == "Plugins"
-    # The rest of the route still works through the plugin.
-    assert len(orthanc.get("/instances", params={"since": 0, "limit": 2}).json()) == 2
-    assert orthanc.delete("/instances").status_code == 405
-    by_transport = {g["labels"]["transport"]: g for g in orthanc.stats(groupBy="transport")["groups"]}
-    assert by_transport["rest"]["phases"]["responseSend"]["count"] == 6
+    assert stats["configuration"]["TimeRestAnswers"] is True
+    send = stats["transports"]["rest"]["phases"]["responseSend"]
+    assert send["observable"] is False and "TimeRestAnswers is refused" in send["reason"]
+    assert "responseCompressionAndSend" in {item["what"] for item in stats["unobservable"]}
+    assert "TimeRestAnswers is refused" in orthanc.log_text()

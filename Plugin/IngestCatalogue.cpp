@@ -31,8 +31,8 @@ namespace IngestPerf
        "OnStoredInstanceCallback of the previous instance from the same calling AET (the oldest one still "
        "waiting for a successor, within DicomScpTimeout)",
        "ReceivedInstanceCallback", false},
-      {"responseSend", "the plugin hands the ingest request's answer to Orthanc (TimeRestAnswers)",
-       "Orthanc has compressed it and written it to the socket (once per request)", false},
+      {"responseSend", "Orthanc starts compressing the ingest request's answer (no hook: never measured)",
+       "Orthanc has written it to the socket", false},
     };
 
     const OutcomeDefinition kOutcomes[kOutcomeCount] = {
@@ -97,7 +97,7 @@ namespace IngestPerf
     }
     if (phase == Phase::ResponseSend && transport != Transport::Rest)
     {
-      return "timed only for the REST ingest route, POST /instances (IngestPerf.TimeRestAnswers)";
+      return "only an HTTP ingest request has an answer of its own to send";
     }
     if (phase == Phase::AssociationGap && transport != Transport::Dicom)
     {

@@ -27,7 +27,7 @@ namespace IngestPerf
     ServerTotal,     // first visible event of the instance -> OnStored
     ChangeDispatch,  // OnStored -> NewInstance change delivered to OnChange
     AssociationGap,  // C-STORE: previous OnStored from the same calling AET -> next ReceivedInstance
-    ResponseSend,    // HTTP: compressing and sending the answer of an ingest request (opt-in)
+    ResponseSend,    // HTTP: compressing and sending the answer of an ingest request (unobservable)
     Count
   };
 

@@ -57,15 +57,6 @@ namespace IngestPerf
   }
 
 
-  void IngestStats::RecordResponseSend(Transport transport, int64_t durationNs)
-  {
-    InstanceLabels labels;
-    labels.SetTransport(transport);
-    For(labels).stats.RecordResponseSend(durationNs);
-    series_.FindOrInsert(labels).RecordResponseSend(durationNs);
-  }
-
-
   void IngestStats::RecordHttpAnswer(const InstanceLabels& labels, bool clientAcceptsCompression)
   {
     For(labels).stats.RecordHttpAnswer(clientAcceptsCompression);

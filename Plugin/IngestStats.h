@@ -36,7 +36,6 @@ namespace IngestPerf
     void RecordChangeBeforeStored(const InstanceLabels& labels);
     void RecordTranscodedWithoutHook(const InstanceLabels& labels);
     // Once per HTTP request, labelled by transport only (an answer covers all its instances).
-    void RecordResponseSend(Transport transport, int64_t durationNs);
     void RecordHttpAnswer(const InstanceLabels& labels, bool clientAcceptsCompression);
     void RecordCallbackError();
 

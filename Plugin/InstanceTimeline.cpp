@@ -21,7 +21,6 @@ namespace IngestPerf
     httpInstances_ = 0;
     httpAcceptsCompression_ = false;
     httpAnswerCounted_ = false;
-    restForwarding_ = false;
     hasReceivePhase_ = false;
     segmentStartNs_ = 0;
     ClearInstance();
@@ -49,10 +48,6 @@ namespace IngestPerf
 
   Transport InstanceTimeline::EffectiveTransport(Transport origin) const
   {
-    if (origin == Transport::Plugin && restForwarding_)
-    {
-      return Transport::Rest;
-    }
     // A REST-origin store outside any HTTP request comes from one of Orthanc's jobs.
     return (origin == Transport::Rest && !httpActive_) ? Transport::Job : origin;
   }

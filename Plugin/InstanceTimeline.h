@@ -86,9 +86,6 @@ namespace IngestPerf
     // Timed storage area, on the storing thread.
     void StorageCreated(int64_t startNs, int64_t endNs);
     void StorageRemoved();
-    // While the plugin itself forwards an HTTP ingest request (TimeRestAnswers), Orthanc sees the
-    // stores as coming from a plugin: they are the REST client's.
-    void SetRestForwarding(bool forwarding) { restForwarding_ = forwarding; }
     void Filtered(int64_t nowNs, Transport transport, bool isCStoreFilter, TimelineSink& sink);
     void Stored(const StoredEvent& event, TimelineSink& sink);
 
@@ -121,7 +118,6 @@ namespace IngestPerf
     uint32_t httpInstances_;
     bool httpAcceptsCompression_;
     bool httpAnswerCounted_;
-    bool restForwarding_;
     bool hasReceivePhase_;
     bool hasPart10Header_;
     bool transcodeAttempted_;

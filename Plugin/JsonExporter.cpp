@@ -187,9 +187,7 @@ namespace IngestPerf
         const char* reason;
       };
       static const Item items[] = {
-        {"responseCompressionAndSend", "rest",
-         "Orthanc 1.10.1 has no plugin hook around HttpOutput::Answer, where the REST answer is gzip/deflate "
-         "compressed and sent"},
+        {"responseCompressionAndSend", "rest", RestAnswerUnobservableReason()},
         {"cstoreResponseSend", "dicom",
          "the C-STORE-RSP is sent after OnStored returns, with no hook; its wait (Nagle and delayed ACK "
          "without TCP_NODELAY) is inside associationGap"},
@@ -203,8 +201,7 @@ namespace IngestPerf
       Json::Value list = Json::arrayValue;
       for (const Item& item : items)
       {
-        if ((status.storage.active && std::string(item.what) == "storageWriteVsIndexUpdate") ||
-            (status.restAnswers.active && std::string(item.what) == "responseCompressionAndSend"))
+        if (status.storage.active && std::string(item.what) == "storageWriteVsIndexUpdate")
         {
           continue;
         }

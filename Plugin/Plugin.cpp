@@ -44,7 +44,7 @@ namespace
     pipeline.reset(new IngestPipeline(status.configuration));
     status.hooks = RegisterIngestHooks(status.configuration, *pipeline);
     status.storage = RegisterTimedStorageArea(status.configuration, *pipeline);
-    status.restAnswers = RegisterRestAnswerTiming(status.configuration.timeRestAnswers, *pipeline);
+    status.restAnswers = RestAnswerTimingState(status.configuration.timeRestAnswers);
     if (status.storage.requested && !status.storage.active)
     {
       OrthancSdk::LogWarning("IngestPerf: timed storage not started: " + status.storage.reason);

@@ -10,9 +10,8 @@
 // /perf/stats says so.
 //
 // Not covered: Orthanc's own work to dispatch a callback, and the opt-in modes that do Orthanc's
-// work in its place (TimedStorage writes the files, TimeRestAnswers compresses and sends the
-// answer; a Delegate transcode runs the transcoder): that work is Orthanc's cost, timed as a phase,
-// and excluded here.
+// work in its place (TimedStorage writes the files; a Delegate transcode runs the transcoder): that work is Orthanc's
+// cost, timed as a phase, and excluded here.
 #pragma once
 
 #include "PhaseHistogram.h"

@@ -1,23 +1,25 @@
-// The opt-in TimeRestAnswers mode. Orthanc 1.10.1 compresses and sends the answer of
-// POST /instances in HttpOutput::Answer, with no hook around it. The only way for a plugin to time
-// that is to own the route: this registers /instances, forwards each request unchanged to Orthanc's
-// built-in handler (OrthancPluginCallRestApi with the client's headers and body), and times the
-// hand-back of the answer, which Orthanc compresses and writes to the socket synchronously.
-// Trade-off, documented: instances then have the origin "Plugins" and no RemoteIP/HttpUsername
-// metadata, error answers lose Orthanc's JSON details, and bodies over 4 GiB are refused.
+// The REST answer of an ingest (POST /instances) is compressed and sent by Orthanc in
+// HttpOutput::Answer, after every plugin hook. No Orthanc up to 1.12.7 gives plugins a hook around
+// it, and the only way to time it, taking over /instances and forwarding each request through
+// OrthancPluginCallRestApi, changes what Orthanc records and answers: the instances get the Origin
+// "Plugins" and lose RemoteIP and HttpUsername, and error answers lose their details. This plugin
+// changes nothing of an ingest, so IngestPerf.TimeRestAnswers is refused, with this reason in the
+// log and in /perf/stats, and responseSend stays unobservable.
 #pragma once
 
 #include <string>
 
 namespace IngestPerf
 {
-  struct IngestPipeline;
-
   struct RestAnswerState
   {
     bool active = false;
     std::string reason;
   };
 
-  RestAnswerState RegisterRestAnswerTiming(bool enabled, IngestPipeline& pipeline);
+  // Why the answer of a REST ingest is not timed (one text, used by the log and every export).
+  const char* RestAnswerUnobservableReason();
+
+  // Logs the refusal when the configuration asks for TimeRestAnswers.
+  RestAnswerState RestAnswerTimingState(bool requested);
 }

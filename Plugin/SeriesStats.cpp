@@ -118,12 +118,6 @@ namespace IngestPerf
   }
 
 
-  void SeriesStats::RecordResponseSend(int64_t durationNs)
-  {
-    Of(phases, Phase::ResponseSend).Record(durationNs);
-  }
-
-
   void SeriesStats::Reset()
   {
     for (PhaseHistogram& histogram : phases)
@@ -149,10 +143,6 @@ namespace IngestPerf
 
   bool SeriesStats::IsEmpty() const
   {
-    if (phases[static_cast<size_t>(Phase::ResponseSend)].Count() != 0)
-    {
-      return false;
-    }
     for (const auto& outcome : outcomes)
     {
       if (outcome.load(std::memory_order_relaxed) != 0)

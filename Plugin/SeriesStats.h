@@ -37,7 +37,6 @@ namespace IngestPerf
     void RecordChangeDispatch(int64_t lagNs);
     void RecordChangeBeforeStored();
     void RecordTranscodedWithoutHook();
-    void RecordResponseSend(int64_t durationNs);
     void RecordHttpAnswer(bool clientAcceptsCompression);
 
     void Reset();

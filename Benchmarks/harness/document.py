@@ -135,8 +135,8 @@ def write_document(folder, results, plots, quick, client_counts):
         "Next to it, the CPU time of each Orthanc process per instance (from /proc), and what the plugin measures "
         "of itself in B (`/perf/stats` `pluginCost`: the time inside its callbacks, the SDK calls they make "
         "included, one call in 17 timed): per stored instance, as a share of `serverTotal` and of Orthanc's CPU "
-        "time per instance. \"Every opt-in mode on\" is `TimedStorage` and `TimeRestAnswers` together (their work "
-        "replaces Orthanc's and is not counted as the plugin's own time)." % (
+        "time per instance. \"Every opt-in mode on\" is `TimedStorage` (its work replaces Orthanc's storage and "
+        "is not counted as the plugin's own time; `TimeRestAnswers` is refused since it cannot be transparent)." % (
             overhead[0]["instancesPerChunk"] // max(1, overhead[0]["clients"]), results.get("overheadSeconds", 100)))
     add("")
     add(report.overhead_table(overhead))
