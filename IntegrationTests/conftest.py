@@ -22,7 +22,8 @@ from orthanc_process import BUILD_COMMAND, HOST_ORTHANC, OrthancProcess, default
 
 
 def pytest_generate_tests(metafunc):
-    if "orthanc_version" in metafunc.fixturenames:
+    chosen = any("orthanc_version" in str(marker.args[0]) for marker in metafunc.definition.iter_markers("parametrize"))
+    if "orthanc_version" in metafunc.fixturenames and not chosen:  # a test may name its own versions
         versions = getattr(metafunc.module, "ORTHANC_VERSIONS", [HOST_ORTHANC])
         metafunc.parametrize("orthanc_version", versions, scope="module")
 

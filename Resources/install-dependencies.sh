@@ -8,7 +8,7 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 
 packages=(
   build-essential cmake ninja-build pkg-config clang-format
-  orthanc orthanc-dev orthanc-gdcm orthanc-dicomweb
+  orthanc orthanc-dev orthanc-gdcm orthanc-dicomweb orthanc-postgresql postgresql
   libgtest-dev libgmock-dev libbenchmark-dev
   dcmtk python3 python3-venv curl procps busybox
 )
