@@ -154,17 +154,21 @@ class OrthancProcess:
                   Resources/make-debian13-root.sh with the host's /tmp, /work, /root and the plugin's
                   folder visible at the same paths, so every path in orthanc.json works unchanged)
     command_prefix  words put before Orthanc's command, e.g. ["prlimit", "--as=..."]
+    configuration_writer  callable(http_port, dicom_port) -> the configuration path to start Orthanc
+                  with, instead of the generated orthanc.json (plugin_path, ingest_perf and
+                  extra_config are then ignored)
 
     Started from the main thread, the process is also killed by the kernel if the Python process
     dies without running atexit handlers (SIGKILL); from another thread only atexit applies.
     """
 
     def __init__(self, work_dir, plugin_path=_DEFAULT, ingest_perf=None, extra_config=None, env=None,
-                 aet="ORTHANC", orthanc=HOST_ORTHANC, command_prefix=()):
+                 aet="ORTHANC", orthanc=HOST_ORTHANC, command_prefix=(), configuration_writer=None):
         if not orthanc_available(orthanc):
             raise OrthancStartError("Orthanc %s is not available: run Resources/make-debian13-root.sh" % orthanc)
         self.orthanc = orthanc
         self.command_prefix = list(command_prefix)
+        self.configuration_writer = configuration_writer
         self.work_dir = os.path.abspath(str(work_dir))
         self.plugin_path = default_plugin_path() if plugin_path is _DEFAULT else plugin_path
         if self.plugin_path is not None:
@@ -259,6 +263,10 @@ class OrthancProcess:
         self._dicom_port = free_tcp_port()
         while self._dicom_port == self._http_port:
             self._dicom_port = free_tcp_port()
+        if self.configuration_writer is not None:
+            # The caller's own configuration (a file or a folder of them, as Debian's service uses).
+            self.config_path = self.configuration_writer(self._http_port, self._dicom_port)
+            return
         config = self.configuration()
         with open(self.config_path, "w", encoding="utf-8") as f:
             json.dump(config, f, indent=2)

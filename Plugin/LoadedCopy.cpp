@@ -1,6 +1,6 @@
 #include "LoadedCopy.h"
 
-#include <dlfcn.h>
+#include <link.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -69,12 +69,30 @@ namespace IngestPerf
 
   std::string LoadedCopy::Path()
   {
-    Dl_info info;
-    if (dladdr(static_cast<void*>(&marker), &info) != 0 && info.dli_fname != nullptr)
+    // dl_iterate_phdr rather than dladdr, which needs glibc 2.34: the object whose loaded segments
+    // hold `marker`.
+    struct Search
     {
-      return info.dli_fname;
-    }
-    return "(unknown path)";
+      uintptr_t address;
+      std::string path;
+    } search{reinterpret_cast<uintptr_t>(&marker), ""};
+    dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* data) -> int {
+        Search& wanted = *static_cast<Search*>(data);
+        for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++)
+        {
+          const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+          const uintptr_t start = info->dlpi_addr + segment.p_vaddr;
+          if (segment.p_type == PT_LOAD && wanted.address >= start && wanted.address < start + segment.p_memsz)
+          {
+            wanted.path = info->dlpi_name != nullptr ? info->dlpi_name : "";
+            return 1;
+          }
+        }
+        return 0;
+      },
+      &search);
+    return search.path.empty() ? "(unknown path)" : search.path;
   }
 
 
