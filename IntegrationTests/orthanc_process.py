@@ -151,8 +151,10 @@ class OrthancProcess:
     env           extra environment variables for Orthanc, e.g. {"TCP_NODELAY": "1"}
     aet           Orthanc's own AE title
     orthanc       "1.10.1" (the host's /usr/sbin/Orthanc) or "1.12.7" (Debian 13's, run in the root of
-                  Resources/make-debian13-root.sh with the host's /tmp, /work, /root and the plugin's
-                  folder visible at the same paths, so every path in orthanc.json works unchanged)
+                  Resources/make-debian13-root.sh with the host's /tmp, /work, /root, work_dir, the
+                  plugin's and the configuration's folders visible at the same paths, so every path in
+                  orthanc.json works unchanged; a plugin_path that exists in the root outside those
+                  folders, e.g. debian_plugin(name, "1.12.7"), is the root's own file)
     command_prefix  words put before Orthanc's command, e.g. ["prlimit", "--as=..."]
     configuration_writer  callable(http_port, dicom_port) -> the configuration path to start Orthanc
                   with, instead of the generated orthanc.json (plugin_path, ingest_perf and
@@ -180,6 +182,7 @@ class OrthancProcess:
         self._http_port = None
         self._dicom_port = None
         self._process = None
+        self._version = None
         self._session = requests.Session()
         self.config_path = os.path.join(self.work_dir, "orthanc.json")
         self.log_path = os.path.join(self.work_dir, "orthanc.log")
@@ -213,8 +216,10 @@ class OrthancProcess:
 
     @property
     def version(self):
-        """The running Orthanc's version, from GET /system."""
-        return self._check(self.get("/system")).json()["Version"]
+        """The running Orthanc's version string (e.g. "1.12.7"), from GET /system, asked once per start."""
+        if self._version is None:
+            self._version = self._check(self.get("/system")).json()["Version"]
+        return self._version
 
     def is_running(self):
         return self._process is not None and self._process.poll() is None
@@ -255,9 +260,10 @@ class OrthancProcess:
     def _prepare(self):
         if self.is_running():
             raise OrthancError("Orthanc is already running (pid %d)" % self._process.pid)
-        if self.plugin_path is not None and not os.path.isfile(self.plugin_path):
+        self._version = None
+        if self.plugin_path is not None and not os.path.isfile(self._plugin_file()):
             # Orthanc only logs a warning for a missing plugin path and starts without it.
-            raise FileNotFoundError("plugin not found: %s (build it with: %s)" % (self.plugin_path, BUILD_COMMAND))
+            raise FileNotFoundError("plugin not found: %s (build it with: %s)" % (self._plugin_file(), BUILD_COMMAND))
         os.makedirs(self.work_dir, exist_ok=True)
         self._http_port = free_tcp_port()
         self._dicom_port = free_tcp_port()
@@ -288,14 +294,32 @@ class OrthancProcess:
         with _live_lock:
             _live_processes.add(self._process)
 
+    _HOST_FOLDERS = ("/tmp", "/work", "/root")  # always visible in the root of Orthanc 1.12.7
+
+    def _plugin_in_root(self):
+        """Whether plugin_path names a file of the 1.12.7 root (e.g. Debian 13's plugins) rather than
+        a host file: binding the host's folder there would hide the root's own (1.10.1's plugins)."""
+        if self.orthanc == HOST_ORTHANC or self.plugin_path is None:
+            return False
+        host = set(self._HOST_FOLDERS) | {self.work_dir}
+        if any(self.plugin_path.startswith(folder + "/") for folder in host):
+            return False
+        return os.path.exists(debian13_root() + self.plugin_path)
+
+    def _plugin_file(self):
+        """The plugin as a path of this (host) file system."""
+        return debian13_root() + self.plugin_path if self._plugin_in_root() else self.plugin_path
+
     def _orthanc_command(self):
         if self.orthanc == HOST_ORTHANC:
             return [ORTHANC_BINARY, self.config_path]
         # A private mount namespace: the mounts disappear with the process. Each step execs the next,
         # so the process started here is Orthanc itself (signals, pid, exit code).
         root = debian13_root()
-        folders = {"/tmp", "/work", "/root", self.work_dir}
-        if self.plugin_path is not None:
+        folders = set(self._HOST_FOLDERS) | {self.work_dir}
+        config = os.path.abspath(self.config_path)
+        folders.add(config if os.path.isdir(config) else os.path.dirname(config))
+        if self.plugin_path is not None and not self._plugin_in_root():
             folders.add(os.path.dirname(self.plugin_path))
         folders = sorted(f for f in folders if os.path.isdir(f))
         folders = [f for f in folders if not any(f.startswith(other + "/") for other in folders)]
