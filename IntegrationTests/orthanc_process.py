@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 
 import requests
 
@@ -519,6 +520,17 @@ class OrthancProcess:
             if own:
                 session.close()
         return answers
+
+    def stow_rs(self, files, session=None, timeout=120):
+        """One STOW-RS request (orthanc-dicomweb's POST /dicom-web/studies) carrying `files`; returns
+        the requests.Response (no status check)."""
+        boundary = uuid.uuid4().hex.encode()
+        parts = [b"--%s\r\nContent-Type: application/dicom\r\n\r\n%s\r\n" % (boundary, open(f, "rb").read())
+                 for f in files]
+        headers = {"Content-Type": 'multipart/related; type="application/dicom"; boundary=%s' % boundary.decode(),
+                   "Accept": "application/dicom+json"}
+        return (session or requests).post(self.url + "/dicom-web/studies", data=b"".join(parts) + b"--%s--\r\n" % boundary,
+                                          headers=headers, timeout=timeout)
 
     def __repr__(self):
         state = "running pid %d" % self._process.pid if self.is_running() else "stopped"

@@ -1,0 +1,106 @@
+"""The AddressSanitizer + UndefinedBehaviorSanitizer build of the plugin (build-asan, made by the
+test command), loaded into a real, uninstrumented Orthanc 1.10.1 under 16 concurrent clients: no
+sanitizer report, and the counts exact.
+
+The sanitizer runtime is preloaded, with AsanEarlyInit (see its source) and Orthanc's
+"MallocArenaMax": 0 (ASan's mallopt refuses M_ARENA_MAX, and Orthanc stops when it fails). Leak
+detection stays off: Orthanc's own allocations alive at exit would be reported with ours (the unit
+tests run LeakSanitizer on the plugin's code).
+"""
+import glob
+import os
+import subprocess
+import threading
+
+import pytest
+import requests
+
+from orthanc_process import REPO_ROOT, debian_plugin
+
+ASAN_BUILD = os.environ.get("INGEST_PERF_ASAN_BUILD") or os.path.join(REPO_ROOT, "build-asan")
+CLIENTS = {"storescu": 8, "http": 4, "stow": 4}
+INSTANCES_PER_CLIENT = 6
+
+
+@pytest.fixture(scope="module")
+def sanitized():
+    plugin = os.path.join(ASAN_BUILD, "libOrthancIngestPerf.so")
+    early = os.path.join(ASAN_BUILD, "libAsanEarlyInit.so")
+    for path in (plugin, early):
+        if not os.path.isfile(path):
+            pytest.fail("%s is missing: build it with cmake -DINGEST_PERF_SANITIZE=address,undefined (the test "
+                        "command does)" % path, pytrace=False)
+    needed = subprocess.run(["ldd", plugin], check=True, capture_output=True, text=True).stdout
+    runtime = [line.split("=>")[1].split()[0] for line in needed.splitlines() if "libasan.so" in line]
+    assert runtime, "the sanitized plugin does not link the ASan runtime:\n" + needed
+    return plugin, runtime[0], early
+
+
+def test_sixteen_concurrent_clients_with_the_sanitized_plugin(orthanc_factory, sanitized, series_factory, tmp_path):
+    plugin, runtime, early = sanitized
+    reports = str(tmp_path / "reports")
+    os.makedirs(reports)
+    env = {"LD_PRELOAD": "%s %s" % (runtime, early),
+           "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1:log_path=%s/asan" % reports,
+           "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:log_path=%s/ubsan" % reports}
+    orthanc = orthanc_factory(plugin_path=None, env=env, extra_config={
+        "MallocArenaMax": 0, "Plugins": [plugin, debian_plugin("libOrthancDicomWeb.so")]})
+    maps = open("/proc/%d/maps" % orthanc.pid).read()
+    assert "libasan.so" in maps and plugin in maps  # the sanitizer really runs inside this Orthanc
+
+    work = []  # (kind, client index, files): every client has its own series
+    seed = 500
+    for kind, count in CLIENTS.items():
+        for index in range(count):
+            seed += 1
+            work.append((kind, index, series_factory(INSTANCES_PER_CLIENT, seed, size=128)))
+    errors = []
+    stats_answers = []
+    done = threading.Event()
+
+    def client(kind, index, files):
+        try:
+            if kind == "storescu":
+                orthanc.storescu(files, calling_aet="SAN%02d" % index)
+            elif kind == "http":
+                with requests.Session() as session:
+                    orthanc.http_upload(files, session=session)
+            else:
+                for part in (files[:3], files[3:]):
+                    answer = orthanc.stow_rs(part)
+                    assert answer.status_code == 200, answer.text[:300]
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append("%s %d: %s" % (kind, index, e))
+
+    def reader():  # /perf/stats read concurrently, in every shape
+        shapes = [{}, {"groupBy": "remoteAet"}, {"transport": "dicom"}, {"groupBy": "transport"}]
+        while not done.is_set():
+            for params in shapes:
+                stats_answers.append(requests.get(orthanc.url + "/perf/stats", params=params, timeout=60).status_code)
+
+    threads = [threading.Thread(target=client, args=item) for item in work]
+    poller = threading.Thread(target=reader)
+    poller.start()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    done.set()
+    poller.join()
+
+    def reports_found():
+        found = glob.glob(os.path.join(reports, "*"))
+        return "sanitizer reports:\n" + "\n".join(open(f).read()[:3000] for f in found) if found else ""
+
+    assert not reports_found(), reports_found()  # first: a report explains every other failure
+    assert not errors, errors
+    assert stats_answers and set(stats_answers) == {200}
+    stats = orthanc.stats()
+    expected = {"dicom": CLIENTS["storescu"], "rest": CLIENTS["http"], "plugin": CLIENTS["stow"]}
+    for transport, clients in expected.items():
+        assert stats["transports"][transport]["instances"]["stored"] == clients * INSTANCES_PER_CLIENT, transport
+    assert orthanc.get("/statistics").json()["CountInstances"] == len(work) * INSTANCES_PER_CLIENT
+    assert stats["errors"]["callbackExceptions"] == 0
+    assert stats["openRecords"]["count"] == 0
+    assert orthanc.stop() == 0
+    assert not reports_found(), reports_found()
