@@ -2,7 +2,8 @@
 # The test command of the README, and what .ci/run calls. From a fresh Debian 12 machine:
 # installs what it needs, builds the plugin, runs the unit tests three times (plain, under
 # AddressSanitizer+UndefinedBehaviorSanitizer, under ThreadSanitizer), then the integration tests
-# against real Orthanc processes, storescu and HTTP clients on loopback.
+# against real Orthanc processes (Debian 12's 1.10.1, and Debian 13's 1.12.7 in a cached root),
+# storescu and HTTP clients on loopback, the sanitized plugin inside Orthanc included.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
@@ -15,7 +16,7 @@ step "dependencies"
 
 build() {  # folder, extra cmake arguments...
   local folder="$1"; shift
-  cmake -S . -B "$folder" -G Ninja "$@" >/dev/null
+  cmake -S . -B "$folder" -G Ninja -DINGEST_PERF_WERROR=ON "$@" >/dev/null
   ninja -C "$folder" -j "$jobs"
 }
 
@@ -38,5 +39,8 @@ TSAN_OPTIONS=halt_on_error=1 ./build-tsan/UnitTests --gtest_brief=1
 step "benchmarks compile (they are run by Resources/run-benchmarks.sh, not here)"
 build build-bench -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINGEST_PERF_BUILD_BENCHMARKS=ON -DINGEST_PERF_BUILD_TESTS=OFF
 
-step "integration tests (real Orthanc, storescu, HTTP clients)"
+step "Orthanc 1.12.7: the Debian 13 root (made once, then cached in build-roots/)"
+./Resources/make-debian13-root.sh
+
+step "integration tests (real Orthanc 1.10.1 and 1.12.7, storescu, HTTP clients)"
 INGEST_PERF_PLUGIN="$repo/build/libOrthancIngestPerf.so" ./.venv/bin/python -m pytest -q IntegrationTests "$@"
