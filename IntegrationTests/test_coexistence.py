@@ -358,6 +358,7 @@ def check_host(orthanc, case, orthanc_version, plugin_path, with_plugin, inputs)
     elif case.pg_storage and case.timed_storage:
         assert "PostgreSQL.EnableStorage" in storage["reason"]
         assert "leaves it to that plugin" in storage["reason"]
+        assert {"option": "IngestPerf.TimedStorage", "reason": storage["reason"]} in stats["notInEffect"]
     elif not case.timed_storage:
         assert "TimedStorage is false" in storage["reason"]
 

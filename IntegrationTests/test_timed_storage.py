@@ -2,9 +2,11 @@
 MB/s, Orthanc's own folder and layout (switching the option on and off loses and moves no file),
 and stepping aside when another plugin owns the storage."""
 import os
+import subprocess
+import sys
 
 from stats_checks import check_phase_invariants
-from orthanc_process import BOTH_ORTHANCS  # noqa: E402
+from orthanc_process import BOTH_ORTHANCS, REPO_ROOT  # noqa: E402
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 
@@ -105,6 +107,11 @@ def test_another_plugin_owning_the_storage(orthanc_factory, plugin_path, series)
     stats = orthanc.stats(transport="rest")
     assert stats["storage"]["timed"] is False
     assert "loaded earlier" in stats["storage"]["reason"]
+    # Impossible to miss: first in /perf/stats, and first in the report.
+    assert stats["notInEffect"] == [{"option": "IngestPerf.TimedStorage", "reason": stats["storage"]["reason"]}]
+    report = subprocess.run([sys.executable, os.path.join(REPO_ROOT, "Resources", "perf_report.py"), "--url",
+                             orthanc.url], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert report[1].startswith("NOT IN EFFECT: IngestPerf.TimedStorage: "), report[:3]
     assert "timed storage not started" in orthanc.log_text()
     rest = stats["transports"]["rest"]
     assert rest["instances"]["stored"] == 2  # the rest keeps working

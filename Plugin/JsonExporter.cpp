@@ -544,6 +544,46 @@ namespace IngestPerf
   }
 
 
+  namespace
+  {
+    // What the configuration asked for and does not have, first in every answer: an option that
+    // silently did nothing (another plugin holding the storage area, say) misleads a reader.
+    Json::Value ExportNotInEffect(const PluginStatus& status)
+    {
+      Json::Value list = Json::arrayValue;
+      auto add = [&](const char* option, const std::string& reason) {
+        Json::Value item;
+        item["option"] = option;
+        item["reason"] = reason;
+        list.append(item);
+      };
+      const Configuration& configuration = status.configuration;
+      if (!status.notStartedReason.empty())
+      {
+        add("IngestPerf", status.notStartedReason);
+        return list;
+      }
+      if (!configuration.enable)
+      {
+        return list;  // said by "enabled": nothing was asked for
+      }
+      if (configuration.timedStorage && !status.storage.active)
+      {
+        add("IngestPerf.TimedStorage", status.storage.reason);
+      }
+      if (configuration.timeRestAnswers && !status.restAnswers.active)
+      {
+        add("IngestPerf.TimeRestAnswers", status.restAnswers.reason);
+      }
+      if (configuration.receivedInstanceCallback && !status.hooks.receivedInstance.registered)
+      {
+        add("IngestPerf.ReceivedInstanceCallback", status.hooks.receivedInstance.reason);
+      }
+      return list;
+    }
+  }
+
+
   Json::Value ExportStats(const ExportInput& input, const ExportFilter& filter)
   {
     const StatsSnapshot& snapshot = input.snapshot;
@@ -558,6 +598,7 @@ namespace IngestPerf
     {
       result["notStarted"] = status.notStartedReason;
     }
+    result["notInEffect"] = ExportNotInEffect(status);
     result["units"]["durations"] = "milliseconds";
     result["units"]["sizes"] = "bytes";
     result["units"]["megabyte"] = "1,000,000 bytes";

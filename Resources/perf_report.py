@@ -129,8 +129,14 @@ def render(stats, width=None):
         stats.get("plugin", "ingest-perf"), stats.get("version", "?"), stats.get("orthancVersion", "?"),
         stats.get("since", "?"), _number(stats.get("elapsedSeconds"), 1))
     out.append(header)
-    if stats.get("enabled") is False:
+    if stats.get("notStarted"):
+        out.extend(textwrap.wrap("THE PLUGIN DID NOT START, nothing is measured: " + stats["notStarted"], width))
+    elif stats.get("enabled") is False:
         out.append("TIMING IS DISABLED (IngestPerf.Enable is false): nothing is measured")
+    for item in stats.get("notInEffect") or []:
+        if item.get("option") != "IngestPerf":
+            out.extend(textwrap.wrap("NOT IN EFFECT: %s: %s" % (item.get("option"), item.get("reason")), width,
+                                     subsequent_indent="  "))
 
     definitions = (stats.get("definitions") or {}).get("outcomes") or {}
     outcome_names = OUTCOME_ORDER + sorted(k for k in definitions if k not in OUTCOME_ORDER)
