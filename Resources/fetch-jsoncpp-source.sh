@@ -23,7 +23,7 @@ if ! apt-get "${options[@]}" update -qq >"$work/apt.log" 2>&1 ||
   tail -20 "$work/apt.log" >&2
   exit 1
 fi
-unpacked="$(find "$work/unpack" -mindepth 1 -maxdepth 1 -type d -name 'libjsoncpp-*' | head -1)"
+unpacked="$(find "$work/unpack" -mindepth 1 -maxdepth 1 -type d -name 'libjsoncpp-*' -print -quit)"
 [ -f "$unpacked/src/lib_json/json_value.cpp" ] || { echo "unexpected jsoncpp source layout in $unpacked" >&2; exit 1; }
 mv "$unpacked" "$destination"
 basename "$(ls "$work/unpack"/*.dsc)" .dsc >"$destination/.complete"

@@ -2,10 +2,10 @@
 # A Debian 13 ("trixie") root holding Orthanc 1.12.7 and the plugins the tests load beside ours
 # (orthanc-gdcm, orthanc-dicomweb, orthanc-postgresql), made with debootstrap from Debian's archive
 # and cached: about 35 s and 300 MB the first time, nothing afterwards. The integration tests run
-# that Orthanc in the root (IntegrationTests/orthanc_process.py: chroot in a private mount
-# namespace), clients and checks on the host.
+# that Orthanc in the root (Resources/debian13-orthanc.sh: chroot in a private mount namespace),
+# clients and checks on the host.
 #   Resources/make-debian13-root.sh [ROOT]   default: $INGEST_PERF_DEBIAN13_ROOT or <repo>/build-roots/debian13
-# Idempotent: a root is complete once ROOT/.ingest-perf-complete exists; any other root (an
+# Idempotent: a root is complete once ROOT/.ingest-perf-complete names the packages below; any other root (an
 # interrupted run) is removed and made again. apt's and debootstrap's output go to
 # ROOT/.make-debian13-root.log; its end is printed on failure.
 set -euo pipefail
@@ -14,9 +14,10 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 
 root="${1:-${INGEST_PERF_DEBIAN13_ROOT:-$repo/build-roots/debian13}}"
 mirror="${INGEST_PERF_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-packages="orthanc orthanc-gdcm orthanc-dicomweb orthanc-postgresql"
+# libasan8 and libubsan1: the sanitizer runtimes, to run the sanitized plugin in that Orthanc.
+packages="orthanc orthanc-gdcm orthanc-dicomweb orthanc-postgresql libasan8 libubsan1"
 marker="$root/.ingest-perf-complete"
-marker_text="${packages// /,}"  # also what orthanc_process.py and older roots expect
+marker_text="${packages// /,}"  # a root made for another package list is made again
 complete() { [ -f "$marker" ] && [ "$(cat "$marker")" = "$marker_text" ]; }
 # Written before the packages are installed, and checked again on every run (roots made by older
 # versions of this script): no service of the root ever starts by itself (the tests start Orthanc),
@@ -118,7 +119,8 @@ rm -rf "$root"/var/lib/apt/lists/*  # 55 MB; to add a package later: chroot ROOT
 end
 
 begin "checking Orthanc, its plugins, no service running"
-version="$(in_root /usr/sbin/Orthanc --version 2>>"$log" | head -1)"
+# sed reads all of it: head would close the pipe early, Orthanc would die of SIGPIPE (141 under pipefail)
+version="$(in_root /usr/sbin/Orthanc --version 2>>"$log" | sed -n 1p)"
 echo "$version" >>"$log"
 for plugin in libOrthancGdcm.so libOrthancDicomWeb.so libOrthancPostgreSQLIndex.so libOrthancPostgreSQLStorage.so; do
   test -e "$root/usr/share/orthanc/plugins/$plugin" || { echo "missing /usr/share/orthanc/plugins/$plugin" >>"$log"; exit 1; }

@@ -36,7 +36,7 @@ commit="$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
 cat >"$stage/BUILD-INFO" <<INFO
 orthanc-ingest-perf $version
 commit: $commit
-built on: $(. /etc/os-release && echo "$PRETTY_NAME"), $(g++ --version | head -1)
+built on: $(. /etc/os-release && echo "$PRETTY_NAME"), $(g++ --version | sed -n 1p)
 SDK header: orthanc-dev $(dpkg-query -W -f='${Version}' orthanc-dev 2>/dev/null || echo unknown)
 jsoncpp: $(cat build-deps/jsoncpp/.complete 2>/dev/null || echo unknown), compiled in
 needs: Orthanc >= 1.10.1, x86_64 Linux with $glibc and $glibcxx (Debian 12, Ubuntu 22.04, RHEL 9 or newer)
