@@ -17,7 +17,6 @@ import atexit
 import ctypes
 import json
 import os
-import shlex
 import signal
 import socket
 import subprocess
@@ -32,6 +31,8 @@ ORTHANC_BINARY = "/usr/sbin/Orthanc"
 HOST_ORTHANC = "1.10.1"  # Debian 12's, on the host
 CHROOT_ORTHANC = "1.12.7"  # Debian 13's, in the root made by Resources/make-debian13-root.sh
 BOTH_ORTHANCS = [HOST_ORTHANC, CHROOT_ORTHANC]
+DEBIAN13_ORTHANC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Resources",
+                                "debian13-orthanc.sh")
 # Absolute on purpose: pynetdicom installs a `storescu` script into the venv's bin folder.
 STORESCU_BINARY = "/usr/bin/storescu"
 
@@ -283,11 +284,13 @@ class OrthancProcess:
             self._session.auth = next(iter(users.items()))
 
     def _launch(self):
+        command, extra = self._orthanc_command()
         environment = dict(os.environ)
+        environment.update(extra)
         environment.update({k: str(v) for k, v in self.env.items()})
         with open(self.log_path, "ab") as log:
             self._process = subprocess.Popen(
-                self.command_prefix + self._orthanc_command(), cwd=self.work_dir, stdin=subprocess.DEVNULL, stdout=log,
+                self.command_prefix + command, cwd=self.work_dir, stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, env=environment,
                 # The kernel signals on the death of the forking *thread*: only tie the process to
                 # the main thread, so that an Orthanc started from a worker thread outlives it.
@@ -312,26 +315,18 @@ class OrthancProcess:
         return debian13_root() + self.plugin_path if self._plugin_in_root() else self.plugin_path
 
     def _orthanc_command(self):
+        """(command, extra environment) that starts this Orthanc."""
         if self.orthanc == HOST_ORTHANC:
-            return [ORTHANC_BINARY, self.config_path]
-        # A private mount namespace: the mounts disappear with the process. Each step execs the next,
-        # so the process started here is Orthanc itself (signals, pid, exit code).
-        root = debian13_root()
-        folders = set(self._HOST_FOLDERS) | {self.work_dir}
+            return [ORTHANC_BINARY, self.config_path], {}
+        # Resources/debian13-orthanc.sh: Orthanc 1.12.7 in its root, with /tmp, /work, /root, the
+        # working directory and INGEST_PERF_BIND visible at the same paths.
+        folders = {self.work_dir}
         config = os.path.abspath(self.config_path)
         folders.add(config if os.path.isdir(config) else os.path.dirname(config))
         if self.plugin_path is not None and not self._plugin_in_root():
             folders.add(os.path.dirname(self.plugin_path))
-        folders = sorted(f for f in folders if os.path.isdir(f))
-        folders = [f for f in folders if not any(f.startswith(other + "/") for other in folders)]
-        script = ["mount -t proc proc %s/proc" % shlex.quote(root), "mount --rbind /dev %s/dev" % shlex.quote(root)]
-        for folder in folders:
-            inside = root + folder
-            script.append("mkdir -p %s && mount --rbind %s %s" % (shlex.quote(inside), shlex.quote(folder), shlex.quote(inside)))
-        # chroot changes to "/": env --chdir keeps the working directory, as on the host.
-        script.append("exec chroot %s /usr/bin/env --chdir=%s %s %s" % (
-            shlex.quote(root), shlex.quote(self.work_dir), ORTHANC_BINARY, shlex.quote(self.config_path)))
-        return ["unshare", "--mount", "--propagation", "private", "sh", "-ec", " && ".join(script)]
+        folders = [f for f in sorted(folders) if not any(f.startswith(h + "/") for h in self._HOST_FOLDERS)]
+        return [DEBIAN13_ORTHANC, self.config_path], {"INGEST_PERF_BIND": ":".join(folders)}
 
     def _forget(self):
         with _live_lock:

@@ -1,11 +1,12 @@
 """The AddressSanitizer + UndefinedBehaviorSanitizer build of the plugin (build-asan, made by the
-test command), loaded into a real, uninstrumented Orthanc 1.10.1 under 16 concurrent clients: no
-sanitizer report, and the counts exact.
+test command), loaded into a real, uninstrumented Orthanc (1.10.1 and 1.12.7) under 16 concurrent
+clients: no sanitizer report, no leak, and the counts exact.
 
-The sanitizer runtime is preloaded, with AsanEarlyInit (see its source) and Orthanc's
-"MallocArenaMax": 0 (ASan's mallopt refuses M_ARENA_MAX, and Orthanc stops when it fails). Leak
-detection stays off: Orthanc's own allocations alive at exit would be reported with ours (the unit
-tests run LeakSanitizer on the plugin's code).
+The sanitizer runtime is preloaded (on 1.12.7, Debian 13's own, installed in its root), then
+AsanEarlyInit (see its source: without it Orthanc 1.10.1 hangs at start-up; harmless on 1.12.7),
+then the plugin itself, so that it stays loaded until LeakSanitizer looks at exit. Orthanc runs
+with "MallocArenaMax": 0: ASan's mallopt refuses M_ARENA_MAX, and Orthanc stops when it fails.
+ASan writes its reports to log_path; GCC's UBSan writes them to Orthanc's stderr, which is its log.
 """
 import glob
 import os
@@ -15,7 +16,9 @@ import threading
 import pytest
 import requests
 
-from orthanc_process import REPO_ROOT, debian_plugin
+from orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, REPO_ROOT, debian_plugin
+
+ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 
 ASAN_BUILD = os.environ.get("INGEST_PERF_ASAN_BUILD") or os.path.join(REPO_ROOT, "build-asan")
 CLIENTS = {"storescu": 8, "http": 4, "stow": 4}
@@ -36,15 +39,17 @@ def sanitized():
     return plugin, runtime[0], early
 
 
-def test_sixteen_concurrent_clients_with_the_sanitized_plugin(orthanc_factory, sanitized, series_factory, tmp_path):
+def test_sixteen_concurrent_clients_with_the_sanitized_plugin(orthanc_factory, sanitized, series_factory, tmp_path,
+                                                             orthanc_version):
     plugin, runtime, early = sanitized
     reports = str(tmp_path / "reports")
     os.makedirs(reports)
-    env = {"LD_PRELOAD": "%s %s" % (runtime, early),
-           "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1:log_path=%s/asan" % reports,
-           "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:log_path=%s/ubsan" % reports}
+    preload = "%s %s %s" % (runtime, early, plugin)  # the runtime's path is the same in both Debians
+    env = {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1:log_path=%s/asan" % reports,
+           "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"}
+    env["LD_PRELOAD" if orthanc_version == HOST_ORTHANC else "INGEST_PERF_ORTHANC_PRELOAD"] = preload
     orthanc = orthanc_factory(plugin_path=None, env=env, extra_config={
-        "MallocArenaMax": 0, "Plugins": [plugin, debian_plugin("libOrthancDicomWeb.so")]})
+        "MallocArenaMax": 0, "Plugins": [plugin, debian_plugin("libOrthancDicomWeb.so", orthanc_version)]})
     maps = open("/proc/%d/maps" % orthanc.pid).read()
     assert "libasan.so" in maps and plugin in maps  # the sanitizer really runs inside this Orthanc
 
@@ -89,8 +94,12 @@ def test_sixteen_concurrent_clients_with_the_sanitized_plugin(orthanc_factory, s
     poller.join()
 
     def reports_found():
-        found = glob.glob(os.path.join(reports, "*"))
-        return "sanitizer reports:\n" + "\n".join(open(f).read()[:3000] for f in found) if found else ""
+        found = [open(f).read()[:3000] for f in glob.glob(os.path.join(reports, "*"))]
+        log = orthanc.log_text()
+        for marker in ("runtime error:", "Sanitizer"):  # UBSan's reports go to stderr
+            if marker in log:
+                found.append(log[max(0, log.index(marker) - 500):][:3000])
+        return "sanitizer reports:\n" + "\n".join(found) if found else ""
 
     assert not reports_found(), reports_found()  # first: a report explains every other failure
     assert not errors, errors

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Debian 13's Orthanc 1.12.7 (the root of Resources/make-debian13-root.sh), run as if it were
+# installed here: same arguments as Orthanc, same working directory, and the host's /tmp, /work,
+# /root and the folders listed in $INGEST_PERF_BIND (colon-separated) visible at the same paths, so
+# that configuration files, storage folders and plugins given as host paths work unchanged. It
+# shares the host's network, so clients on the host reach it on loopback. $INGEST_PERF_ORTHANC_PRELOAD
+# becomes Orthanc's LD_PRELOAD (paths as seen in the root), and only Orthanc's. Used by the integration
+# tests (orthanc_process.py) and by Resources/compare-orthanc-suite.py (--orthanc).
+#
+# A private mount namespace holds the mounts: they disappear with the process. Every step execs
+# the next, so this process becomes Orthanc itself (pid, signals, exit code).
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+root="${INGEST_PERF_DEBIAN13_ROOT:-$repo/build-roots/debian13}"
+if [ ! -f "$root/.ingest-perf-complete" ]; then
+  echo "no Debian 13 root in $root: run $repo/Resources/make-debian13-root.sh" >&2
+  exit 2
+fi
+binds="/tmp:/work:/root:$PWD${INGEST_PERF_BIND:+:$INGEST_PERF_BIND}"
+exec unshare --mount --propagation private env ROOT="$root" BINDS="$binds" WORKDIR="$PWD" \
+  PRELOAD="${INGEST_PERF_ORTHANC_PRELOAD:-}" bash -ec '
+  mount -t proc proc "$ROOT/proc"
+  mount --rbind /dev "$ROOT/dev"
+  IFS=: read -ra folders <<<"$BINDS"
+  for folder in "${folders[@]}"; do
+    if [ -n "$folder" ] && [ -d "$folder" ]; then
+      mkdir -p "$ROOT$folder"
+      mount --rbind "$folder" "$ROOT$folder"
+    fi
+  done
+  if [ -n "$PRELOAD" ]; then
+    exec chroot "$ROOT" /usr/bin/env --chdir="$WORKDIR" LD_PRELOAD="$PRELOAD" /usr/sbin/Orthanc "$@"
+  fi
+  exec chroot "$ROOT" /usr/bin/env --chdir="$WORKDIR" /usr/sbin/Orthanc "$@"' orthanc "$@"
