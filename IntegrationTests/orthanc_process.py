@@ -300,15 +300,18 @@ class OrthancProcess:
 
     _HOST_FOLDERS = ("/tmp", "/work", "/root")  # always visible in the root of Orthanc 1.12.7
 
-    def _plugin_in_root(self):
-        """Whether plugin_path names a file of the 1.12.7 root (e.g. Debian 13's plugins) rather than
+    def _in_root(self, path):
+        """Whether a plugin path names a file of the 1.12.7 root (e.g. Debian 13's plugins) rather than
         a host file: binding the host's folder there would hide the root's own (1.10.1's plugins)."""
-        if self.orthanc == HOST_ORTHANC or self.plugin_path is None:
+        if self.orthanc == HOST_ORTHANC or path is None:
             return False
         host = set(self._HOST_FOLDERS) | {self.work_dir}
-        if any(self.plugin_path.startswith(folder + "/") for folder in host):
+        if any(path.startswith(folder + "/") for folder in host):
             return False
-        return os.path.exists(debian13_root() + self.plugin_path)
+        return os.path.exists(debian13_root() + path)
+
+    def _plugin_in_root(self):
+        return self._in_root(self.plugin_path)
 
     def _plugin_file(self):
         """The plugin as a path of this (host) file system."""
@@ -323,8 +326,13 @@ class OrthancProcess:
         folders = {self.work_dir}
         config = os.path.abspath(self.config_path)
         folders.add(config if os.path.isdir(config) else os.path.dirname(config))
-        if self.plugin_path is not None and not self._plugin_in_root():
-            folders.add(os.path.dirname(self.plugin_path))
+        # The plugins: plugin_path and those that extra_config lists itself (a host build outside
+        # /tmp, /work and /root, e.g. a clone in /check, must be bound to be found).
+        listed = self.extra_config.get("Plugins") or []
+        for path in [self.plugin_path] + [p for p in listed if isinstance(p, str)]:
+            if path is not None and not self._in_root(os.path.abspath(path)):
+                path = os.path.abspath(path)
+                folders.add(path if os.path.isdir(path) else os.path.dirname(path))
         folders = [f for f in sorted(folders) if not any(f.startswith(h + "/") for h in self._HOST_FOLDERS)]
         return [DEBIAN13_ORTHANC, self.config_path], {"INGEST_PERF_BIND": ":".join(folders)}
 

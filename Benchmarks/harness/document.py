@@ -166,8 +166,9 @@ def write_document(folder, results, plots, quick, client_counts):
             verdict = "missed by %.1f points" % (loss - 1.0)
         own = ""
         if r.get("selfMicroseconds") is not None:
-            own = "; the plugin's own time %.1f us per instance, %.2f%% of Orthanc's CPU time" % (
-                r["selfMicroseconds"], r["selfPercentOfCpu"])
+            own = "; the plugin's own time %.1f us per instance, %s of Orthanc's CPU time" % (
+                r["selfMicroseconds"], "an unmeasured share (no CPU tick in this run)"
+                if r.get("selfPercentOfCpu") is None else "%.2f%%" % r["selfPercentOfCpu"])
         verdicts.append("- %s: throughput %+.1f%% [%+.1f%% .. %+.1f%%], %s%s." % (
             r["case"], (r["ratio"] - 1) * 100, (r["ratioLow"] - 1) * 100,
             (r["ratioHigh"] - 1) * 100, verdict, own))

@@ -77,13 +77,17 @@ def overhead_table(rows):
     for r in rows:
         own = "-"
         if r.get("selfMicroseconds") is not None:
-            own = "%.1f us, %.2f%% / %.2f%%" % (r["selfMicroseconds"], r["selfPercentOfServerTotal"],
-                                                r["selfPercentOfCpu"])
+            own = "%.1f us, %.2f%% / %s" % (r["selfMicroseconds"], r["selfPercentOfServerTotal"],
+                                            "-" if r.get("selfPercentOfCpu") is None
+                                            else "%.2f%%" % r["selfPercentOfCpu"])
+        # CPU time comes in clock ticks (10 ms): a short run can measure none on one side.
+        cpu_change = ("%+.1f%%" % ((r["cpuMsWith"] / r["cpuMsWithout"] - 1) * 100)
+                      if r["cpuMsWithout"] > 0 else "- (no CPU tick measured)")
         lines.append((r["case"], "%d (%d)" % (r["rounds"], r["pairs"]), _f(r["withoutPlugin"]),
                       _f(r["withPlugin"]), "%.3f" % r["ratio"], "%.3f .. %.3f" % (r["ratioLow"], r["ratioHigh"]),
                       "%.3f .. %.3f" % (r["roundRatioMin"], r["roundRatioMax"]),
                       "%+.1f%%" % ((r["ratio"] - 1) * 100), "%.3f / %.3f" % (r["cpuMsWithout"], r["cpuMsWith"]),
-                      "%+.1f%%" % ((r["cpuMsWith"] / r["cpuMsWithout"] - 1) * 100), own))
+                      cpu_change, own))
     return table(["case", "rounds (chunk pairs)", "A (inst/s)", "B (inst/s)", "throughput B/A",
                   "95% interval (rounds resampled)", "rounds from .. to", "throughput change",
                   "Orthanc CPU ms/instance A / B", "CPU change",

@@ -316,7 +316,9 @@ def _overhead_row(case, rounds, per_client):
     if selfs:
         row["selfMicroseconds"] = statistics.mean(r["selfMicroseconds"] for r in selfs)
         row["selfPercentOfServerTotal"] = statistics.mean(r["selfPercentOfServerTotal"] for r in selfs)
-        row["selfPercentOfCpu"] = row["selfMicroseconds"] / 10 / row["cpuMsWith"]
+        # None when the run was too short for Orthanc's CPU time (counted in 10 ms ticks) to move.
+        row["selfPercentOfCpu"] = (row["selfMicroseconds"] / 10 / row["cpuMsWith"]
+                                   if row["cpuMsWith"] > 0 else None)
     return row
 
 
