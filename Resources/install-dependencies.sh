@@ -11,6 +11,7 @@ packages=(
   orthanc orthanc-dev orthanc-gdcm orthanc-dicomweb orthanc-postgresql postgresql
   libgtest-dev libgmock-dev libbenchmark-dev
   dcmtk python3 python3-venv curl procps busybox
+  dicom3tools libgdcm-tools  # called by Orthanc's own suite (Resources/run-orthanc-suite.sh)
 )
 
 missing=()

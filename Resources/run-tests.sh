@@ -3,7 +3,9 @@
 # installs what it needs, builds the plugin, runs the unit tests three times (plain, under
 # AddressSanitizer+UndefinedBehaviorSanitizer, under ThreadSanitizer), then the integration tests
 # against real Orthanc processes (Debian 12's 1.10.1, and Debian 13's 1.12.7 in a cached root),
-# storescu and HTTP clients on loopback, the sanitized plugin inside Orthanc included.
+# storescu and HTTP clients on loopback, the sanitized plugin inside Orthanc included; last,
+# Orthanc's own integration suite with and without the plugin where a checkout of it is present
+# (Resources/run-orthanc-suite.sh; skipped, saying so, where not).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
@@ -44,3 +46,6 @@ step "Orthanc 1.12.7: the Debian 13 root (made once, then cached in build-roots/
 
 step "integration tests (real Orthanc 1.10.1 and 1.12.7, storescu, HTTP clients)"
 INGEST_PERF_PLUGIN="$repo/build/libOrthancIngestPerf.so" ./.venv/bin/python -m pytest -q IntegrationTests "$@"
+
+step "Orthanc's own integration suite with and without the plugin, ingest tests, every mode (when a checkout is present)"
+INGEST_PERF_PLUGIN="$repo/build/libOrthancIngestPerf.so" ./Resources/run-orthanc-suite.sh --tests ingest

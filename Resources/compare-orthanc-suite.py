@@ -1,0 +1,898 @@
+#!/usr/bin/env python3
+"""Run Orthanc's own integration suite (orthanc-tests) with and without the ingest-perf plugin,
+in each mode of the plugin, and report every test whose outcome differs.
+
+    compare-orthanc-suite.py --suite ~/orthanc-tests --plugin build/libOrthancIngestPerf.so \\
+        --python ~/orthanc-tests-py2/bin/python [--orthanc /usr/sbin/Orthanc] \\
+        [--modes default,timed-storage,rest-answers,transcoding] \\
+        [--tests ingest | --tests 'test_store*,test_metadata*'] [--json result.json]
+
+--suite is a checkout of orthanc-tests at the tag of the running Orthanc (Orthanc-1.10.1 for
+Debian 12's Orthanc, Orthanc-1.12.7 for Debian 13's); nothing in it is changed. --orthanc is the
+Orthanc under test and its peer: Debian 12's by default, Resources/debian13-orthanc.sh for
+Debian 13's in the root of Resources/make-debian13-root.sh (the folders of the plugin and of the
+suite are then made visible in the root through $INGEST_PERF_BIND). For every mode the Orthanc under test is started
+twice from the suite's own generated configuration, without the plugin and then with it; the two
+configurations differ only in "Plugins". The modes:
+
+    default                "IngestPerf": {}
+    timed-storage          "IngestPerf": {"TimedStorage": true}. The suite's configuration carries
+                           PostgreSQL/MySQL/Odbc sections with "EnableStorage": true (inert without
+                           those plugins, but TimedStorage then refuses to start), so the mode sets
+                           them to false on both sides, and checks GET /perf/stats "storage.timed"
+                           before and after the suite: the run fails (exit 2) when it is not true.
+    rest-answers           "IngestPerf": {"TimeRestAnswers": true}
+    transcoding            "IngestTranscoding": "1.2.840.10008.1.2.4.70" on both sides
+    timed-storage-nocache  (not run by default) timed-storage with "MaximumStorageCacheSize": 0 on
+                           both sides: Orthanc's storage cache serves nearly every read of the suite,
+                           so only this mode sends the suite's reads through the plugin's storage.
+
+Tests/Run.py starts the second Orthanc the suite needs (its peer, AET ORTHANCTEST) itself; the tool
+keeps the peer's log. Outcomes are recorded per test by a small runner that replaces unittest.main
+(the tests' output is not parsed). A run spoiled by something outside the plugin (the peer died,
+the Orthanc without the plugin died) is run again (--retries). A difference is run again once on
+both sides (--recheck); one that does not come back is reported as flaky, without failing.
+
+GenerateConfigurationForTests.py downloads Orthanc's default configuration from the internet; the
+tool runs it with that download replaced by the output of `Orthanc --config=FILE` of the Orthanc
+under test, so the generator's own edits apply unchanged.
+
+Hard-coded by the suite, hence runs are sequential (a lock file refuses a second run of this tool,
+busy ports are refused): HTTP 8042 and DICOM 4242 for the Orthanc under test (the generated
+configuration's "self" modality and peers point there), HTTP 5000 and DICOM 5001 for the peer,
+/tmp/IntegrationTestsConfiguration.json and /tmp/OrthancStorage for the peer (emptied before every
+run), /tmp/DICOMDIR and /tmp/GETSCU in some tests. DCMTK is called as /usr/local/bin/NAME when
+that exists, else through PATH: the suite runs with PATH=/usr/bin:/bin:/usr/sbin:/sbin, and a
+script (pip's pynetdicom) in /usr/local/bin is refused.
+
+Needs, for the 1.10.1-era suite (Python 2 only): Python 2.7 with httplib2, Pillow and numpy, e.g.
+    python2 -m pip install --target /tmp/virtualenv-py2 'virtualenv<20.22'
+    PYTHONPATH=/tmp/virtualenv-py2 python2 -m virtualenv ~/orthanc-tests-py2
+    ~/orthanc-tests-py2/bin/pip install httplib2==0.22.0 Pillow==6.2.2 numpy==1.16.6
+for the 1.12.7 suite (Python 3): httplib2, Pillow, numpy and pydicom in a Python 3 venv; and
+Debian's dcmtk, dicom3tools and libgdcm-tools (tests call storescu, findscu, movescu, getscu,
+dcm2xml, dciodvfy, dcentvfy, gdcmconv).
+
+Exit code: 0 no reproduced difference, 1 a test differs, 2 the comparison could not be made
+(plugin not loaded, timed storage not started, Orthanc did not start, ports busy...).
+"""
+import argparse
+import base64
+import fcntl
+import fnmatch
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import urllib.error
+import urllib.request
+
+MODES = {
+    "default": {"IngestPerf": {}},
+    "timed-storage": {"IngestPerf": {"TimedStorage": True}},
+    "rest-answers": {"IngestPerf": {"TimeRestAnswers": True}},
+    "transcoding": {"IngestPerf": {}, "IngestTranscoding": "1.2.840.10008.1.2.4.70"},
+    # Not in the default list: Orthanc's storage cache serves the suite's reads, so with the cache
+    # off the plugin's read path is exercised too.
+    "timed-storage-nocache": {"IngestPerf": {"TimedStorage": True}, "MaximumStorageCacheSize": 0},
+}
+DEFAULT_MODES = ["default", "timed-storage", "rest-answers", "transcoding"]
+DB_STORAGE_SECTIONS = ("PostgreSQL", "MySQL", "Odbc")
+# The tests that exercise ingest, its metadata and what is stored: every upload path (REST, ZIP,
+# C-STORE in and out, peers, WebDAV, Lua, modification and anonymization that store new instances),
+# attachments, compression, transcoding and the statistics.
+INGEST_TESTS = ",".join([
+    "test_upload*", "test_store*", "test_*storescu*", "test_metadata*", "test_custom_attachment",
+    "test_revisions_*", "test_changes*", "test_incoming_*", "test_modify*", "test_anonymize*", "test_split*",
+    "test_merge*", "test_bulk_modify", "test_*transcod*", "test_lua*", "test_autorouting", "test_webdav",
+    "test_peer*", "test_reconstruct*", "test_statistics", "test_system", "test_dicom_disk_size",
+    "test_compression", "test_archive", "test_media_archive", "test_dicomweb*", "test_pixel_data_offset",
+    "test_transfer_syntax_no_metaheader", "test_getscu", "test_rest_movescu",
+])
+PEER_HTTP_PORT, PEER_DICOM_PORT = 5000, 5001
+PEER_TMP_PATHS = ["/tmp/OrthancStorage", "/tmp/IntegrationTestsConfiguration.json"]
+SUITE_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
+USER, PASSWORD = "alice", "orthanctest"
+LOCK_FILE = "/tmp/compare-orthanc-suite.lock"
+FAILING = ("failed", "error", "aborted", "not-run")
+
+# Runs inside the suite's interpreter (Python 2.7 or 3): replaces unittest.main, which Run.py
+# calls after starting its peer Orthanc, by a runner that keeps the selected tests and writes one
+# JSON line per event, flushed at once (Run.py ends the process with os._exit when its peer dies).
+RUNNER = r'''
+import fnmatch, json, os, runpy, socket, subprocess, sys, time, unittest
+OUT = os.environ["COMPARE_SUITE_RESULTS"]
+PATTERNS = [p.strip() for p in os.environ.get("COMPARE_SUITE_TESTS", "").split(",") if p.strip()]
+ORTHANC = os.environ["COMPARE_SUITE_ORTHANC"]
+PEER_LOG = os.environ["COMPARE_SUITE_PEER_LOG"]
+SERVERS = [("peer", int(os.environ["COMPARE_SUITE_PEER_PORT"])),
+           ("under-test", int(os.environ["COMPARE_SUITE_REMOTE_PORT"]))]
+PEER, DOWN = [], set()
+
+# Run.py starts its peer Orthanc with its log sent to /dev/null: keep it in a file instead.
+_Popen = subprocess.Popen
+class Popen(_Popen):
+    def __init__(self, args, *more, **options):
+        peer = (isinstance(args, list) and len(args) > 1 and args[0] == ORTHANC
+                and not str(args[1]).startswith("-"))
+        if peer:
+            options["stderr"] = open(PEER_LOG, "ab")
+        _Popen.__init__(self, args, *more, **options)
+        if peer:
+            PEER.append(self)
+subprocess.Popen = Popen
+
+# Run.py's thread that watches the peer ends the process with os._exit(-1) when the peer exits.
+# Python 2's subprocess also calls os._exit in a forked child whose exec failed (a tool that is
+# not installed): only the suite's own process reports.
+_exit = os._exit
+MAIN_PID = os.getpid()
+def exit_(code):
+    try:
+        if os.getpid() == MAIN_PID:
+            emit({"event": "peer-exit", "peerExitCode": PEER[-1].poll() if PEER else None})
+    finally:
+        _exit(code)
+os._exit = exit_
+
+def listening(port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(2)
+    try:
+        s.connect(("127.0.0.1", port))
+        return True
+    except Exception:
+        return False
+    finally:
+        s.close()
+
+def check_servers(test):
+    # Before each test, both Orthancs must accept connections (10 s for a restart to finish).
+    for name, port in SERVERS:
+        if name in DOWN:
+            continue
+        deadline = time.time() + 10
+        while not listening(port):
+            if time.time() > deadline:
+                DOWN.add(name)
+                emit({"event": "down", "server": name, "port": port, "before": test.id(),
+                      "peerExitCode": PEER[-1].poll() if PEER else None})
+                break
+            time.sleep(0.2)
+
+def emit(record):
+    with open(OUT, "a") as f:
+        f.write(json.dumps(record) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+class Recorder(unittest.TextTestResult):
+    def startTest(self, test):
+        check_servers(test)
+        self._started = time.time()
+        emit({"event": "start", "test": test.id()})
+        super(Recorder, self).startTest(test)
+    def _end(self, test, outcome, err=None, reason=None):
+        started = getattr(self, "_started", None)
+        emit({"event": "end", "test": test.id(), "outcome": outcome,
+              "seconds": None if started is None else round(time.time() - started, 3),
+              "traceback": None if err is None else self._exc_info_to_string(err, test),
+              "reason": reason})
+    def addSuccess(self, test):
+        super(Recorder, self).addSuccess(test); self._end(test, "passed")
+    def addFailure(self, test, err):
+        super(Recorder, self).addFailure(test, err); self._end(test, "failed", err)
+    def addError(self, test, err):
+        super(Recorder, self).addError(test, err); self._end(test, "error", err)
+    def addSkip(self, test, reason):
+        super(Recorder, self).addSkip(test, reason); self._end(test, "skipped", reason=reason)
+    def addExpectedFailure(self, test, err):
+        super(Recorder, self).addExpectedFailure(test, err); self._end(test, "expected-failure", err)
+    def addUnexpectedSuccess(self, test):
+        super(Recorder, self).addUnexpectedSuccess(test); self._end(test, "unexpected-success")
+
+def flatten(suite):
+    for item in suite:
+        if isinstance(item, unittest.TestSuite):
+            for test in flatten(item):
+                yield test
+        else:
+            yield item
+
+def selected(test):
+    if not PATTERNS:
+        return True
+    method = getattr(test, "_testMethodName", test.id())
+    names = (method, type(test).__name__ + "." + method)
+    return any(fnmatch.fnmatchcase(n, p) for n in names for p in PATTERNS)
+
+def main(*args, **kwargs):
+    module = sys.modules["__main__"]
+    tests = [t for t in flatten(unittest.TestLoader().loadTestsFromModule(module)) if selected(t)]
+    emit({"event": "selected", "tests": [t.id() for t in tests]})
+    runner = unittest.TextTestRunner(stream=sys.stderr, verbosity=2, resultclass=Recorder)
+    result = runner.run(unittest.TestSuite(tests))
+    emit({"event": "finished"})
+    sys.exit(0 if result.wasSuccessful() else 1)
+
+unittest.main = main
+run_py = sys.argv[1]
+sys.path.insert(0, os.path.dirname(os.path.abspath(run_py)))
+sys.argv = [run_py] + sys.argv[2:]
+runpy.run_path(run_py, run_name="__main__")
+'''
+
+# Runs GenerateConfigurationForTests.py with its download of Orthanc's default configuration
+# replaced by a local file (the generator uses urllib.urlopen, urllib2.urlopen or
+# urllib.request.urlopen depending on its age).
+GENERATOR = r'''
+import os, runpy, sys
+DEFAULT = os.environ["COMPARE_SUITE_DEFAULT_CONFIGURATION"]
+class Answer(object):
+    def __init__(self, url):
+        sys.stderr.write("[compare-orthanc-suite] %s replaced by %s\n" % (url, DEFAULT))
+        with open(DEFAULT, "rb") as f:
+            self.data = f.read()
+    def getcode(self): return 200
+    def read(self, *args): return self.data
+    def close(self): pass
+    def __enter__(self): return self
+    def __exit__(self, *args): return False
+def urlopen(url, *args, **kwargs):
+    return Answer(url)
+for name in ("urllib", "urllib2", "urllib.request"):
+    try:
+        module = __import__(name, fromlist=["urlopen"])
+        module.urlopen = urlopen
+    except ImportError:
+        pass
+script = sys.argv[1]
+sys.argv = [script] + sys.argv[2:]
+runpy.run_path(script, run_name="__main__")
+'''
+
+
+class CompareError(Exception):
+    """The comparison cannot be made (exit code 2)."""
+
+
+def log(message):
+    print(message, flush=True)
+
+
+def clean_env(extra=None):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYENV_VERSION") and not k.startswith("COMPARE_SUITE_")}
+    env["PATH"] = SUITE_PATH
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra or {})
+    return env
+
+
+def http(port, method, uri, timeout=10):
+    """(status, body) of a request to the Orthanc under test; status None when unreachable."""
+    request = urllib.request.Request("http://127.0.0.1:%d%s" % (port, uri), method=method,
+                                     data=b"" if method == "POST" else None)
+    token = base64.b64encode(("%s:%s" % (USER, PASSWORD)).encode()).decode()
+    request.add_header("Authorization", "Basic " + token)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+    except (urllib.error.URLError, OSError):
+        return None, b""
+
+
+def port_busy(port):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("0.0.0.0", port))
+            return False
+        except OSError:
+            return True
+
+
+def wait_ports_free(ports, seconds=30):
+    deadline = time.monotonic() + seconds
+    while True:
+        busy = [p for p in ports if port_busy(p)]
+        if not busy:
+            return
+        if time.monotonic() > deadline:
+            raise CompareError("TCP port(s) %s in use: another Orthanc or suite is running (the suite "
+                               "hard-codes 8042/4242 for the Orthanc under test and 5000/5001 for its peer)"
+                               % ", ".join(map(str, busy)))
+        time.sleep(0.5)
+
+
+def tail(path, lines=30):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def short_message(trace):
+    """'Tests.py:LINE  Exception: message' from a formatted traceback."""
+    if not trace:
+        return ""
+    lines = trace.rstrip("\n").split("\n")
+    frames = [i for i, l in enumerate(lines) if l.startswith("  File ")]
+    if not frames:
+        return " ".join(l.strip() for l in lines[-3:])
+    i = frames[-1]
+    where = ""
+    for j in reversed(frames):  # the innermost frame in the suite's own Tests.py, if any
+        m = re.match(r'  File "([^"]*)", line (\d+), in (\S+)', lines[j])
+        if m and os.path.basename(m.group(1)) == "Tests.py":
+            where = "Tests.py:%s " % m.group(2)
+            break
+    start = i + 2 if i + 1 < len(lines) and lines[i + 1].startswith("    ") else i + 1
+    message = " ".join(l.strip() for l in lines[start:] if l.strip())
+    if len(message) > 400:
+        message = message[:400] + "..."
+    return where + message
+
+
+class Tools:
+    def __init__(self, args):
+        self.args = args
+        self.work = args.work_dir
+        self.suite = args.suite
+        self.orthanc = args.orthanc
+
+    # ---- configuration ---------------------------------------------------------------------
+    def generate_configuration(self):
+        default = os.path.join(self.work, "orthanc-default-configuration.json")
+        subprocess.run([self.orthanc, "--config=%s" % default], check=True, env=clean_env(),
+                       stdout=subprocess.DEVNULL)
+        script = os.path.join(self.work, "generate-configuration.py")
+        with open(script, "w") as f:
+            f.write(GENERATOR)
+        target = os.path.join(self.work, "suite-configuration.json")
+        result = subprocess.run(
+            [self.args.python, script, os.path.join(self.suite, "GenerateConfigurationForTests.py"),
+             "--force", "--target", target],
+            cwd=self.suite, env=clean_env({"COMPARE_SUITE_DEFAULT_CONFIGURATION": default}),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if result.returncode != 0 or not os.path.exists(target):
+            raise CompareError("GenerateConfigurationForTests.py failed:\n" + result.stdout)
+        with open(target) as f:
+            return json.load(f)
+
+    def side_configuration(self, base, mode, with_plugin, folder):
+        config = json.loads(json.dumps(base))
+        storage = os.path.join(folder, "storage")
+        config["StorageDirectory"] = storage
+        config["IndexDirectory"] = storage
+        config["Plugins"] = [os.path.abspath(self.args.plugin)] if with_plugin else []
+        for key, value in MODES[mode].items():
+            config[key] = json.loads(json.dumps(value))
+        notes = []
+        if mode.startswith("timed-storage") and not self.args.keep_db_storage_sections:
+            for section in DB_STORAGE_SECTIONS:
+                if isinstance(config.get(section), dict) and config[section].get("EnableStorage"):
+                    config[section]["EnableStorage"] = False
+                    notes.append("%s.EnableStorage set to false (no such plugin is loaded)" % section)
+        return config, notes
+
+    # ---- processes -------------------------------------------------------------------------
+    def start_orthanc(self, config_path, log_path, http_port):
+        logfile = open(log_path, "wb")
+        process = subprocess.Popen([self.orthanc, config_path], stdout=logfile, stderr=subprocess.STDOUT,
+                                   env=clean_env(), cwd=os.path.dirname(config_path), start_new_session=True)
+        logfile.close()
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise CompareError("the Orthanc under test exited (code %s) at start-up:\n%s"
+                                   % (process.returncode, tail(log_path)))
+            status, _ = http(http_port, "GET", "/system", timeout=2)
+            if status == 200:
+                return process
+            time.sleep(0.2)
+        self.stop(process)
+        raise CompareError("the Orthanc under test did not answer within 90 s:\n" + tail(log_path))
+
+    @staticmethod
+    def stop(process, grace=60):
+        if process.poll() is not None:
+            return
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+    def run_suite(self, folder, tests, http_port):
+        """Runs Tests/Run.py against the Orthanc under test; returns the parsed records."""
+        for path in PEER_TMP_PATHS:
+            if os.path.isdir(path):
+                shutil.rmtree(path)
+            elif os.path.exists(path):
+                os.remove(path)
+        runner = os.path.join(self.work, "suite-runner.py")
+        with open(runner, "w") as f:
+            f.write(RUNNER)
+        results = os.path.join(folder, "results.jsonl")
+        if os.path.exists(results):
+            os.remove(results)
+        log_path = os.path.join(folder, "suite.log")
+        command = [self.args.python, runner, os.path.join(self.suite, "Tests", "Run.py"), "--force",
+                   "--orthanc", self.orthanc, "--rest", str(http_port)]
+        peer_log = os.path.join(folder, "peer-orthanc.log")
+        env = clean_env({"COMPARE_SUITE_RESULTS": results, "COMPARE_SUITE_TESTS": ",".join(tests),
+                         "COMPARE_SUITE_ORTHANC": self.orthanc, "COMPARE_SUITE_PEER_LOG": peer_log,
+                         "COMPARE_SUITE_PEER_PORT": str(PEER_HTTP_PORT),
+                         "COMPARE_SUITE_REMOTE_PORT": str(http_port)})
+        with open(log_path, "wb") as logfile:
+            process = subprocess.Popen(command, cwd=self.suite, env=env, stdout=logfile, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL, start_new_session=True)
+            timed_out = False
+            try:
+                process.wait(self.args.run_timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            # Run.py stops its peer itself; kill whatever is left of the group (the peer after a
+            # timeout or an os._exit).
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            process.wait()
+        return parse_results(results, timed_out, log_path, process.returncode)
+
+    # ---- plugin checks ---------------------------------------------------------------------
+    def plugin_stats(self, http_port):
+        status, body = http(http_port, "GET", "/perf/stats")
+        if status != 200:
+            return status, None
+        try:
+            return status, json.loads(body)
+        except ValueError:
+            return status, None
+
+    def check_plugin(self, mode, http_port, when):
+        status, stats = self.plugin_stats(http_port)
+        if stats is None or stats.get("plugin") != "ingest-perf":
+            raise CompareError("%s: the plugin is not answering GET /perf/stats (HTTP %s) %s the suite"
+                               % (mode, status, when))
+        problems = []
+        if not stats.get("enabled", False):
+            problems.append("the plugin is not enabled: %s" % stats.get("notStarted", "?"))
+        storage = stats.get("storage") or {}
+        if mode.startswith("timed-storage") and storage.get("timed") is not True:
+            problems.append("TimedStorage did not start: storage.timed is %s, storage.reason: %s"
+                            % (json.dumps(storage.get("timed")), storage.get("reason", "?")))
+        if mode == "transcoding" and (stats.get("orthancOptions") or {}).get("IngestTranscoding") != \
+                MODES["transcoding"]["IngestTranscoding"]:
+            problems.append("the plugin does not see IngestTranscoding")
+        if problems:
+            raise CompareError("%s, %s the suite: %s" % (mode, when, "; ".join(problems)))
+        return stats
+
+
+def parse_results(path, timed_out, log_path, exit_code):
+    selected, outcomes, order, running, finished, down, last = None, {}, [], None, False, [], "the first test"
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                event = record.get("event")
+                if event == "selected":
+                    selected = [short_id(t) for t in record["tests"]]
+                elif event == "start":
+                    running = last = short_id(record["test"])
+                elif event == "end":
+                    name = short_id(record["test"])
+                    if name not in outcomes:
+                        order.append(name)
+                    previous = outcomes.get(name)
+                    # Keep the worst outcome when a test reports twice (tearDown error after a pass).
+                    if previous is None or previous["outcome"] in ("passed", "skipped"):
+                        outcomes[name] = {"outcome": record["outcome"], "seconds": record.get("seconds"),
+                                          "message": short_message(record.get("traceback")) or
+                                          (record.get("reason") or ""),
+                                          "traceback": record.get("traceback")}
+                    running = None
+                elif event == "finished":
+                    finished = True
+                elif event == "peer-exit":
+                    down.append({"server": "peer", "port": PEER_HTTP_PORT, "before": last,
+                                 "peerExitCode": record.get("peerExitCode"), "exited": True})
+                elif event == "down":
+                    down.append({"server": record["server"], "port": record["port"],
+                                 "before": short_id(record["before"]), "peerExitCode": record.get("peerExitCode")})
+    if selected is None:
+        raise CompareError("Tests/Run.py selected no test (exit code %s):\n%s" % (exit_code, tail(log_path)))
+    if not selected:
+        raise CompareError("no test of the suite matches --tests")
+    why = "timed out" if timed_out else "the suite process ended (exit code %s) before finishing" % exit_code
+    if running is not None and running not in outcomes:
+        outcomes[running] = {"outcome": "aborted", "seconds": None, "message": "running when " + why,
+                             "traceback": None}
+    for name in selected:
+        if name not in outcomes:
+            outcomes[name] = {"outcome": "not-run", "seconds": None, "message": why, "traceback": None}
+    return {"selected": selected, "outcomes": outcomes, "finished": finished and not timed_out,
+            "exitCode": exit_code, "timedOut": timed_out, "serversDown": down}
+
+
+def short_id(test_id):
+    # "Tests.Orthanc.test_x" or "__main__.Orthanc.test_x" -> "Orthanc.test_x"
+    parts = test_id.split(".")
+    return ".".join(parts[-2:]) if len(parts) >= 2 else test_id
+
+
+def run_side(tools, base, mode, with_plugin, folder, tests):
+    """Starts the Orthanc under test, runs the suite, stops it. Returns the side's record."""
+    os.makedirs(folder, exist_ok=True)
+    storage = os.path.join(folder, "storage")
+    if os.path.isdir(storage):
+        shutil.rmtree(storage)
+    config, notes = tools.side_configuration(base, mode, with_plugin, folder)
+    config_path = os.path.join(folder, "configuration.json")
+    with open(config_path, "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+    http_port = int(config.get("HttpPort", 8042))
+    dicom_port = int(config.get("DicomPort", 4242))
+    wait_ports_free([http_port, dicom_port, PEER_HTTP_PORT, PEER_DICOM_PORT])
+    started = time.monotonic()
+    orthanc_log = os.path.join(folder, "orthanc.log")
+    process = tools.start_orthanc(config_path, orthanc_log, http_port)
+    side = {"plugin": with_plugin, "configuration": config_path, "orthancLog": orthanc_log,
+            "suiteLog": os.path.join(folder, "suite.log"), "peerLog": os.path.join(folder, "peer-orthanc.log"),
+            "notes": notes}
+    try:
+        if with_plugin:
+            stats = tools.check_plugin(mode, http_port, "before")
+            side["pluginBefore"] = {"storage": stats.get("storage"), "configuration": stats.get("configuration"),
+                                    "notInEffect": stats.get("notInEffect", [])}
+        else:
+            status, _ = tools.plugin_stats(http_port)
+            if status == 200:
+                raise CompareError("%s: /perf/stats answers without the plugin: is it loaded from another "
+                                   "folder?" % mode)
+        result = tools.run_suite(folder, tests, http_port)
+        crashed = process.poll() is not None
+        side["orthancCrashed"] = crashed
+        if crashed:
+            side["orthancExitCode"] = process.returncode
+            side["orthancLogTail"] = tail(orthanc_log)
+        elif with_plugin:
+            stats = tools.check_plugin(mode, http_port, "after")
+            with open(os.path.join(folder, "perf-stats-after.json"), "w") as f:
+                json.dump(stats, f, indent=1)
+            storage = stats.get("storage") or {}
+            side["pluginAfter"] = {"storage": {k: v for k, v in storage.items() if k != "operations"},
+                                   "storageOperations": {k: v.get("count") for k, v in
+                                                         (storage.get("operations") or {}).items()},
+                                   "hooks": stats.get("hooks")}
+        side.update(result)
+    finally:
+        tools.stop(process)
+    side["seconds"] = round(time.monotonic() - started, 1)
+    return side
+
+
+def environment_failure(side):
+    """Why a run says nothing about the plugin (the peer, or the Orthanc without the plugin, went
+    away), or None."""
+    for event in side.get("serversDown", []):
+        if event["server"] == "peer" or not side["plugin"]:
+            code = event["peerExitCode"]
+            if isinstance(code, int) and code < 0:
+                code = "%d (%s)" % (code, signal.Signals(-code).name)
+            return ("the %s Orthanc (port %d) %s %s (peer exit code %s)"
+                    % (event["server"], event["port"], "exited during" if event.get("exited") else
+                       "stopped answering before", event["before"], code))
+    if side.get("orthancCrashed"):
+        if not side["plugin"]:
+            return "the Orthanc under test, without the plugin, died (exit code %s)" % side.get("orthancExitCode")
+        return None  # a result: the Orthanc with the plugin died
+    if not side.get("finished") and not side.get("timedOut"):
+        return "the suite process ended (exit code %s) before its last test" % side.get("exitCode")
+    if side.get("timedOut") and not side["plugin"]:
+        return "the suite timed out without the plugin"
+    return None
+
+
+def run_side_retrying(tools, base, mode, with_plugin, folder, tests):
+    attempts = []
+    for attempt in range(tools.args.retries + 1):
+        side = run_side(tools, base, mode, with_plugin, folder + ("" if attempt == 0 else "-retry%d" % attempt), tests)
+        failure = environment_failure(side)
+        for event in side.get("serversDown", []):
+            if event["server"] == "under-test" and with_plugin:
+                log("    THE ORTHANC UNDER TEST, WITH THE PLUGIN, stopped answering before %s" % event["before"])
+        if failure is None:
+            side["environmentFailures"] = attempts
+            return side
+        log("    run not usable: %s; peer log: %s" % (failure, side["peerLog"]))
+        attempts.append({"folder": folder, "failure": failure})
+    raise CompareError("%s: %d run(s) failed for reasons outside the plugin: %s"
+                       % (mode, len(attempts), "; ".join(a["failure"] for a in attempts)))
+
+
+def compare(without, with_):
+    names = list(without["selected"])
+    names += [n for n in with_["selected"] if n not in names]
+    rows = []
+    for name in sorted(names):
+        a = without["outcomes"].get(name, {"outcome": "not-run", "message": "not selected"})
+        b = with_["outcomes"].get(name, {"outcome": "not-run", "message": "not selected"})
+        rows.append((name, a, b))
+    return rows
+
+
+def summarise(rows):
+    summary = {"run": 0, "passedInBoth": 0, "failingInBoth": 0, "skippedInBoth": 0,
+               "passedWithout": 0, "passedWith": 0, "differing": 0}
+    differing, failing_both = [], []
+    for name, a, b in rows:
+        if a["outcome"] not in ("not-run",) or b["outcome"] not in ("not-run",):
+            summary["run"] += 1
+        summary["passedWithout"] += a["outcome"] == "passed"
+        summary["passedWith"] += b["outcome"] == "passed"
+        if a["outcome"] != b["outcome"]:
+            differing.append(name)
+        elif a["outcome"] == "passed":
+            summary["passedInBoth"] += 1
+        elif a["outcome"] == "skipped":
+            summary["skippedInBoth"] += 1
+        elif a["outcome"] in FAILING:
+            summary["failingInBoth"] += 1
+            failing_both.append(name)
+    summary["differing"] = len(differing)
+    return summary, differing, failing_both
+
+
+def method_names(names):
+    return [n.split(".")[-1] for n in names]
+
+
+def run_mode(tools, base, mode, tests):
+    log("\n=== mode %s" % mode)
+    started = time.monotonic()
+    folder = os.path.join(tools.work, mode)
+    record = {"extra": MODES[mode]}
+    sides = {}
+    for label, with_plugin in (("without", False), ("with", True)):
+        log("  %s the plugin: running the suite..." % label)
+        sides[label] = run_side_retrying(tools, base, mode, with_plugin, os.path.join(folder, label + "-plugin"), tests)
+        side = sides[label]
+        counts = {}
+        for value in side["outcomes"].values():
+            counts[value["outcome"]] = counts.get(value["outcome"], 0) + 1
+        log("    %.0f s, %s%s" % (side["seconds"], ", ".join("%s %d" % kv for kv in sorted(counts.items())),
+                                 "" if side["finished"] else " (suite did not finish)"))
+        for item in (side.get("pluginBefore") or {}).get("notInEffect") or []:
+            if isinstance(item, dict):
+                log("    the plugin says %s is not in effect: %s" % (item.get("option"), item.get("reason")))
+        operations = (side.get("pluginAfter") or {}).get("storageOperations")
+        if operations:
+            log("    timed storage operations seen by the plugin: %s"
+                % ", ".join("%s %s" % kv for kv in sorted(operations.items())))
+        if label == "without":  # the same on both sides
+            for note in side["notes"]:
+                log("    note: " + note)
+        if side.get("orthancCrashed"):
+            log("    THE ORTHANC UNDER TEST DIED during the suite (exit code %s); end of its log:\n%s"
+                % (side["orthancExitCode"], textwrap.indent(side["orthancLogTail"], "      ")))
+    rows = compare(sides["without"], sides["with"])
+    summary, differing, failing_both = summarise(rows)
+    details = {name: {"without": a, "with": b} for name, a, b in rows}
+
+    # Run the differences again, once per side, to tell a real difference from a flaky test.
+    rechecks = []
+    for attempt in range(tools.args.recheck):
+        if not differing:
+            break
+        log("  recheck %d of %d test(s) that differ..." % (attempt + 1, len(differing)))
+        again = {}
+        for label, with_plugin in (("without", False), ("with", True)):
+            again[label] = run_side_retrying(tools, base, mode, with_plugin,
+                                    os.path.join(folder, "recheck%d-%s-plugin" % (attempt + 1, label)),
+                                    method_names(differing))
+        still = []
+        for name in differing:
+            a = again["without"]["outcomes"].get(name, {"outcome": "not-run"})
+            b = again["with"]["outcomes"].get(name, {"outcome": "not-run"})
+            details[name].setdefault("rechecks", []).append({"without": a, "with": b})
+            if a["outcome"] != b["outcome"]:
+                still.append(name)
+        rechecks.append({"tests": differing, "stillDiffering": still})
+        differing = still
+    flaky = [n for n in details if "rechecks" in details[n] and n not in differing]
+
+    summary["differing"] = len(differing)
+    summary["flaky"] = len(flaky)
+    record.update({
+        "seconds": round(time.monotonic() - started, 1),
+        "summary": summary,
+        "differing": [dict(test=n, **details[n]) for n in differing],
+        "flaky": [dict(test=n, **details[n]) for n in flaky],
+        "failingInBoth": [{"test": n, "without": details[n]["without"]["message"],
+                           "with": details[n]["with"]["message"]} for n in failing_both],
+        "sides": {k: {x: y for x, y in v.items() if x != "outcomes"} for k, v in sides.items()},
+        "outcomes": {n: {"without": details[n]["without"]["outcome"], "with": details[n]["with"]["outcome"]}
+                     for n in details},
+    })
+    log("  %s: %d run, %d passed in both, %d failing in both, %d skipped in both, %d differ%s (%.0f s)"
+        % (mode, summary["run"], summary["passedInBoth"], summary["failingInBoth"], summary["skippedInBoth"],
+           summary["differing"], ", %d flaky" % summary["flaky"] if flaky else "", record["seconds"]))
+    for name in differing:
+        show_difference(name, details[name])
+    for name in flaky:
+        log("    flaky (differed once, not on recheck): %s" % name)
+        show_difference(name, details[name], indent="      ")
+    return record
+
+
+def show_difference(name, detail, indent="    "):
+    log("%sDIFFERS %s" % (indent, name))
+    for label in ("without", "with"):
+        entry = detail[label]
+        message = entry.get("message") or ""
+        log("%s  %-7s plugin: %-8s %s" % (indent, label, entry["outcome"], message))
+
+
+def suite_imports(suite, candidates):
+    """The modules among candidates that the suite's Tests/*.py import."""
+    found = set()
+    folder = os.path.join(suite, "Tests")
+    for name in os.listdir(folder):
+        if name.endswith(".py"):
+            with open(os.path.join(folder, name), errors="replace") as f:
+                text = f.read()
+            found.update(m for m in candidates if re.search(r"^\s*(import|from)\s+%s\b" % m, text, re.M))
+    return sorted(found)
+
+
+def preflight(args):
+    for path in ("Tests/Run.py", "Tests/Tests.py", "GenerateConfigurationForTests.py"):
+        if not os.path.isfile(os.path.join(args.suite, path)):
+            raise CompareError("%s is not a checkout of orthanc-tests (no %s)" % (args.suite, path))
+    if not os.path.isfile(args.plugin):
+        raise CompareError("no plugin at %s" % args.plugin)
+    if not os.access(args.orthanc, os.X_OK):
+        raise CompareError("no Orthanc executable at %s" % args.orthanc)
+    modules = ["httplib2", "PIL", "numpy"] + suite_imports(args.suite, ["pydicom"])
+    probe = subprocess.run([args.python, "-c", "import sys, %s; print(sys.version.split()[0])" % ", ".join(modules)],
+                           env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if probe.returncode != 0:
+        raise CompareError("%s cannot import what the suite needs (%s; the 1.10.1-era suite is Python 2.7, the "
+                           "1.12.7 suite Python 3):\n%s" % (args.python, ", ".join(modules), probe.stdout.strip()))
+    python_version = probe.stdout.strip()
+    missing = [t for t in ("storescu", "findscu", "movescu", "getscu", "dcm2xml", "dciodvfy", "dcentvfy", "gdcmconv")
+               if shutil.which(t, path=SUITE_PATH) is None]
+    shadows = []
+    for tool in ("storescu", "storescp", "findscu", "movescu", "getscu"):
+        path = os.path.join("/usr/local/bin", tool)
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                head = f.read(200)
+            if head.startswith(b"#!"):
+                shadows.append(path)
+    if shadows:
+        raise CompareError("the suite calls /usr/local/bin/NAME before PATH, and these are scripts (pip's pynetdicom?), "
+                           "not DCMTK: %s" % ", ".join(shadows))
+    version = subprocess.run([args.orthanc, "--version"], stdout=subprocess.PIPE, text=True).stdout.split("\n")[0]
+    return python_version, missing, version
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="--tests ingest selects the tests most relevant to ingest:\n  " + INGEST_TESTS.replace(",", " "))
+    parser.add_argument("--suite", required=True, help="checkout of orthanc-tests at the tag of the running Orthanc")
+    parser.add_argument("--plugin", required=True, help="libOrthancIngestPerf.so to test")
+    parser.add_argument("--python", "--python2", dest="python", required=True,
+                        help="interpreter that runs the suite: Python 2.7 with httplib2, Pillow, numpy for the "
+                             "1.10.1-era suite; Python 3 with pydicom too for the 1.12.7 suite")
+    parser.add_argument("--modes", default=",".join(DEFAULT_MODES), help="comma-separated, among %s" % ", ".join(MODES))
+    parser.add_argument("--orthanc", default="/usr/sbin/Orthanc", help="Orthanc executable (under test and peer)")
+    parser.add_argument("--tests", default="",
+                        help="comma-separated fnmatch patterns on test names (test_store*,Orthanc.test_x), or "
+                             "'ingest' for the ingest-related subset; default: the whole suite")
+    parser.add_argument("--recheck", type=int, default=1,
+                        help="run the differing tests again this many times (default 1; 0: any difference fails)")
+    parser.add_argument("--keep-db-storage-sections", action="store_true",
+                        help="timed-storage: keep the generated PostgreSQL/MySQL/Odbc EnableStorage (the timed "
+                             "storage then does not start and the mode fails)")
+    parser.add_argument("--retries", type=int, default=1,
+                        help="run a side again when the peer Orthanc (or the Orthanc without the plugin) went away "
+                             "during the suite (default 1)")
+    parser.add_argument("--run-timeout", type=int, default=1200, help="seconds for one run of the suite")
+    parser.add_argument("--work-dir", help="logs and configurations (default: a new folder in /tmp)")
+    parser.add_argument("--json", help="result file (default: WORK_DIR/result.json)")
+    args = parser.parse_args()
+
+    args.suite = os.path.abspath(args.suite)
+    args.plugin = os.path.abspath(args.plugin)
+    if os.sep in args.orthanc:
+        args.orthanc = os.path.abspath(args.orthanc)
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown or not modes:
+        parser.error("unknown mode(s): %s (known: %s)" % (", ".join(unknown), ", ".join(MODES)))
+    tests = [p.strip() for p in args.tests.split(",") if p.strip()]
+    if tests == ["ingest"]:
+        tests = INGEST_TESTS.split(",")
+    args.work_dir = os.path.abspath(args.work_dir or tempfile.mkdtemp(prefix="compare-orthanc-suite-"))
+    os.makedirs(args.work_dir, exist_ok=True)
+    json_path = os.path.abspath(args.json or os.path.join(args.work_dir, "result.json"))
+    # Resources/debian13-orthanc.sh shows these folders (besides /tmp, /work, /root) in its root.
+    os.environ["INGEST_PERF_BIND"] = ":".join(
+        [os.path.dirname(args.plugin), args.suite, args.work_dir] +
+        [p for p in os.environ.get("INGEST_PERF_BIND", "").split(":") if p])
+
+    lock = open(LOCK_FILE, "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        print("another compare-orthanc-suite.py is running (lock %s): the suite's ports and /tmp paths are "
+              "fixed, runs must be sequential" % LOCK_FILE, file=sys.stderr)
+        return 2
+
+    result = {"suite": args.suite, "plugin": args.plugin, "orthanc": args.orthanc, "python": args.python,
+              "tests": tests or "all", "workDir": args.work_dir, "modes": {}}
+    exit_code = 0
+    started = time.monotonic()
+    try:
+        python_version, missing, version = preflight(args)
+        result.update({"orthancVersion": version, "pythonVersion": python_version})
+        log("%s; suite %s run by Python %s; plugin %s; work folder %s"
+            % (version, args.suite, python_version, args.plugin, args.work_dir))
+        if missing:
+            log("warning: not found in %s (the tests that call them fail on both sides): %s"
+                % (SUITE_PATH, ", ".join(missing)))
+        tools = Tools(args)
+        base = tools.generate_configuration()
+        for mode in modes:
+            record = run_mode(tools, base, mode, tests)
+            result["modes"][mode] = record
+            if record["summary"]["differing"]:
+                exit_code = max(exit_code, 1)
+    except CompareError as e:
+        print("\nERROR: %s" % e, file=sys.stderr, flush=True)
+        result["error"] = str(e)
+        exit_code = 2
+    except KeyboardInterrupt:
+        result["error"] = "interrupted"
+        exit_code = 2
+    result["seconds"] = round(time.monotonic() - started, 1)
+    result["exitCode"] = exit_code
+    with open(json_path, "w") as f:
+        json.dump(result, f, indent=1)
+
+    if result["modes"]:
+        log("\n%-22s %5s %7s %14s %8s %7s %6s" % ("mode", "run", "passed", "failingInBoth", "differ", "flaky", "sec"))
+        for mode, record in result["modes"].items():
+            s = record["summary"]
+            log("%-22s %5d %7d %14d %8d %7d %6.0f" % (mode, s["run"], s["passedInBoth"], s["failingInBoth"],
+                                                        s["differing"], s["flaky"], record["seconds"]))
+    log("result: %s" % json_path)
+    return exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
