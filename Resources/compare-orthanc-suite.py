@@ -206,12 +206,15 @@ def flatten(suite):
         else:
             yield item
 
+INCLUDE = [p for p in PATTERNS if not p.startswith("-")]
+EXCLUDE = [p[1:] for p in PATTERNS if p.startswith("-")]
+
 def selected(test):
-    if not PATTERNS:
-        return True
     method = getattr(test, "_testMethodName", test.id())
     names = (method, type(test).__name__ + "." + method)
-    return any(fnmatch.fnmatchcase(n, p) for n in names for p in PATTERNS)
+    if any(fnmatch.fnmatchcase(n, p) for n in names for p in EXCLUDE):
+        return False
+    return not INCLUDE or any(fnmatch.fnmatchcase(n, p) for n in names for p in INCLUDE)
 
 def main(*args, **kwargs):
     module = sys.modules["__main__"]
@@ -811,8 +814,9 @@ def main():
     parser.add_argument("--modes", default=",".join(DEFAULT_MODES), help="comma-separated, among %s" % ", ".join(MODES))
     parser.add_argument("--orthanc", default="/usr/sbin/Orthanc", help="Orthanc executable (under test and peer)")
     parser.add_argument("--tests", default="",
-                        help="comma-separated fnmatch patterns on test names (test_store*,Orthanc.test_x), or "
-                             "'ingest' for the ingest-related subset; default: the whole suite")
+                        help="comma-separated fnmatch patterns on test names (test_store*,Orthanc.test_x); "
+                             "'ingest' stands for the ingest-related subset, a pattern starting with '-' "
+                             "excludes (ingest,-test_anonymize_relationships*); default: the whole suite")
     parser.add_argument("--recheck", type=int, default=1,
                         help="run the differing tests again this many times (default 1; 0: any difference fails)")
     parser.add_argument("--keep-db-storage-sections", action="store_true",
@@ -834,9 +838,9 @@ def main():
     unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
         parser.error("unknown mode(s): %s (known: %s)" % (", ".join(unknown), ", ".join(MODES)))
-    tests = [p.strip() for p in args.tests.split(",") if p.strip()]
-    if tests == ["ingest"]:
-        tests = INGEST_TESTS.split(",")
+    tests = []
+    for pattern in (p.strip() for p in args.tests.split(",")):
+        tests += INGEST_TESTS.split(",") if pattern == "ingest" else [pattern] if pattern else []
     args.work_dir = os.path.abspath(args.work_dir or tempfile.mkdtemp(prefix="compare-orthanc-suite-"))
     os.makedirs(args.work_dir, exist_ok=True)
     json_path = os.path.abspath(args.json or os.path.join(args.work_dir, "result.json"))
