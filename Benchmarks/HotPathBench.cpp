@@ -3,12 +3,12 @@
 // running Orthanc), and the cost of answering /perf/stats.
 // Targets (issue 4): <= 100 ns per recorded event, <= 1 us per instance, /perf/stats <= 5 ms with
 // every label limit reached.
-#include "BoundedSpinLock.h"
-#include "IngestPipeline.h"
-#include "JsonExporter.h"
-#include "RestRoutes.h"
-#include "MonotonicClock.h"
-#include "PhaseHistogram.h"
+#include "Correlation/BoundedSpinLock.h"
+#include "Recording/IngestPipeline.h"
+#include "Export/JsonExporter.h"
+#include "Rest/RestRoutes.h"
+#include "Timeline/MonotonicClock.h"
+#include "Metrics/Histogram.h"
 
 #include <benchmark/benchmark.h>
 
@@ -209,7 +209,7 @@ static void BM_FullInstance_CStore_FullTables(benchmark::State& state)
     instance(key++, next, next + 1, next + 2);
     next = next + 3 < values.size() ? next + 3 : 1000;
   }
-  const SeriesTable& table = pipeline->stats.Series();
+  const StreamTable& table = pipeline->stats.Series();
   state.counters["seriesUsed"] = static_cast<double>(table.Used());
   state.counters["seriesOverflowed"] = static_cast<double>(table.Overflowed());
 }
@@ -230,7 +230,7 @@ BENCHMARK(BM_SpinLockGiveUp);
 
 static void BM_HistogramRecord(benchmark::State& state)
 {
-  static PhaseHistogram histogram{};
+  static Histogram histogram{};
   int64_t value = 1000;
   for (auto _ : state)
   {
@@ -243,7 +243,7 @@ BENCHMARK(BM_HistogramRecord)->ThreadRange(1, 2);
 
 static void BM_HistogramSnapshot(benchmark::State& state)
 {
-  PhaseHistogram histogram{};
+  Histogram histogram{};
   std::mt19937_64 random(1);
   std::lognormal_distribution<double> distribution(14.0, 1.5);
   for (int i = 0; i < 100000; i++)
@@ -260,7 +260,7 @@ BENCHMARK(BM_HistogramSnapshot);
 
 static void BM_HistogramMerge(benchmark::State& state)
 {
-  PhaseHistogram a{}, b{};
+  Histogram a{}, b{};
   for (int i = 1; i < 100000; i++)
   {
     a.Record(i * 37);
@@ -315,7 +315,7 @@ static void BM_StatsAnswer_FullLabels(benchmark::State& state)
     filter.hasGroupBy = true;
     filter.groupBy = LabelDimension::RemoteAet;
   }
-  const SeriesTable& table = pipeline->stats.Series();
+  const StreamTable& table = pipeline->stats.Series();
   state.counters["series"] = static_cast<double>(table.Used());
   size_t bytes = 0;
   for (auto _ : state)

@@ -23,7 +23,7 @@ build() {  # folder, extra cmake arguments...
 }
 
 step "format (clang-format, .clang-format)"
-clang-format --dry-run -Werror Plugin/*.cpp Plugin/*.h UnitTests/*.cpp Benchmarks/*.cpp
+clang-format --dry-run -Werror $(find Plugin UnitTests Benchmarks -name "*.cpp" -o -name "*.h")
 
 step "build (RelWithDebInfo)"
 build build -DCMAKE_BUILD_TYPE=RelWithDebInfo

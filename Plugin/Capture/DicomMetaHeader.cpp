@@ -1,0 +1,88 @@
+#include "Capture/DicomMetaHeader.h"
+
+#include <cstring>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    uint16_t Read16(const unsigned char* p)
+    {
+      return static_cast<uint16_t>(p[0] | (p[1] << 8));
+    }
+
+    uint32_t Read32(const unsigned char* p)
+    {
+      return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) | (static_cast<uint32_t>(p[2]) << 16) |
+             (static_cast<uint32_t>(p[3]) << 24);
+    }
+
+    bool HasLongLength(const unsigned char* vr)
+    {
+      // PS3.5 7.1.2: these VRs have 2 reserved bytes and a 32-bit length.
+      static const char* const kLong[] = {"OB", "OD", "OF", "OL", "OV", "OW", "SQ", "SV", "UC", "UN", "UR", "UT", "UV"};
+      for (const char* candidate : kLong)
+      {
+        if (vr[0] == candidate[0] && vr[1] == candidate[1])
+        {
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
+
+  bool ReadTransferSyntax(char* uid, const void* buffer, uint64_t size)
+  {
+    const unsigned char* data = static_cast<const unsigned char*>(buffer);
+    if (data == nullptr || size < 132 || memcmp(data + 128, "DICM", 4) != 0)
+    {
+      return false;
+    }
+    uint64_t offset = 132;
+    for (int element = 0; element < 64 && offset + 8 <= size; element++)
+    {
+      const unsigned char* header = data + offset;
+      const uint16_t group = Read16(header);
+      const uint16_t tag = Read16(header + 2);
+      if (group != 0x0002)
+      {
+        return false;
+      }
+      uint64_t length;
+      uint64_t valueOffset;
+      if (HasLongLength(header + 4))
+      {
+        if (offset + 12 > size)
+        {
+          return false;
+        }
+        length = Read32(header + 8);
+        valueOffset = offset + 12;
+      }
+      else
+      {
+        length = Read16(header + 6);
+        valueOffset = offset + 8;
+      }
+      if (valueOffset + length > size)
+      {
+        return false;
+      }
+      if (tag == 0x0010)
+      {
+        size_t n = static_cast<size_t>(length < kMaxUidLength ? length : kMaxUidLength);
+        while (n > 0 && (data[valueOffset + n - 1] == '\0' || data[valueOffset + n - 1] == ' '))
+        {
+          n--;
+        }
+        memcpy(uid, data + valueOffset, n);
+        uid[n] = '\0';
+        return n > 0;
+      }
+      offset = valueOffset + length;
+    }
+    return false;
+  }
+}

@@ -1,0 +1,362 @@
+#include "Capture/IngestHooks.h"
+
+#include "Correlation/ChangeCorrelator.h"
+#include "Recording/DuplicateDetection.h"
+#include "Recording/IngestPipeline.h"
+#include "Timeline/MonotonicClock.h"
+#include "Host/OrthancSdk.h"
+
+#include <cstring>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    // Set once before registration, read-only afterwards.
+    ThreadTimelines* timelines = nullptr;
+    IngestRecorder* recorder = nullptr;
+    IngestStats* stats = nullptr;
+    ChangeQueueStats* changes = nullptr;
+    PluginCost* cost = nullptr;
+    TranscodeTiming transcodeTiming = TranscodeTiming::FallThrough;
+
+    Transport TransportOf(OrthancPluginInstanceOrigin origin)
+    {
+      switch (origin)
+      {
+        case OrthancPluginInstanceOrigin_DicomProtocol:
+          return Transport::Dicom;
+        case OrthancPluginInstanceOrigin_RestApi:
+          return Transport::Rest;
+        default:
+          return Transport::Plugin;
+      }
+    }
+
+    // Runs one callback's body with the entry timestamp, counts an exception instead of letting it
+    // reach Orthanc, and, for the sampled calls, records the time spent inside as the plugin's own
+    // cost. The body returns the nanoseconds of work it ran on Orthanc's behalf (a delegated
+    // transcode), which are not the plugin's cost.
+    template <typename Body>
+    void Guarded(Callback callback, Body body)
+    {
+      const int64_t entry = MonotonicNowNs();
+      int64_t notOurs = 0;
+      try
+      {
+        notOurs = body(entry);
+      }
+      catch (...)
+      {
+        stats->RecordCallbackError();
+      }
+      if (PluginCost::SampleThisCall())
+      {
+        cost->Record(callback, MonotonicNowNs() - entry - notOurs);
+      }
+    }
+
+    int32_t OnHttpRequest(OrthancPluginHttpMethod method, const char* uri, const char* /*ip*/, uint32_t headersCount,
+                          const char* const* headersKeys, const char* const* headersValues,
+                          uint32_t /*getArgumentsCount*/, const char* const* /*getArgumentsKeys*/,
+                          const char* const* /*getArgumentsValues*/)
+    {
+      Guarded(Callback::HttpRequestFilter, [&](int64_t now) -> int64_t {
+        const bool hasBody = (method == OrthancPluginHttpMethod_Post || method == OrthancPluginHttpMethod_Put);
+        bool isDicomWeb = false;
+        const bool ingestRoute = hasBody && IsIngestRoute(uri, isDicomWeb);
+        const bool compression = ingestRoute && AcceptsCompression(headersCount, headersKeys, headersValues);
+        timelines->ForCurrentThread().HttpRequest(
+          now, hasBody, ingestRoute, isDicomWeb ? Transport::Plugin : Transport::Rest, *recorder, compression);
+        return 0;
+      });
+      return 1;  // never refuse a request
+    }
+
+    OrthancPluginReceivedInstanceAction OnReceivedInstance(OrthancPluginMemoryBuffer64* /*modified*/,
+                                                           const void* buffer, uint64_t size,
+                                                           OrthancPluginInstanceOrigin origin)
+    {
+      Guarded(Callback::ReceivedInstance, [&](int64_t now) -> int64_t {
+        char syntax[kMaxUidLength + 1];
+        const bool hasSyntax = ReadTransferSyntax(syntax, buffer, size);
+        timelines->ForCurrentThread().Received(now, TransportOf(origin), size, HasPart10Header(buffer, size),
+                                               hasSyntax ? syntax : nullptr, *recorder);
+        return 0;
+      });
+      return OrthancPluginReceivedInstanceAction_KeepAsIs;
+    }
+
+    // Set while this thread's own delegated transcode runs, which re-enters the transcoder callbacks.
+    thread_local bool insideDelegatedTranscode = false;
+
+    // Delegate mode: do the transcode through the SDK (Orthanc's next transcoders, then DCMTK) and
+    // time it exactly. Only for an ingest on this thread, with the one target syntax ingest asks for.
+    // delegatedNs: the time of the SDK transcode (Orthanc's work, not the plugin's).
+    bool DelegateTranscode(InstanceTimeline& timeline, OrthancPluginMemoryBuffer* transcoded, const void* buffer,
+                           uint64_t size, const char* const* allowedSyntaxes, uint32_t countSyntaxes,
+                           uint8_t allowNewSopInstanceUid, int64_t& delegatedNs)
+    {
+      if (transcodeTiming != TranscodeTiming::Delegate || !timeline.HasOpenInstance() || countSyntaxes != 1 ||
+          allowNewSopInstanceUid == 0 || size > UINT32_MAX)
+      {
+        return false;
+      }
+      OrthancPluginContext* context = OrthancSdk::Context();
+      const int64_t start = MonotonicNowNs();
+      insideDelegatedTranscode = true;
+      OrthancPluginDicomInstance* result =
+        OrthancPluginTranscodeDicomInstance(context, buffer, static_cast<uint32_t>(size), allowedSyntaxes[0]);
+      insideDelegatedTranscode = false;
+      const int64_t end = MonotonicNowNs();
+      delegatedNs = end - start;
+      if (result == nullptr)
+      {
+        return false;  // Orthanc's own attempt after ours will fail the same way, and report it
+      }
+      const bool serialized =
+        OrthancPluginSerializeDicomInstance(context, transcoded, result) == OrthancPluginErrorCode_Success;
+      OrthancPluginFreeDicomInstance(context, result);
+      if (serialized)
+      {
+        timeline.TranscodeFinished(end);
+      }
+      return serialized;
+    }
+
+    OrthancPluginErrorCode OnTranscode(OrthancPluginMemoryBuffer* transcoded, const void* buffer, uint64_t size,
+                                       const char* const* allowedSyntaxes, uint32_t countSyntaxes,
+                                       uint8_t allowNewSopInstanceUid)
+    {
+      if (insideDelegatedTranscode)
+      {
+        return OrthancPluginErrorCode_NotImplemented;  // our own delegated call: let the others work
+      }
+      bool done = false;
+      Guarded(Callback::Transcoder, [&](int64_t now) -> int64_t {
+        InstanceTimeline& timeline = timelines->ForCurrentThread();
+        timeline.TranscodeStarted(now);
+        int64_t delegatedNs = 0;
+        done = DelegateTranscode(timeline, transcoded, buffer, size, allowedSyntaxes, countSyntaxes,
+                                 allowNewSopInstanceUid, delegatedNs);
+        return delegatedNs;
+      });
+      // FallThrough (or a failed delegation): an error makes Orthanc go on to the next transcoder,
+      // then DCMTK, exactly as without this plugin.
+      return done ? OrthancPluginErrorCode_Success : OrthancPluginErrorCode_NotImplemented;
+    }
+
+    void Filtered(int64_t now, const OrthancPluginDicomInstance* instance, bool isCStoreFilter)
+    {
+      InstanceTimeline& timeline = timelines->ForCurrentThread();
+      // The origin is one more SDK call: only paid when no ReceivedInstance opened the record.
+      const Transport transport = timeline.HasOpenInstance()
+                                    ? timeline.OpenTransport()
+                                    : TransportOf(OrthancPluginGetInstanceOrigin(OrthancSdk::Context(), instance));
+      timeline.Filtered(now, transport, isCStoreFilter, *recorder);
+    }
+
+    int32_t OnInstanceFilter(const OrthancPluginDicomInstance* instance)
+    {
+      Guarded(Callback::InstanceFilter, [&](int64_t now) -> int64_t {
+        Filtered(now, instance, false);
+        return 0;
+      });
+      return 1;
+    }
+
+    int32_t OnCStoreFilter(uint16_t* /*dimseStatus*/, const OrthancPluginDicomInstance* instance)
+    {
+      Guarded(Callback::CStoreFilter, [&](int64_t now) -> int64_t {
+        Filtered(now, instance, true);
+        return 0;
+      });
+      return 1;
+    }
+
+    OrthancPluginErrorCode OnStoredInstance(const OrthancPluginDicomInstance* instance, const char* instanceId)
+    {
+      Guarded(Callback::StoredInstance, [&](int64_t now) -> int64_t {
+        OrthancPluginContext* context = OrthancSdk::Context();
+        StoredEvent event{};
+        event.nowNs = now;
+        event.wallNowNs = WallNowNs();
+        event.transport = TransportOf(OrthancPluginGetInstanceOrigin(context, instance));
+        event.storedBytes = static_cast<uint64_t>(OrthancPluginGetInstanceSize(context, instance));
+        event.instanceKey = HashInstanceId(instanceId != nullptr ? instanceId : "");
+        // The metadata string belongs to the instance: nothing to free, nothing copied.
+        if (!ParseReceptionDate(event.receptionSecond,
+                                OrthancPluginGetInstanceMetadata(context, instance, "ReceptionDate")))
+        {
+          event.receptionSecond = -1;
+        }
+        // Label values: strings owned by the instance, borrowed for the duration of this callback.
+        event.labels.remoteIp = OrthancPluginGetInstanceMetadata(context, instance, "RemoteIP");
+        event.labels.storedSyntax = OrthancPluginGetInstanceMetadata(context, instance, "TransferSyntax");
+        event.labels.sopClass = OrthancPluginGetInstanceMetadata(context, instance, "SopClassUid");
+        if (event.transport == Transport::Dicom)
+        {
+          const char* aet = OrthancPluginGetInstanceRemoteAet(context, instance);
+          event.peerKey = HashInstanceId(aet != nullptr ? aet : "");
+          event.labels.remoteAet = aet;
+          event.labels.calledAet = OrthancPluginGetInstanceMetadata(context, instance, "CalledAET");
+        }
+        timelines->ForCurrentThread().Stored(event, *recorder);
+        return 0;
+      });
+      return OrthancPluginErrorCode_Success;
+    }
+
+    OrthancPluginErrorCode OnChange(OrthancPluginChangeType changeType, OrthancPluginResourceType resourceType,
+                                    const char* resourceId)
+    {
+      Guarded(Callback::Change, [&](int64_t now) -> int64_t {
+        int64_t pairedStoredNs = 0;
+        if (resourceId != nullptr && changeType == OrthancPluginChangeType_NewInstance)
+        {
+          pairedStoredNs = recorder->NewInstanceChange(HashInstanceId(resourceId), now);
+        }
+        else if (resourceId != nullptr && changeType == OrthancPluginChangeType_Deleted &&
+                 resourceType == OrthancPluginResourceType_Instance)
+        {
+          recorder->InstanceDeleted(HashInstanceId(resourceId));
+        }
+        changes->ChangeDelivered(static_cast<uint32_t>(changeType), now, pairedStoredNs);
+        return 0;
+      });
+      return OrthancPluginErrorCode_Success;
+    }
+
+    HookState Registered(OrthancPluginErrorCode code, const char* what)
+    {
+      HookState state;
+      state.registered = (code == OrthancPluginErrorCode_Success);
+      if (!state.registered)
+      {
+        state.reason = std::string("Orthanc refused the registration of ") + what + ": " +
+                       OrthancPluginGetErrorDescription(OrthancSdk::Context(), code);
+      }
+      return state;
+    }
+
+    HookState RegisteredVoid()
+    {
+      HookState state;
+      state.registered = true;
+      return state;
+    }
+  }
+
+
+  bool HasPart10Header(const void* buffer, uint64_t size)
+  {
+    return buffer != nullptr && size >= 132 && memcmp(static_cast<const char*>(buffer) + 128, "DICM", 4) == 0;
+  }
+
+
+  bool AcceptsCompression(uint32_t headersCount, const char* const* keys, const char* const* values)
+  {
+    for (uint32_t i = 0; i < headersCount; i++)
+    {
+      if (keys[i] == nullptr || values[i] == nullptr || strcmp(keys[i], "accept-encoding") != 0)
+      {
+        continue;
+      }
+      const char* token = values[i];
+      while (*token != '\0')
+      {
+        while (*token == ' ' || *token == '\t' || *token == ',')
+        {
+          token++;
+        }
+        const char* end = token;
+        while (*end != '\0' && *end != ',')
+        {
+          end++;
+        }
+        const char* last = end;
+        while (last > token && (last[-1] == ' ' || last[-1] == '\t'))
+        {
+          last--;
+        }
+        const size_t length = static_cast<size_t>(last - token);
+        if ((length == 4 && strncmp(token, "gzip", 4) == 0) || (length == 7 && strncmp(token, "deflate", 7) == 0))
+        {
+          return true;
+        }
+        token = end;
+      }
+    }
+    return false;
+  }
+
+
+  bool IsIngestRoute(const char* uri, bool& isDicomWeb)
+  {
+    isDicomWeb = false;
+    if (uri == nullptr)
+    {
+      return false;
+    }
+    if (strcmp(uri, "/instances") == 0 || strcmp(uri, "/instances/") == 0)
+    {
+      return true;
+    }
+    // STOW-RS: POST {root}/studies or {root}/studies/{StudyInstanceUID}
+    const char* studies = strstr(uri, "/studies");
+    if (studies != nullptr && (studies[8] == '\0' || (studies[8] == '/' && strchr(studies + 9, '/') == nullptr)))
+    {
+      isDicomWeb = true;
+      return true;
+    }
+    return false;
+  }
+
+
+  HookRegistrations RegisterIngestHooks(const Configuration& configuration, IngestPipeline& pipeline)
+  {
+    timelines = &pipeline.timelines;
+    transcodeTiming = configuration.transcodeTiming;
+    recorder = &pipeline.recorder;
+    stats = &pipeline.stats;
+    changes = &pipeline.changes;
+    cost = &pipeline.cost;
+
+    OrthancPluginContext* context = OrthancSdk::Context();
+    HookRegistrations result;
+
+    result.httpRequestFilter =
+      Registered(OrthancPluginRegisterIncomingHttpRequestFilter2(context, OnHttpRequest), "the HTTP request filter");
+
+    if (configuration.receivedInstanceCallback)
+    {
+      result.receivedInstance = Registered(OrthancPluginRegisterReceivedInstanceCallback(context, OnReceivedInstance),
+                                           "the ReceivedInstanceCallback (another plugin owns it)");
+    }
+    else
+    {
+      result.receivedInstance.reason = "left to other plugins by IngestPerf.ReceivedInstanceCallback = false";
+    }
+
+    if (configuration.ingestTranscoding)
+    {
+      result.transcoder =
+        Registered(OrthancPluginRegisterTranscoderCallback(context, OnTranscode), "the transcoder callback");
+    }
+    else
+    {
+      result.transcoder.reason = "IngestTranscoding is not configured: no transcoding on ingest";
+    }
+
+    result.instanceFilter = Registered(OrthancPluginRegisterIncomingDicomInstanceFilter(context, OnInstanceFilter),
+                                       "the incoming DICOM instance filter");
+    result.cstoreFilter = Registered(OrthancPluginRegisterIncomingCStoreInstanceFilter(context, OnCStoreFilter),
+                                     "the incoming C-STORE instance filter");
+
+    OrthancPluginRegisterOnStoredInstanceCallback(context, OnStoredInstance);
+    result.storedInstance = RegisteredVoid();
+    OrthancPluginRegisterOnChangeCallback(context, OnChange);
+    result.change = RegisteredVoid();
+    return result;
+  }
+}

@@ -1,0 +1,41 @@
+// The Orthanc callbacks on the ingest path. Each one takes a timestamp, reads what it needs from
+// Orthanc without copying, hands an event to this thread's InstanceTimeline, and always returns
+// the answer that lets the ingest go on unchanged. An exception is counted, never propagated.
+#pragma once
+
+#include "Host/Configuration.h"
+
+#include <string>
+
+namespace IngestPerf
+{
+  struct IngestPipeline;
+
+  struct HookState
+  {
+    bool registered = false;
+    std::string reason;  // why not, when not registered
+  };
+
+  struct HookRegistrations
+  {
+    HookState httpRequestFilter;
+    HookState receivedInstance;
+    HookState transcoder;
+    HookState instanceFilter;
+    HookState cstoreFilter;
+    HookState storedInstance;
+    HookState change;
+  };
+
+  // Registers every ingest hook the configuration asks for. The pipeline must outlive Orthanc's
+  // use of the callbacks (the whole plugin lifetime).
+  HookRegistrations RegisterIngestHooks(const Configuration& configuration, IngestPipeline& pipeline);
+
+  // Pure helpers of the hooks, exposed for the unit tests.
+  bool HasPart10Header(const void* buffer, uint64_t size);
+  bool IsIngestRoute(const char* uri, bool& isDicomWeb);
+  // Orthanc 1.10.1's rule: the comma-separated, trimmed Accept-Encoding tokens include exactly
+  // "gzip" or "deflate" (so "gzip;q=1" does not count).
+  bool AcceptsCompression(uint32_t headersCount, const char* const* keys, const char* const* values);
+}

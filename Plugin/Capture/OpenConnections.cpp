@@ -1,0 +1,138 @@
+#include "Capture/OpenConnections.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    bool ParseHex(uint64_t& value, const std::string& text)
+    {
+      if (text.empty() || text.size() > 16)
+      {
+        return false;
+      }
+      value = 0;
+      for (char c : text)
+      {
+        int digit;
+        if (c >= '0' && c <= '9')
+        {
+          digit = c - '0';
+        }
+        else if (c >= 'A' && c <= 'F')
+        {
+          digit = c - 'A' + 10;
+        }
+        else if (c >= 'a' && c <= 'f')
+        {
+          digit = c - 'a' + 10;
+        }
+        else
+        {
+          return false;
+        }
+        value = value * 16 + static_cast<uint64_t>(digit);
+      }
+      return true;
+    }
+
+    // The kernel prints addresses as 32-bit words in host (little-endian) order.
+    std::string IPv4(uint32_t word)
+    {
+      char text[16];
+      snprintf(text, sizeof(text), "%u.%u.%u.%u", word & 0xff, (word >> 8) & 0xff, (word >> 16) & 0xff, word >> 24);
+      return text;
+    }
+
+    std::string Address(const std::string& hex)
+    {
+      uint64_t value;
+      if (hex.size() == 8 && ParseHex(value, hex))
+      {
+        return IPv4(static_cast<uint32_t>(value));
+      }
+      if (hex.size() != 32)
+      {
+        return hex;
+      }
+      uint32_t words[4];
+      for (int i = 0; i < 4; i++)
+      {
+        if (!ParseHex(value, hex.substr(8 * i, 8)))
+        {
+          return hex;
+        }
+        words[i] = static_cast<uint32_t>(value);
+      }
+      if (words[0] == 0 && words[1] == 0 && words[2] == 0xffff0000u)
+      {
+        return IPv4(words[3]);  // an IPv4 client on a dual-stack socket
+      }
+      std::string text;
+      for (int i = 0; i < 4; i++)
+      {
+        for (int b = 0; b < 4; b += 2)
+        {
+          char group[6];
+          const uint32_t w = words[i];
+          snprintf(group, sizeof(group), "%x", ((w >> (8 * b)) & 0xff) << 8 | ((w >> (8 * (b + 1))) & 0xff));
+          text += (text.empty() ? "" : ":") + std::string(group);
+        }
+      }
+      return text;
+    }
+  }
+
+
+  void ParseProcNetTcp(OpenConnections& target, const std::string& text, uint16_t port)
+  {
+    std::istringstream lines(text);
+    std::string line;
+    std::getline(lines, line);  // header
+    while (std::getline(lines, line))
+    {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state;
+      if (!(fields >> slot >> local >> remote >> state))
+      {
+        continue;
+      }
+      const size_t localColon = local.find(':');
+      const size_t remoteColon = remote.find(':');
+      uint64_t localPort, stateValue;
+      if (localColon == std::string::npos || remoteColon == std::string::npos ||
+          !ParseHex(localPort, local.substr(localColon + 1)) || !ParseHex(stateValue, state))
+      {
+        continue;
+      }
+      if (localPort == port && stateValue == 1 /* TCP_ESTABLISHED */)
+      {
+        target.count++;
+        target.byRemoteIp[Address(remote.substr(0, remoteColon))]++;
+      }
+    }
+  }
+
+
+  OpenConnections ReadOpenConnections(uint16_t port)
+  {
+    OpenConnections result;
+    for (const char* path : {"/proc/self/net/tcp", "/proc/self/net/tcp6"})
+    {
+      std::ifstream file(path);
+      if (!file)
+      {
+        continue;
+      }
+      result.available = true;
+      std::stringstream content;
+      content << file.rdbuf();
+      ParseProcNetTcp(result, content.str(), port);
+    }
+    return result;
+  }
+}

@@ -1,0 +1,197 @@
+#include "Capture/TimedStorageArea.h"
+
+#include "Recording/IngestPipeline.h"
+#include "Timeline/MonotonicClock.h"
+#include "Host/OrthancSdk.h"
+#include "Capture/StorageFolder.h"
+#include "Capture/StorageRoot.h"
+
+#include <filesystem>
+#include <memory>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    std::unique_ptr<StorageFolder> storage;
+    IngestPipeline* pipeline = nullptr;
+    bool storeDicom = true;
+
+    bool Skipped(OrthancPluginContentType type)
+    {
+      // "StoreDicom": false keeps the index and the JSON, never the DICOM file (as Orthanc does).
+      return type == OrthancPluginContentType_Dicom && !storeDicom;
+    }
+
+    // Runs a storage operation, times it, and turns exceptions into the error Orthanc expects.
+    template <typename Operation>
+    OrthancPluginErrorCode Timed(StorageOperation kind, uint64_t& bytes, Operation operation)
+    {
+      const int64_t start = MonotonicNowNs();
+      try
+      {
+        operation();
+      }
+      catch (const StorageFolderError& e)
+      {
+        pipeline->storage.RecordFailure(kind);
+        return e.code;
+      }
+      catch (...)
+      {
+        pipeline->storage.RecordFailure(kind);
+        return OrthancPluginErrorCode_StorageAreaPlugin;
+      }
+      const int64_t end = MonotonicNowNs();
+      pipeline->storage.Record(kind, end - start, bytes);
+      if (kind == StorageOperation::Create)
+      {
+        pipeline->timelines.ForCurrentThread().StorageCreated(start, end);
+      }
+      else if (kind == StorageOperation::Remove)
+      {
+        pipeline->timelines.ForCurrentThread().StorageRemoved();
+      }
+      return OrthancPluginErrorCode_Success;
+    }
+
+    OrthancPluginErrorCode Create(const char* uuid, const void* content, int64_t size, OrthancPluginContentType type)
+    {
+      uint64_t bytes = static_cast<uint64_t>(size);
+      return Timed(StorageOperation::Create, bytes, [&] {
+        if (!Skipped(type))
+        {
+          storage->Create(uuid, content, static_cast<size_t>(size));
+        }
+      });
+    }
+
+    OrthancPluginErrorCode ReadWhole(OrthancPluginMemoryBuffer64* target, const char* uuid,
+                                     OrthancPluginContentType type)
+    {
+      uint64_t bytes = 0;
+      return Timed(StorageOperation::ReadWhole, bytes, [&] {
+        if (Skipped(type))
+        {
+          throw StorageFolderError(OrthancPluginErrorCode_UnknownResource, "StoreDicom is false");
+        }
+        bytes = storage->Size(uuid);
+        if (OrthancPluginCreateMemoryBuffer64(OrthancSdk::Context(), target, bytes) != OrthancPluginErrorCode_Success)
+        {
+          throw StorageFolderError(OrthancPluginErrorCode_NotEnoughMemory, "no memory for the attachment");
+        }
+        try
+        {
+          storage->Read(uuid, 0, target->data, bytes);
+        }
+        catch (...)
+        {
+          // Orthanc takes the buffer on success only; clear it so that no caller frees it twice.
+          OrthancPluginFreeMemoryBuffer64(OrthancSdk::Context(), target);
+          target->data = nullptr;
+          target->size = 0;
+          throw;
+        }
+      });
+    }
+
+    OrthancPluginErrorCode ReadRange(OrthancPluginMemoryBuffer64* target, const char* uuid,
+                                     OrthancPluginContentType type, uint64_t rangeStart)
+    {
+      uint64_t bytes = target->size;  // Orthanc allocated the target: fill exactly that much
+      return Timed(StorageOperation::ReadRange, bytes, [&] {
+        if (Skipped(type))
+        {
+          throw StorageFolderError(OrthancPluginErrorCode_UnknownResource, "StoreDicom is false");
+        }
+        storage->Read(uuid, rangeStart, target->data, bytes);
+      });
+    }
+
+    OrthancPluginErrorCode Remove(const char* uuid, OrthancPluginContentType type)
+    {
+      uint64_t bytes = 0;
+      return Timed(StorageOperation::Remove, bytes, [&] {
+        if (!Skipped(type))
+        {
+          storage->Remove(uuid);
+        }
+      });
+    }
+
+    // The configuration path Orthanc was started with: its first argument that is not an option.
+    std::string ConfigurationArgument()
+    {
+      OrthancPluginContext* context = OrthancSdk::Context();
+      const uint32_t count = OrthancPluginGetCommandLineArgumentsCount(context);
+      for (uint32_t i = 1; i < count; i++)
+      {
+        char* argument = OrthancPluginGetCommandLineArgument(context, i);
+        if (argument == nullptr)
+        {
+          continue;
+        }
+        const std::string value(argument);
+        OrthancPluginFreeString(context, argument);
+        if (!value.empty() && value[0] != '-')
+        {
+          return value;
+        }
+      }
+      return "";
+    }
+  }
+
+
+  StorageAreaState RegisterTimedStorageArea(const Configuration& configuration, IngestPipeline& target)
+  {
+    StorageAreaState state;
+    state.requested = configuration.timedStorage;
+    if (!configuration.timedStorage)
+    {
+      state.reason = "IngestPerf.TimedStorage is false: Orthanc's own storage is used, and untimed";
+      return state;
+    }
+    if (!configuration.storagePluginSection.empty())
+    {
+      state.reason = "the configuration enables another storage plugin (" + configuration.storagePluginSection +
+                     "): Orthanc accepts one storage area only, this plugin leaves it to that plugin";
+      return state;
+    }
+
+    state.root = ResolveStorageRoot(ConfigurationArgument(), configuration.storageDirectory,
+                                    std::filesystem::current_path().string(),
+                                    [](const std::string& path) { return std::filesystem::is_directory(path); });
+    try
+    {
+      storage.reset(new StorageFolder(state.root, configuration.syncStorageArea));
+    }
+    catch (const std::exception& e)
+    {
+      state.reason = std::string("cannot open the storage folder ") + state.root + ": " + e.what();
+      return state;
+    }
+    pipeline = &target;
+    storeDicom = configuration.storeDicom;
+
+    // The SDK wrapper drops the return code; ask Orthanc directly to learn whether another plugin
+    // registered a storage area first.
+    _OrthancPluginRegisterStorageArea2 params;
+    params.create = Create;
+    params.readWhole = ReadWhole;
+    params.readRange = ReadRange;
+    params.remove = Remove;
+    OrthancPluginContext* context = OrthancSdk::Context();
+    const OrthancPluginErrorCode code =
+      context->InvokeService(context, _OrthancPluginService_RegisterStorageArea2, &params);
+    if (code != OrthancPluginErrorCode_Success)
+    {
+      state.reason = std::string("Orthanc refused the storage area (") +
+                     OrthancPluginGetErrorDescription(context, code) + "): a plugin loaded earlier holds it";
+      storage.reset();
+      return state;
+    }
+    state.active = true;
+    return state;
+  }
+}

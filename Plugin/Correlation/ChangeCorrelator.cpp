@@ -1,0 +1,146 @@
+#include "Correlation/ChangeCorrelator.h"
+
+#include "Correlation/BoundedSpinLock.h"
+
+namespace IngestPerf
+{
+  struct ChangeCorrelator::Entry
+  {
+    std::atomic<bool> locked{false};
+    bool paired = false;
+    uint64_t labelsKey = 0;
+    uint64_t key = 0;
+    int64_t storedNs = 0;
+    int64_t changeNs = 0;
+  };
+
+
+  uint64_t HashInstanceId(const char* id)
+  {
+    // FNV-1a: ~45 characters, no allocation; 0 is reserved for empty entries.
+    uint64_t hash = 1469598103934665603ull;
+    for (const char* c = id; *c != '\0'; c++)
+    {
+      hash ^= static_cast<unsigned char>(*c);
+      hash *= 1099511628211ull;
+    }
+    return hash == 0 ? 1 : hash;
+  }
+
+
+  ChangeCorrelator::ChangeCorrelator(size_t entries) :
+    capacity_(entries == 0 ? 1 : entries),
+    entries_(new Entry[capacity_]),
+    skipped_(0)
+  {
+  }
+
+
+  ChangeCorrelator::~ChangeCorrelator() = default;
+
+
+  ChangeCorrelator::Entry* ChangeCorrelator::Lock(uint64_t key)
+  {
+    Entry& entry = entries_[key % capacity_];
+    if (!BoundedSpinLock(entry.locked))
+    {
+      skipped_.fetch_add(1, std::memory_order_relaxed);
+      return nullptr;
+    }
+    return &entry;
+  }
+
+
+  void ChangeCorrelator::Unlock(Entry* entry)
+  {
+    entry->locked.store(false, std::memory_order_release);
+  }
+
+
+  bool ChangeCorrelator::EarlierChange(uint64_t key, int64_t startNs, int64_t& changeNs)
+  {
+    Entry* entry = Lock(key);
+    if (entry == nullptr)
+    {
+      return false;
+    }
+    const bool seen = entry->key == key && entry->changeNs != 0 && entry->changeNs < startNs;
+    changeNs = seen ? entry->changeNs : 0;
+    Unlock(entry);
+    return seen;
+  }
+
+
+  ChangeCorrelator::Pairing ChangeCorrelator::Stored(uint64_t key, int64_t storedNs, uint64_t labelsKey)
+  {
+    Pairing result{false, labelsKey, 0};
+    Entry* entry = Lock(key);
+    if (entry == nullptr)
+    {
+      return result;
+    }
+    if (entry->key == key && entry->changeNs != 0 && !entry->paired)
+    {
+      result.paired = true;
+      result.lagNs = entry->changeNs - storedNs;
+      entry->paired = true;
+      entry->storedNs = storedNs;
+    }
+    else
+    {
+      entry->key = key;
+      entry->paired = false;
+      entry->labelsKey = labelsKey;
+      entry->storedNs = storedNs;
+      entry->changeNs = 0;
+    }
+    Unlock(entry);
+    return result;
+  }
+
+
+  ChangeCorrelator::Pairing ChangeCorrelator::NewInstanceChange(uint64_t key, int64_t changeNs)
+  {
+    Pairing result{false, 0, 0};
+    Entry* entry = Lock(key);
+    if (entry == nullptr)
+    {
+      return result;
+    }
+    if (entry->key == key && entry->storedNs != 0 && !entry->paired)
+    {
+      result.paired = true;
+      result.labelsKey = entry->labelsKey;
+      result.lagNs = changeNs - entry->storedNs;
+      entry->paired = true;
+      entry->changeNs = changeNs;
+    }
+    else
+    {
+      entry->key = key;
+      entry->paired = false;
+      entry->storedNs = 0;
+      entry->changeNs = changeNs;
+    }
+    Unlock(entry);
+    return result;
+  }
+
+
+  void ChangeCorrelator::InstanceDeleted(uint64_t key)
+  {
+    Entry* entry = Lock(key);
+    if (entry == nullptr)
+    {
+      return;
+    }
+    if (entry->key == key)
+    {
+      entry->key = 0;
+      entry->paired = false;
+      entry->storedNs = 0;
+      entry->changeNs = 0;
+    }
+    Unlock(entry);
+  }
+}

@@ -1,0 +1,696 @@
+#include "Export/JsonExporter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <string>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    struct Quantile
+    {
+      const char* name;
+      double q;
+    };
+
+    const Quantile kQuantiles[] = {{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}, {"p99.9", 0.999}};
+
+    double Round(double value, double resolution)
+    {
+      return std::round(value / resolution) * resolution;
+    }
+
+    std::string IsoUtc(int64_t wallNs)
+    {
+      const time_t seconds = static_cast<time_t>(wallNs / 1000000000);
+      struct tm utc;
+      gmtime_r(&seconds, &utc);
+      char buffer[64];
+      snprintf(buffer, sizeof(buffer), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1,
+               utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>((wallNs / 1000000) % 1000));
+      return buffer;
+    }
+
+    Json::Value Unobservable(const char* reason)
+    {
+      Json::Value value;
+      value["observable"] = false;
+      value["reason"] = reason;
+      return value;
+    }
+
+    const char* MissingHookReason(const PluginStatus& status, Phase phase)
+    {
+      if (phase == Phase::ResponseSend && !status.restAnswers.active)
+      {
+        return status.restAnswers.reason.c_str();
+      }
+      if ((phase == Phase::StoragePrepare || phase == Phase::StorageWrite || phase == Phase::IndexUpdate) &&
+          !status.storage.active)
+      {
+        return "needs the timed storage area (IngestPerf.TimedStorage, see storage.reason): Orthanc has no hook "
+               "between its storage write and its index transaction";
+      }
+      if (phase == Phase::Transcode && !status.hooks.transcoder.registered)
+      {
+        return "needs the transcoder callback, registered only when IngestTranscoding is configured (see "
+               "hooks.transcoder)";
+      }
+      if (!status.hooks.receivedInstance.registered &&
+          (phase == Phase::Receive || phase == Phase::PreStore || phase == Phase::AssociationGap))
+      {
+        return "needs the ReceivedInstanceCallback, which this plugin does not hold (see hooks.receivedInstance)";
+      }
+      return nullptr;
+    }
+
+    double PerSecond(double amount, int64_t spanNs)
+    {
+      return spanNs <= 0 ? 0.0 : Round(amount * 1e9 / static_cast<double>(spanNs), 0.001);
+    }
+
+    Json::Value ExportRate(uint64_t instances, uint64_t bytes, double seconds)
+    {
+      Json::Value rate;
+      rate["instancesPerSecond"] = Round(static_cast<double>(instances) / seconds, 0.001);
+      rate["megabytesPerSecond"] = Round(static_cast<double>(bytes) / 1e6 / seconds, 0.001);
+      return rate;
+    }
+
+    // includeRates: the per-second windows (transports only). withReasons: unobservable phases as
+    // objects with their reason; groups leave them out, the transports above them say why.
+    Json::Value ExportTransport(const TransportSnapshot& transport, const PluginStatus& status, const Transport* which,
+                                bool includeRates = true, bool withReasons = true)
+    {
+      Json::Value result;
+
+      Json::Value& instances = result["instances"];
+      for (size_t o = 0; o < kOutcomeCount; o++)
+      {
+        instances[DefinitionOf(static_cast<Outcome>(o)).name] = Json::UInt64(transport.outcomes[o]);
+      }
+      instances["storedWithoutTimeline"] = Json::UInt64(transport.storedWithoutTimeline);
+      instances["transcodeAttempts"] = Json::UInt64(transport.transcodeAttempts);
+      instances["transcodedWithoutHook"] = Json::UInt64(transport.transcodedWithoutHook);
+
+      const uint64_t stored = transport.outcomes[static_cast<size_t>(Outcome::Stored)];
+      const int64_t span = transport.ActiveSpanNs();
+      Json::Value& throughput = result["throughput"];
+      throughput["activeSeconds"] = Round(static_cast<double>(span) / 1e9, 0.000001);
+      throughput["instancesPerSecond"] = PerSecond(static_cast<double>(stored), span);
+      throughput["megabytesPerSecond"] = PerSecond(static_cast<double>(transport.storedBytes.Sum()) / 1e6, span);
+      if (includeRates)
+      {
+        throughput["last10s"] = ExportRate(transport.last10sInstances, transport.last10sBytes, 10);
+        throughput["last60s"] = ExportRate(transport.last60sInstances, transport.last60sBytes, 60);
+      }
+
+      if (which == nullptr || *which == Transport::Rest || *which == Transport::Plugin)
+      {
+        Json::Value& answers = result["httpAnswers"];
+        const uint64_t accepting = transport.answersAcceptingCompression;
+        answers["requests"] = Json::UInt64(accepting + transport.answersWithoutCompression);
+        answers["clientAcceptsCompression"] = Json::UInt64(accepting);
+        const Configuration& configuration = status.configuration;
+        const bool compresses = configuration.httpCompressionEnabled && configuration.orthanc.CompressesSmallAnswers();
+        answers["compressedByOrthanc"] = Json::UInt64(compresses ? accepting : 0);
+        answers["HttpCompressionEnabled"] = configuration.httpCompressionEnabled;
+        // From Orthanc 1.12.2, answers under 2048 bytes are never compressed (null: any size is).
+        answers["smallestCompressedBytes"] =
+          configuration.orthanc.CompressesSmallAnswers() ? Json::Value(Json::nullValue) : Json::Value(2048);
+      }
+
+      result["bytesPerInstance"]["received"] = ExportHistogram(transport.receivedBytes, false);
+      result["bytesPerInstance"]["stored"] = ExportHistogram(transport.storedBytes, false);
+
+      Json::Value& phases = result["phases"];
+      for (size_t p = 0; p < kPhaseCount; p++)
+      {
+        const Phase phase = static_cast<Phase>(p);
+        const char* reason = (which != nullptr) ? UnobservableReason(*which, phase) : nullptr;
+        if (reason == nullptr)
+        {
+          reason = MissingHookReason(status, phase);
+        }
+        if (reason != nullptr && !withReasons)
+        {
+          continue;
+        }
+        Json::Value& target = phases[DefinitionOf(phase).name];
+        target = (reason != nullptr) ? Unobservable(reason) : ExportHistogram(transport.phases[p], true);
+        if (phase == Phase::ChangeDispatch && reason == nullptr)
+        {
+          target["deliveredBeforeOnStored"] = Json::UInt64(transport.changesBeforeStored);
+        }
+      }
+      return result;
+    }
+
+    Json::Value ExportHook(const HookState& hook)
+    {
+      Json::Value value;
+      value["registered"] = hook.registered;
+      if (!hook.registered)
+      {
+        value["reason"] = hook.reason;
+      }
+      return value;
+    }
+
+    Json::Value ExportDefinitions()
+    {
+      Json::Value definitions;
+      for (size_t p = 0; p < kPhaseCount; p++)
+      {
+        const PhaseDefinition& phase = DefinitionOf(static_cast<Phase>(p));
+        Json::Value& target = definitions["phases"][phase.name];
+        target["from"] = phase.from;
+        target["to"] = phase.to;
+        target["partOfServerTotal"] = phase.partOfServerTotal;
+      }
+      for (size_t o = 0; o < kOutcomeCount; o++)
+      {
+        const OutcomeDefinition& outcome = DefinitionOf(static_cast<Outcome>(o));
+        definitions["outcomes"][outcome.name] = outcome.meaning;
+      }
+      return definitions;
+    }
+
+    Json::Value ExportUnobservable(const PluginStatus& status)
+    {
+      struct Item
+      {
+        const char* what;
+        const char* transport;
+        const char* reason;
+      };
+      static const Item items[] = {
+        {"responseCompressionAndSend", "rest", RestAnswerUnobservableReason()},
+        {"cstoreResponseSend", "dicom",
+         "the C-STORE-RSP is sent after OnStored returns, with no hook; its wait (Nagle and delayed ACK "
+         "without TCP_NODELAY) is inside associationGap"},
+        {"associationSetup", "dicom",
+         "associations are negotiated before any plugin hook; the first instance of an association has no "
+         "associationGap"},
+        {"storageWriteVsIndexUpdate", "all",
+         "persist covers the storage write and the index transaction: no hook separates them unless the plugin "
+         "owns the storage area"},
+      };
+      Json::Value list = Json::arrayValue;
+      for (const Item& item : items)
+      {
+        if (status.storage.active && std::string(item.what) == "storageWriteVsIndexUpdate")
+        {
+          continue;
+        }
+        Json::Value value;
+        value["what"] = item.what;
+        value["transport"] = item.transport;
+        value["reason"] = item.reason;
+        list.append(value);
+      }
+      return list;
+    }
+  }
+
+
+  namespace
+  {
+    Json::Value ExportAssociations(const AssociationsView& view, const LabelCatalog& catalog,
+                                   const Configuration& configuration)
+    {
+      Json::Value result;
+      result["definition"] =
+        "inferred per calling AET: a chain of C-STORE instances, each received after the previous one was "
+        "stored, within DicomScpTimeout; finished once idle for longer than DicomScpTimeout (" +
+        std::to_string(configuration.dicomScpTimeoutSeconds) + " s)";
+
+      Json::Value& open = result["openConnections"];
+      if (view.connections.available)
+      {
+        open["count"] = Json::UInt64(view.connections.count);
+        open["byRemoteIp"] = Json::objectValue;
+        for (const auto& entry : view.connections.byRemoteIp)
+        {
+          open["byRemoteIp"][entry.first] = Json::UInt64(entry.second);
+        }
+        open["source"] = "established TCP connections to DicomPort " + std::to_string(configuration.dicomPort) +
+                         " (/proc/self/net/tcp, tcp6): one per open association";
+      }
+      else
+      {
+        open["observable"] = false;
+        open["reason"] = "no /proc/self/net/tcp on this system, and no hook at association start or release";
+      }
+
+      std::vector<std::pair<LabelId, HistogramSnapshot>> gaps;
+      for (const auto& series : view.gaps)
+      {
+        const LabelId aet = series.first.Get(LabelDimension::RemoteAet);
+        auto gap = std::find_if(gaps.begin(), gaps.end(), [aet](const auto& g) { return g.first == aet; });
+        if (gap == gaps.end())
+        {
+          gaps.emplace_back(aet, HistogramSnapshot());
+          gap = gaps.end() - 1;
+        }
+        gap->second.Merge(series.second);
+      }
+
+      Json::Value& peers = result["byRemoteAet"];
+      peers = Json::arrayValue;
+      for (const PeerAssociations& peer : view.peers)
+      {
+        Json::Value value;
+        value["remoteAet"] = catalog.Name(LabelDimension::RemoteAet, peer.remoteAet);
+        value["finished"] = Json::UInt64(peer.finished);
+        value["inProgress"] = Json::UInt64(peer.inProgress);
+        value["instancesPerAssociation"] = ExportHistogram(peer.instancesPerAssociation, false);
+        value["durationMs"] = ExportHistogram(peer.durationNs, true);
+        auto gap = std::find_if(gaps.begin(), gaps.end(), [&peer](const auto& g) { return g.first == peer.remoteAet; });
+        value["gap"] = ExportHistogram(gap == gaps.end() ? HistogramSnapshot() : gap->second, true);
+        peers.append(value);
+      }
+      return result;
+    }
+
+    Json::Value ExportChanges(const ChangeQueueSnapshot& changes, const TransportSnapshot& all)
+    {
+      Json::Value result;
+      Json::Value& delivered = result["delivered"];
+      delivered = Json::objectValue;
+      for (size_t type = 0; type < kChangeTypeCount; type++)
+      {
+        if (changes.delivered[type] != 0)
+        {
+          delivered[ChangeTypeName(static_cast<uint32_t>(type))] = Json::UInt64(changes.delivered[type]);
+        }
+      }
+      if (changes.otherTypes != 0)
+      {
+        delivered["other"] = Json::UInt64(changes.otherTypes);
+      }
+      result["newInstanceBacklog"] = Json::UInt64(changes.NewInstanceBacklog());
+      result["storedInstancesSinceStart"] = Json::UInt64(changes.storedInstances);
+      result["newInstanceChangesSinceStart"] = Json::UInt64(changes.newInstancesDelivered);
+      Json::Value& lag = result["lagMs"];
+      lag["newInstance"] = ExportHistogram(all.phases[static_cast<size_t>(Phase::ChangeDispatch)], true);
+      lag["newInstance"]["deliveredBeforeOnStored"] = Json::UInt64(all.changesBeforeStored);
+      lag["newSeries"] = ExportHistogram(changes.newSeriesLag, true);
+      lag["newStudy"] = ExportHistogram(changes.newStudyLag, true);
+      lag["newPatient"] = ExportHistogram(changes.newPatientLag, true);
+      lag["seriesStudyPatientNotTimed"] = Json::UInt64(changes.followedEarlyNewInstance);
+      lag["stableSeriesStudyPatient"] = Unobservable(
+        "Stable* changes come StableAge seconds after the last instance of a resource; which resource an instance "
+        "belongs to is not known to the plugin without calling back into Orthanc");
+      result["perInstanceWhileBackloggedMs"] = ExportHistogram(changes.perInstanceWhileBacklogged, true);
+      return result;
+    }
+
+    Json::Value ExportPluginCost(const std::array<HistogramSnapshot, kCallbackCount>& callbacks,
+                                 const TransportSnapshot& all)
+    {
+      Json::Value result;
+      uint64_t totalNs = 0;
+      Json::Value& each = result["callbacks"];
+      for (size_t c = 0; c < kCallbackCount; c++)
+      {
+        each[CallbackName(static_cast<Callback>(c))] = ExportHistogram(callbacks[c], true);
+        totalNs += callbacks[c].Sum();
+      }
+      totalNs *= PluginCost::kSamplingPeriod;
+      result["sampling"] = "on each thread, one call in " + std::to_string(PluginCost::kSamplingPeriod) +
+                           " is timed from entry to return; \"callbacks\" holds the timed calls, the totals are "
+                           "their sum times " +
+                           std::to_string(PluginCost::kSamplingPeriod);
+      result["samplingPeriod"] = PluginCost::kSamplingPeriod;
+      const uint64_t stored = all.outcomes[static_cast<size_t>(Outcome::Stored)];
+      const uint64_t serverTotalNs = all.phases[static_cast<size_t>(Phase::ServerTotal)].Sum();
+      result["totalMs"] = NanosecondsToMilliseconds(static_cast<int64_t>(totalNs));
+      result["storedInstances"] = Json::UInt64(stored);
+      result["microsecondsPerStoredInstance"] =
+        stored == 0 ? Json::Value(Json::nullValue)
+                    : Json::Value(Round(static_cast<double>(totalNs) / 1000.0 / static_cast<double>(stored), 0.001));
+      result["percentOfServerTotal"] =
+        serverTotalNs == 0
+          ? Json::Value(Json::nullValue)
+          : Json::Value(Round(100.0 * static_cast<double>(totalNs) / static_cast<double>(serverTotalNs), 0.0001));
+      return result;
+    }
+
+    Json::Value ExportStorage(const PluginStatus& status,
+                              const std::array<StorageOperationSnapshot, kStorageOperationCount>* operations)
+    {
+      const Configuration& configuration = status.configuration;
+      Json::Value storage;
+      storage["timed"] = status.storage.active;
+      if (!status.storage.active)
+      {
+        storage["reason"] = status.storage.reason;
+      }
+      storage["root"] = status.storage.root.empty() ? Json::Value() : Json::Value(status.storage.root);
+      storage["SyncStorageArea"] = configuration.syncStorageArea;
+      storage["StoreDicom"] = configuration.storeDicom;
+      storage["StorageCompression"] = configuration.storageCompression;
+      if (status.storage.active && operations != nullptr)
+      {
+        for (size_t i = 0; i < kStorageOperationCount; i++)
+        {
+          const StorageOperationSnapshot& operation = (*operations)[i];
+          Json::Value value = ExportHistogram(operation.durations, true);
+          value["bytes"] = Json::UInt64(operation.bytes);
+          value["failures"] = Json::UInt64(operation.failures);
+          const uint64_t busyNs = operation.durations.Sum();
+          value["megabytesPerSecond"] =
+            busyNs == 0 ? 0.0 : Round(static_cast<double>(operation.bytes) * 1e3 / static_cast<double>(busyNs), 0.001);
+          storage["operations"][StorageOperationName(static_cast<StorageOperation>(i))] = value;
+        }
+      }
+      return storage;
+    }
+
+    Json::Value ExportLabels(const LabelCatalog& catalog, const SeriesInfo& info)
+    {
+      Json::Value labels;
+      for (size_t d = 0; d < kLabelDimensions; d++)
+      {
+        const LabelDimension dimension = static_cast<LabelDimension>(d);
+        const LabelDictionary* dictionary = catalog.DictionaryOf(dimension);
+        if (dictionary == nullptr)
+        {
+          continue;
+        }
+        Json::Value& target = labels[LabelDimensionName(dimension)];
+        target["capacity"] = Json::UInt64(dictionary->Capacity());
+        target["overflowed"] = Json::UInt64(dictionary->Overflowed());
+        target["contended"] = Json::UInt64(dictionary->Contended());
+        target["values"] = Json::arrayValue;
+        for (size_t i = 0; i < dictionary->Capacity(); i++)
+        {
+          const LabelId id = static_cast<LabelId>(kFirstValueLabel + i);
+          const std::string name = dictionary->Name(id);
+          if (name != "(other)")
+          {
+            target["values"].append(name);
+          }
+        }
+      }
+      Json::Value& series = labels["series"];
+      series["capacity"] = Json::UInt64(info.capacity);
+      series["used"] = Json::UInt64(info.used);
+      series["overflowed"] = Json::UInt64(info.overflowed);
+      series["bytesEach"] = Json::UInt64(info.bytesPerSeries);
+      return labels;
+    }
+
+    void ExportSeriesView(Json::Value& result, const ExportInput& input, const ExportFilter& filter)
+    {
+      const LabelCatalog& catalog = *input.catalog;
+      const GroupedSnapshot& grouped = *input.grouped;
+
+      Json::Value& query = result["query"];
+      query["filters"] = Json::objectValue;
+      if (filter.scope == ExportFilter::Scope::Single)
+      {
+        query["filters"]["transport"] = TransportName(filter.transport);
+      }
+      for (const auto& label : filter.labels)
+      {
+        query["filters"][LabelDimensionName(label.first)] = label.second;
+      }
+      query["groupBy"] = filter.hasGroupBy ? Json::Value(LabelDimensionName(filter.groupBy)) : Json::Value();
+      query["seriesMatched"] = Json::UInt64(grouped.seriesMatched);
+      const std::array<TransportSnapshot, kTransportCount>& perTransport = grouped.transports;
+      std::vector<std::pair<LabelId, TransportSnapshot>> groups = grouped.groups;
+
+      Json::Value& transports = result["transports"];
+      transports = Json::objectValue;
+      TransportSnapshot all;
+      for (size_t t = 0; t < kTransportCount; t++)
+      {
+        const Transport transport = static_cast<Transport>(t);
+        all.Merge(perTransport[t]);
+        if (filter.scope == ExportFilter::Scope::Every ||
+            (filter.scope == ExportFilter::Scope::Single && transport == filter.transport))
+        {
+          transports[TransportName(transport)] = ExportTransport(perTransport[t], input.status, &transport, false);
+        }
+      }
+      if (filter.scope != ExportFilter::Scope::Single)
+      {
+        transports["all"] = ExportTransport(all, input.status, nullptr, false);
+      }
+
+      if (filter.hasGroupBy)
+      {
+        std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+          return a.second.outcomes[static_cast<size_t>(Outcome::Stored)] >
+                 b.second.outcomes[static_cast<size_t>(Outcome::Stored)];
+        });
+        Json::Value& list = result["groups"];
+        list = Json::arrayValue;
+        for (const auto& group : groups)
+        {
+          const bool isTransport = filter.groupBy == LabelDimension::Transport;
+          const Transport transport = static_cast<Transport>(group.first - kFirstValueLabel);
+          Json::Value value =
+            ExportTransport(group.second, input.status, isTransport ? &transport : nullptr, false, false);
+          value["labels"][LabelDimensionName(filter.groupBy)] = catalog.Name(filter.groupBy, group.first);
+          list.append(value);
+        }
+      }
+    }
+  }
+
+
+  std::function<bool(const InstanceLabels&)> MakeSeriesPredicate(const ExportFilter& filter,
+                                                                 const LabelCatalog& catalog)
+  {
+    std::vector<std::pair<LabelDimension, LabelId>> wanted;
+    bool impossible = false;
+    if (filter.scope == ExportFilter::Scope::Single)
+    {
+      InstanceLabels transportOnly;
+      transportOnly.SetTransport(filter.transport);
+      wanted.emplace_back(LabelDimension::Transport, transportOnly.Get(LabelDimension::Transport));
+    }
+    for (const auto& label : filter.labels)
+    {
+      LabelId id;
+      if (catalog.Find(label.first, label.second, id))
+      {
+        wanted.emplace_back(label.first, id);
+      }
+      else
+      {
+        impossible = true;  // a value never seen: matches nothing (yet)
+      }
+    }
+    return [wanted, impossible](const InstanceLabels& labels) {
+      if (impossible)
+      {
+        return false;
+      }
+      for (const auto& condition : wanted)
+      {
+        if (labels.Get(condition.first) != condition.second)
+        {
+          return false;
+        }
+      }
+      return true;
+    };
+  }
+
+
+  double NanosecondsToMilliseconds(int64_t ns)
+  {
+    return static_cast<double>(std::llround(static_cast<double>(ns) / 100.0)) / 10000.0;
+  }
+
+
+  Json::Value ExportHistogram(const HistogramSnapshot& histogram, bool durations)
+  {
+    Json::Value value;
+    value["count"] = Json::UInt64(histogram.Count());
+    auto convert = [durations](double v) -> Json::Value {
+      return durations ? Json::Value(NanosecondsToMilliseconds(static_cast<int64_t>(std::llround(v))))
+                       : Json::Value(Json::Int64(std::llround(v)));
+    };
+    if (histogram.Count() == 0)
+    {
+      for (const char* name : {"sum", "mean", "min", "p50", "p90", "p99", "p99.9", "max"})
+      {
+        value[name] = Json::nullValue;
+      }
+      return value;
+    }
+    value["sum"] = durations ? Json::Value(NanosecondsToMilliseconds(static_cast<int64_t>(histogram.Sum())))
+                             : Json::Value(Json::UInt64(histogram.Sum()));
+    value["mean"] = durations ? Json::Value(NanosecondsToMilliseconds(std::llround(histogram.Mean())))
+                              : Json::Value(Round(histogram.Mean(), 1));
+    value["min"] = convert(static_cast<double>(histogram.Min()));
+    for (const Quantile& quantile : kQuantiles)
+    {
+      value[quantile.name] = convert(static_cast<double>(histogram.ValueAtQuantile(quantile.q)));
+    }
+    value["max"] = convert(static_cast<double>(histogram.Max()));
+    if (histogram.Saturated() != 0)
+    {
+      value["saturated"] = Json::UInt64(histogram.Saturated());
+    }
+    return value;
+  }
+
+
+  namespace
+  {
+    // What the configuration asked for and does not have, first in every answer: an option that
+    // silently did nothing (another plugin holding the storage area, say) misleads a reader.
+    Json::Value ExportNotInEffect(const PluginStatus& status)
+    {
+      Json::Value list = Json::arrayValue;
+      auto add = [&](const char* option, const std::string& reason) {
+        Json::Value item;
+        item["option"] = option;
+        item["reason"] = reason;
+        list.append(item);
+      };
+      const Configuration& configuration = status.configuration;
+      if (!status.notStartedReason.empty())
+      {
+        add("IngestPerf", status.notStartedReason);
+        return list;
+      }
+      if (!configuration.enable)
+      {
+        return list;  // said by "enabled": nothing was asked for
+      }
+      if (configuration.timedStorage && !status.storage.active)
+      {
+        add("IngestPerf.TimedStorage", status.storage.reason);
+      }
+      if (configuration.timeRestAnswers && !status.restAnswers.active)
+      {
+        add("IngestPerf.TimeRestAnswers", status.restAnswers.reason);
+      }
+      if (configuration.receivedInstanceCallback && !status.hooks.receivedInstance.registered)
+      {
+        add("IngestPerf.ReceivedInstanceCallback", status.hooks.receivedInstance.reason);
+      }
+      return list;
+    }
+  }
+
+
+  Json::Value ExportStats(const ExportInput& input, const ExportFilter& filter)
+  {
+    const StatsSnapshot& snapshot = input.snapshot;
+    const PluginStatus& status = input.status;
+    Json::Value result;
+
+    result["plugin"] = "ingest-perf";
+    result["version"] = status.pluginVersion;
+    result["orthancVersion"] = status.orthancVersion;
+    result["enabled"] = status.configuration.enable && status.notStartedReason.empty();
+    if (!status.notStartedReason.empty())
+    {
+      result["notStarted"] = status.notStartedReason;
+    }
+    result["notInEffect"] = ExportNotInEffect(status);
+    result["units"]["durations"] = "milliseconds";
+    result["units"]["sizes"] = "bytes";
+    result["units"]["megabyte"] = "1,000,000 bytes";
+    result["since"] = IsoUtc(snapshot.resetWallNs);
+    result["elapsedSeconds"] = Round(static_cast<double>(snapshot.takenNs - snapshot.resetNs) / 1e9, 0.001);
+
+    const Configuration& configuration = status.configuration;
+    Json::Value& effective = result["configuration"];
+    effective["Enable"] = configuration.enable;
+    effective["ReceivedInstanceCallback"] = configuration.receivedInstanceCallback;
+    effective["MaxThreads"] = Json::UInt64(configuration.maxThreads);
+    effective["ChangeTableSize"] = Json::UInt64(configuration.changeTableSize);
+    effective["MaxPeers"] = Json::UInt64(configuration.maxPeers);
+    effective["MaxLabelValues"] = Json::UInt64(configuration.maxLabelValues);
+    effective["MaxSeries"] = Json::UInt64(configuration.maxSeries);
+    effective["TranscodeTiming"] = TranscodeTimingName(configuration.transcodeTiming);
+    effective["TimedStorage"] = configuration.timedStorage;
+    effective["TimeRestAnswers"] = configuration.timeRestAnswers;
+    Json::Value& orthanc = result["orthancOptions"];
+    orthanc["OverwriteInstances"] = configuration.overwriteInstances;
+    orthanc["DicomScpTimeout"] = configuration.dicomScpTimeoutSeconds;
+    orthanc["IngestTranscoding"] = configuration.ingestTranscoding ? Json::Value(configuration.ingestTranscodingSyntax)
+                                                                   : Json::Value(Json::nullValue);
+
+    Json::Value& hooks = result["hooks"];
+    hooks["httpRequestFilter"] = ExportHook(status.hooks.httpRequestFilter);
+    hooks["receivedInstance"] = ExportHook(status.hooks.receivedInstance);
+    hooks["transcoder"] = ExportHook(status.hooks.transcoder);
+    hooks["instanceFilter"] = ExportHook(status.hooks.instanceFilter);
+    hooks["cstoreFilter"] = ExportHook(status.hooks.cstoreFilter);
+    hooks["storedInstance"] = ExportHook(status.hooks.storedInstance);
+    hooks["change"] = ExportHook(status.hooks.change);
+
+    Json::Value& open = result["openRecords"];
+    open["count"] = Json::UInt64(input.openRecords.count);
+    open["oldestAgeMs"] = input.openRecords.oldestStartNs == 0
+                            ? 0.0
+                            : NanosecondsToMilliseconds(snapshot.takenNs - input.openRecords.oldestStartNs);
+    open["threadsTracked"] = Json::UInt64(input.openRecords.threadsTracked);
+    open["threadsUntracked"] = Json::UInt64(input.openRecords.threadsUntracked);
+
+    result["errors"]["callbackExceptions"] = Json::UInt64(snapshot.callbackErrors);
+    result["errors"]["changeCorrelationSkipped"] = Json::UInt64(input.correlationSkipped);
+    result["errors"]["associationTrackingSkipped"] = Json::UInt64(input.associationSkipped);
+
+    if (input.catalog != nullptr)
+    {
+      result["labels"] = ExportLabels(*input.catalog, input.seriesInfo);
+    }
+    result["storage"] = ExportStorage(status, input.storage);
+    if (input.associations != nullptr && input.catalog != nullptr)
+    {
+      result["associations"] = ExportAssociations(*input.associations, *input.catalog, status.configuration);
+    }
+    if (input.changes != nullptr)
+    {
+      result["changes"] = ExportChanges(*input.changes, snapshot.AllTransports());
+    }
+    if (input.pluginCost != nullptr)
+    {
+      result["pluginCost"] = ExportPluginCost(*input.pluginCost, snapshot.AllTransports());
+    }
+
+    if (filter.UsesSeries() && input.catalog != nullptr && input.grouped != nullptr)
+    {
+      ExportSeriesView(result, input, filter);
+      result["unobservable"] = ExportUnobservable(input.status);
+      result["definitions"] = ExportDefinitions();
+      return result;
+    }
+
+    Json::Value& transports = result["transports"];
+    transports = Json::objectValue;
+    if (filter.scope != ExportFilter::Scope::MergedOnly)
+    {
+      for (size_t t = 0; t < kTransportCount; t++)
+      {
+        const Transport transport = static_cast<Transport>(t);
+        if (filter.scope == ExportFilter::Scope::Single && transport != filter.transport)
+        {
+          continue;
+        }
+        transports[TransportName(transport)] = ExportTransport(snapshot.transports[t], status, &transport);
+      }
+    }
+    if (filter.scope != ExportFilter::Scope::Single)
+    {
+      transports["all"] = ExportTransport(snapshot.AllTransports(), status, nullptr);
+    }
+
+    result["unobservable"] = ExportUnobservable(input.status);
+    result["definitions"] = ExportDefinitions();
+    return result;
+  }
+}

@@ -1,0 +1,192 @@
+#include "Host/Configuration.h"
+
+#include <json/writer.h>
+
+#include <set>
+
+namespace IngestPerf
+{
+  const char* const kConfigurationSection = "IngestPerf";
+
+  namespace
+  {
+    std::string Describe(const Json::Value& value)
+    {
+      Json::StreamWriterBuilder builder;
+      builder["indentation"] = "";
+      return Json::writeString(builder, value);
+    }
+
+    std::string KeyName(const std::string& key)
+    {
+      return std::string(kConfigurationSection) + "." + key;
+    }
+
+    bool ReadBool(const Json::Value& section, const std::string& key, bool defaultValue)
+    {
+      if (!section.isMember(key))
+      {
+        return defaultValue;
+      }
+      const Json::Value& value = section[key];
+      if (!value.isBool())
+      {
+        throw ConfigurationError(KeyName(key) + ": expected true or false, got " + Describe(value));
+      }
+      return value.asBool();
+    }
+
+    size_t ReadInteger(const Json::Value& section, const std::string& key, size_t defaultValue, size_t minimum,
+                       size_t maximum)
+    {
+      if (!section.isMember(key))
+      {
+        return defaultValue;
+      }
+      const Json::Value& value = section[key];
+      const std::string expected =
+        ": expected an integer from " + std::to_string(minimum) + " to " + std::to_string(maximum);
+      if (!value.isIntegral() || value.isBool())
+      {
+        throw ConfigurationError(KeyName(key) + expected + ", got " + Describe(value));
+      }
+      if ((value.isInt64() && (value.asInt64() < static_cast<Json::Int64>(minimum) ||
+                               value.asInt64() > static_cast<Json::Int64>(maximum))) ||
+          (!value.isInt64() && value.asUInt64() > maximum))
+      {
+        throw ConfigurationError(KeyName(key) + expected + ", got " + Describe(value));
+      }
+      return static_cast<size_t>(value.asUInt64());
+    }
+  }
+
+
+  std::string FindStoragePluginSection(const Json::Value& orthancConfiguration)
+  {
+    // The database plugins store files only with "EnableStorage"; the object-storage plugins
+    // always do once their section is present.
+    for (const char* section : {"PostgreSQL", "MySQL", "Odbc"})
+    {
+      const Json::Value& value = orthancConfiguration[section];
+      if (value.isObject() && value["EnableStorage"].isBool() && value["EnableStorage"].asBool())
+      {
+        return std::string(section) + ".EnableStorage";
+      }
+    }
+    for (const char* section : {"AwsS3Storage", "AzureBlobStorage", "GoogleCloudStorage"})
+    {
+      if (orthancConfiguration.isMember(section))
+      {
+        return section;
+      }
+    }
+    return "";
+  }
+
+
+  const char* TranscodeTimingName(TranscodeTiming timing)
+  {
+    return timing == TranscodeTiming::Delegate ? "Delegate" : "FallThrough";
+  }
+
+
+  Configuration ParseConfiguration(const Json::Value& orthancConfiguration, const OrthancVersion& running)
+  {
+    Configuration configuration;
+    configuration.orthanc = running;
+    configuration.httpCompressionEnabled = running.HttpCompressionDefault();
+
+    if (orthancConfiguration.isObject())
+    {
+      const Json::Value& overwrite = orthancConfiguration["OverwriteInstances"];
+      configuration.overwriteInstances = overwrite.isBool() && overwrite.asBool();
+      const Json::Value& timeout = orthancConfiguration["DicomScpTimeout"];
+      if (timeout.isUInt())
+      {
+        configuration.dicomScpTimeoutSeconds = timeout.asUInt();
+      }
+      auto readBool = [&](const char* key, bool& target) {
+        if (orthancConfiguration[key].isBool())
+        {
+          target = orthancConfiguration[key].asBool();
+        }
+      };
+      if (orthancConfiguration["DicomPort"].isUInt() && orthancConfiguration["DicomPort"].asUInt() < 65536)
+      {
+        configuration.dicomPort = orthancConfiguration["DicomPort"].asUInt();
+      }
+      readBool("SyncStorageArea", configuration.syncStorageArea);
+      readBool("StoreDicom", configuration.storeDicom);
+      readBool("StorageCompression", configuration.storageCompression);
+      readBool("HttpCompressionEnabled", configuration.httpCompressionEnabled);
+      if (orthancConfiguration["StorageDirectory"].isString())
+      {
+        configuration.storageDirectory = orthancConfiguration["StorageDirectory"].asString();
+      }
+      configuration.storagePluginSection = FindStoragePluginSection(orthancConfiguration);
+      const Json::Value& transcoding = orthancConfiguration["IngestTranscoding"];
+      if (transcoding.isString() && !transcoding.asString().empty())
+      {
+        configuration.ingestTranscoding = true;
+        configuration.ingestTranscodingSyntax = transcoding.asString();
+      }
+    }
+
+    if (!orthancConfiguration.isObject() || !orthancConfiguration.isMember(kConfigurationSection))
+    {
+      return configuration;
+    }
+    const Json::Value& section = orthancConfiguration[kConfigurationSection];
+    if (!section.isObject())
+    {
+      throw ConfigurationError(std::string(kConfigurationSection) + ": expected a JSON object, got " +
+                               Describe(section));
+    }
+
+    static const std::set<std::string> known = {
+      "Enable",    "ReceivedInstanceCallback", "MaxThreads",   "ChangeTableSize", "MaxPeers", "MaxLabelValues",
+      "MaxSeries", "TranscodeTiming",          "TimedStorage", "TimeRestAnswers"};
+    for (const std::string& key : section.getMemberNames())
+    {
+      if (known.count(key) == 0)
+      {
+        std::string list;
+        for (const std::string& name : known)
+        {
+          list += (list.empty() ? "" : ", ") + name;
+        }
+        throw ConfigurationError(KeyName(key) + ": unknown option (known options: " + list + ")");
+      }
+    }
+
+    configuration.enable = ReadBool(section, "Enable", configuration.enable);
+    configuration.receivedInstanceCallback =
+      ReadBool(section, "ReceivedInstanceCallback", configuration.receivedInstanceCallback);
+    configuration.maxThreads = ReadInteger(section, "MaxThreads", configuration.maxThreads, 1, 65536);
+    configuration.changeTableSize =
+      ReadInteger(section, "ChangeTableSize", configuration.changeTableSize, 16, 16777216);
+    configuration.maxPeers = ReadInteger(section, "MaxPeers", configuration.maxPeers, 1, 65536);
+    configuration.maxLabelValues = ReadInteger(section, "MaxLabelValues", configuration.maxLabelValues, 1, 253);
+    configuration.maxSeries = ReadInteger(section, "MaxSeries", configuration.maxSeries, 1, 65536);
+    configuration.timedStorage = ReadBool(section, "TimedStorage", configuration.timedStorage);
+    configuration.timeRestAnswers = ReadBool(section, "TimeRestAnswers", configuration.timeRestAnswers);
+    if (section.isMember("TranscodeTiming"))
+    {
+      const Json::Value& timing = section["TranscodeTiming"];
+      if (timing.isString() && timing.asString() == "FallThrough")
+      {
+        configuration.transcodeTiming = TranscodeTiming::FallThrough;
+      }
+      else if (timing.isString() && timing.asString() == "Delegate")
+      {
+        configuration.transcodeTiming = TranscodeTiming::Delegate;
+      }
+      else
+      {
+        throw ConfigurationError(KeyName("TranscodeTiming") + ": expected \"FallThrough\" or \"Delegate\", got " +
+                                 Describe(timing));
+      }
+    }
+    return configuration;
+  }
+}

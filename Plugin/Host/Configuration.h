@@ -1,0 +1,74 @@
+// The "IngestPerf" section of orthanc.json, and the few global Orthanc options that change what
+// the plugin measures. Parsing is strict: a wrong type, an out-of-range value or an unknown key
+// throws ConfigurationError naming the key, and the plugin refuses to start.
+#pragma once
+
+#include "Host/OrthancVersion.h"
+
+#include <json/value.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace IngestPerf
+{
+  class ConfigurationError : public std::runtime_error
+  {
+  public:
+    explicit ConfigurationError(const std::string& message) :
+      std::runtime_error(message)
+    {
+    }
+  };
+
+  enum class TranscodeTiming
+  {
+    FallThrough,  // timestamp, then let Orthanc's transcoders work: no cost, bound includes read-back
+    Delegate      // transcode through the SDK and time exactly: serialises transcodes in 1.10.1
+  };
+
+  const char* TranscodeTimingName(TranscodeTiming timing);
+
+  struct Configuration
+  {
+    bool enable = true;
+    bool receivedInstanceCallback = true;
+    size_t maxThreads = 512;
+    size_t changeTableSize = 16384;
+    size_t maxPeers = 256;
+    size_t maxLabelValues = 32;
+    size_t maxSeries = 128;
+    TranscodeTiming transcodeTiming = TranscodeTiming::FallThrough;
+    bool timedStorage = false;
+    bool timeRestAnswers = false;
+
+    // The running Orthanc, and what it does by default.
+    OrthancVersion orthanc;
+
+    // Read from Orthanc's own options.
+    bool overwriteInstances = false;
+    unsigned int dicomScpTimeoutSeconds = 30;
+    unsigned int dicomPort = 4242;
+    bool ingestTranscoding = false;
+    std::string ingestTranscodingSyntax;
+    std::string storageDirectory = "OrthancStorage";
+    bool syncStorageArea = true;
+    bool storeDicom = true;
+    bool storageCompression = false;
+    bool httpCompressionEnabled = true;  // Orthanc's default, which depends on its version
+    // The configuration section of a known storage plugin that is enabled ("" if none): the timed
+    // storage area must not take its place.
+    std::string storagePluginSection;
+  };
+
+  // `orthancConfiguration` is the whole configuration Orthanc gives to plugins.
+  Configuration ParseConfiguration(const Json::Value& orthancConfiguration,
+                                   const OrthancVersion& running = OrthancVersion());
+
+  // "PostgreSQL.EnableStorage", "AwsS3Storage"...: a known storage plugin enabled, or "".
+  std::string FindStoragePluginSection(const Json::Value& orthancConfiguration);
+
+  // The section name and the documented keys with their defaults, for the README and errors.
+  extern const char* const kConfigurationSection;
+}

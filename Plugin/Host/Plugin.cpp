@@ -1,0 +1,163 @@
+// Entry point: reads the configuration, builds the pipeline, registers hooks and routes.
+// Data flow: IngestHooks -> InstanceTimeline (per thread) -> IngestRecorder -> IngestStats
+//            -> StatsSnapshot -> JsonExporter -> RestRoutes.
+#include "Host/Configuration.h"
+#include "Capture/IngestHooks.h"
+#include "Recording/IngestPipeline.h"
+#include "Host/LoadedCopy.h"
+#include "Timeline/MonotonicClock.h"
+#include "Host/OrthancSdk.h"
+#include "Host/PluginStatus.h"
+#include "Rest/RestRoutes.h"
+
+#include <memory>
+
+#ifndef INGEST_PERF_VERSION
+#define INGEST_PERF_VERSION "0.0.0"
+#endif
+
+namespace
+{
+  using namespace IngestPerf;
+
+  // Live until the library is unloaded: Orthanc may still run a callback while finalizing.
+  std::unique_ptr<IngestPipeline> pipeline;
+  PluginStatus status;
+}
+
+
+namespace
+{
+  void MarkHooksNotRegistered(const std::string& reason)
+  {
+    for (HookState* hook :
+         {&status.hooks.httpRequestFilter, &status.hooks.receivedInstance, &status.hooks.transcoder,
+          &status.hooks.instanceFilter, &status.hooks.cstoreFilter, &status.hooks.storedInstance, &status.hooks.change})
+    {
+      hook->registered = false;
+      hook->reason = reason;
+    }
+  }
+
+  void Start()
+  {
+    pipeline.reset(new IngestPipeline(status.configuration));
+    status.hooks = RegisterIngestHooks(status.configuration, *pipeline);
+    status.storage = RegisterTimedStorageArea(status.configuration, *pipeline);
+    status.restAnswers = RestAnswerTimingState(status.configuration.timeRestAnswers);
+    if (status.storage.requested && !status.storage.active)
+    {
+      OrthancSdk::LogWarning("IngestPerf: timed storage not started: " + status.storage.reason);
+    }
+    if (!status.hooks.receivedInstance.registered)
+    {
+      OrthancSdk::LogWarning("IngestPerf: no ReceivedInstanceCallback (" + status.hooks.receivedInstance.reason +
+                             "): records start at the next visible hook; receive and preStore are unobservable");
+    }
+    OrthancSdk::LogWarning(std::string("IngestPerf ") + INGEST_PERF_VERSION + " is timing ingest; see GET /perf/stats");
+  }
+}
+
+
+extern "C"
+{
+  ORTHANC_PLUGINS_API int32_t OrthancPluginInitialize(OrthancPluginContext* context)
+  {
+    OrthancSdk::SetContext(context);
+    if (!LoadedCopy::Claim())
+    {
+      OrthancSdk::LogWarning("IngestPerf: a second copy of this plugin was loaded from " + LoadedCopy::Path() +
+                             " (registered as \"" + LoadedCopy::PluginName() +
+                             "\"); it stays inert. Load the plugin once: either from Orthanc's plugin folder "
+                             "or by an explicit entry in \"Plugins\", not both");
+      return 0;
+    }
+    if (!OrthancPluginCheckVersion(context))
+    {
+      // Refusing would stop Orthanc (a plugin that fails to initialize stops it): stay inert instead.
+      OrthancSdk::LogError(std::string("IngestPerf: this plugin needs Orthanc 1.10.1 or newer, running ") +
+                           context->orthancVersion + "; it stays disabled and Orthanc runs without it");
+      return 0;
+    }
+
+    try
+    {
+      status.pluginVersion = INGEST_PERF_VERSION;
+      status.orthancVersion = OrthancSdk::RunningOrthancVersion();
+      status.startWallNs = WallNowNs();
+      status.configuration =
+        ParseConfiguration(OrthancSdk::ReadConfiguration(), OrthancVersion::Parse(status.orthancVersion));
+    }
+    catch (const ConfigurationError& e)
+    {
+      OrthancSdk::LogError(std::string("IngestPerf: invalid configuration, Orthanc will not start: ") + e.what());
+      return -1;
+    }
+    catch (const std::exception& e)
+    {
+      OrthancSdk::LogError(std::string("IngestPerf: cannot read the configuration, Orthanc will not start: ") +
+                           e.what());
+      return -1;
+    }
+
+    try
+    {
+      OrthancPluginSetDescription(context,
+                                  "Times every phase of DICOM ingest and serves the breakdown at /perf/stats.");
+      if (status.configuration.enable)
+      {
+        Start();
+      }
+      else
+      {
+        MarkHooksNotRegistered("IngestPerf.Enable is false");
+        OrthancSdk::LogWarning("IngestPerf: disabled by IngestPerf.Enable = false; no hook is registered");
+      }
+    }
+    catch (const std::exception& e)
+    {
+      if (!pipeline)
+      {
+        // Nothing is registered without the pipeline: Orthanc goes on alone, /perf/stats says why.
+        status.notStartedReason = std::string("the plugin could not start: ") + e.what();
+        MarkHooksNotRegistered(status.notStartedReason);
+        OrthancSdk::LogError("IngestPerf: " + status.notStartedReason + "; Orthanc runs without it");
+      }
+      else
+      {
+        // The hooks registered so far find the pipeline in place and keep working.
+        OrthancSdk::LogError(std::string("IngestPerf: start-up stopped half-way, some hooks may be missing: ") +
+                             e.what());
+      }
+    }
+
+    try
+    {
+      RegisterRestRoutes(pipeline.get(), status);
+    }
+    catch (const std::exception& e)
+    {
+      OrthancSdk::LogError(std::string("IngestPerf: cannot register /perf routes: ") + e.what());
+    }
+    return 0;
+  }
+
+
+  ORTHANC_PLUGINS_API void OrthancPluginFinalize()
+  {
+    // Called for every registration, duplicates included, once Orthanc serves nothing any more.
+    LoadedCopy::Release();
+  }
+
+
+  ORTHANC_PLUGINS_API const char* OrthancPluginGetName()
+  {
+    return LoadedCopy::PluginName();
+  }
+
+
+  ORTHANC_PLUGINS_API const char* OrthancPluginGetVersion()
+  {
+    return INGEST_PERF_VERSION;
+  }
+}

@@ -1,0 +1,29 @@
+// What the plugin knows about itself and its host, fixed at start-up: versions, configuration,
+// and which hooks Orthanc accepted. Exported with every /perf/stats answer.
+#pragma once
+
+#include "Host/Configuration.h"
+#include "Capture/IngestHooks.h"
+#include "Capture/RestAnswerTiming.h"
+#include "Capture/TimedStorageArea.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace IngestPerf
+{
+  struct PluginStatus
+  {
+    std::string pluginVersion;
+    std::string orthancVersion;
+    int64_t startWallNs = 0;
+    Configuration configuration;
+    // Set when the plugin could not start (its memory could not be reserved, say): Orthanc then
+    // runs without it, and /perf/stats says why.
+    std::string notStartedReason;
+    HookRegistrations hooks;
+    StorageAreaState storage;
+    RestAnswerState restAnswers;
+  };
+}

@@ -1,0 +1,52 @@
+// A bounded set of label values (AETs, IP addresses, UIDs) for one label dimension: the first
+// `capacity` distinct values seen get an id, later ones are "(other)". Interning is lock-free and
+// allocation-free (fixed slots of 64 characters, enough for any DICOM UID), so it can run inside
+// Orthanc's callbacks; readers turn ids back into names.
+#pragma once
+
+#include "Labels/InstanceLabels.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace IngestPerf
+{
+  class LabelDictionary
+  {
+  public:
+    static constexpr size_t kMaxValueLength = 64;
+    static constexpr size_t kMaxCapacity = 253;  // ids 2..254 fit in a LabelId
+    static constexpr size_t kMaxProbe = 32;      // the longest lookup, whatever the fill
+
+    explicit LabelDictionary(size_t capacity);
+    ~LabelDictionary();
+
+    // nullptr or "" -> (none); values are cut at kMaxValueLength.
+    LabelId Intern(const char* value);
+    LabelId Intern(const char* value, size_t length);
+
+    std::string Name(LabelId id) const;
+    // For REST filters: the id of a name ("(other)", "(none)" or a value), if known.
+    bool Find(const std::string& name, LabelId& id) const;
+
+    size_t Capacity() const { return capacity_; }
+    size_t Size() const;
+    // Values answered "(other)": no free slot near their hash, or a slot held by a preempted writer.
+    uint64_t Overflowed() const { return overflowed_.load(std::memory_order_relaxed); }
+    uint64_t Contended() const { return contended_.load(std::memory_order_relaxed); }
+
+    // Test seam: holds a free slot as a writer preempted mid-write would, or releases it.
+    void HoldSlotForTest(size_t index, bool held);
+
+  private:
+    struct Entry;
+
+    size_t capacity_;
+    std::unique_ptr<Entry[]> entries_;
+    std::atomic<uint64_t> overflowed_;
+    std::atomic<uint64_t> contended_;
+  };
+}

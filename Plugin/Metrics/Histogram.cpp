@@ -1,0 +1,284 @@
+#include "Metrics/Histogram.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    constexpr uint64_t kLinearLimit = uint64_t(1) << (Histogram::kSubBucketBits + 1);
+    constexpr uint64_t kSubBucketCount = uint64_t(1) << Histogram::kSubBucketBits;
+    constexpr uint64_t kSaturationValue = uint64_t(1) << Histogram::kMaxValueBits;
+  }
+
+
+  size_t Histogram::BucketIndex(uint64_t value)
+  {
+    if (value < kLinearLimit)
+    {
+      return static_cast<size_t>(value);
+    }
+    if (value >= kSaturationValue)
+    {
+      return kBucketCount - 1;
+    }
+    const int highestBit = 63 - __builtin_clzll(value);
+    const int shift = highestBit - kSubBucketBits;
+    const uint64_t subBucket = value >> shift;  // in [2^k, 2^(k+1))
+    return static_cast<size_t>((static_cast<uint64_t>(shift) << kSubBucketBits) + subBucket);
+  }
+
+
+  uint64_t Histogram::BucketLowest(size_t index)
+  {
+    if (index < kLinearLimit)
+    {
+      return index;
+    }
+    const uint64_t shift = (index >> kSubBucketBits) - 1;
+    const uint64_t subBucket = (index & (kSubBucketCount - 1)) + kSubBucketCount;
+    return subBucket << shift;
+  }
+
+
+  uint64_t Histogram::BucketWidth(size_t index)
+  {
+    if (index < kLinearLimit)
+    {
+      return 1;
+    }
+    return uint64_t(1) << ((index >> kSubBucketBits) - 1);
+  }
+
+
+  void Histogram::Record(int64_t value)
+  {
+    const uint64_t v = value < 0 ? 0 : static_cast<uint64_t>(value);
+    const int64_t signedValue = static_cast<int64_t>(v);
+
+    buckets_[BucketIndex(v)].fetch_add(1, std::memory_order_relaxed);
+    if (v >= kSaturationValue)
+    {
+      saturated_.fetch_add(1, std::memory_order_relaxed);
+    }
+    sum_.fetch_add(v, std::memory_order_relaxed);
+
+    const int64_t inverted = std::numeric_limits<int64_t>::max() - signedValue;
+    int64_t currentInverted = invertedMin_.load(std::memory_order_relaxed);
+    while (inverted > currentInverted &&
+           !invertedMin_.compare_exchange_weak(currentInverted, inverted, std::memory_order_relaxed))
+    {
+    }
+    int64_t currentMax = max_.load(std::memory_order_relaxed);
+    while (signedValue > currentMax && !max_.compare_exchange_weak(currentMax, signedValue, std::memory_order_relaxed))
+    {
+    }
+    // Published last, with release: a reader that sees the count sees the bucket and bounds.
+    count_.fetch_add(1, std::memory_order_release);
+  }
+
+
+  Histogram::Histogram()
+  {
+    for (auto& bucket : buckets_)
+    {
+      bucket.store(0, std::memory_order_relaxed);
+    }
+    count_.store(0, std::memory_order_relaxed);
+    sum_.store(0, std::memory_order_relaxed);
+    saturated_.store(0, std::memory_order_relaxed);
+    invertedMin_.store(0, std::memory_order_relaxed);
+    max_.store(0, std::memory_order_relaxed);
+  }
+
+
+  void Histogram::Reset()
+  {
+    // Only the buckets between min and max can hold counts: a histogram of a few hundred
+    // occupied buckets is cleared without touching its other 9 KB (an AssociationTracker peer
+    // taken over on Orthanc's ingest path resets two).
+    const int64_t inverted = invertedMin_.load(std::memory_order_relaxed);
+    if (inverted != 0)
+    {
+      const int64_t min = std::numeric_limits<int64_t>::max() - inverted;
+      const int64_t max = max_.load(std::memory_order_relaxed);
+      const size_t first = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, std::min(min, max))));
+      const size_t end = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, max))) + 1;
+      for (size_t i = first; i < end; i++)
+      {
+        buckets_[i].store(0, std::memory_order_relaxed);
+      }
+    }
+    sum_.store(0, std::memory_order_relaxed);
+    saturated_.store(0, std::memory_order_relaxed);
+    invertedMin_.store(0, std::memory_order_relaxed);
+    max_.store(0, std::memory_order_relaxed);
+    count_.store(0, std::memory_order_release);
+  }
+
+
+  HistogramSnapshot Histogram::Snapshot() const
+  {
+    HistogramSnapshot snapshot;
+    snapshot.count_ = count_.load(std::memory_order_acquire);
+    if (snapshot.count_ == 0)
+    {
+      return snapshot;  // buckets stay empty: no allocation for idle histograms
+    }
+    // Only the range between the exact min and max is read and kept: most histograms span a few
+    // hundred of the buckets. Every Record() counted by the acquire load above has already moved
+    // min and max (the count is published last), so nothing it recorded is outside the range.
+    const int64_t min = std::numeric_limits<int64_t>::max() - invertedMin_.load(std::memory_order_relaxed);
+    const int64_t max = max_.load(std::memory_order_relaxed);
+    const size_t first = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, std::min(min, max))));
+    const size_t end = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, max))) + 1;
+    uint64_t bucketTotal = 0;
+    snapshot.offset_ = first;
+    snapshot.buckets_.resize(end - first);
+    for (size_t i = first; i < end; i++)
+    {
+      const uint64_t value = buckets_[i].load(std::memory_order_relaxed);
+      snapshot.buckets_[i - first] = value;
+      bucketTotal += value;
+    }
+    // Under concurrent Record() the buckets may run ahead of the count read above: use the
+    // buckets, so that quantiles and count always agree.
+    snapshot.count_ = bucketTotal;
+    snapshot.sum_ = sum_.load(std::memory_order_relaxed);
+    snapshot.saturated_ = saturated_.load(std::memory_order_relaxed);
+    snapshot.min_ = std::numeric_limits<int64_t>::max() - invertedMin_.load(std::memory_order_relaxed);
+    snapshot.max_ = max_.load(std::memory_order_relaxed);
+    return snapshot;
+  }
+
+
+  void Histogram::AddTo(HistogramSnapshot& target) const
+  {
+    if (count_.load(std::memory_order_acquire) == 0)
+    {
+      return;
+    }
+    // The same range argument as in Snapshot().
+    const int64_t min = std::numeric_limits<int64_t>::max() - invertedMin_.load(std::memory_order_relaxed);
+    const int64_t max = max_.load(std::memory_order_relaxed);
+    const size_t first = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, std::min(min, max))));
+    const size_t end = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, max))) + 1;
+    target.Widen(first, end);
+    uint64_t added = 0;
+    for (size_t i = first; i < end; i++)
+    {
+      const uint64_t value = buckets_[i].load(std::memory_order_relaxed);
+      target.buckets_[i - target.offset_] += value;
+      added += value;
+    }
+    target.count_ += added;
+    target.sum_ += sum_.load(std::memory_order_relaxed);
+    target.saturated_ += saturated_.load(std::memory_order_relaxed);
+    target.min_ = std::min(target.min_, min);
+    target.max_ = std::max(target.max_, max);
+  }
+
+
+  void HistogramSnapshot::Widen(size_t first, size_t end)
+  {
+    if (buckets_.empty())
+    {
+      buckets_.assign(end - first, 0);
+      offset_ = first;
+      return;
+    }
+    const size_t newFirst = std::min(offset_, first);
+    const size_t newEnd = std::max(offset_ + buckets_.size(), end);
+    if (newFirst != offset_ || newEnd != offset_ + buckets_.size())
+    {
+      std::vector<uint64_t> widened(newEnd - newFirst, 0);
+      std::copy(buckets_.begin(), buckets_.end(), widened.begin() + (offset_ - newFirst));
+      buckets_.swap(widened);
+      offset_ = newFirst;
+    }
+  }
+
+
+  HistogramSnapshot::HistogramSnapshot() :
+    offset_(0),
+    count_(0),
+    sum_(0),
+    saturated_(0),
+    min_(std::numeric_limits<int64_t>::max()),
+    max_(0)
+  {
+  }
+
+
+  double HistogramSnapshot::Mean() const
+  {
+    return count_ == 0 ? 0.0 : static_cast<double>(sum_) / static_cast<double>(count_);
+  }
+
+
+  int64_t HistogramSnapshot::ValueAtQuantile(double q) const
+  {
+    if (count_ == 0 || buckets_.empty())
+    {
+      return 0;
+    }
+    q = std::min(1.0, std::max(0.0, q));
+    uint64_t rank = static_cast<uint64_t>(std::ceil(q * static_cast<double>(count_)));
+    rank = std::max<uint64_t>(1, std::min(rank, count_));
+
+    uint64_t cumulated = 0;
+    for (size_t k = 0; k < buckets_.size(); k++)
+    {
+      cumulated += buckets_[k];
+      const size_t i = offset_ + k;
+      if (cumulated >= rank)
+      {
+        if (i == Histogram::kBucketCount - 1)
+        {
+          return max_;  // saturated: only the exact max is known
+        }
+        const uint64_t lowest = Histogram::BucketLowest(i);
+        const uint64_t middle = lowest + (Histogram::BucketWidth(i) - 1) / 2;
+        const int64_t value = static_cast<int64_t>(middle);
+        return std::min(max_, std::max(min_, value));
+      }
+    }
+    return max_;
+  }
+
+
+  void HistogramSnapshot::Merge(const HistogramSnapshot& other)
+  {
+    if (other.count_ == 0)
+    {
+      return;
+    }
+    Widen(other.offset_, other.offset_ + other.buckets_.size());
+    for (size_t k = 0; k < other.buckets_.size(); k++)
+    {
+      buckets_[other.offset_ - offset_ + k] += other.buckets_[k];
+    }
+    count_ += other.count_;
+    sum_ += other.sum_;
+    saturated_ += other.saturated_;
+    min_ = std::min(min_, other.min_);
+    max_ = std::max(max_, other.max_);
+  }
+
+
+  bool HistogramSnapshot::operator==(const HistogramSnapshot& other) const
+  {
+    if (count_ != other.count_)
+    {
+      return false;
+    }
+    if (count_ == 0)
+    {
+      return true;
+    }
+    return offset_ == other.offset_ && buckets_ == other.buckets_ && sum_ == other.sum_ &&
+           saturated_ == other.saturated_ && min_ == other.min_ && max_ == other.max_;
+  }
+}

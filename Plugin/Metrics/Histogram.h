@@ -1,0 +1,105 @@
+// A log-linear histogram of non-negative integer values (nanoseconds or bytes) with fixed memory,
+// lock-free concurrent Record() and plain, mergeable snapshots for readers.
+//
+// Values below 2^(kSubBucketBits+1) have one bucket each (exact). Above, every power of two is cut
+// into 2^kSubBucketBits equal buckets, so a bucket is at most 1/64 of its lowest value wide and a
+// quantile reported at the bucket middle is within 0.8% of the exact sample quantile (the 1%
+// promised). Values at or above 2^kMaxValueBits (73 minutes in ns, 4 TiB in bytes) land in the last
+// bucket and are counted as saturated; min, max, sum stay exact. 9.7 KiB per histogram.
+//
+// All-zero memory is a valid empty histogram and the default constructor writes nothing, so large
+// pools of histograms can live in lazily mapped memory that costs nothing until first used. Use
+// `Histogram histogram{};` (value-initialized) for a standalone one.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace IngestPerf
+{
+  class HistogramSnapshot;
+
+  class Histogram
+  {
+  public:
+    static constexpr int kSubBucketBits = 6;
+    static constexpr int kMaxValueBits = 42;
+    // Linear buckets, then 2^k buckets per power of two up to 2^kMaxValueBits, then one
+    // saturation bucket whose lowest value is exactly 2^kMaxValueBits.
+    static constexpr size_t kBucketCount =
+      (static_cast<size_t>(kMaxValueBits - kSubBucketBits) << kSubBucketBits) + (1u << kSubBucketBits) + 1;
+
+    // Zeroes every bucket. Histograms in lazily backed memory (series, peers) are never
+    // constructed: zero-filled pages are empty histograms.
+    Histogram();
+    Histogram(const Histogram&) = delete;
+    Histogram& operator=(const Histogram&) = delete;
+
+    // Wait-free but for the min/max compare-and-swap, which retries only while another thread
+    // is moving the same bound. Negative values are recorded as 0.
+    void Record(int64_t value);
+
+    // Not atomic with respect to concurrent Record(): a value recorded during Reset() may survive
+    // in part (count without bucket, say). Readers only ever see non-negative, bounded numbers.
+    // Clears the buckets between min and max only: the others are zero already.
+    void Reset();
+
+    HistogramSnapshot Snapshot() const;
+    // Adds the current content to `target` (as target.Merge(Snapshot()) would, without the copy).
+    void AddTo(HistogramSnapshot& target) const;
+    uint64_t Count() const { return count_.load(std::memory_order_acquire); }
+
+    static size_t BucketIndex(uint64_t value);
+    static uint64_t BucketLowest(size_t index);
+    static uint64_t BucketWidth(size_t index);
+
+  private:
+    // 32-bit buckets: one bucket would need 4 billion instances to wrap.
+    std::array<std::atomic<uint32_t>, kBucketCount> buckets_;
+    std::atomic<uint64_t> count_;
+    std::atomic<uint64_t> sum_;
+    std::atomic<uint64_t> saturated_;
+    std::atomic<int64_t> invertedMin_;  // INT64_MAX - min, so that zero means "no value yet"
+    std::atomic<int64_t> max_;
+  };
+
+
+  // A plain copy of a histogram: what readers compute quantiles on and merge.
+  class HistogramSnapshot
+  {
+  public:
+    HistogramSnapshot();
+
+    uint64_t Count() const { return count_; }
+    uint64_t Sum() const { return sum_; }
+    uint64_t Saturated() const { return saturated_; }
+    int64_t Min() const { return count_ == 0 ? 0 : min_; }
+    int64_t Max() const { return count_ == 0 ? 0 : max_; }
+    double Mean() const;
+
+    // q in [0, 1]; the value of rank ceil(q * count) (at least 1) in sorted order, reported at
+    // the middle of its bucket and clamped to [min, max]. 0 when empty.
+    int64_t ValueAtQuantile(double q) const;
+
+    void Merge(const HistogramSnapshot& other);
+
+    bool operator==(const HistogramSnapshot& other) const;
+
+  private:
+    friend class Histogram;
+
+    // Makes the kept range cover [first, end) (bucket indexes), with zeros where new.
+    void Widen(size_t first, size_t end);
+
+    size_t offset_;  // index of buckets_[0]: only the occupied range is kept
+    std::vector<uint64_t> buckets_;
+    uint64_t count_;
+    uint64_t sum_;
+    uint64_t saturated_;
+    int64_t min_;
+    int64_t max_;
+  };
+}

@@ -1,0 +1,152 @@
+#include "Metrics/IngestStats.h"
+
+#include "Timeline/InstanceTimeline.h"
+
+#include <algorithm>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    constexpr int64_t kNsPerSecond = 1000000000;
+  }
+
+
+  IngestStats::IngestStats(int64_t nowNs, int64_t wallNowNs, size_t maxSeries) :
+    series_(maxSeries)
+  {
+    Reset(nowNs, wallNowNs);
+  }
+
+
+  void IngestStats::RecordStored(const CompletedInstance& instance, int64_t associationGapNs,
+                                 const InstanceLabels& labels)
+  {
+    PerTransport& transport = For(labels);
+    transport.stats.RecordStored(instance, associationGapNs);
+    transport.rate.Record(instance.storedNs / kNsPerSecond, instance.storedBytes);
+    series_.FindOrInsert(labels).RecordStored(instance, associationGapNs);
+  }
+
+
+  void IngestStats::RecordOutcome(Outcome outcome, const InstanceLabels& labels)
+  {
+    For(labels).stats.RecordOutcome(outcome);
+    series_.FindOrInsert(labels).RecordOutcome(outcome);
+  }
+
+
+  void IngestStats::RecordChangeDispatch(const InstanceLabels& labels, int64_t lagNs)
+  {
+    For(labels).stats.RecordChangeDispatch(lagNs);
+    series_.FindOrInsert(labels).RecordChangeDispatch(lagNs);
+  }
+
+
+  void IngestStats::RecordChangeBeforeStored(const InstanceLabels& labels)
+  {
+    For(labels).stats.RecordChangeBeforeStored();
+    series_.FindOrInsert(labels).RecordChangeBeforeStored();
+  }
+
+
+  void IngestStats::RecordTranscodedWithoutHook(const InstanceLabels& labels)
+  {
+    For(labels).stats.RecordTranscodedWithoutHook();
+    series_.FindOrInsert(labels).RecordTranscodedWithoutHook();
+  }
+
+
+  void IngestStats::RecordHttpAnswer(const InstanceLabels& labels, bool clientAcceptsCompression)
+  {
+    For(labels).stats.RecordHttpAnswer(clientAcceptsCompression);
+    series_.FindOrInsert(labels).RecordHttpAnswer(clientAcceptsCompression);
+  }
+
+
+  void IngestStats::RecordCallbackError()
+  {
+    callbackErrors_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+
+  void IngestStats::Reset(int64_t nowNs, int64_t wallNowNs)
+  {
+    for (PerTransport& transport : transports_)
+    {
+      transport.stats.Reset();
+      transport.rate.Reset();
+    }
+    series_.ResetAll();
+    callbackErrors_.store(0, std::memory_order_relaxed);
+    resetNs_.store(nowNs, std::memory_order_relaxed);
+    resetWallNs_.store(wallNowNs, std::memory_order_relaxed);
+  }
+
+
+  StatsSnapshot IngestStats::Snapshot(int64_t nowNs) const
+  {
+    StatsSnapshot snapshot;
+    snapshot.takenNs = nowNs;
+    snapshot.resetNs = resetNs_.load(std::memory_order_relaxed);
+    snapshot.resetWallNs = resetWallNs_.load(std::memory_order_relaxed);
+    snapshot.callbackErrors = callbackErrors_.load(std::memory_order_relaxed);
+    const int64_t nowSecond = nowNs / kNsPerSecond;
+
+    for (size_t t = 0; t < kTransportCount; t++)
+    {
+      const PerTransport& source = transports_[t];
+      TransportSnapshot& target = snapshot.transports[t];
+      source.stats.CopyTo(target);
+      const RateWindow::Totals last10 = source.rate.Sum(nowSecond, 10);
+      const RateWindow::Totals last60 = source.rate.Sum(nowSecond, 60);
+      target.last10sInstances = last10.instances;
+      target.last10sBytes = last10.bytes;
+      target.last60sInstances = last60.instances;
+      target.last60sBytes = last60.bytes;
+    }
+    return snapshot;
+  }
+
+
+  GroupedSnapshot IngestStats::SnapshotGrouped(const std::function<bool(const InstanceLabels&)>& filter,
+                                               const LabelDimension* groupBy) const
+  {
+    GroupedSnapshot result;
+    series_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
+      if (filter && !filter(labels))
+      {
+        return;
+      }
+      result.seriesMatched++;
+      stats.AddTo(result.transports[static_cast<size_t>(labels.GetTransport())]);
+      if (groupBy != nullptr)
+      {
+        const LabelId id = labels.Get(*groupBy);
+        auto group = std::find_if(result.groups.begin(), result.groups.end(),
+                                  [id](const auto& candidate) { return candidate.first == id; });
+        if (group == result.groups.end())
+        {
+          result.groups.emplace_back(id, TransportSnapshot());
+          group = result.groups.end() - 1;
+        }
+        stats.AddTo(group->second);
+      }
+    });
+    return result;
+  }
+
+
+  std::vector<std::pair<InstanceLabels, HistogramSnapshot>>
+  IngestStats::SnapshotSeriesPhase(Phase phase, const std::function<bool(const InstanceLabels&)>& filter) const
+  {
+    std::vector<std::pair<InstanceLabels, HistogramSnapshot>> result;
+    series_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
+      if (!filter || filter(labels))
+      {
+        result.emplace_back(labels, stats.phases[static_cast<size_t>(phase)].Snapshot());
+      }
+    });
+    return result;
+  }
+}

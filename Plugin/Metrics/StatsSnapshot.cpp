@@ -1,0 +1,56 @@
+#include "Metrics/StatsSnapshot.h"
+
+#include <algorithm>
+
+namespace IngestPerf
+{
+  void TransportSnapshot::Merge(const TransportSnapshot& other)
+  {
+    for (size_t i = 0; i < kPhaseCount; i++)
+    {
+      phases[i].Merge(other.phases[i]);
+    }
+    receivedBytes.Merge(other.receivedBytes);
+    storedBytes.Merge(other.storedBytes);
+    for (size_t i = 0; i < kOutcomeCount; i++)
+    {
+      outcomes[i] += other.outcomes[i];
+    }
+    storedWithoutTimeline += other.storedWithoutTimeline;
+    changesBeforeStored += other.changesBeforeStored;
+    transcodeAttempts += other.transcodeAttempts;
+    transcodedWithoutHook += other.transcodedWithoutHook;
+    answersAcceptingCompression += other.answersAcceptingCompression;
+    answersWithoutCompression += other.answersWithoutCompression;
+    if (other.firstStartNs != 0)
+    {
+      firstStartNs = (firstStartNs == 0) ? other.firstStartNs : std::min(firstStartNs, other.firstStartNs);
+    }
+    lastStoredNs = std::max(lastStoredNs, other.lastStoredNs);
+    last10sInstances += other.last10sInstances;
+    last10sBytes += other.last10sBytes;
+    last60sInstances += other.last60sInstances;
+    last60sBytes += other.last60sBytes;
+  }
+
+
+  int64_t TransportSnapshot::ActiveSpanNs() const
+  {
+    if (firstStartNs == 0 || lastStoredNs < firstStartNs)
+    {
+      return 0;
+    }
+    return lastStoredNs - firstStartNs;
+  }
+
+
+  TransportSnapshot StatsSnapshot::AllTransports() const
+  {
+    TransportSnapshot all;
+    for (const TransportSnapshot& transport : transports)
+    {
+      all.Merge(transport);
+    }
+    return all;
+  }
+}

@@ -1,0 +1,167 @@
+#include "Metrics/StreamTable.h"
+
+#include <sys/mman.h>
+
+#include <new>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    std::atomic<uint64_t> nextTableId{1};
+
+    // The last series this thread used: consecutive instances of one thread nearly always share
+    // their labels. Keyed by table id, never by address, so a destroyed table is never reached.
+    struct LastSeries
+    {
+      uint64_t tableId = 0;
+      uint64_t key = 0;
+      StreamStats* stats = nullptr;
+      bool overflow = false;  // stats is the transport's overflow series
+    };
+
+    thread_local LastSeries lastSeries;
+
+    size_t KeyBytes(size_t slots)
+    {
+      // The series start on their own cache line.
+      return (slots * sizeof(std::atomic<uint64_t>) + 63) / 64 * 64;
+    }
+
+    uint64_t Mix(uint64_t key)
+    {
+      key ^= key >> 33;
+      key *= 0xff51afd7ed558ccdull;
+      key ^= key >> 33;
+      return key;
+    }
+  }
+
+
+  StreamTable::StreamTable(size_t capacity) :
+    capacity_(capacity == 0 ? 1 : capacity),
+    slotCount_(capacity_ + kTransportCount),
+    bytes_(KeyBytes(slotCount_) + slotCount_ * sizeof(StreamStats)),
+    memory_(mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)),
+    keys_(static_cast<std::atomic<uint64_t>*>(memory_)),
+    id_(nextTableId.fetch_add(1)),
+    overflowed_(0)
+  {
+    if (memory_ == MAP_FAILED)
+    {
+      throw std::bad_alloc();
+    }
+    // Zero-filled pages are valid empty slots (implicit-lifetime types only): construct nothing.
+    for (size_t t = 0; t < kTransportCount; t++)
+    {
+      InstanceLabels overflow;
+      overflow.ids.fill(kOtherLabel);
+      overflow.SetTransport(static_cast<Transport>(t));
+      keys_[capacity_ + t].store(overflow.Key(), std::memory_order_relaxed);
+    }
+  }
+
+
+  StreamTable::~StreamTable()
+  {
+    munmap(memory_, bytes_);
+  }
+
+
+  static_assert(alignof(StreamStats) <= 64, "series are placed at a cache-line boundary after the keys");
+
+
+  StreamStats& StreamTable::StatsAt(size_t index) const
+  {
+    return reinterpret_cast<StreamStats*>(static_cast<char*>(memory_) + KeyBytes(slotCount_))[index];
+  }
+
+
+  size_t StreamTable::BytesPerSeries()
+  {
+    return sizeof(StreamStats) + sizeof(std::atomic<uint64_t>);
+  }
+
+
+  StreamStats& StreamTable::FindOrInsert(const InstanceLabels& labels)
+  {
+    const uint64_t key = labels.Key();
+    LastSeries& last = lastSeries;
+    if (last.tableId == id_ && last.key == key)
+    {
+      if (last.overflow)
+      {
+        overflowed_.fetch_add(1, std::memory_order_relaxed);  // counts instances, not lookups
+      }
+      return *last.stats;
+    }
+
+    const size_t start = Mix(key) % capacity_;
+    const size_t probes = capacity_ < kMaxProbe ? capacity_ : kMaxProbe;
+    for (size_t probe = 0; probe < probes; probe++)
+    {
+      const size_t index = (start + probe) % capacity_;
+      uint64_t current = keys_[index].load(std::memory_order_acquire);
+      if (current == 0 && keys_[index].compare_exchange_strong(current, key, std::memory_order_acq_rel))
+      {
+        current = key;
+      }
+      if (current == key)
+      {
+        last = LastSeries{id_, key, &StatsAt(index), false};
+        return *last.stats;
+      }
+    }
+    overflowed_.fetch_add(1, std::memory_order_relaxed);
+    StreamStats& overflow = StatsAt(capacity_ + static_cast<size_t>(labels.GetTransport()));
+    // Slots are never released, so this key overflows for good (until Orthanc restarts).
+    last = LastSeries{id_, key, &overflow, true};
+    return overflow;
+  }
+
+
+  void StreamTable::ForEach(const std::function<void(const InstanceLabels&, const StreamStats&)>& visit) const
+  {
+    for (size_t index = 0; index < slotCount_; index++)
+    {
+      const uint64_t key = keys_[index].load(std::memory_order_acquire);
+      if (key == 0)
+      {
+        continue;
+      }
+      const StreamStats& stats = StatsAt(index);
+      if (stats.IsEmpty())
+      {
+        continue;  // claimed but nothing since the last reset, or an unused overflow series
+      }
+      visit(InstanceLabels::FromKey(key), stats);
+    }
+  }
+
+
+  void StreamTable::ResetAll()
+  {
+    // Slots keep their labels: only the series in use are touched.
+    for (size_t index = 0; index < slotCount_; index++)
+    {
+      StreamStats& stats = StatsAt(index);
+      if (keys_[index].load(std::memory_order_acquire) == 0 || stats.IsEmpty())
+      {
+        continue;  // untouched memory stays untouched
+      }
+      stats.Reset();
+    }
+    overflowed_.store(0, std::memory_order_relaxed);
+  }
+
+
+  size_t StreamTable::Used() const
+  {
+    size_t used = 0;
+    for (size_t index = 0; index < capacity_; index++)
+    {
+      used += keys_[index].load(std::memory_order_relaxed) != 0 ? 1 : 0;
+    }
+    return used;
+  }
+}

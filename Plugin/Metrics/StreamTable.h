@@ -1,0 +1,54 @@
+// A fixed pool of labelled series, found by the packed key of their labels (InstanceLabels). The
+// pool is reserved up front in anonymous memory that the kernel backs only when a series is first
+// written, so `MaxSeries` bounds memory without costing it. Lookup is lock-free: hash, linear
+// probing over a compact array of keys (8 bytes a slot, apart from the series themselves), and a
+// compare-and-swap to claim an empty slot. Probing stops after kMaxProbe slots, so a full table
+// costs a few cache lines, not one per series; an instance that finds no slot goes to its
+// transport's overflow series, whose labels other than transport are "(other)". A thread
+// remembers its last key and where it went, overflow included.
+#pragma once
+
+#include "Labels/InstanceLabels.h"
+#include "Metrics/StreamStats.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+namespace IngestPerf
+{
+  class StreamTable
+  {
+  public:
+    explicit StreamTable(size_t capacity);
+    ~StreamTable();
+    StreamTable(const StreamTable&) = delete;
+    StreamTable& operator=(const StreamTable&) = delete;
+
+    static constexpr size_t kMaxProbe = 64;
+
+    StreamStats& FindOrInsert(const InstanceLabels& labels);
+
+    // Every series in use, overflow series included.
+    void ForEach(const std::function<void(const InstanceLabels&, const StreamStats&)>& visit) const;
+
+    void ResetAll();
+
+    size_t Capacity() const { return capacity_; }
+    size_t Used() const;
+    uint64_t Overflowed() const { return overflowed_.load(std::memory_order_relaxed); }
+    static size_t BytesPerSeries();
+
+  private:
+    StreamStats& StatsAt(size_t index) const;
+
+    size_t capacity_;
+    size_t slotCount_;
+    size_t bytes_;
+    void* memory_;
+    std::atomic<uint64_t>* keys_;  // slotCount_ keys, then slotCount_ series, in memory_
+    uint64_t id_;
+    std::atomic<uint64_t> overflowed_;
+  };
+}

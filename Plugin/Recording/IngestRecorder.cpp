@@ -1,0 +1,105 @@
+#include "Recording/IngestRecorder.h"
+
+#include "Recording/DuplicateDetection.h"
+
+#include <cstring>
+
+namespace IngestPerf
+{
+  IngestRecorder::IngestRecorder(IngestStats& stats, LabelCatalog& labels, ChangeCorrelator& correlator,
+                                 AssociationTracker& associations, ChangeQueueStats& changes, bool overwriteInstances) :
+    stats_(stats),
+    labels_(labels),
+    correlator_(correlator),
+    associations_(associations),
+    changes_(changes),
+    overwriteInstances_(overwriteInstances)
+  {
+  }
+
+
+  void IngestRecorder::InstanceCompleted(const CompletedInstance& instance)
+  {
+    const InstanceLabels labels = labels_.Intern(instance.transport, instance.labels, instance.storedBytes);
+    // Every C-STORE instance, duplicate or not, ends a gap and starts the next one.
+    const int64_t associationGap =
+      (instance.transport == Transport::Dicom && instance.peerKey != 0)
+        ? associations_.InstanceStored(instance.peerKey, labels.Get(LabelDimension::RemoteAet), instance.receivedNs,
+                                       instance.storedNs)
+        : -1;
+
+    if (instance.httpAnswerEncoding != 0)
+    {
+      stats_.RecordHttpAnswer(labels, instance.httpAnswerEncoding == 1);
+    }
+    if (instance.removedAfterCreate)
+    {
+      // Timed storage saw Orthanc remove the file it had just written: the index refused it.
+      stats_.RecordOutcome(Outcome::AlreadyStored, labels);
+      return;
+    }
+    if (!overwriteInstances_)
+    {
+      DuplicateEvidence evidence{instance.receptionSecond, instance.startWallNs, false, 0};
+      int64_t changeNs = 0;
+      if (correlator_.EarlierChange(instance.instanceKey, instance.segmentStartNs, changeNs))
+      {
+        evidence.hasEarlierChange = true;
+        evidence.earlierChangeWallNs = instance.startWallNs - (instance.segmentStartNs - changeNs);
+      }
+      if (IsAlreadyStored(evidence))
+      {
+        stats_.RecordOutcome(Outcome::AlreadyStored, labels);
+        return;
+      }
+    }
+    stats_.RecordStored(instance, associationGap, labels);
+    changes_.InstanceStored();
+    if (!instance.transcodeAttempted && instance.labels.receivedSyntax != nullptr &&
+        instance.labels.storedSyntax != nullptr &&
+        strcmp(instance.labels.receivedSyntax, instance.labels.storedSyntax) != 0)
+    {
+      // Transcoded by a transcoder that ran before this plugin's (e.g. a plugin loaded earlier).
+      stats_.RecordTranscodedWithoutHook(labels);
+    }
+    RecordPairing(correlator_.Stored(instance.instanceKey, instance.storedNs, labels.Key()));
+  }
+
+
+  void IngestRecorder::InstanceAbandoned(Transport transport, Outcome outcome, const char* receivedSyntax)
+  {
+    stats_.RecordOutcome(outcome, labels_.InternAbandoned(transport, receivedSyntax));
+  }
+
+
+  int64_t IngestRecorder::NewInstanceChange(uint64_t instanceKey, int64_t nowNs)
+  {
+    const ChangeCorrelator::Pairing pairing = correlator_.NewInstanceChange(instanceKey, nowNs);
+    RecordPairing(pairing);
+    return pairing.paired ? nowNs - pairing.lagNs : 0;
+  }
+
+
+  void IngestRecorder::InstanceDeleted(uint64_t instanceKey)
+  {
+    correlator_.InstanceDeleted(instanceKey);
+  }
+
+
+  void IngestRecorder::RecordPairing(const ChangeCorrelator::Pairing& pairing)
+  {
+    if (!pairing.paired)
+    {
+      return;
+    }
+    const InstanceLabels labels = InstanceLabels::FromKey(pairing.labelsKey);
+    if (pairing.lagNs >= 0)
+    {
+      stats_.RecordChangeDispatch(labels, pairing.lagNs);
+    }
+    else
+    {
+      stats_.RecordChangeBeforeStored(labels);
+    }
+  }
+}

@@ -1,0 +1,39 @@
+// Turns closed timelines into statistics: decides stored vs already stored, pairs the instance
+// with its NewInstance change and (C-STORE) with the previous instance of its peer, and records into IngestStats.
+// Called on the ingesting thread (InstanceCompleted, InstanceAbandoned) and on Orthanc's change thread
+// (NewInstanceChange).
+#pragma once
+
+#include "Correlation/AssociationTracker.h"
+#include "Correlation/ChangeCorrelator.h"
+#include "Correlation/ChangeQueueStats.h"
+#include "Metrics/IngestStats.h"
+#include "Labels/LabelCatalog.h"
+#include "Timeline/InstanceTimeline.h"
+
+namespace IngestPerf
+{
+  class IngestRecorder : public TimelineSink
+  {
+  public:
+    IngestRecorder(IngestStats& stats, LabelCatalog& labels, ChangeCorrelator& correlator,
+                   AssociationTracker& associations, ChangeQueueStats& changes, bool overwriteInstances);
+
+    void InstanceCompleted(const CompletedInstance& instance) override;
+    void InstanceAbandoned(Transport transport, Outcome outcome, const char* receivedSyntax) override;
+
+    // Returns the OnStored time of the instance if it was already stored, 0 otherwise.
+    int64_t NewInstanceChange(uint64_t instanceKey, int64_t nowNs);
+    void InstanceDeleted(uint64_t instanceKey);
+
+  private:
+    void RecordPairing(const ChangeCorrelator::Pairing& pairing);
+
+    IngestStats& stats_;
+    LabelCatalog& labels_;
+    ChangeCorrelator& correlator_;
+    AssociationTracker& associations_;
+    ChangeQueueStats& changes_;
+    bool overwriteInstances_;
+  };
+}

@@ -1,0 +1,260 @@
+#include "Rest/RestRoutes.h"
+
+#include "Recording/IngestPipeline.h"
+#include "Timeline/MonotonicClock.h"
+#include "Host/OrthancSdk.h"
+#include "Host/PluginStatus.h"
+
+#include <cstring>
+#include <string>
+#include <utility>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    IngestPipeline* pipeline = nullptr;
+    const PluginStatus* status = nullptr;
+
+    void AnswerBadRequest(OrthancPluginRestOutput* output, const Json::Value& error)
+    {
+      OrthancSdk::AnswerError(output, 400, error);
+    }
+
+    // Answers 405 and returns false for any other method.
+    bool RequireMethod(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request,
+                       OrthancPluginHttpMethod method, const char* allowed)
+    {
+      if (request->method != method)
+      {
+        OrthancPluginSendMethodNotAllowed(OrthancSdk::Context(), output, allowed);
+        return false;
+      }
+      return true;
+    }
+
+    void AnswerStats(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
+    {
+      ExportFilter filter;
+      Json::Value error;
+      if (!ParseStatsArguments(filter, error, request->getCount, request->getKeys, request->getValues))
+      {
+        AnswerBadRequest(output, error);
+        return;
+      }
+      if (pipeline == nullptr)
+      {
+        const StatsSnapshot empty;
+        const OpenRecords none{0, 0, 0, 0};
+        OrthancSdk::AnswerJson(output, ExportStats({empty, none, *status, 0, 0, nullptr, SeriesInfo(), nullptr, nullptr,
+                                                    nullptr, nullptr, nullptr},
+                                                   filter));
+        return;
+      }
+      OrthancSdk::AnswerJson(output,
+                             StatsAnswer(*pipeline, *status, filter,
+                                         ReadOpenConnections(static_cast<uint16_t>(status->configuration.dicomPort))));
+    }
+
+    OrthancPluginErrorCode StatsRoute(OrthancPluginRestOutput* output, const char* /*url*/,
+                                      const OrthancPluginHttpRequest* request)
+    {
+      return OrthancSdk::GuardRest(output, [&] {
+        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
+        {
+          AnswerStats(output, request);
+        }
+      });
+    }
+
+    OrthancPluginErrorCode ResetRoute(OrthancPluginRestOutput* output, const char* /*url*/,
+                                      const OrthancPluginHttpRequest* request)
+    {
+      return OrthancSdk::GuardRest(output, [&] {
+        if (!RequireMethod(output, request, OrthancPluginHttpMethod_Post, "POST"))
+        {
+          return;
+        }
+        Json::Value answer;
+        answer["reset"] = pipeline != nullptr;
+        if (pipeline != nullptr)
+        {
+          pipeline->stats.Reset(MonotonicNowNs(), WallNowNs());
+          pipeline->storage.Reset();
+          pipeline->associations.ResetStatistics();
+          pipeline->changes.ResetStatistics();
+          pipeline->cost.Reset();
+        }
+        OrthancSdk::AnswerJson(output, answer);
+      });
+    }
+  }
+
+
+  namespace
+  {
+    int HexValue(char c)
+    {
+      if (c >= '0' && c <= '9')
+      {
+        return c - '0';
+      }
+      if (c >= 'a' && c <= 'f')
+      {
+        return c - 'a' + 10;
+      }
+      if (c >= 'A' && c <= 'F')
+      {
+        return c - 'A' + 10;
+      }
+      return -1;
+    }
+
+    Json::Value AllowedParameters()
+    {
+      Json::Value allowed = Json::arrayValue;
+      allowed.append("groupBy");
+      for (size_t d = 0; d < kLabelDimensions; d++)
+      {
+        allowed.append(LabelDimensionName(static_cast<LabelDimension>(d)));
+      }
+      return allowed;
+    }
+
+    bool Fail(Json::Value& error, const std::string& message, const std::string& parameter, const Json::Value& allowed)
+    {
+      error["error"] = message;
+      error["parameter"] = parameter;
+      error["allowed"] = allowed;
+      return false;
+    }
+  }
+
+
+  std::string DecodeQueryComponent(const char* text)
+  {
+    std::string decoded;
+    for (const char* c = text; c != nullptr && *c != '\0'; c++)
+    {
+      const int high = (c[0] == '%' && c[1] != '\0') ? HexValue(c[1]) : -1;
+      const int low = (high >= 0 && c[2] != '\0') ? HexValue(c[2]) : -1;
+      if (high >= 0 && low >= 0)
+      {
+        decoded += static_cast<char>(high * 16 + low);
+        c += 2;
+      }
+      else
+      {
+        decoded += (*c == '+') ? ' ' : *c;
+      }
+    }
+    return decoded;
+  }
+
+
+  bool ParseStatsArguments(ExportFilter& filter, Json::Value& error, uint32_t count, const char* const* keys,
+                           const char* const* values)
+  {
+    filter = ExportFilter();
+    bool seen[kLabelDimensions + 1] = {};
+    for (uint32_t i = 0; i < count; i++)
+    {
+      // Orthanc 1.10.1 hands GET arguments to plugins still percent-encoded.
+      const std::string key = DecodeQueryComponent(keys[i]);
+      const std::string value = DecodeQueryComponent(values[i]);
+      LabelDimension dimension = LabelDimension::Transport;
+      const bool isGroupBy = (key == "groupBy");
+      if (!isGroupBy && !ParseLabelDimension(dimension, key.c_str()))
+      {
+        return Fail(error, "unknown parameter '" + key + "'", key, AllowedParameters());
+      }
+      bool& already = seen[isGroupBy ? kLabelDimensions : static_cast<size_t>(dimension)];
+      if (already)
+      {
+        return Fail(error, "parameter '" + key + "' given twice", key, AllowedParameters());
+      }
+      already = true;
+
+      if (isGroupBy)
+      {
+        if (!ParseLabelDimension(filter.groupBy, value.c_str()))
+        {
+          Json::Value allowed = AllowedParameters();
+          allowed.removeIndex(0, nullptr);  // "groupBy" itself
+          return Fail(error, "invalid value '" + value + "' for parameter 'groupBy'", key, allowed);
+        }
+        filter.hasGroupBy = true;
+      }
+      else if (dimension == LabelDimension::Transport)
+      {
+        if (value == "all")
+        {
+          filter.scope = ExportFilter::Scope::MergedOnly;
+        }
+        else if (ParseTransport(filter.transport, value.c_str()))
+        {
+          filter.scope = ExportFilter::Scope::Single;
+        }
+        else
+        {
+          Json::Value allowed = Json::arrayValue;
+          for (size_t t = 0; t < kTransportCount; t++)
+          {
+            allowed.append(TransportName(static_cast<Transport>(t)));
+          }
+          allowed.append("all");
+          return Fail(error, "invalid value '" + value + "' for parameter 'transport'", key, allowed);
+        }
+      }
+      else if (value.empty() || value.size() > LabelDictionary::kMaxValueLength)
+      {
+        Json::Value allowed = Json::arrayValue;
+        allowed.append("a label value of 1 to 64 characters, \"(none)\" or \"(other)\"");
+        return Fail(error, "invalid value '" + value + "' for parameter '" + key + "'", key, allowed);
+      }
+      else
+      {
+        filter.labels.emplace_back(dimension, value);
+      }
+    }
+    return true;
+  }
+
+
+  Json::Value StatsAnswer(IngestPipeline& pipeline, const PluginStatus& status, const ExportFilter& filter,
+                          OpenConnections connections)
+  {
+    const int64_t now = MonotonicNowNs();
+    const StatsSnapshot snapshot = pipeline.stats.Snapshot(now);
+    const OpenRecords open = pipeline.timelines.CountOpen();
+    const StreamTable& table = pipeline.stats.Series();
+    const SeriesInfo info{table.Capacity(), table.Used(), table.Overflowed(), StreamTable::BytesPerSeries()};
+    GroupedSnapshot grouped;
+    if (filter.UsesSeries())
+    {
+      grouped = pipeline.stats.SnapshotGrouped(MakeSeriesPredicate(filter, pipeline.labels), GroupByOf(filter));
+    }
+    const auto storage = pipeline.storage.Snapshot();
+    AssociationsView associations;
+    pipeline.associations.ExpireIdle(now);
+    associations.peers = pipeline.associations.Snapshot();
+    associations.connections = std::move(connections);
+    associations.gaps = pipeline.stats.SnapshotSeriesPhase(
+      Phase::AssociationGap, [](const InstanceLabels& labels) { return labels.GetTransport() == Transport::Dicom; });
+    const ChangeQueueSnapshot changes = pipeline.changes.Snapshot();
+    const auto cost = pipeline.cost.Snapshot();
+    return ExportStats({snapshot, open, status, pipeline.correlator.Skipped(), pipeline.associations.Skipped(),
+                        &pipeline.labels, info, &grouped, &storage, &associations, &changes, &cost},
+                       filter);
+  }
+
+
+  void RegisterRestRoutes(IngestPipeline* ingestPipeline, const PluginStatus& pluginStatus)
+  {
+    pipeline = ingestPipeline;
+    status = &pluginStatus;
+    OrthancPluginContext* context = OrthancSdk::Context();
+    OrthancPluginRegisterRestCallbackNoLock(context, "/perf/stats", StatsRoute);
+    OrthancPluginRegisterRestCallbackNoLock(context, "/perf/reset", ResetRoute);
+  }
+}

@@ -1,0 +1,118 @@
+#include "Timeline/ThreadTimelines.h"
+
+#include <vector>
+
+namespace IngestPerf
+{
+  struct alignas(64) TimelineSlot
+  {
+    std::atomic<bool> taken{false};
+    InstanceTimeline timeline;
+  };
+
+  struct ThreadTimelines::Slots
+  {
+    explicit Slots(size_t count) :
+      slots(count)
+    {
+    }
+
+    std::vector<TimelineSlot> slots;
+    std::atomic<uint64_t> untrackedThreads{0};
+  };
+
+  namespace
+  {
+    // Owned by each thread; frees the slot at thread exit. Holding the shared_ptr keeps the
+    // slots alive for threads that outlive the registry (a plugin being finalized).
+    struct ThreadSlotHandle
+    {
+      std::shared_ptr<ThreadTimelines::Slots> owner;
+      InstanceTimeline* timeline = nullptr;
+      TimelineSlot* slot = nullptr;
+      std::unique_ptr<InstanceTimeline> privateTimeline;
+
+      void Release()
+      {
+        if (slot != nullptr)
+        {
+          // A fresh timeline for the next thread: nothing of this thread's state leaks into it.
+          slot->timeline.Reset();
+          slot->taken.store(false, std::memory_order_release);
+        }
+        slot = nullptr;
+        timeline = nullptr;
+        privateTimeline.reset();
+        owner.reset();
+      }
+
+      ~ThreadSlotHandle() { Release(); }
+    };
+
+    thread_local ThreadSlotHandle threadHandle;
+  }
+
+
+  ThreadTimelines::ThreadTimelines(size_t maxThreads) :
+    slots_(std::make_shared<Slots>(maxThreads))
+  {
+  }
+
+
+  InstanceTimeline& ThreadTimelines::ForCurrentThread()
+  {
+    ThreadSlotHandle& handle = threadHandle;
+    if (handle.owner.get() == slots_.get() && handle.timeline != nullptr)
+    {
+      return *handle.timeline;
+    }
+
+    handle.Release();
+    handle.owner = slots_;
+    for (TimelineSlot& slot : slots_->slots)
+    {
+      bool expected = false;
+      if (!slot.taken.load(std::memory_order_relaxed) &&
+          slot.taken.compare_exchange_strong(expected, true, std::memory_order_acquire))
+      {
+        handle.slot = &slot;
+        handle.timeline = &slot.timeline;
+        return *handle.timeline;
+      }
+    }
+    slots_->untrackedThreads.fetch_add(1, std::memory_order_relaxed);
+    handle.privateTimeline.reset(new InstanceTimeline());
+    handle.timeline = handle.privateTimeline.get();
+    return *handle.timeline;
+  }
+
+
+  OpenRecords ThreadTimelines::CountOpen() const
+  {
+    OpenRecords result{0, 0, 0, slots_->untrackedThreads.load(std::memory_order_relaxed)};
+    for (const TimelineSlot& slot : slots_->slots)
+    {
+      if (!slot.taken.load(std::memory_order_acquire))
+      {
+        continue;
+      }
+      result.threadsTracked++;
+      const int64_t since = slot.timeline.OpenSinceNs();
+      if (since != 0)
+      {
+        result.count++;
+        if (result.oldestStartNs == 0 || since < result.oldestStartNs)
+        {
+          result.oldestStartNs = since;
+        }
+      }
+    }
+    return result;
+  }
+
+
+  size_t ThreadTimelines::Capacity() const
+  {
+    return slots_->slots.size();
+  }
+}

@@ -1,0 +1,177 @@
+#include "Correlation/AssociationTracker.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+using IngestPerf::AssociationTracker;
+
+namespace
+{
+  constexpr int64_t kMs = 1000000;
+  constexpr int64_t kTimeout = 30000 * kMs;
+  constexpr IngestPerf::LabelId kAet = 5;
+}
+
+TEST(AssociationTracker, OneAssociationGivesEveryGapButTheFirst)
+{
+  AssociationTracker tracker(256, kTimeout);
+  int64_t received = 0;
+  int64_t stored = 0;
+  for (int i = 0; i < 10; i++)
+  {
+    received = stored + 45 * kMs;  // the Nagle wait between two instances
+    const int64_t gap = tracker.InstanceStored(7, kAet, received, received + 5 * kMs);
+    stored = received + 5 * kMs;
+    if (i == 0)
+    {
+      EXPECT_EQ(-1, gap);
+    }
+    else
+    {
+      EXPECT_EQ(45 * kMs, gap);
+    }
+  }
+}
+
+
+TEST(AssociationTracker, PeersAreIndependent)
+{
+  AssociationTracker tracker(256, kTimeout);
+  tracker.InstanceStored(1, kAet, 100 * kMs, 110 * kMs);
+  tracker.InstanceStored(2, kAet, 105 * kMs, 120 * kMs);
+  EXPECT_EQ(10 * kMs, tracker.InstanceStored(2, kAet, 130 * kMs, 140 * kMs));
+  EXPECT_EQ(40 * kMs, tracker.InstanceStored(1, kAet, 150 * kMs, 160 * kMs));
+}
+
+
+TEST(AssociationTracker, SimultaneousAssociationsKeepCountAndMean)
+{
+  AssociationTracker tracker(256, kTimeout);
+  // Two associations from one AET, interleaved, each with its own gap (10 ms and 30 ms).
+  tracker.InstanceStored(9, kAet, 0, 5 * kMs);                             // A1 ends at 5
+  tracker.InstanceStored(9, kAet, 1 * kMs, 6 * kMs);                       // B1 ends at 6
+  const int64_t g1 = tracker.InstanceStored(9, kAet, 15 * kMs, 20 * kMs);  // A2 arrives at 15 (gap 10)
+  const int64_t g2 = tracker.InstanceStored(9, kAet, 36 * kMs, 40 * kMs);  // B2 arrives at 36 (gap 30)
+  ASSERT_GE(g1, 0);
+  ASSERT_GE(g2, 0);
+  EXPECT_EQ(40 * kMs, g1 + g2);
+}
+
+
+TEST(AssociationTracker, AnInstanceThatArrivedBeforeEveryEndHasNoGap)
+{
+  AssociationTracker tracker(256, kTimeout);
+  tracker.InstanceStored(3, kAet, 0, 50 * kMs);
+  // Received at 20 ms, i.e. during the previous instance: a second association's first instance.
+  EXPECT_EQ(-1, tracker.InstanceStored(3, kAet, 20 * kMs, 60 * kMs));
+}
+
+
+TEST(AssociationTracker, EndsOlderThanTheScpTimeoutAreDropped)
+{
+  AssociationTracker tracker(256, kTimeout);
+  tracker.InstanceStored(4, kAet, 0, 10 * kMs);
+  EXPECT_EQ(-1, tracker.InstanceStored(4, kAet, 10 * kMs + kTimeout + 1, 10 * kMs + kTimeout + 5));
+  // Without a timeout (DicomScpTimeout = 0), no end expires.
+  AssociationTracker unlimited(256, 0);
+  unlimited.InstanceStored(4, kAet, 0, 10 * kMs);
+  EXPECT_EQ(kTimeout * 2, unlimited.InstanceStored(4, kAet, 10 * kMs + 2 * kTimeout, 3 * kTimeout));
+}
+
+
+TEST(AssociationTracker, UnknownReceiveTimeOnlyRemembersTheEnd)
+{
+  AssociationTracker tracker(256, kTimeout);
+  EXPECT_EQ(-1, tracker.InstanceStored(5, kAet, 0, 10 * kMs));
+  EXPECT_EQ(5 * kMs, tracker.InstanceStored(5, kAet, 15 * kMs, 20 * kMs));
+}
+
+
+TEST(AssociationTracker, MemoryIsBoundedPerPeer)
+{
+  AssociationTracker tracker(1, kTimeout);
+  for (int i = 0; i < 1000; i++)
+  {
+    tracker.InstanceStored(6, kAet, 0, (i + 1) * kMs);  // received at 0: never paired, only pushed
+  }
+  // Only the newest kEndsPerPeer ends are kept: the oldest kept ended at 985 ms.
+  EXPECT_EQ((2000 - 985) * kMs, tracker.InstanceStored(6, kAet, 2000 * kMs, 2001 * kMs));
+}
+
+
+TEST(AssociationTracker, ChainsAreCountedOnceIdlePastTheTimeout)
+{
+  AssociationTracker tracker(256, kTimeout);
+  int64_t stored = 0;
+  for (int i = 0; i < 10; i++)
+  {
+    const int64_t received = 100 * kMs + i * 50 * kMs;
+    tracker.InstanceStored(7, kAet, received, received + 5 * kMs);
+    stored = received + 5 * kMs;
+  }
+  std::vector<IngestPerf::PeerAssociations> peers = tracker.Snapshot();
+  ASSERT_EQ(1u, peers.size());
+  EXPECT_EQ(0u, peers[0].finished);
+  EXPECT_EQ(1u, peers[0].inProgress);  // still open as far as anyone can tell
+  EXPECT_EQ(kAet, peers[0].remoteAet);
+
+  tracker.ExpireIdle(stored + kTimeout / 2);  // not idle long enough
+  EXPECT_EQ(0u, tracker.Snapshot()[0].finished);
+  tracker.ExpireIdle(stored + kTimeout + 1);
+  peers = tracker.Snapshot();
+  EXPECT_EQ(1u, peers[0].finished);
+  EXPECT_EQ(0u, peers[0].inProgress);
+  EXPECT_EQ(10, peers[0].instancesPerAssociation.Max());
+  EXPECT_EQ(stored - 100 * kMs, peers[0].durationNs.Max());
+
+  // A new association from the same AET starts a new chain.
+  tracker.InstanceStored(7, kAet, stored + 2 * kTimeout, stored + 2 * kTimeout + kMs);
+  tracker.ExpireIdle(stored + 4 * kTimeout);
+  peers = tracker.Snapshot();
+  EXPECT_EQ(2u, peers[0].finished);
+  EXPECT_EQ(1, peers[0].instancesPerAssociation.Min());
+
+  tracker.ResetStatistics();
+  EXPECT_EQ(0u, tracker.Snapshot()[0].finished);
+}
+
+
+TEST(AssociationTracker, TwoSimultaneousAssociationsAreTwoChains)
+{
+  AssociationTracker tracker(256, kTimeout);
+  for (int i = 0; i < 5; i++)
+  {
+    const int64_t base = i * 100 * kMs;
+    tracker.InstanceStored(3, kAet, base + 1 * kMs, base + 10 * kMs);  // association A
+    tracker.InstanceStored(3, kAet, base + 5 * kMs, base + 20 * kMs);  // association B, overlapping A
+  }
+  tracker.ExpireIdle(500 * kMs + kTimeout + 1);
+  const std::vector<IngestPerf::PeerAssociations> peers = tracker.Snapshot();
+  EXPECT_EQ(2u, peers[0].finished);
+  EXPECT_EQ(10u, peers[0].instancesPerAssociation.Sum());
+}
+
+
+TEST(AssociationTracker, AetsWithTheSameHashSlotKeepTheirOwnChains)
+{
+  AssociationTracker tracker(8, kTimeout);
+  // 3 and 11 land on the same slot of 8: they must not clear each other's chains.
+  for (int i = 0; i < 5; i++)
+  {
+    const int64_t base = i * 100 * kMs;
+    const int64_t a = tracker.InstanceStored(3, kAet, base + 1 * kMs, base + 10 * kMs);
+    const int64_t b = tracker.InstanceStored(11, kAet + 1, base + 2 * kMs, base + 20 * kMs);
+    if (i > 0)
+    {
+      EXPECT_EQ(91 * kMs, a);
+      EXPECT_EQ(82 * kMs, b);
+    }
+  }
+  EXPECT_EQ(2u, tracker.Snapshot().size());
+  // A full table still works: the newcomer takes its hash's slot over.
+  AssociationTracker tiny(1, kTimeout);
+  tiny.InstanceStored(1, kAet, kMs, 2 * kMs);
+  EXPECT_EQ(-1, tiny.InstanceStored(2, kAet, 3 * kMs, 4 * kMs));
+  EXPECT_EQ(1 * kMs, tiny.InstanceStored(2, kAet, 5 * kMs, 6 * kMs));
+}

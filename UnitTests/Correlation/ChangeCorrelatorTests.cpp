@@ -1,0 +1,96 @@
+#include "Correlation/ChangeCorrelator.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+using namespace IngestPerf;
+
+TEST(ChangeCorrelator, PairsStoredThenChange)
+{
+  ChangeCorrelator correlator(1024);
+  const uint64_t key = HashInstanceId("f4dc202a-59ab0062-40b2d5e9-097c9d69-22be2c9b");
+  EXPECT_FALSE(correlator.Stored(key, 1000, 77).paired);
+  const ChangeCorrelator::Pairing pairing = correlator.NewInstanceChange(key, 1700);
+  ASSERT_TRUE(pairing.paired);
+  EXPECT_EQ(77u, pairing.labelsKey);
+  EXPECT_EQ(700, pairing.lagNs);
+  // A second change for the same store is not paired again.
+  EXPECT_FALSE(correlator.NewInstanceChange(key, 1800).paired);
+}
+
+
+TEST(ChangeCorrelator, ChangeBeforeStoredGivesANegativeLag)
+{
+  ChangeCorrelator correlator(1024);
+  const uint64_t key = HashInstanceId("a");
+  EXPECT_FALSE(correlator.NewInstanceChange(key, 900).paired);
+  const ChangeCorrelator::Pairing pairing = correlator.Stored(key, 1000, 88);
+  ASSERT_TRUE(pairing.paired);
+  EXPECT_EQ(-100, pairing.lagNs);
+  EXPECT_EQ(88u, pairing.labelsKey);
+}
+
+
+TEST(ChangeCorrelator, RemembersChangesForDuplicateDetection)
+{
+  ChangeCorrelator correlator(1024);
+  const uint64_t key = HashInstanceId("b");
+  correlator.Stored(key, 1000, 88);
+  correlator.NewInstanceChange(key, 1100);
+  int64_t changeNs = 0;
+  EXPECT_TRUE(correlator.EarlierChange(key, 5000, changeNs));  // a later ingest of the same instance
+  EXPECT_EQ(1100, changeNs);
+  EXPECT_FALSE(correlator.EarlierChange(key, 1050, changeNs));  // an ingest that started before the change
+  EXPECT_FALSE(correlator.EarlierChange(HashInstanceId("c"), 5000, changeNs));
+  // Deleted since: a re-send is not judged against that store any more.
+  correlator.InstanceDeleted(HashInstanceId("c"));  // another instance: no effect
+  EXPECT_TRUE(correlator.EarlierChange(key, 5000, changeNs));
+  correlator.InstanceDeleted(key);
+  EXPECT_FALSE(correlator.EarlierChange(key, 5000, changeNs));
+}
+
+
+TEST(ChangeCorrelator, AnotherInstanceOnTheSameEntryReplacesIt)
+{
+  ChangeCorrelator correlator(16);
+  const uint64_t first = 5;
+  const uint64_t second = 5 + 16;  // same entry
+  correlator.Stored(first, 100, 1);
+  correlator.Stored(second, 200, 2);
+  EXPECT_FALSE(correlator.NewInstanceChange(first, 300).paired);   // evicted: never a wrong pairing
+  EXPECT_FALSE(correlator.NewInstanceChange(second, 400).paired);  // and `first` replaced it in turn
+}
+
+
+TEST(ChangeCorrelator, HashNeverReturnsTheEmptyKey)
+{
+  EXPECT_NE(0u, HashInstanceId(""));
+  EXPECT_NE(HashInstanceId("x"), HashInstanceId("y"));
+}
+
+
+TEST(ChangeCorrelator, ConcurrentStoredAndChangeThreadsAreSafe)
+{
+  ChangeCorrelator correlator(64);
+  constexpr int kInstances = 200000;
+  std::atomic<uint64_t> paired{0};
+  std::thread storing([&] {
+    for (int i = 1; i <= kInstances; i++)
+    {
+      paired += correlator.Stored(static_cast<uint64_t>(i), i * 10, 1).paired ? 1 : 0;
+    }
+  });
+  std::thread changes([&] {
+    for (int i = 1; i <= kInstances; i++)
+    {
+      paired += correlator.NewInstanceChange(static_cast<uint64_t>(i), i * 10 + 5).paired ? 1 : 0;
+    }
+  });
+  storing.join();
+  changes.join();
+  // Every pairing is for one instance at most, and a busy entry is skipped rather than waited for.
+  EXPECT_LE(paired.load(), uint64_t(kInstances));
+  EXPECT_LE(correlator.Skipped(), uint64_t(2 * kInstances));
+}

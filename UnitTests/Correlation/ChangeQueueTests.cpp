@@ -1,0 +1,86 @@
+#include "Correlation/ChangeQueueStats.h"
+#include "Capture/OpenConnections.h"
+
+#include <gtest/gtest.h>
+
+using namespace IngestPerf;
+
+namespace
+{
+  constexpr int64_t kMs = 1000000;
+  constexpr uint32_t kNewInstance = 3, kNewPatient = 4, kNewSeries = 5, kNewStudy = 6, kStableSeries = 8;
+}
+
+
+TEST(ChangeQueueStats, BacklogLagAndServiceInterval)
+{
+  ChangeQueueStats stats;
+  // Three instances stored; the change thread is behind.
+  stats.InstanceStored();
+  stats.InstanceStored();
+  stats.InstanceStored();
+  EXPECT_EQ(3u, stats.Snapshot().NewInstanceBacklog());
+
+  stats.ChangeDelivered(kNewInstance, 100 * kMs, 90 * kMs);  // first instance, stored at 90
+  stats.ChangeDelivered(kNewSeries, 150 * kMs, 0);           // its series: waited 60 ms
+  stats.ChangeDelivered(kNewStudy, 200 * kMs, 0);
+  stats.ChangeDelivered(kNewPatient, 250 * kMs, 0);
+  stats.ChangeDelivered(kNewInstance, 300 * kMs, 0);  // delivered before its OnStored
+  stats.ChangeDelivered(kNewSeries, 310 * kMs, 0);    // not timed
+  stats.ChangeDelivered(kStableSeries, 320 * kMs, 0);
+
+  const ChangeQueueSnapshot snapshot = stats.Snapshot();
+  EXPECT_EQ(1u, snapshot.NewInstanceBacklog());
+  EXPECT_EQ(2u, snapshot.delivered[kNewInstance]);
+  EXPECT_EQ(2u, snapshot.delivered[kNewSeries]);
+  EXPECT_EQ(1u, snapshot.delivered[kStableSeries]);
+  EXPECT_EQ(60 * kMs, snapshot.newSeriesLag.Max());
+  EXPECT_EQ(1u, snapshot.newSeriesLag.Count());
+  EXPECT_EQ(110 * kMs, snapshot.newStudyLag.Max());
+  EXPECT_EQ(160 * kMs, snapshot.newPatientLag.Max());
+  EXPECT_EQ(1u, snapshot.followedEarlyNewInstance);
+  // Between the two NewInstance deliveries, the third instance was still waiting: 200 ms of
+  // change-thread time for the first instance.
+  EXPECT_EQ(1u, snapshot.perInstanceWhileBacklogged.Count());
+  EXPECT_EQ(200 * kMs, snapshot.perInstanceWhileBacklogged.Max());
+  EXPECT_STREQ("StableSeries", ChangeTypeName(kStableSeries));
+  EXPECT_STREQ("other", ChangeTypeName(1234));
+}
+
+
+TEST(ChangeQueueStats, NoIntervalWhenTheQueueIsEmpty)
+{
+  ChangeQueueStats stats;
+  stats.InstanceStored();
+  stats.ChangeDelivered(kNewInstance, 10 * kMs, 5 * kMs);  // caught up
+  stats.InstanceStored();
+  stats.ChangeDelivered(kNewInstance, 5000 * kMs, 4990 * kMs);  // idle in between: not service time
+  EXPECT_EQ(0u, stats.Snapshot().perInstanceWhileBacklogged.Count());
+  EXPECT_EQ(0u, stats.Snapshot().NewInstanceBacklog());
+  stats.ResetStatistics();
+  EXPECT_EQ(2u, stats.Snapshot().delivered[kNewInstance]);  // counters survive a reset
+}
+
+
+TEST(OpenConnections, ParsesEstablishedConnectionsToThePort)
+{
+  const std::string tcp =
+    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+    "   0: 00000000:1092 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1\n"
+    "   1: 0100007F:1092 0100007F:D2F0 01 00000000:00000000 00:00000000 00000000     0        0 2 1\n"
+    "   2: 0100007F:1092 0100007F:D2F2 01 00000000:00000000 00:00000000 00000000     0        0 3 1\n"
+    "   3: 0100007F:1092 0A00000A:D2F4 06 00000000:00000000 00:00000000 00000000     0        0 4 1\n"
+    "   4: 0100007F:D2F6 0100007F:1092 01 00000000:00000000 00:00000000 00000000     0        0 5 1\n"
+    "   5: 0300A8C0:1092 0A01A8C0:9C40 01 00000000:00000000 00:00000000 00000000     0        0 6 1\n";
+  const std::string tcp6 = "  sl  local_address                         remote_address                        st\n"
+                           "   0: 0000000000000000FFFF00000100007F:1092 0000000000000000FFFF00000A01A8C0:9C42 01 0\n";
+  OpenConnections connections;
+  ParseProcNetTcp(connections, tcp, 4242);  // 0x1092
+  ParseProcNetTcp(connections, tcp6, 4242);
+  EXPECT_EQ(4u, connections.count);  // listening (0A), time-wait (06) and outgoing (local D2F6) excluded
+  EXPECT_EQ(2u, connections.byRemoteIp["127.0.0.1"]);
+  EXPECT_EQ(2u, connections.byRemoteIp["192.168.1.10"]);
+  OpenConnections none;
+  ParseProcNetTcp(none, "garbage\nmore garbage\n", 4242);
+  EXPECT_EQ(0u, none.count);
+}

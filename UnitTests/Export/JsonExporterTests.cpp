@@ -1,0 +1,394 @@
+#include "Capture/IngestHooks.h"
+#include "Metrics/IngestStats.h"
+#include "Timeline/InstanceTimeline.h"
+#include "Export/JsonExporter.h"
+#include "Rest/RestRoutes.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+using namespace IngestPerf;
+
+namespace
+{
+  constexpr int64_t kMs = 1000000;
+
+  PluginStatus MakeStatus(bool receivedInstance)
+  {
+    PluginStatus status;
+    status.pluginVersion = "test";
+    status.orthancVersion = "1.10.1";
+    for (HookState* hook : {&status.hooks.httpRequestFilter, &status.hooks.instanceFilter, &status.hooks.cstoreFilter,
+                            &status.hooks.storedInstance, &status.hooks.change})
+    {
+      hook->registered = true;
+    }
+    status.hooks.receivedInstance.registered = receivedInstance;
+    status.hooks.receivedInstance.reason = receivedInstance ? "" : "owned by another plugin";
+    status.hooks.transcoder.reason = "IngestTranscoding is not configured";
+    return status;
+  }
+
+  CompletedInstance Instance(Transport transport, int64_t start, int64_t received, int64_t filtered, int64_t stored)
+  {
+    CompletedInstance c{};
+    c.transport = transport;
+    c.hasTimeline = true;
+    c.hasReceivePhase = transport != Transport::Dicom;
+    c.segmentStartNs = start;
+    c.receivedNs = received;
+    c.filteredNs = filtered;
+    c.storedNs = stored;
+    c.receivedBytes = 1000;
+    c.storedBytes = 1000;
+    return c;
+  }
+
+  // Stats with a label catalog, fed like the recorder does.
+  struct LabelledStats
+  {
+    LabelCatalog catalog{8};
+    IngestStats stats{0, 0, 64};
+
+    void Stored(const CompletedInstance& instance, int64_t gap, const char* aet = nullptr,
+                const char* syntax = "1.2.840.10008.1.2.1")
+    {
+      RawLabels raw;
+      raw.remoteAet = aet;
+      raw.storedSyntax = syntax;
+      stats.RecordStored(instance, gap, catalog.Intern(instance.transport, raw, instance.storedBytes));
+    }
+
+    void Outcome(Transport transport, IngestPerf::Outcome outcome)
+    {
+      stats.RecordOutcome(outcome, catalog.InternAbandoned(transport, nullptr));
+    }
+  };
+
+  Json::Value Export(const LabelledStats& source, const PluginStatus& status,
+                     const ExportFilter& filter = ExportFilter(), const PluginCost* cost = nullptr)
+  {
+    const StatsSnapshot snapshot = source.stats.Snapshot(10000 * kMs);
+    const OpenRecords open{1, 9000 * kMs, 3, 0};
+    GroupedSnapshot grouped;
+    if (filter.UsesSeries())
+    {
+      grouped = source.stats.SnapshotGrouped(MakeSeriesPredicate(filter, source.catalog), GroupByOf(filter));
+    }
+    const SeriesInfo info{64, source.stats.Series().Used(), 0, StreamTable::BytesPerSeries()};
+    std::array<HistogramSnapshot, kCallbackCount> costs;
+    if (cost != nullptr)
+    {
+      costs = cost->Snapshot();
+    }
+    return ExportStats({snapshot, open, status, 0, 0, &source.catalog, info, &grouped, nullptr, nullptr, nullptr,
+                        cost != nullptr ? &costs : nullptr},
+                       filter);
+  }
+}
+
+
+TEST(JsonExporter, PhasesInMillisecondsAndUnobservablePhasesWithTheirReason)
+{
+  LabelledStats stats;
+  stats.Stored(Instance(Transport::Rest, 1000 * kMs, 1002 * kMs, 1003 * kMs, 1010 * kMs), -1);
+  stats.Stored(Instance(Transport::Dicom, 2000 * kMs, 2000 * kMs, 2001 * kMs, 2005 * kMs), 45 * kMs);
+  stats.Outcome(Transport::Rest, Outcome::NotDicom);
+  const Json::Value json = Export(stats, MakeStatus(true));
+
+  const Json::Value& rest = json["transports"]["rest"];
+  EXPECT_EQ(1u, rest["instances"]["stored"].asUInt());
+  EXPECT_EQ(1u, rest["instances"]["notDicom"].asUInt());
+  EXPECT_DOUBLE_EQ(2.0, rest["phases"]["receive"]["mean"].asDouble());
+  EXPECT_DOUBLE_EQ(1.0, rest["phases"]["preStore"]["p50"].asDouble());
+  EXPECT_DOUBLE_EQ(7.0, rest["phases"]["persist"]["max"].asDouble());
+  EXPECT_DOUBLE_EQ(10.0, rest["phases"]["serverTotal"]["sum"].asDouble());
+  EXPECT_FALSE(rest["phases"]["associationGap"]["observable"].asBool());
+
+  const Json::Value& dicom = json["transports"]["dicom"];
+  EXPECT_FALSE(dicom["phases"]["receive"]["observable"].asBool());
+  EXPECT_NE(std::string::npos, dicom["phases"]["receive"]["reason"].asString().find("associationGap"));
+  EXPECT_DOUBLE_EQ(45.0, dicom["phases"]["associationGap"]["p99"].asDouble());
+  EXPECT_EQ(0u, dicom["phases"]["changeDispatch"]["count"].asUInt());
+  EXPECT_TRUE(dicom["phases"]["changeDispatch"]["mean"].isNull());
+
+  const Json::Value& all = json["transports"]["all"];
+  EXPECT_EQ(2u, all["instances"]["stored"].asUInt());
+  EXPECT_EQ(2u, all["phases"]["serverTotal"]["count"].asUInt());
+  EXPECT_EQ(1u, all["phases"]["associationGap"]["count"].asUInt());
+
+  EXPECT_EQ(1u, json["openRecords"]["count"].asUInt());
+  EXPECT_DOUBLE_EQ(1000.0, json["openRecords"]["oldestAgeMs"].asDouble());
+  EXPECT_TRUE(json["hooks"]["receivedInstance"]["registered"].asBool());
+  EXPECT_FALSE(json["hooks"]["transcoder"]["registered"].asBool());
+  EXPECT_EQ("IngestTranscoding is not configured", json["hooks"]["transcoder"]["reason"].asString());
+  EXPECT_TRUE(json["definitions"]["phases"]["persist"]["partOfServerTotal"].asBool());
+  EXPECT_GE(json["unobservable"].size(), 3u);
+}
+
+
+TEST(JsonExporter, MissingReceivedInstanceHookMakesItsPhasesUnobservable)
+{
+  LabelledStats stats;
+  const Json::Value json = Export(stats, MakeStatus(false));
+  for (const char* transport : {"rest", "dicom", "plugin", "job", "all"})
+  {
+    for (const char* phase : {"receive", "preStore", "associationGap"})
+    {
+      EXPECT_FALSE(json["transports"][transport]["phases"][phase]["observable"].asBool()) << transport << phase;
+    }
+    EXPECT_TRUE(json["transports"][transport]["phases"]["persist"].isMember("count"));
+  }
+}
+
+
+TEST(JsonExporter, PluginCostPerStoredInstanceAndShareOfServerTotal)
+{
+  LabelledStats stats;
+  stats.Stored(Instance(Transport::Rest, 1000 * kMs, 1002 * kMs, 1003 * kMs, 1010 * kMs), -1);   // 10 ms
+  stats.Stored(Instance(Transport::Dicom, 2000 * kMs, 2000 * kMs, 2001 * kMs, 2010 * kMs), -1);  // 10 ms
+  PluginCost cost;
+  cost.Record(Callback::StoredInstance, 3000);
+  cost.Record(Callback::StoredInstance, 1000);
+  cost.Record(Callback::HttpRequestFilter, 500);
+  cost.Record(Callback::Change, 1500);
+
+  const Json::Value json = Export(stats, MakeStatus(true), ExportFilter(), &cost);
+  const Json::Value& result = json["pluginCost"];
+  EXPECT_EQ(2u, result["callbacks"]["storedInstance"]["count"].asUInt());
+  EXPECT_DOUBLE_EQ(0.002, result["callbacks"]["storedInstance"]["mean"].asDouble());
+  EXPECT_EQ(0u, result["callbacks"]["transcoder"]["count"].asUInt());
+  // The timed calls stand for kSamplingPeriod calls each: 6 us timed, 102 us in all.
+  ASSERT_EQ(17u, PluginCost::kSamplingPeriod);
+  EXPECT_EQ(17u, result["samplingPeriod"].asUInt());
+  EXPECT_DOUBLE_EQ(0.102, result["totalMs"].asDouble());
+  EXPECT_EQ(2u, result["storedInstances"].asUInt());
+  EXPECT_DOUBLE_EQ(51.0, result["microsecondsPerStoredInstance"].asDouble());  // 102 us over 2 instances
+  EXPECT_DOUBLE_EQ(0.51, result["percentOfServerTotal"].asDouble());           // 102 us of 20 ms
+
+  cost.Reset();
+  const Json::Value empty = Export(LabelledStats(), MakeStatus(true), ExportFilter(), &cost)["pluginCost"];
+  EXPECT_TRUE(empty["microsecondsPerStoredInstance"].isNull());
+  EXPECT_TRUE(empty["percentOfServerTotal"].isNull());
+  EXPECT_EQ(0u, empty["callbacks"]["storedInstance"]["count"].asUInt());
+  EXPECT_FALSE(Export(stats, MakeStatus(true)).isMember("pluginCost"));
+}
+
+
+TEST(PluginCost, OneCallInThePeriodIsTimedOnEachThread)
+{
+  auto timedOf = [](uint32_t calls) {
+    uint32_t timed = 0;
+    for (uint32_t i = 0; i < calls; i++)
+    {
+      timed += PluginCost::SampleThisCall() ? 1 : 0;
+    }
+    return timed;
+  };
+  // A fresh thread starts its own count: exactly one timed call per full period, and the period
+  // is prime so that it rotates through the 4 to 6 callbacks of an instance.
+  for (uint32_t callbacksPerInstance = 2; callbacksPerInstance <= 8; callbacksPerInstance++)
+  {
+    EXPECT_NE(0u, PluginCost::kSamplingPeriod % callbacksPerInstance);
+  }
+  uint32_t timed = 0;
+  std::thread([&] { timed = timedOf(10 * PluginCost::kSamplingPeriod); }).join();
+  EXPECT_EQ(10u, timed);
+  std::thread([&] { timed = timedOf(PluginCost::kSamplingPeriod - 1); }).join();
+  EXPECT_EQ(0u, timed);
+}
+
+
+TEST(JsonExporter, ThroughputOverTheActiveSpan)
+{
+  LabelledStats stats;
+  for (int i = 0; i < 11; i++)
+  {
+    const int64_t start = 5000 * kMs + i * 100 * kMs;
+    CompletedInstance c = Instance(Transport::Rest, start, start + kMs, start + 2 * kMs, start + 10 * kMs);
+    c.storedBytes = 2000000;
+    stats.Stored(c, -1);
+  }
+  const Json::Value json = Export(stats, MakeStatus(true));
+  const Json::Value& throughput = json["transports"]["rest"]["throughput"];
+  EXPECT_DOUBLE_EQ(1.01, throughput["activeSeconds"].asDouble());  // first start .. last OnStored
+  EXPECT_NEAR(11 / 1.01, throughput["instancesPerSecond"].asDouble(), 0.001);
+  EXPECT_NEAR(22 / 1.01, throughput["megabytesPerSecond"].asDouble(), 0.001);
+}
+
+
+TEST(JsonExporter, TransportFilter)
+{
+  LabelledStats stats;
+  ExportFilter filter;
+  filter.scope = ExportFilter::Scope::Single;
+  filter.transport = Transport::Dicom;
+  Json::Value json = Export(stats, MakeStatus(true), filter);
+  EXPECT_EQ(1u, json["transports"].size());
+  EXPECT_TRUE(json["transports"].isMember("dicom"));
+  filter.scope = ExportFilter::Scope::MergedOnly;
+  json = Export(stats, MakeStatus(true), filter);
+  EXPECT_EQ(1u, json["transports"].size());
+  EXPECT_TRUE(json["transports"].isMember("all"));
+}
+
+
+TEST(JsonExporter, MillisecondsKeepATenthOfAMicrosecond)
+{
+  EXPECT_DOUBLE_EQ(1.2346, NanosecondsToMilliseconds(1234560));
+  EXPECT_DOUBLE_EQ(0.0001, NanosecondsToMilliseconds(100));
+  EXPECT_DOUBLE_EQ(0.0, NanosecondsToMilliseconds(49));
+}
+
+
+TEST(RestRoutes, StatsArguments)
+{
+  ExportFilter filter;
+  Json::Value error;
+  const char* keys[] = {"transport"};
+  const char* dicom[] = {"dicom"};
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 1, keys, dicom));
+  EXPECT_EQ(ExportFilter::Scope::Single, filter.scope);
+  EXPECT_EQ(Transport::Dicom, filter.transport);
+
+  const char* all[] = {"all"};
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 1, keys, all));
+  EXPECT_EQ(ExportFilter::Scope::MergedOnly, filter.scope);
+
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 0, nullptr, nullptr));
+  EXPECT_EQ(ExportFilter::Scope::Every, filter.scope);
+
+  const char* bad[] = {"smtp"};
+  EXPECT_FALSE(ParseStatsArguments(filter, error, 1, keys, bad));
+  EXPECT_EQ("transport", error["parameter"].asString());
+  EXPECT_EQ(5u, error["allowed"].size());
+
+  Json::Value unknownError;
+  const char* unknown[] = {"groupby"};
+  EXPECT_FALSE(ParseStatsArguments(filter, unknownError, 1, unknown, dicom));
+  EXPECT_EQ("unknown parameter 'groupby'", unknownError["error"].asString());
+
+  // Label filters and groupBy
+  const char* labelKeys[] = {"remoteAet", "groupBy", "transport"};
+  const char* labelValues[] = {"CT01", "sopClass", "dicom"};
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 3, labelKeys, labelValues));
+  EXPECT_TRUE(filter.UsesSeries());
+  ASSERT_EQ(1u, filter.labels.size());
+  EXPECT_EQ(LabelDimension::RemoteAet, filter.labels[0].first);
+  EXPECT_EQ("CT01", filter.labels[0].second);
+  EXPECT_TRUE(filter.hasGroupBy);
+  EXPECT_EQ(LabelDimension::SopClass, filter.groupBy);
+
+  Json::Value badGroup;
+  const char* groupKey[] = {"groupBy"};
+  const char* groupValue[] = {"color"};
+  EXPECT_FALSE(ParseStatsArguments(filter, badGroup, 1, groupKey, groupValue));
+  EXPECT_EQ("groupBy", badGroup["parameter"].asString());
+
+  Json::Value twice;
+  const char* twiceKeys[] = {"remoteAet", "remoteAet"};
+  const char* twiceValues[] = {"A", "B"};
+  EXPECT_FALSE(ParseStatsArguments(filter, twice, 2, twiceKeys, twiceValues));
+  EXPECT_NE(std::string::npos, twice["error"].asString().find("twice"));
+
+  Json::Value empty;
+  const char* emptyValue[] = {""};
+  EXPECT_FALSE(ParseStatsArguments(filter, empty, 1, labelKeys, emptyValue));
+}
+
+
+TEST(RestRoutes, QueryComponentsArePercentDecoded)
+{
+  EXPECT_EQ("(none)", DecodeQueryComponent("%28none%29"));
+  EXPECT_EQ("a b", DecodeQueryComponent("a+b"));
+  EXPECT_EQ("100%", DecodeQueryComponent("100%"));
+  EXPECT_EQ("%zz", DecodeQueryComponent("%zz"));
+  EXPECT_EQ("", DecodeQueryComponent(nullptr));
+  ExportFilter filter;
+  Json::Value error;
+  const char* keys[] = {"remoteAet"};
+  const char* values[] = {"%28other%29"};
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 1, keys, values));
+  EXPECT_EQ("(other)", filter.labels[0].second);
+}
+
+
+TEST(IngestHooks, RouteAndHeaderClassification)
+{
+  bool dicomWeb = true;
+  EXPECT_TRUE(IsIngestRoute("/instances", dicomWeb));
+  EXPECT_FALSE(dicomWeb);
+  EXPECT_TRUE(IsIngestRoute("/dicom-web/studies", dicomWeb));
+  EXPECT_TRUE(dicomWeb);
+  EXPECT_TRUE(IsIngestRoute("/dicom-web/studies/1.2.3", dicomWeb));
+  EXPECT_FALSE(IsIngestRoute("/studies/abc/modify", dicomWeb));
+  EXPECT_FALSE(IsIngestRoute("/tools/find", dicomWeb));
+  EXPECT_FALSE(IsIngestRoute("/instances/abc/modify", dicomWeb));
+  EXPECT_FALSE(IsIngestRoute(nullptr, dicomWeb));
+
+  std::string part10(132, '\0');
+  part10.replace(128, 4, "DICM");
+  EXPECT_TRUE(HasPart10Header(part10.data(), part10.size()));
+  EXPECT_FALSE(HasPart10Header(part10.data(), 131));
+  EXPECT_FALSE(HasPart10Header("hello", 5));
+  EXPECT_FALSE(HasPart10Header(nullptr, 1000));
+}
+
+
+TEST(JsonExporter, GroupByAndLabelFilters)
+{
+  LabelledStats stats;
+  for (int i = 0; i < 6; i++)
+  {
+    stats.Stored(Instance(Transport::Dicom, (100 + i) * kMs, (100 + i) * kMs, (101 + i) * kMs, (105 + i) * kMs), -1,
+                 i < 4 ? "CT01" : "MR02");
+  }
+  stats.Stored(Instance(Transport::Rest, 1000 * kMs, 1001 * kMs, 1002 * kMs, 1003 * kMs), -1, nullptr,
+               "1.2.840.10008.1.2.4.70");
+
+  ExportFilter byAet;
+  byAet.hasGroupBy = true;
+  byAet.groupBy = LabelDimension::RemoteAet;
+  Json::Value json = Export(stats, MakeStatus(true), byAet);
+  const Json::Value& groups = json["groups"];
+  ASSERT_EQ(3u, groups.size());                                    // CT01, MR02, and (none) for the HTTP instance
+  EXPECT_EQ("CT01", groups[0]["labels"]["remoteAet"].asString());  // sorted by stored count
+  EXPECT_EQ(4u, groups[0]["instances"]["stored"].asUInt());
+  EXPECT_EQ("MR02", groups[1]["labels"]["remoteAet"].asString());
+  EXPECT_EQ("(none)", groups[2]["labels"]["remoteAet"].asString());
+  EXPECT_EQ(7u, json["transports"]["all"]["instances"]["stored"].asUInt());
+  EXPECT_EQ("remoteAet", json["query"]["groupBy"].asString());
+  EXPECT_FALSE(json["transports"]["dicom"]["throughput"].isMember("last10s"));  // no rate window per series
+
+  ExportFilter onlyMr;
+  onlyMr.labels.emplace_back(LabelDimension::RemoteAet, "MR02");
+  onlyMr.hasGroupBy = true;
+  onlyMr.groupBy = LabelDimension::StoredSyntax;
+  json = Export(stats, MakeStatus(true), onlyMr);
+  ASSERT_EQ(1u, json["groups"].size());
+  EXPECT_EQ("1.2.840.10008.1.2.1", json["groups"][0]["labels"]["storedSyntax"].asString());
+  EXPECT_EQ(2u, json["groups"][0]["instances"]["stored"].asUInt());
+  EXPECT_EQ(1u, json["query"]["seriesMatched"].asUInt());
+  EXPECT_EQ("MR02", json["query"]["filters"]["remoteAet"].asString());
+
+  ExportFilter unknown;
+  unknown.labels.emplace_back(LabelDimension::RemoteAet, "NEVER_SEEN");
+  json = Export(stats, MakeStatus(true), unknown);
+  EXPECT_EQ(0u, json["query"]["seriesMatched"].asUInt());
+  EXPECT_EQ(0u, json["transports"]["all"]["instances"]["stored"].asUInt());
+
+  ExportFilter byTransport;
+  byTransport.hasGroupBy = true;
+  byTransport.groupBy = LabelDimension::Transport;
+  json = Export(stats, MakeStatus(true), byTransport);
+  ASSERT_EQ(2u, json["groups"].size());
+  EXPECT_EQ("dicom", json["groups"][0]["labels"]["transport"].asString());
+  EXPECT_FALSE(json["groups"][0]["phases"]["receive"]["observable"].asBool());
+
+  // The label summary lists what the dictionaries hold.
+  const Json::Value& labels = json["labels"];
+  EXPECT_EQ(8u, labels["remoteAet"]["capacity"].asUInt());
+  EXPECT_EQ(2u, labels["remoteAet"]["values"].size());
+  EXPECT_EQ(3u, labels["series"]["used"].asUInt());
+}

@@ -1,0 +1,130 @@
+#include "Host/Configuration.h"
+
+#include <gtest/gtest.h>
+
+#include <json/reader.h>
+
+#include <memory>
+
+using namespace IngestPerf;
+
+namespace
+{
+  Json::Value Parse(const std::string& text)
+  {
+    Json::Value value;
+    Json::CharReaderBuilder builder;
+    std::unique_ptr<Json::CharReader> reader(builder.newCharReader());
+    std::string errors;
+    EXPECT_TRUE(reader->parse(text.data(), text.data() + text.size(), &value, &errors)) << errors;
+    return value;
+  }
+
+  std::string ErrorOf(const std::string& text)
+  {
+    try
+    {
+      ParseConfiguration(Parse(text));
+    }
+    catch (const ConfigurationError& e)
+    {
+      return e.what();
+    }
+    return "";
+  }
+}
+
+
+TEST(Configuration, DefaultsWithoutASection)
+{
+  const Configuration configuration = ParseConfiguration(Parse("{\"HttpPort\": 8042}"));
+  EXPECT_TRUE(configuration.enable);
+  EXPECT_TRUE(configuration.receivedInstanceCallback);
+  EXPECT_EQ(512u, configuration.maxThreads);
+  EXPECT_EQ(16384u, configuration.changeTableSize);
+  EXPECT_EQ(256u, configuration.maxPeers);
+  EXPECT_FALSE(configuration.overwriteInstances);
+  EXPECT_FALSE(configuration.ingestTranscoding);
+  EXPECT_EQ(30u, configuration.dicomScpTimeoutSeconds);
+}
+
+
+TEST(Configuration, ReadsEveryKey)
+{
+  const Configuration configuration = ParseConfiguration(Parse(R"({
+    "OverwriteInstances": true, "IngestTranscoding": "1.2.840.10008.1.2.4.70", "DicomScpTimeout": 0,
+    "IngestPerf": {"Enable": false, "ReceivedInstanceCallback": false, "MaxThreads": 64,
+                   "ChangeTableSize": 1024, "MaxPeers": 8}})"));
+  EXPECT_FALSE(configuration.enable);
+  EXPECT_FALSE(configuration.receivedInstanceCallback);
+  EXPECT_EQ(64u, configuration.maxThreads);
+  EXPECT_EQ(1024u, configuration.changeTableSize);
+  EXPECT_EQ(8u, configuration.maxPeers);
+  EXPECT_TRUE(configuration.overwriteInstances);
+  EXPECT_TRUE(configuration.ingestTranscoding);
+  EXPECT_EQ("1.2.840.10008.1.2.4.70", configuration.ingestTranscodingSyntax);
+  EXPECT_EQ(0u, configuration.dicomScpTimeoutSeconds);
+}
+
+
+TEST(Configuration, EveryErrorNamesTheKey)
+{
+  EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": []})").find("IngestPerf: expected a JSON object"));
+  EXPECT_NE(
+    std::string::npos,
+    ErrorOf(R"({"IngestPerf": {"Enable": "yes"}})").find("IngestPerf.Enable: expected true or false, got \"yes\""));
+  EXPECT_NE(std::string::npos,
+            ErrorOf(R"({"IngestPerf": {"ReceivedInstanceCallback": 1}})").find("IngestPerf.ReceivedInstanceCallback"));
+  EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"MaxThreads": 0}})")
+                                 .find("IngestPerf.MaxThreads: expected an integer from 1 to 65536, got 0"));
+  EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"MaxThreads": 1.5}})").find("IngestPerf.MaxThreads"));
+  EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"MaxThreads": true}})").find("IngestPerf.MaxThreads"));
+  EXPECT_NE(std::string::npos,
+            ErrorOf(R"({"IngestPerf": {"ChangeTableSize": -3}})").find("IngestPerf.ChangeTableSize"));
+  EXPECT_NE(std::string::npos,
+            ErrorOf(R"({"IngestPerf": {"ChangeTableSize": 99999999999}})").find("IngestPerf.ChangeTableSize"));
+  EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"MaxPeers": "8"}})").find("IngestPerf.MaxPeers"));
+  const std::string unknown = ErrorOf(R"({"IngestPerf": {"Enabled": true}})");
+  EXPECT_NE(std::string::npos, unknown.find("IngestPerf.Enabled: unknown option")) << unknown;
+  EXPECT_NE(std::string::npos, unknown.find("Enable,")) << unknown;
+}
+
+
+TEST(Configuration, BoundariesAreAccepted)
+{
+  EXPECT_EQ("", ErrorOf(R"({"IngestPerf": {"MaxThreads": 1, "ChangeTableSize": 16777216, "MaxPeers": 65536}})"));
+  EXPECT_EQ("", ErrorOf(R"({"IngestPerf": {}})"));
+}
+
+
+TEST(OrthancVersion, ParsesReleasesAndTreatsOtherBuildsAsNewest)
+{
+  const OrthancVersion debian12 = OrthancVersion::Parse("1.10.1");
+  EXPECT_EQ("1.10.1", debian12.ToString());
+  EXPECT_TRUE(debian12.AtLeast(1, 10, 1));
+  EXPECT_FALSE(debian12.AtLeast(1, 10, 2));
+  EXPECT_FALSE(debian12.AtLeast(1, 11, 0));
+  EXPECT_TRUE(debian12.AtLeast(0, 9, 9));
+  const OrthancVersion debian13 = OrthancVersion::Parse("1.12.7");
+  EXPECT_TRUE(debian13.AtLeast(1, 12, 2));
+  EXPECT_FALSE(debian13.AtLeast(1, 13, 0));
+  EXPECT_TRUE(OrthancVersion::Parse("mainline").AtLeast(1, 13, 0));
+  EXPECT_TRUE(OrthancVersion::Parse("1.12").AtLeast(1, 99, 0));  // not a release number
+  EXPECT_TRUE(OrthancVersion::Parse("1.12.7-rc1").AtLeast(1, 99, 0));
+}
+
+
+TEST(Configuration, HttpCompressionDefaultFollowsTheRunningOrthanc)
+{
+  // Orthanc changed the default in 1.12.2, and stopped compressing answers under 2048 bytes.
+  EXPECT_TRUE(ParseConfiguration(Parse("{}"), OrthancVersion::Parse("1.10.1")).httpCompressionEnabled);
+  EXPECT_TRUE(ParseConfiguration(Parse("{}"), OrthancVersion::Parse("1.12.1")).httpCompressionEnabled);
+  const Configuration current = ParseConfiguration(Parse("{}"), OrthancVersion::Parse("1.12.7"));
+  EXPECT_FALSE(current.httpCompressionEnabled);
+  EXPECT_FALSE(current.orthanc.CompressesSmallAnswers());
+  const Configuration enabled =
+    ParseConfiguration(Parse("{\"HttpCompressionEnabled\": true}"), OrthancVersion::Parse("1.12.7"));
+  EXPECT_TRUE(enabled.httpCompressionEnabled);
+  EXPECT_FALSE(ParseConfiguration(Parse("{\"HttpCompressionEnabled\": false}"), OrthancVersion::Parse("1.10.1"))
+                 .httpCompressionEnabled);
+}

@@ -1,0 +1,312 @@
+#include "Timeline/InstanceTimeline.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+using namespace IngestPerf;
+
+namespace
+{
+  constexpr int64_t kMs = 1000000;
+  constexpr int64_t kWallBase = int64_t(1790000000) * 1000000000;  // some second in 2026
+
+  struct Abandoned
+  {
+    Transport transport;
+    Outcome outcome;
+    std::string receivedSyntax;
+  };
+
+  class RecordingSink : public TimelineSink
+  {
+  public:
+    std::vector<CompletedInstance> completed;
+    std::vector<Abandoned> abandoned;
+
+    void InstanceCompleted(const CompletedInstance& instance) override { completed.push_back(instance); }
+    void InstanceAbandoned(Transport transport, Outcome outcome, const char* receivedSyntax) override
+    {
+      abandoned.push_back({transport, outcome, receivedSyntax != nullptr ? receivedSyntax : ""});
+    }
+  };
+
+  StoredEvent Stored(int64_t nowNs, Transport transport, uint64_t key = 42, uint64_t peer = 0)
+  {
+    StoredEvent event{};
+    event.nowNs = nowNs;
+    event.wallNowNs = kWallBase + nowNs;
+    event.transport = transport;
+    event.storedBytes = 1000;
+    event.instanceKey = key;
+    event.receptionSecond = -1;
+    event.peerKey = peer;
+    return event;
+  }
+}
+
+
+TEST(InstanceTimeline, HttpInstancePhasesAddUpToTheTotal)
+{
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  timeline.HttpRequest(100 * kMs, true, true, Transport::Rest, sink);
+  EXPECT_EQ(100 * kMs, timeline.OpenSinceNs());
+  timeline.Received(103 * kMs, Transport::Rest, 5000, true, nullptr, sink);
+  timeline.Filtered(104 * kMs, Transport::Rest, false, sink);
+  timeline.Stored(Stored(110 * kMs, Transport::Rest), sink);
+
+  ASSERT_EQ(1u, sink.completed.size());
+  EXPECT_TRUE(sink.abandoned.empty());
+  const CompletedInstance& c = sink.completed[0];
+  EXPECT_TRUE(c.hasTimeline);
+  EXPECT_TRUE(c.hasReceivePhase);
+  EXPECT_EQ(100 * kMs, c.segmentStartNs);
+  EXPECT_EQ(3 * kMs, c.receivedNs - c.segmentStartNs);
+  EXPECT_EQ(1 * kMs, c.filteredNs - c.receivedNs);
+  EXPECT_EQ(6 * kMs, c.storedNs - c.filteredNs);
+  EXPECT_EQ(5000u, c.receivedBytes);
+  EXPECT_EQ(1000u, c.storedBytes);
+  EXPECT_EQ(kWallBase + 100 * kMs, c.startWallNs);
+  EXPECT_EQ(0, timeline.OpenSinceNs());
+
+  // The finished request is not "in flight", and the next request does not count it again.
+  timeline.HttpRequest(200 * kMs, false, false, Transport::Rest, sink);
+  EXPECT_TRUE(sink.abandoned.empty());
+  EXPECT_EQ(0, timeline.OpenSinceNs());
+}
+
+
+TEST(InstanceTimeline, CStoreInstanceHasNoReceivePhaseAndKeepsThePeer)
+{
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  timeline.Received(10 * kMs, Transport::Dicom, 500, true, nullptr, sink);
+  timeline.Filtered(11 * kMs, Transport::Dicom, false, sink);
+  timeline.Filtered(12 * kMs, Transport::Dicom, true, sink);  // the C-STORE filter comes second
+  timeline.Stored(Stored(20 * kMs, Transport::Dicom, 1, 77), sink);
+  ASSERT_EQ(1u, sink.completed.size());
+  const CompletedInstance& c = sink.completed[0];
+  EXPECT_FALSE(c.hasReceivePhase);
+  EXPECT_EQ(10 * kMs, c.segmentStartNs);
+  EXPECT_EQ(12 * kMs, c.filteredNs);  // persist starts at the last filter
+  EXPECT_EQ(77u, c.peerKey);
+  EXPECT_TRUE(sink.abandoned.empty());
+}
+
+
+TEST(InstanceTimeline, MultipartRequestChainsInstances)
+{
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  timeline.HttpRequest(0, true, true, Transport::Plugin, sink);
+  for (int i = 0; i < 3; i++)
+  {
+    const int64_t base = (10 + 10 * i) * kMs;
+    timeline.Received(base, Transport::Plugin, 10, true, nullptr, sink);
+    timeline.Filtered(base + kMs, Transport::Plugin, false, sink);
+    timeline.Stored(Stored(base + 5 * kMs, Transport::Plugin, 100 + i), sink);
+  }
+  ASSERT_EQ(3u, sink.completed.size());
+  EXPECT_EQ(0, sink.completed[0].segmentStartNs);
+  // Each next part starts where the previous one was stored: no time is counted twice.
+  EXPECT_EQ(sink.completed[0].storedNs, sink.completed[1].segmentStartNs);
+  EXPECT_EQ(sink.completed[1].storedNs, sink.completed[2].segmentStartNs);
+  for (const CompletedInstance& c : sink.completed)
+  {
+    EXPECT_TRUE(c.hasReceivePhase);
+  }
+  timeline.HttpRequest(100 * kMs, false, false, Transport::Rest, sink);
+  EXPECT_TRUE(sink.abandoned.empty());
+}
+
+
+TEST(InstanceTimeline, NonDicomBodyIsCountedWhenTheThreadMovesOn)
+{
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  timeline.HttpRequest(kMs, true, true, Transport::Rest, sink);
+  timeline.Received(2 * kMs, Transport::Rest, 5, false, nullptr, sink);
+  EXPECT_EQ(kMs, timeline.OpenSinceNs());  // still open: no hook tells the request ended
+  EXPECT_TRUE(sink.abandoned.empty());
+
+  timeline.HttpRequest(50 * kMs, false, false, Transport::Rest, sink);  // e.g. GET /perf/stats
+  ASSERT_EQ(1u, sink.abandoned.size());
+  EXPECT_EQ(Outcome::NotDicom, sink.abandoned[0].outcome);
+  EXPECT_EQ(Transport::Rest, sink.abandoned[0].transport);
+  EXPECT_EQ(0, timeline.OpenSinceNs());
+  EXPECT_TRUE(sink.completed.empty());
+}
+
+
+TEST(InstanceTimeline, OutcomeDependsOnTheLastStageReached)
+{
+  RecordingSink sink;
+  {
+    InstanceTimeline timeline;
+    timeline.Received(0, Transport::Dicom, 5000, true, nullptr, sink);
+    timeline.Received(10 * kMs, Transport::Dicom, 5000, true, nullptr, sink);  // the next one arrives
+  }
+  {
+    InstanceTimeline timeline;
+    timeline.Received(0, Transport::Dicom, 5000, true, nullptr, sink);
+    timeline.Filtered(kMs, Transport::Dicom, false, sink);
+    timeline.Received(10 * kMs, Transport::Dicom, 5000, true, nullptr, sink);
+  }
+  {
+    InstanceTimeline timeline;
+    timeline.HttpRequest(0, true, true, Transport::Rest, sink);  // e.g. empty body
+    timeline.HttpRequest(kMs, true, false, Transport::Rest, sink);
+  }
+  {
+    InstanceTimeline timeline;
+    timeline.HttpRequest(0, true, false, Transport::Rest, sink);  // POST /tools/find: not ingest
+    timeline.HttpRequest(kMs, false, false, Transport::Rest, sink);
+  }
+  ASSERT_EQ(3u, sink.abandoned.size());
+  EXPECT_EQ(Outcome::DiscardedBeforeFilter, sink.abandoned[0].outcome);
+  EXPECT_EQ(Outcome::DiscardedAfterFilter, sink.abandoned[1].outcome);
+  EXPECT_EQ(Outcome::RequestWithoutInstance, sink.abandoned[2].outcome);
+  EXPECT_EQ(Transport::Dicom, sink.abandoned[0].transport);
+}
+
+
+TEST(InstanceTimeline, AStaleRecordNeverCorruptsTheNextOne)
+{
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  timeline.Received(0, Transport::Rest, 99, true, nullptr, sink);
+  timeline.Filtered(kMs, Transport::Rest, false, sink);
+  // never stored; the next instance on this thread:
+  timeline.Received(100 * kMs, Transport::Dicom, 7, true, nullptr, sink);
+  timeline.Filtered(101 * kMs, Transport::Dicom, false, sink);
+  timeline.Stored(Stored(105 * kMs, Transport::Dicom), sink);
+  ASSERT_EQ(1u, sink.abandoned.size());
+  ASSERT_EQ(1u, sink.completed.size());
+  const CompletedInstance& c = sink.completed[0];
+  EXPECT_EQ(100 * kMs, c.segmentStartNs);
+  EXPECT_EQ(100 * kMs, c.receivedNs);
+  EXPECT_EQ(7u, c.receivedBytes);
+  EXPECT_FALSE(c.transcodeAttempted);
+}
+
+
+TEST(InstanceTimeline, AbandonedInstanceInsideARequestBreaksTheChain)
+{
+  // A ZIP upload whose first file fails: the second file gets no receive phase rather than one
+  // that silently includes the failed file.
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  timeline.HttpRequest(0, true, true, Transport::Rest, sink);
+  timeline.Received(kMs, Transport::Rest, 5, false, nullptr, sink);
+  timeline.Received(5 * kMs, Transport::Rest, 500, true, nullptr, sink);
+  timeline.Filtered(6 * kMs, Transport::Rest, false, sink);
+  timeline.Stored(Stored(9 * kMs, Transport::Rest), sink);
+  ASSERT_EQ(1u, sink.abandoned.size());
+  EXPECT_EQ(Outcome::NotDicom, sink.abandoned[0].outcome);
+  ASSERT_EQ(1u, sink.completed.size());
+  EXPECT_FALSE(sink.completed[0].hasReceivePhase);
+  EXPECT_EQ(5 * kMs, sink.completed[0].segmentStartNs);
+  timeline.HttpRequest(20 * kMs, false, false, Transport::Rest, sink);
+  EXPECT_EQ(1u, sink.abandoned.size());  // the request did store an instance
+}
+
+
+TEST(InstanceTimeline, WithoutReceivedInstanceTheRecordStartsAtTheFilter)
+{
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  timeline.HttpRequest(0, true, true, Transport::Rest, sink);
+  timeline.Filtered(4 * kMs, Transport::Rest, false, sink);
+  timeline.Stored(Stored(9 * kMs, Transport::Rest), sink);
+  ASSERT_EQ(1u, sink.completed.size());
+  const CompletedInstance& c = sink.completed[0];
+  EXPECT_EQ(0, c.receivedNs);
+  EXPECT_EQ(0, c.segmentStartNs);  // still from the HTTP arrival
+  EXPECT_EQ(4 * kMs, c.filteredNs);
+
+  // Two generic filter calls without OnStored between them are two instances.
+  timeline.Filtered(20 * kMs, Transport::Dicom, false, sink);
+  timeline.Filtered(30 * kMs, Transport::Dicom, false, sink);
+  timeline.Stored(Stored(35 * kMs, Transport::Dicom), sink);
+  ASSERT_EQ(1u, sink.abandoned.size());
+  EXPECT_EQ(Outcome::DiscardedAfterFilter, sink.abandoned[0].outcome);
+  EXPECT_EQ(30 * kMs, sink.completed[1].segmentStartNs);
+}
+
+
+TEST(InstanceTimeline, OnStoredWithoutAnyEarlierEventStillCountsTheInstance)
+{
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  timeline.Stored(Stored(5 * kMs, Transport::Plugin), sink);
+  timeline.Stored(Stored(6 * kMs, Transport::Plugin), sink);  // repeated
+  ASSERT_EQ(2u, sink.completed.size());
+  EXPECT_FALSE(sink.completed[0].hasTimeline);
+  EXPECT_EQ(5 * kMs, sink.completed[0].segmentStartNs);
+  EXPECT_TRUE(sink.abandoned.empty());
+}
+
+
+TEST(InstanceTimeline, TranscodeIsNotedOnlyInsideAnInstance)
+{
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  timeline.TranscodeStarted(kMs);  // out of order: ignored
+  timeline.Received(2 * kMs, Transport::Rest, 1, true, nullptr, sink);
+  timeline.TranscodeStarted(3 * kMs);
+  timeline.Filtered(4 * kMs, Transport::Rest, false, sink);
+  timeline.Stored(Stored(5 * kMs, Transport::Rest), sink);
+  ASSERT_EQ(1u, sink.completed.size());
+  EXPECT_TRUE(sink.completed[0].transcodeAttempted);
+}
+
+
+TEST(InstanceTimeline, ResetDropsTheOpenRecordSilently)
+{
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  timeline.Received(kMs, Transport::Rest, 1, true, nullptr, sink);
+  timeline.Reset();
+  EXPECT_EQ(0, timeline.OpenSinceNs());
+  EXPECT_FALSE(timeline.HasOpenInstance());
+  timeline.HttpRequest(2 * kMs, false, false, Transport::Rest, sink);
+  EXPECT_TRUE(sink.abandoned.empty());
+}
+
+
+TEST(InstanceTimeline, RestOriginOutsideAnHttpRequestIsAJob)
+{
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  // A job thread: no HTTP request, REST origin (e.g. a modification job storing its result).
+  timeline.Received(kMs, Transport::Rest, 10, true, nullptr, sink);
+  timeline.Filtered(2 * kMs, Transport::Rest, false, sink);
+  timeline.Stored(Stored(3 * kMs, Transport::Rest), sink);
+  // The same thread serving HTTP afterwards: REST again.
+  timeline.HttpRequest(10 * kMs, true, true, Transport::Rest, sink);
+  timeline.Received(11 * kMs, Transport::Rest, 10, true, nullptr, sink);
+  timeline.Stored(Stored(13 * kMs, Transport::Rest, 43), sink);
+  ASSERT_EQ(2u, sink.completed.size());
+  EXPECT_EQ(Transport::Job, sink.completed[0].transport);
+  EXPECT_EQ(Transport::Rest, sink.completed[1].transport);
+}
+
+
+TEST(InstanceTimeline, ReceivedSyntaxTravelsWithTheRecord)
+{
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  timeline.Received(kMs, Transport::Dicom, 10, true, "1.2.840.10008.1.2.4.70", sink);
+  timeline.Stored(Stored(3 * kMs, Transport::Dicom), sink);
+  ASSERT_EQ(1u, sink.completed.size());
+  EXPECT_STREQ("1.2.840.10008.1.2.4.70", sink.completed[0].labels.receivedSyntax);
+
+  timeline.Received(5 * kMs, Transport::Dicom, 10, true, "1.2.840.10008.1.2", sink);
+  timeline.Received(6 * kMs, Transport::Dicom, 10, true, nullptr, sink);  // abandons the previous one
+  ASSERT_EQ(1u, sink.abandoned.size());
+  EXPECT_EQ("1.2.840.10008.1.2", sink.abandoned[0].receivedSyntax);
+  timeline.Stored(Stored(7 * kMs, Transport::Dicom), sink);
+  EXPECT_EQ(nullptr, sink.completed[1].labels.receivedSyntax);  // not inherited from the abandoned one
+}
