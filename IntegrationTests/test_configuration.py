@@ -69,8 +69,9 @@ def test_disabled_plugin_registers_nothing(orthanc_factory, series):
     assert len(orthanc.get("/instances").json()) == 3
 
 
-def test_transcoder_hook_follows_ingest_transcoding(orthanc_factory, series):
-    orthanc = orthanc_factory(extra_config={"IngestTranscoding": "1.2.840.10008.1.2.4.70"})
+def test_transcoder_hook_follows_ingest_transcoding_and_transcode_timing(orthanc_factory, series):
+    orthanc = orthanc_factory(extra_config={"IngestTranscoding": "1.2.840.10008.1.2.4.70"},
+                              ingest_perf={"TranscodeTiming": "FallThrough"})
     orthanc.http_upload(series[:2])
     stats = orthanc.stats(transport="rest")
     assert stats["hooks"]["transcoder"]["registered"] is True

@@ -85,7 +85,7 @@ def test_gdcm_transcoding_over_cstore(orthanc_factory, plugin_path, series_facto
 def test_gdcm_loaded_first_transcodes_unseen(orthanc_factory, plugin_path, series_factory):
     """GDCM registered before this plugin answers every transcode itself: the plugin's callback is
     never called, so the phase is not timed, but the instances are counted as transcoded unseen."""
-    orthanc = transcoding_orthanc(orthanc_factory, plugin_path, gdcm=True, gdcm_first=True)
+    orthanc = transcoding_orthanc(orthanc_factory, plugin_path, gdcm=True, gdcm_first=True, timing="FallThrough")
     orthanc.storescu(series_factory(3, 23, size=128))
     dicom = orthanc.stats(transport="dicom")["transports"]["dicom"]
     assert dicom["instances"]["stored"] == 3
@@ -100,3 +100,23 @@ def test_no_transcoding_configured_makes_the_phase_unobservable(orthanc, series)
     rest = orthanc.stats(transport="rest")["transports"]["rest"]
     assert rest["phases"]["transcode"]["observable"] is False
     assert "IngestTranscoding" in rest["phases"]["transcode"]["reason"]
+
+
+def test_transcode_timing_off_by_default_registers_no_transcoder(orthanc_factory, plugin_path, series_factory):
+    """A registered transcoder changes how Orthanc decodes frames its built-in decoder cannot read
+    (it then also tries transcoding them): by default the plugin registers none, says why, and
+    still counts the instances Orthanc transcoded."""
+    orthanc = transcoding_orthanc(orthanc_factory, plugin_path)
+    orthanc.http_upload(series_factory(3, 25, size=64))
+    stats = orthanc.stats(transport="rest")
+    assert stats["configuration"]["TranscodeTiming"] == "Off"
+    assert stats["hooks"]["transcoder"]["registered"] is False
+    assert "TranscodeTiming is Off" in stats["hooks"]["transcoder"]["reason"]
+    assert stats["notInEffect"] == []
+    rest = stats["transports"]["rest"]
+    assert rest["instances"]["stored"] == 3
+    assert rest["instances"]["transcodeAttempts"] == 0
+    assert rest["instances"]["transcodedWithoutHook"] == 3
+    assert rest["phases"]["transcode"]["observable"] is False
+    assert "TranscodeTiming" in rest["phases"]["transcode"]["reason"]
+    assert stored_syntaxes(orthanc) == {JPEG_LOSSLESS}

@@ -33,8 +33,26 @@ namespace IngestPerf
   }
 
 
-  bool ReadTransferSyntax(char* uid, const void* buffer, uint64_t size)
+  namespace
   {
+    // Copies a UID value without its trailing padding; an empty result for an empty value.
+    void CopyUid(char* target, const unsigned char* value, uint64_t length)
+    {
+      size_t n = static_cast<size_t>(length < kMaxUidLength ? length : kMaxUidLength);
+      while (n > 0 && (value[n - 1] == '\0' || value[n - 1] == ' '))
+      {
+        n--;
+      }
+      memcpy(target, value, n);
+      target[n] = '\0';
+    }
+  }
+
+
+  bool ReadMetaHeader(MetaHeader& header, const void* buffer, uint64_t size)
+  {
+    header.sopClass[0] = '\0';
+    header.transferSyntax[0] = '\0';
     const unsigned char* data = static_cast<const unsigned char*>(buffer);
     if (data == nullptr || size < 132 || memcmp(data + 128, "DICM", 4) != 0)
     {
@@ -43,46 +61,53 @@ namespace IngestPerf
     uint64_t offset = 132;
     for (int element = 0; element < 64 && offset + 8 <= size; element++)
     {
-      const unsigned char* header = data + offset;
-      const uint16_t group = Read16(header);
-      const uint16_t tag = Read16(header + 2);
-      if (group != 0x0002)
+      const unsigned char* tagStart = data + offset;
+      const uint16_t group = Read16(tagStart);
+      const uint16_t tag = Read16(tagStart + 2);
+      if (group != 0x0002 || tag > 0x0010)
       {
-        return false;
+        break;  // past the two elements (the meta header is sorted by tag)
       }
       uint64_t length;
       uint64_t valueOffset;
-      if (HasLongLength(header + 4))
+      if (HasLongLength(tagStart + 4))
       {
         if (offset + 12 > size)
         {
-          return false;
+          break;
         }
-        length = Read32(header + 8);
+        length = Read32(tagStart + 8);
         valueOffset = offset + 12;
       }
       else
       {
-        length = Read16(header + 6);
+        length = Read16(tagStart + 6);
         valueOffset = offset + 8;
       }
       if (valueOffset + length > size)
       {
-        return false;
+        break;
       }
-      if (tag == 0x0010)
+      if (tag == 0x0002)
       {
-        size_t n = static_cast<size_t>(length < kMaxUidLength ? length : kMaxUidLength);
-        while (n > 0 && (data[valueOffset + n - 1] == '\0' || data[valueOffset + n - 1] == ' '))
-        {
-          n--;
-        }
-        memcpy(uid, data + valueOffset, n);
-        uid[n] = '\0';
-        return n > 0;
+        CopyUid(header.sopClass, data + valueOffset, length);
+      }
+      else if (tag == 0x0010)
+      {
+        CopyUid(header.transferSyntax, data + valueOffset, length);
+        break;
       }
       offset = valueOffset + length;
     }
-    return false;
+    return header.transferSyntax[0] != '\0';
+  }
+
+
+  bool ReadTransferSyntax(char* uid, const void* buffer, uint64_t size)
+  {
+    MetaHeader header;
+    const bool found = ReadMetaHeader(header, buffer, size);
+    memcpy(uid, header.transferSyntax, kMaxUidLength + 1);
+    return found;
   }
 }

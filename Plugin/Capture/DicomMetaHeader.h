@@ -1,6 +1,8 @@
-// Reads the Transfer Syntax UID (0002,0010) from the Part 10 meta header of a raw DICOM buffer,
-// without allocating: the meta header is always explicit VR little endian, so a short scan of
-// group 0002 finds it. Used in ReceivedInstanceCallback, where Orthanc has not parsed anything yet.
+// Reads the Media Storage SOP Class UID (0002,0002) and the Transfer Syntax UID (0002,0010) from
+// the Part 10 meta header of a raw DICOM buffer, without allocating: the meta header is always
+// explicit VR little endian, so a short scan of group 0002 finds them. Used in
+// ReceivedInstanceCallback, where Orthanc has not parsed anything yet, so that OnStored needs no
+// SDK call for these two labels.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +11,15 @@
 namespace IngestPerf
 {
   constexpr size_t kMaxUidLength = 64;
+
+  struct MetaHeader
+  {
+    char sopClass[kMaxUidLength + 1];        // "" when absent
+    char transferSyntax[kMaxUidLength + 1];  // "" when absent
+  };
+
+  // True when the transfer syntax was found; fills what it finds, "" for the rest.
+  bool ReadMetaHeader(MetaHeader& header, const void* buffer, uint64_t size);
 
   // On success writes the UID (NUL-terminated, trailing padding removed) into `uid`, which must
   // hold kMaxUidLength + 1 characters.

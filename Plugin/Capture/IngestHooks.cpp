@@ -19,6 +19,8 @@ namespace IngestPerf
     ChangeQueueStats* changes = nullptr;
     PluginCost* cost = nullptr;
     TranscodeTiming transcodeTiming = TranscodeTiming::FallThrough;
+    bool needsReceptionDate = true;  // duplicate detection: not under OverwriteInstances
+    bool ingestTranscoding = false;  // Orthanc may store another syntax than it received
 
     Transport TransportOf(OrthancPluginInstanceOrigin origin)
     {
@@ -56,7 +58,7 @@ namespace IngestPerf
       }
     }
 
-    int32_t OnHttpRequest(OrthancPluginHttpMethod method, const char* uri, const char* /*ip*/, uint32_t headersCount,
+    int32_t OnHttpRequest(OrthancPluginHttpMethod method, const char* uri, const char* ip, uint32_t headersCount,
                           const char* const* headersKeys, const char* const* headersValues,
                           uint32_t /*getArgumentsCount*/, const char* const* /*getArgumentsKeys*/,
                           const char* const* /*getArgumentsValues*/)
@@ -67,7 +69,7 @@ namespace IngestPerf
         const bool ingestRoute = hasBody && IsIngestRoute(uri, isDicomWeb);
         const bool compression = ingestRoute && AcceptsCompression(headersCount, headersKeys, headersValues);
         timelines->ForCurrentThread().HttpRequest(
-          now, hasBody, ingestRoute, isDicomWeb ? Transport::Plugin : Transport::Rest, *recorder, compression);
+          now, hasBody, ingestRoute, isDicomWeb ? Transport::Plugin : Transport::Rest, *recorder, compression, ip);
         return 0;
       });
       return 1;  // never refuse a request
@@ -78,10 +80,11 @@ namespace IngestPerf
                                                            OrthancPluginInstanceOrigin origin)
     {
       Guarded(Callback::ReceivedInstance, [&](int64_t now) -> int64_t {
-        char syntax[kMaxUidLength + 1];
-        const bool hasSyntax = ReadTransferSyntax(syntax, buffer, size);
+        MetaHeader meta;
+        ReadMetaHeader(meta, buffer, size);
         timelines->ForCurrentThread().Received(now, TransportOf(origin), size, HasPart10Header(buffer, size),
-                                               hasSyntax ? syntax : nullptr, *recorder);
+                                               meta.transferSyntax[0] != '\0' ? meta.transferSyntax : nullptr,
+                                               *recorder, meta.sopClass[0] != '\0' ? meta.sopClass : nullptr);
         return 0;
       });
       return OrthancPluginReceivedInstanceAction_KeepAsIs;
@@ -174,34 +177,60 @@ namespace IngestPerf
       return 1;
     }
 
+    // What OnStored reports of an instance. The hooks before it already read the origin, size,
+    // transfer syntax and SOP class (ReceivedInstance) and the client address (HTTP filter): the SDK
+    // is asked only for what they could not see, each call costing microseconds inside Orthanc's
+    // store. The stored instance is the received one unless a transcoder may have run.
+    StoredEvent DescribeStored(int64_t now, const InstanceTimeline& timeline,
+                               const OrthancPluginDicomInstance* instance, const char* instanceId)
+    {
+      OrthancPluginContext* context = OrthancSdk::Context();
+      StoredEvent event{};
+      event.nowNs = now;
+      event.wallNowNs = WallNowNs();
+      event.instanceKey = HashInstanceId(instanceId != nullptr ? instanceId : "");
+      const bool received = timeline.OpenedByReceivedInstance();
+      const bool unchanged = received && !ingestTranscoding && !timeline.TranscodeAttempted();
+      event.transport =
+        received ? timeline.OpenTransport() : TransportOf(OrthancPluginGetInstanceOrigin(context, instance));
+      // The metadata strings belong to the instance: borrowed for the duration of this callback.
+      event.storedBytes =
+        unchanged ? timeline.ReceivedBytes() : static_cast<uint64_t>(OrthancPluginGetInstanceSize(context, instance));
+      event.labels.storedSyntax = (unchanged && timeline.ReceivedSyntax() != nullptr)
+                                    ? timeline.ReceivedSyntax()
+                                    : OrthancPluginGetInstanceMetadata(context, instance, "TransferSyntax");
+      event.labels.sopClass = (received && timeline.ReceivedSopClass() != nullptr)
+                                ? timeline.ReceivedSopClass()
+                                : OrthancPluginGetInstanceMetadata(context, instance, "SopClassUid");
+      event.receptionSecond = -1;
+      if (needsReceptionDate)
+      {
+        ParseReceptionDate(event.receptionSecond, OrthancPluginGetInstanceMetadata(context, instance, "ReceptionDate"));
+      }
+      if (event.transport == Transport::Dicom)
+      {
+        const char* aet = OrthancPluginGetInstanceRemoteAet(context, instance);
+        event.peerKey = HashInstanceId(aet != nullptr ? aet : "");
+        event.labels.remoteAet = aet;
+        event.labels.calledAet = OrthancPluginGetInstanceMetadata(context, instance, "CalledAET");
+        event.labels.remoteIp = OrthancPluginGetInstanceMetadata(context, instance, "RemoteIP");
+      }
+      else if (event.transport == Transport::Rest && timeline.HttpRemoteIp() != nullptr)
+      {
+        event.labels.remoteIp = timeline.HttpRemoteIp();
+      }
+      else
+      {
+        event.labels.remoteIp = OrthancPluginGetInstanceMetadata(context, instance, "RemoteIP");
+      }
+      return event;
+    }
+
     OrthancPluginErrorCode OnStoredInstance(const OrthancPluginDicomInstance* instance, const char* instanceId)
     {
       Guarded(Callback::StoredInstance, [&](int64_t now) -> int64_t {
-        OrthancPluginContext* context = OrthancSdk::Context();
-        StoredEvent event{};
-        event.nowNs = now;
-        event.wallNowNs = WallNowNs();
-        event.transport = TransportOf(OrthancPluginGetInstanceOrigin(context, instance));
-        event.storedBytes = static_cast<uint64_t>(OrthancPluginGetInstanceSize(context, instance));
-        event.instanceKey = HashInstanceId(instanceId != nullptr ? instanceId : "");
-        // The metadata string belongs to the instance: nothing to free, nothing copied.
-        if (!ParseReceptionDate(event.receptionSecond,
-                                OrthancPluginGetInstanceMetadata(context, instance, "ReceptionDate")))
-        {
-          event.receptionSecond = -1;
-        }
-        // Label values: strings owned by the instance, borrowed for the duration of this callback.
-        event.labels.remoteIp = OrthancPluginGetInstanceMetadata(context, instance, "RemoteIP");
-        event.labels.storedSyntax = OrthancPluginGetInstanceMetadata(context, instance, "TransferSyntax");
-        event.labels.sopClass = OrthancPluginGetInstanceMetadata(context, instance, "SopClassUid");
-        if (event.transport == Transport::Dicom)
-        {
-          const char* aet = OrthancPluginGetInstanceRemoteAet(context, instance);
-          event.peerKey = HashInstanceId(aet != nullptr ? aet : "");
-          event.labels.remoteAet = aet;
-          event.labels.calledAet = OrthancPluginGetInstanceMetadata(context, instance, "CalledAET");
-        }
-        timelines->ForCurrentThread().Stored(event, *recorder);
+        InstanceTimeline& timeline = timelines->ForCurrentThread();
+        timeline.Stored(DescribeStored(now, timeline, instance, instanceId), *recorder);
         return 0;
       });
       return OrthancPluginErrorCode_Success;
@@ -313,10 +342,18 @@ namespace IngestPerf
   }
 
 
+  const char* const kTranscoderOffReason =
+    "IngestPerf.TranscodeTiming is Off (the default): a registered transcoder makes Orthanc, when it cannot decode "
+    "a frame, also try transcoding it to Little Endian Explicit (ServerContext::DecodeDicomFrame), which changes "
+    "its answer; the transcoding is inside preStore. Set TranscodeTiming to FallThrough to time it, accepting that";
+
+
   HookRegistrations RegisterIngestHooks(const Configuration& configuration, IngestPipeline& pipeline)
   {
     timelines = &pipeline.timelines;
     transcodeTiming = configuration.transcodeTiming;
+    needsReceptionDate = !configuration.overwriteInstances;
+    ingestTranscoding = configuration.ingestTranscoding;
     recorder = &pipeline.recorder;
     stats = &pipeline.stats;
     changes = &pipeline.changes;
@@ -338,14 +375,16 @@ namespace IngestPerf
       result.receivedInstance.reason = "left to other plugins by IngestPerf.ReceivedInstanceCallback = false";
     }
 
-    if (configuration.ingestTranscoding)
+    if (configuration.ingestTranscoding && configuration.transcodeTiming != TranscodeTiming::Off)
     {
       result.transcoder =
         Registered(OrthancPluginRegisterTranscoderCallback(context, OnTranscode), "the transcoder callback");
     }
     else
     {
-      result.transcoder.reason = "IngestTranscoding is not configured: no transcoding on ingest";
+      result.transcoder.reason = configuration.ingestTranscoding
+                                   ? kTranscoderOffReason
+                                   : "IngestTranscoding is not configured: no transcoding on ingest";
     }
 
     result.instanceFilter = Registered(OrthancPluginRegisterIncomingDicomInstanceFilter(context, OnInstanceFilter),

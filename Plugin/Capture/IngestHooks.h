@@ -30,6 +30,9 @@ namespace IngestPerf
 
   // Registers every ingest hook the configuration asks for. The pipeline must outlive Orthanc's
   // use of the callbacks (the whole plugin lifetime).
+  // Why the transcoder is not registered although IngestTranscoding is configured.
+  extern const char* const kTranscoderOffReason;
+
   HookRegistrations RegisterIngestHooks(const Configuration& configuration, IngestPipeline& pipeline);
 
   // Pure helpers of the hooks, exposed for the unit tests.

@@ -55,8 +55,8 @@ namespace IngestPerf
       }
       if (phase == Phase::Transcode && !status.hooks.transcoder.registered)
       {
-        return "needs the transcoder callback, registered only when IngestTranscoding is configured (see "
-               "hooks.transcoder)";
+        return "needs the transcoder callback, registered only when IngestTranscoding is configured and "
+               "IngestPerf.TranscodeTiming is not Off (see hooks.transcoder)";
       }
       if (!status.hooks.receivedInstance.registered &&
           (phase == Phase::Receive || phase == Phase::PreStore || phase == Phase::AssociationGap))
@@ -91,9 +91,9 @@ namespace IngestPerf
       {
         instances[DefinitionOf(static_cast<Outcome>(o)).name] = Json::UInt64(transport.outcomes[o]);
       }
-      instances["storedWithoutTimeline"] = Json::UInt64(transport.storedWithoutTimeline);
-      instances["transcodeAttempts"] = Json::UInt64(transport.transcodeAttempts);
-      instances["transcodedWithoutHook"] = Json::UInt64(transport.transcodedWithoutHook);
+      instances["storedWithoutTimeline"] = Json::UInt64(transport.Count(Counter::StoredWithoutTimeline));
+      instances["transcodeAttempts"] = Json::UInt64(transport.Count(Counter::TranscodeAttempts));
+      instances["transcodedWithoutHook"] = Json::UInt64(transport.Count(Counter::TranscodedWithoutHook));
 
       const uint64_t stored = transport.outcomes[static_cast<size_t>(Outcome::Stored)];
       const int64_t span = transport.ActiveSpanNs();
@@ -110,8 +110,8 @@ namespace IngestPerf
       if (which == nullptr || *which == Transport::Rest || *which == Transport::Plugin)
       {
         Json::Value& answers = result["httpAnswers"];
-        const uint64_t accepting = transport.answersAcceptingCompression;
-        answers["requests"] = Json::UInt64(accepting + transport.answersWithoutCompression);
+        const uint64_t accepting = transport.Count(Counter::AnswersAcceptingCompression);
+        answers["requests"] = Json::UInt64(accepting + transport.Count(Counter::AnswersWithoutCompression));
         answers["clientAcceptsCompression"] = Json::UInt64(accepting);
         const Configuration& configuration = status.configuration;
         const bool compresses = configuration.httpCompressionEnabled && configuration.orthanc.CompressesSmallAnswers();
@@ -142,7 +142,7 @@ namespace IngestPerf
         target = (reason != nullptr) ? Unobservable(reason) : ExportHistogram(transport.phases[p], true);
         if (phase == Phase::ChangeDispatch && reason == nullptr)
         {
-          target["deliveredBeforeOnStored"] = Json::UInt64(transport.changesBeforeStored);
+          target["deliveredBeforeOnStored"] = Json::UInt64(transport.Count(Counter::ChangesBeforeStored));
         }
       }
       return result;
@@ -296,7 +296,7 @@ namespace IngestPerf
       result["newInstanceChangesSinceStart"] = Json::UInt64(changes.newInstancesDelivered);
       Json::Value& lag = result["lagMs"];
       lag["newInstance"] = ExportHistogram(all.phases[static_cast<size_t>(Phase::ChangeDispatch)], true);
-      lag["newInstance"]["deliveredBeforeOnStored"] = Json::UInt64(all.changesBeforeStored);
+      lag["newInstance"]["deliveredBeforeOnStored"] = Json::UInt64(all.Count(Counter::ChangesBeforeStored));
       lag["newSeries"] = ExportHistogram(changes.newSeriesLag, true);
       lag["newStudy"] = ExportHistogram(changes.newStudyLag, true);
       lag["newPatient"] = ExportHistogram(changes.newPatientLag, true);
@@ -574,6 +574,10 @@ namespace IngestPerf
       if (configuration.timeRestAnswers && !status.restAnswers.active)
       {
         add("IngestPerf.TimeRestAnswers", status.restAnswers.reason);
+      }
+      if (configuration.transcodeTiming != TranscodeTiming::Off && !status.hooks.transcoder.registered)
+      {
+        add("IngestPerf.TranscodeTiming", status.hooks.transcoder.reason);
       }
       if (configuration.receivedInstanceCallback && !status.hooks.receivedInstance.registered)
       {

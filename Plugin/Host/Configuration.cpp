@@ -86,7 +86,15 @@ namespace IngestPerf
 
   const char* TranscodeTimingName(TranscodeTiming timing)
   {
-    return timing == TranscodeTiming::Delegate ? "Delegate" : "FallThrough";
+    switch (timing)
+    {
+      case TranscodeTiming::FallThrough:
+        return "FallThrough";
+      case TranscodeTiming::Delegate:
+        return "Delegate";
+      default:
+        return "Off";
+    }
   }
 
 
@@ -173,7 +181,11 @@ namespace IngestPerf
     if (section.isMember("TranscodeTiming"))
     {
       const Json::Value& timing = section["TranscodeTiming"];
-      if (timing.isString() && timing.asString() == "FallThrough")
+      if (timing.isString() && timing.asString() == "Off")
+      {
+        configuration.transcodeTiming = TranscodeTiming::Off;
+      }
+      else if (timing.isString() && timing.asString() == "FallThrough")
       {
         configuration.transcodeTiming = TranscodeTiming::FallThrough;
       }
@@ -183,8 +195,8 @@ namespace IngestPerf
       }
       else
       {
-        throw ConfigurationError(KeyName("TranscodeTiming") + ": expected \"FallThrough\" or \"Delegate\", got " +
-                                 Describe(timing));
+        throw ConfigurationError(KeyName("TranscodeTiming") +
+                                 ": expected \"Off\", \"FallThrough\" or \"Delegate\", got " + Describe(timing));
       }
     }
     return configuration;

@@ -24,6 +24,7 @@ namespace IngestPerf
 
   enum class TranscodeTiming
   {
+    Off,          // no transcoder registered: registering one changes how Orthanc decodes frames
     FallThrough,  // timestamp, then let Orthanc's transcoders work: no cost, bound includes read-back
     Delegate      // transcode through the SDK and time exactly: serialises transcodes in 1.10.1
   };
@@ -39,7 +40,7 @@ namespace IngestPerf
     size_t maxPeers = 256;
     size_t maxLabelValues = 32;
     size_t maxSeries = 128;
-    TranscodeTiming transcodeTiming = TranscodeTiming::FallThrough;
+    TranscodeTiming transcodeTiming = TranscodeTiming::Off;
     bool timedStorage = false;
     bool timeRestAnswers = false;
 

@@ -1,7 +1,5 @@
 #include "Metrics/IngestStats.h"
 
-#include "Timeline/InstanceTimeline.h"
-
 #include <algorithm>
 
 namespace IngestPerf
@@ -19,48 +17,28 @@ namespace IngestPerf
   }
 
 
-  void IngestStats::RecordStored(const CompletedInstance& instance, int64_t associationGapNs,
-                                 const InstanceLabels& labels)
+  void IngestStats::RecordStored(const InstanceRecord& record, const InstanceLabels& labels)
   {
-    PerTransport& transport = For(labels);
-    transport.stats.RecordStored(instance, associationGapNs);
-    transport.rate.Record(instance.storedNs / kNsPerSecond, instance.storedBytes);
-    series_.FindOrInsert(labels).RecordStored(instance, associationGapNs);
+    series_.FindOrInsert(labels).RecordStored(record);
+    rates_[static_cast<size_t>(labels.GetTransport())].Record(record.storedNs / kNsPerSecond, record.storedBytes);
   }
 
 
   void IngestStats::RecordOutcome(Outcome outcome, const InstanceLabels& labels)
   {
-    For(labels).stats.RecordOutcome(outcome);
     series_.FindOrInsert(labels).RecordOutcome(outcome);
   }
 
 
   void IngestStats::RecordChangeDispatch(const InstanceLabels& labels, int64_t lagNs)
   {
-    For(labels).stats.RecordChangeDispatch(lagNs);
     series_.FindOrInsert(labels).RecordChangeDispatch(lagNs);
   }
 
 
-  void IngestStats::RecordChangeBeforeStored(const InstanceLabels& labels)
+  void IngestStats::Count(Counter counter, const InstanceLabels& labels)
   {
-    For(labels).stats.RecordChangeBeforeStored();
-    series_.FindOrInsert(labels).RecordChangeBeforeStored();
-  }
-
-
-  void IngestStats::RecordTranscodedWithoutHook(const InstanceLabels& labels)
-  {
-    For(labels).stats.RecordTranscodedWithoutHook();
-    series_.FindOrInsert(labels).RecordTranscodedWithoutHook();
-  }
-
-
-  void IngestStats::RecordHttpAnswer(const InstanceLabels& labels, bool clientAcceptsCompression)
-  {
-    For(labels).stats.RecordHttpAnswer(clientAcceptsCompression);
-    series_.FindOrInsert(labels).RecordHttpAnswer(clientAcceptsCompression);
+    series_.FindOrInsert(labels).Count(counter);
   }
 
 
@@ -72,10 +50,9 @@ namespace IngestPerf
 
   void IngestStats::Reset(int64_t nowNs, int64_t wallNowNs)
   {
-    for (PerTransport& transport : transports_)
+    for (RateWindow& rate : rates_)
     {
-      transport.stats.Reset();
-      transport.rate.Reset();
+      rate.Reset();
     }
     series_.ResetAll();
     callbackErrors_.store(0, std::memory_order_relaxed);
@@ -93,13 +70,14 @@ namespace IngestPerf
     snapshot.callbackErrors = callbackErrors_.load(std::memory_order_relaxed);
     const int64_t nowSecond = nowNs / kNsPerSecond;
 
+    series_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
+      stats.AddTo(snapshot.transports[static_cast<size_t>(labels.GetTransport())]);
+    });
     for (size_t t = 0; t < kTransportCount; t++)
     {
-      const PerTransport& source = transports_[t];
       TransportSnapshot& target = snapshot.transports[t];
-      source.stats.CopyTo(target);
-      const RateWindow::Totals last10 = source.rate.Sum(nowSecond, 10);
-      const RateWindow::Totals last60 = source.rate.Sum(nowSecond, 60);
+      const RateWindow::Totals last10 = rates_[t].Sum(nowSecond, 10);
+      const RateWindow::Totals last60 = rates_[t].Sum(nowSecond, 60);
       target.last10sInstances = last10.instances;
       target.last10sBytes = last10.bytes;
       target.last60sInstances = last60.instances;

@@ -1,10 +1,11 @@
-// The aggregate: one StreamStats per transport (with a per-second rate window) for the default
-// answer, and a StreamTable of labelled series for filters and groupBy. Memory is fixed by the
-// configuration, whatever the number of instances. Every write is an atomic operation; there is
-// no lock. Readers take snapshots.
+// The aggregate: a StreamTable of labelled streams, where each instance is recorded once, and a
+// per-second rate window per transport. A transport's figures are the merge of its streams, made
+// by the reader. Memory is fixed by the configuration, whatever the number of instances. Every
+// write is an atomic operation; there is no lock. Readers take snapshots.
 #pragma once
 
 #include "Metrics/IngestVocabulary.h"
+#include "Metrics/InstanceRecord.h"
 #include "Labels/InstanceLabels.h"
 #include "Metrics/RateWindow.h"
 #include "Metrics/StreamStats.h"
@@ -20,8 +21,6 @@
 
 namespace IngestPerf
 {
-  struct CompletedInstance;
-
   class IngestStats
   {
   public:
@@ -29,14 +28,11 @@ namespace IngestPerf
     IngestStats(const IngestStats&) = delete;
     IngestStats& operator=(const IngestStats&) = delete;
 
-    // associationGapNs: -1 when not measured. The transport is the one of the labels.
-    void RecordStored(const CompletedInstance& instance, int64_t associationGapNs, const InstanceLabels& labels);
+    // The transport is the one of the labels.
+    void RecordStored(const InstanceRecord& record, const InstanceLabels& labels);
     void RecordOutcome(Outcome outcome, const InstanceLabels& labels);
     void RecordChangeDispatch(const InstanceLabels& labels, int64_t lagNs);
-    void RecordChangeBeforeStored(const InstanceLabels& labels);
-    void RecordTranscodedWithoutHook(const InstanceLabels& labels);
-    // Once per HTTP request, labelled by transport only (an answer covers all its instances).
-    void RecordHttpAnswer(const InstanceLabels& labels, bool clientAcceptsCompression);
+    void Count(Counter counter, const InstanceLabels& labels);
     void RecordCallbackError();
 
     void Reset(int64_t nowNs, int64_t wallNowNs);
@@ -54,15 +50,7 @@ namespace IngestPerf
     const StreamTable& Series() const { return series_; }
 
   private:
-    struct PerTransport
-    {
-      StreamStats stats;
-      RateWindow rate;
-    };
-
-    PerTransport& For(const InstanceLabels& labels) { return transports_[static_cast<size_t>(labels.GetTransport())]; }
-
-    std::array<PerTransport, kTransportCount> transports_;
+    std::array<RateWindow, kTransportCount> rates_;
     StreamTable series_;
     std::atomic<uint64_t> callbackErrors_;
     std::atomic<int64_t> resetNs_;

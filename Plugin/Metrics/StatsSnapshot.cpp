@@ -16,12 +16,10 @@ namespace IngestPerf
     {
       outcomes[i] += other.outcomes[i];
     }
-    storedWithoutTimeline += other.storedWithoutTimeline;
-    changesBeforeStored += other.changesBeforeStored;
-    transcodeAttempts += other.transcodeAttempts;
-    transcodedWithoutHook += other.transcodedWithoutHook;
-    answersAcceptingCompression += other.answersAcceptingCompression;
-    answersWithoutCompression += other.answersWithoutCompression;
+    for (size_t i = 0; i < kCounterCount; i++)
+    {
+      counters[i] += other.counters[i];
+    }
     if (other.firstStartNs != 0)
     {
       firstStartNs = (firstStartNs == 0) ? other.firstStartNs : std::min(firstStartNs, other.firstStartNs);

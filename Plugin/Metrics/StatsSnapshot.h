@@ -12,24 +12,35 @@
 
 namespace IngestPerf
 {
+  // The plain counters of a stream, defined once: StreamStats keeps them as atomics, snapshots as
+  // integers, and every copy, merge and reset loops over this list.
+  enum class Counter
+  {
+    StoredWithoutTimeline,        // OnStored without any earlier event on its thread
+    ChangesBeforeStored,          // NewInstance change delivered before OnStored returned
+    TranscodeAttempts,            // instances whose transcoder callback ran
+    TranscodedWithoutHook,        // stored in another syntax by a transcoder that ran before ours
+    AnswersAcceptingCompression,  // HTTP requests whose client accepts gzip/deflate
+    AnswersWithoutCompression,
+    Count
+  };
+  constexpr size_t kCounterCount = static_cast<size_t>(Counter::Count);
+
   struct TransportSnapshot
   {
     std::array<HistogramSnapshot, kPhaseCount> phases;
     HistogramSnapshot receivedBytes;
     HistogramSnapshot storedBytes;
     std::array<uint64_t, kOutcomeCount> outcomes{};
-    uint64_t storedWithoutTimeline = 0;
-    uint64_t changesBeforeStored = 0;
-    uint64_t transcodeAttempts = 0;
-    uint64_t transcodedWithoutHook = 0;
-    uint64_t answersAcceptingCompression = 0;
-    uint64_t answersWithoutCompression = 0;
+    std::array<uint64_t, kCounterCount> counters{};
     int64_t firstStartNs = 0;  // 0 when nothing was stored since the reset
     int64_t lastStoredNs = 0;
     uint64_t last10sInstances = 0;
     uint64_t last10sBytes = 0;
     uint64_t last60sInstances = 0;
     uint64_t last60sBytes = 0;
+
+    uint64_t Count(Counter counter) const { return counters[static_cast<size_t>(counter)]; }
 
     void Merge(const TransportSnapshot& other);
 

@@ -1,7 +1,5 @@
 #include "Metrics/StreamStats.h"
 
-#include "Timeline/InstanceTimeline.h"
-
 #include <algorithm>
 
 namespace IngestPerf
@@ -24,65 +22,36 @@ namespace IngestPerf
       {
       }
     }
-
-    Histogram& Of(std::array<Histogram, kPhaseCount>& phases, Phase phase)
-    {
-      return phases[static_cast<size_t>(phase)];
-    }
   }
 
 
-  void StreamStats::RecordStored(const CompletedInstance& instance, int64_t associationGapNs)
+  void StreamStats::RecordStored(const InstanceRecord& record)
   {
     outcomes[static_cast<size_t>(Outcome::Stored)].fetch_add(1, std::memory_order_relaxed);
-    storedBytes.Record(static_cast<int64_t>(instance.storedBytes));
-    StoreMax(lastStoredNs, instance.storedNs);
-
-    if (!instance.hasTimeline)
+    storedBytes.Record(static_cast<int64_t>(record.storedBytes));
+    StoreMax(lastStoredNs, record.storedNs);
+    if (!record.hasTimeline)
     {
-      storedWithoutTimeline.fetch_add(1, std::memory_order_relaxed);
-      return;
+      Count(Counter::StoredWithoutTimeline);
     }
-
-    StoreMin(firstStartNs, instance.segmentStartNs);
-    if (instance.transcodeAttempted)
+    else
     {
-      transcodeAttempts.fetch_add(1, std::memory_order_relaxed);
+      StoreMin(firstStartNs, record.startNs);
     }
-    if (instance.receivedNs != 0)
+    if (record.transcodeAttempted)
     {
-      receivedBytes.Record(static_cast<int64_t>(instance.receivedBytes));
-      if (instance.hasReceivePhase)
+      Count(Counter::TranscodeAttempts);
+    }
+    if (record.receivedBytes != InstanceRecord::kNotMeasured)
+    {
+      receivedBytes.Record(record.receivedBytes);
+    }
+    for (size_t p = 0; p < kPhaseCount; p++)
+    {
+      if (record.phaseNs[p] != InstanceRecord::kNotMeasured)
       {
-        Of(phases, Phase::Receive).Record(instance.receivedNs - instance.segmentStartNs);
+        phases[p].Record(record.phaseNs[p]);
       }
-      if (instance.filteredNs != 0)
-      {
-        Of(phases, Phase::PreStore).Record(instance.filteredNs - instance.receivedNs);
-      }
-    }
-    if (instance.transcodeStartNs != 0)
-    {
-      const int64_t end = instance.transcodeEndNs != 0 ? instance.transcodeEndNs : instance.filteredNs;
-      if (end >= instance.transcodeStartNs)
-      {
-        Of(phases, Phase::Transcode).Record(end - instance.transcodeStartNs);
-      }
-    }
-    if (instance.filteredNs != 0)
-    {
-      Of(phases, Phase::Persist).Record(instance.storedNs - instance.filteredNs);
-      if (instance.firstCreateStartNs != 0)
-      {
-        Of(phases, Phase::StoragePrepare).Record(instance.firstCreateStartNs - instance.filteredNs);
-        Of(phases, Phase::StorageWrite).Record(instance.createTotalNs);
-        Of(phases, Phase::IndexUpdate).Record(instance.storedNs - instance.lastCreateEndNs);
-      }
-    }
-    Of(phases, Phase::ServerTotal).Record(instance.storedNs - instance.segmentStartNs);
-    if (associationGapNs >= 0)
-    {
-      Of(phases, Phase::AssociationGap).Record(associationGapNs);
     }
   }
 
@@ -95,26 +64,13 @@ namespace IngestPerf
 
   void StreamStats::RecordChangeDispatch(int64_t lagNs)
   {
-    Of(phases, Phase::ChangeDispatch).Record(lagNs);
+    phases[static_cast<size_t>(Phase::ChangeDispatch)].Record(lagNs);
   }
 
 
-  void StreamStats::RecordChangeBeforeStored()
+  void StreamStats::Count(Counter counter)
   {
-    changesBeforeStored.fetch_add(1, std::memory_order_relaxed);
-  }
-
-
-  void StreamStats::RecordTranscodedWithoutHook()
-  {
-    transcodedWithoutHook.fetch_add(1, std::memory_order_relaxed);
-  }
-
-
-  void StreamStats::RecordHttpAnswer(bool clientAcceptsCompression)
-  {
-    (clientAcceptsCompression ? answersAcceptingCompression : answersWithoutCompression)
-      .fetch_add(1, std::memory_order_relaxed);
+    counters[static_cast<size_t>(counter)].fetch_add(1, std::memory_order_relaxed);
   }
 
 
@@ -130,12 +86,10 @@ namespace IngestPerf
     {
       outcome.store(0, std::memory_order_relaxed);
     }
-    storedWithoutTimeline.store(0, std::memory_order_relaxed);
-    changesBeforeStored.store(0, std::memory_order_relaxed);
-    transcodeAttempts.store(0, std::memory_order_relaxed);
-    transcodedWithoutHook.store(0, std::memory_order_relaxed);
-    answersAcceptingCompression.store(0, std::memory_order_relaxed);
-    answersWithoutCompression.store(0, std::memory_order_relaxed);
+    for (auto& counter : counters)
+    {
+      counter.store(0, std::memory_order_relaxed);
+    }
     firstStartNs.store(0, std::memory_order_relaxed);
     lastStoredNs.store(0, std::memory_order_relaxed);
   }
@@ -154,29 +108,6 @@ namespace IngestPerf
   }
 
 
-  void StreamStats::CopyTo(TransportSnapshot& target) const
-  {
-    for (size_t p = 0; p < kPhaseCount; p++)
-    {
-      target.phases[p] = phases[p].Snapshot();
-    }
-    target.receivedBytes = receivedBytes.Snapshot();
-    target.storedBytes = storedBytes.Snapshot();
-    for (size_t o = 0; o < kOutcomeCount; o++)
-    {
-      target.outcomes[o] = outcomes[o].load(std::memory_order_relaxed);
-    }
-    target.storedWithoutTimeline = storedWithoutTimeline.load(std::memory_order_relaxed);
-    target.changesBeforeStored = changesBeforeStored.load(std::memory_order_relaxed);
-    target.transcodeAttempts = transcodeAttempts.load(std::memory_order_relaxed);
-    target.transcodedWithoutHook = transcodedWithoutHook.load(std::memory_order_relaxed);
-    target.answersAcceptingCompression = answersAcceptingCompression.load(std::memory_order_relaxed);
-    target.answersWithoutCompression = answersWithoutCompression.load(std::memory_order_relaxed);
-    target.firstStartNs = firstStartNs.load(std::memory_order_relaxed);
-    target.lastStoredNs = lastStoredNs.load(std::memory_order_relaxed);
-  }
-
-
   void StreamStats::AddTo(TransportSnapshot& target) const
   {
     for (size_t p = 0; p < kPhaseCount; p++)
@@ -189,12 +120,10 @@ namespace IngestPerf
     {
       target.outcomes[o] += outcomes[o].load(std::memory_order_relaxed);
     }
-    target.storedWithoutTimeline += storedWithoutTimeline.load(std::memory_order_relaxed);
-    target.changesBeforeStored += changesBeforeStored.load(std::memory_order_relaxed);
-    target.transcodeAttempts += transcodeAttempts.load(std::memory_order_relaxed);
-    target.transcodedWithoutHook += transcodedWithoutHook.load(std::memory_order_relaxed);
-    target.answersAcceptingCompression += answersAcceptingCompression.load(std::memory_order_relaxed);
-    target.answersWithoutCompression += answersWithoutCompression.load(std::memory_order_relaxed);
+    for (size_t c = 0; c < kCounterCount; c++)
+    {
+      target.counters[c] += counters[c].load(std::memory_order_relaxed);
+    }
     const int64_t first = firstStartNs.load(std::memory_order_relaxed);
     if (first != 0)
     {

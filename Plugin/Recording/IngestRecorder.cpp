@@ -6,6 +6,58 @@
 
 namespace IngestPerf
 {
+  InstanceRecord ToRecord(const CompletedInstance& instance, int64_t associationGapNs)
+  {
+    InstanceRecord record;
+    record.storedBytes = instance.storedBytes;
+    record.storedNs = instance.storedNs;
+    record.startNs = instance.segmentStartNs;
+    record.hasTimeline = instance.hasTimeline;
+    if (!instance.hasTimeline)
+    {
+      return record;  // nothing but the size and the outcome: no phase has a start
+    }
+    record.transcodeAttempted = instance.transcodeAttempted;
+    if (instance.receivedNs != 0)
+    {
+      record.receivedBytes = static_cast<int64_t>(instance.receivedBytes);
+      if (instance.hasReceivePhase)
+      {
+        record.Set(Phase::Receive, instance.receivedNs - instance.segmentStartNs);
+      }
+      if (instance.filteredNs != 0)
+      {
+        record.Set(Phase::PreStore, instance.filteredNs - instance.receivedNs);
+      }
+    }
+    if (instance.transcodeStartNs != 0)
+    {
+      // A transcode done by Orthanc after our callback ends, at the latest, at the filter.
+      const int64_t end = instance.transcodeEndNs != 0 ? instance.transcodeEndNs : instance.filteredNs;
+      if (end >= instance.transcodeStartNs)
+      {
+        record.Set(Phase::Transcode, end - instance.transcodeStartNs);
+      }
+    }
+    if (instance.filteredNs != 0)
+    {
+      record.Set(Phase::Persist, instance.storedNs - instance.filteredNs);
+      if (instance.firstCreateStartNs != 0)
+      {
+        record.Set(Phase::StoragePrepare, instance.firstCreateStartNs - instance.filteredNs);
+        record.Set(Phase::StorageWrite, instance.createTotalNs);
+        record.Set(Phase::IndexUpdate, instance.storedNs - instance.lastCreateEndNs);
+      }
+    }
+    record.Set(Phase::ServerTotal, instance.storedNs - instance.segmentStartNs);
+    if (associationGapNs >= 0)
+    {
+      record.Set(Phase::AssociationGap, associationGapNs);
+    }
+    return record;
+  }
+
+
   IngestRecorder::IngestRecorder(IngestStats& stats, LabelCatalog& labels, ChangeCorrelator& correlator,
                                  AssociationTracker& associations, ChangeQueueStats& changes, bool overwriteInstances) :
     stats_(stats),
@@ -30,7 +82,9 @@ namespace IngestPerf
 
     if (instance.httpAnswerEncoding != 0)
     {
-      stats_.RecordHttpAnswer(labels, instance.httpAnswerEncoding == 1);
+      stats_.Count(instance.httpAnswerEncoding == 1 ? Counter::AnswersAcceptingCompression
+                                                    : Counter::AnswersWithoutCompression,
+                   labels);
     }
     if (instance.removedAfterCreate)
     {
@@ -53,14 +107,14 @@ namespace IngestPerf
         return;
       }
     }
-    stats_.RecordStored(instance, associationGap, labels);
+    stats_.RecordStored(ToRecord(instance, associationGap), labels);
     changes_.InstanceStored();
     if (!instance.transcodeAttempted && instance.labels.receivedSyntax != nullptr &&
         instance.labels.storedSyntax != nullptr &&
         strcmp(instance.labels.receivedSyntax, instance.labels.storedSyntax) != 0)
     {
       // Transcoded by a transcoder that ran before this plugin's (e.g. a plugin loaded earlier).
-      stats_.RecordTranscodedWithoutHook(labels);
+      stats_.Count(Counter::TranscodedWithoutHook, labels);
     }
     RecordPairing(correlator_.Stored(instance.instanceKey, instance.storedNs, labels.Key()));
   }
@@ -99,7 +153,7 @@ namespace IngestPerf
     }
     else
     {
-      stats_.RecordChangeBeforeStored(labels);
+      stats_.Count(Counter::ChangesBeforeStored, labels);
     }
   }
 }

@@ -8,11 +8,16 @@
 #include "Correlation/ChangeCorrelator.h"
 #include "Correlation/ChangeQueueStats.h"
 #include "Metrics/IngestStats.h"
+#include "Metrics/InstanceRecord.h"
 #include "Labels/LabelCatalog.h"
 #include "Timeline/InstanceTimeline.h"
 
 namespace IngestPerf
 {
+  // The one place where a closed timeline becomes durations: every phase observed for this
+  // instance, kNotMeasured for the others. associationGapNs: -1 when not measured.
+  InstanceRecord ToRecord(const CompletedInstance& instance, int64_t associationGapNs);
+
   class IngestRecorder : public TimelineSink
   {
   public:

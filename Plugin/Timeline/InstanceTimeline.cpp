@@ -4,6 +4,25 @@
 
 namespace IngestPerf
 {
+  namespace
+  {
+    // target holds capacity + 1 characters; nullptr gives "".
+    void CopyBounded(char* target, const char* source, size_t capacity)
+    {
+      size_t n = 0;
+      if (source != nullptr)
+      {
+        while (n < capacity && source[n] != '\0')
+        {
+          n++;
+        }
+        memcpy(target, source, n);
+      }
+      target[n] = '\0';
+    }
+  }
+
+
   InstanceTimeline::InstanceTimeline() :
     openSinceNs_(0)
   {
@@ -25,6 +44,7 @@ namespace IngestPerf
     segmentStartNs_ = 0;
     ClearInstance();
     hasPart10Header_ = false;
+    remoteIp_[0] = '\0';
     openSinceNs_.store(0, std::memory_order_relaxed);
   }
 
@@ -34,6 +54,7 @@ namespace IngestPerf
     transcodeAttempted_ = false;
     hasPart10Header_ = true;
     receivedSyntax_[0] = '\0';
+    sopClass_[0] = '\0';
     receivedBytes_ = 0;
     receivedNs_ = 0;
     filteredNs_ = 0;
@@ -81,7 +102,7 @@ namespace IngestPerf
 
 
   void InstanceTimeline::HttpRequest(int64_t nowNs, bool isPost, bool isIngestRoute, Transport routeTransport,
-                                     TimelineSink& sink, bool acceptsCompression)
+                                     TimelineSink& sink, bool acceptsCompression, const char* remoteIp)
   {
     AbandonOpenRecord(sink);
     httpActive_ = isPost;
@@ -90,6 +111,7 @@ namespace IngestPerf
     httpInstances_ = 0;
     httpAcceptsCompression_ = acceptsCompression;
     httpAnswerCounted_ = false;
+    CopyBounded(remoteIp_, isPost ? remoteIp : nullptr, kMaxAddressLength);
     if (isPost)
     {
       stage_ = Stage::HttpRequestOpen;
@@ -130,7 +152,7 @@ namespace IngestPerf
 
 
   void InstanceTimeline::Received(int64_t nowNs, Transport transport, uint64_t bytes, bool hasPart10Header,
-                                  const char* receivedSyntax, TimelineSink& sink)
+                                  const char* receivedSyntax, TimelineSink& sink, const char* sopClass)
   {
     if (stage_ == Stage::Received || stage_ == Stage::Filtered)
     {
@@ -141,11 +163,8 @@ namespace IngestPerf
     receivedNs_ = nowNs;
     receivedBytes_ = bytes;
     hasPart10Header_ = hasPart10Header;
-    if (receivedSyntax != nullptr)
-    {
-      strncpy(receivedSyntax_, receivedSyntax, kMaxUidLength);
-      receivedSyntax_[kMaxUidLength] = '\0';
-    }
+    CopyBounded(receivedSyntax_, receivedSyntax, kMaxUidLength);
+    CopyBounded(sopClass_, sopClass, kMaxUidLength);
   }
 
 

@@ -17,6 +17,8 @@
 
 namespace IngestPerf
 {
+  constexpr size_t kMaxAddressLength = 63;  // an IPv6 address in text, with room to spare
+
   // An instance that reached OnStored. Timestamps are monotonic nanoseconds; 0 means "not seen".
   struct CompletedInstance
   {
@@ -76,11 +78,12 @@ namespace IngestPerf
     void Reset();
 
     // acceptsCompression: the request's Accept-Encoding lists gzip or deflate (Orthanc's rule).
+    // remoteIp: the client's address, kept for the instances of a POST.
     void HttpRequest(int64_t nowNs, bool isPost, bool isIngestRoute, Transport routeTransport, TimelineSink& sink,
-                     bool acceptsCompression = false);
-    // receivedSyntax: the transfer syntax read from the meta header, nullptr if none.
+                     bool acceptsCompression = false, const char* remoteIp = nullptr);
+    // receivedSyntax, sopClass: read from the meta header, nullptr if none.
     void Received(int64_t nowNs, Transport transport, uint64_t bytes, bool hasPart10Header, const char* receivedSyntax,
-                  TimelineSink& sink);
+                  TimelineSink& sink, const char* sopClass = nullptr);
     void TranscodeStarted(int64_t nowNs);
     void TranscodeFinished(int64_t nowNs);  // only when the plugin did the transcode itself
     // Timed storage area, on the storing thread.
@@ -91,6 +94,16 @@ namespace IngestPerf
 
     bool HasOpenInstance() const { return stage_ == Stage::Received || stage_ == Stage::Filtered; }
     Transport OpenTransport() const { return transport_; }
+
+    // What the hooks before OnStored already know of the open instance, so that OnStored asks the
+    // SDK only for the rest. Valid while the instance is open; nullptr where not known.
+    bool OpenedByReceivedInstance() const { return HasOpenInstance() && receivedNs_ != 0; }
+    bool TranscodeAttempted() const { return transcodeAttempted_; }
+    uint64_t ReceivedBytes() const { return receivedBytes_; }
+    const char* ReceivedSyntax() const { return receivedSyntax_[0] == '\0' ? nullptr : receivedSyntax_; }
+    const char* ReceivedSopClass() const { return sopClass_[0] == '\0' ? nullptr : sopClass_; }
+    // The HTTP client of the request being served (POST only).
+    const char* HttpRemoteIp() const { return httpActive_ && remoteIp_[0] != '\0' ? remoteIp_ : nullptr; }
 
     // Start of the open record (ns), or 0 when nothing is in flight on this thread.
     int64_t OpenSinceNs() const { return openSinceNs_.load(std::memory_order_relaxed); }
@@ -106,7 +119,6 @@ namespace IngestPerf
 
     void AbandonOpenRecord(TimelineSink& sink);
     Transport EffectiveTransport(Transport origin) const;
-    const char* ReceivedSyntax() const { return receivedSyntax_[0] == '\0' ? nullptr : receivedSyntax_; }
     void OpenInstance(int64_t nowNs, Transport transport);
     void ClearInstance();  // the fields of one instance, before the next one
 
@@ -132,6 +144,8 @@ namespace IngestPerf
     bool removedAfterCreate_;
     uint64_t receivedBytes_;
     char receivedSyntax_[kMaxUidLength + 1];
+    char sopClass_[kMaxUidLength + 1];
+    char remoteIp_[kMaxAddressLength + 1];
     std::atomic<int64_t> openSinceNs_;
   };
 }

@@ -1,4 +1,5 @@
 #include "Capture/IngestHooks.h"
+#include "Recording/IngestRecorder.h"
 #include "Metrics/IngestStats.h"
 #include "Timeline/InstanceTimeline.h"
 #include "Export/JsonExporter.h"
@@ -57,7 +58,7 @@ namespace
       RawLabels raw;
       raw.remoteAet = aet;
       raw.storedSyntax = syntax;
-      stats.RecordStored(instance, gap, catalog.Intern(instance.transport, raw, instance.storedBytes));
+      stats.RecordStored(ToRecord(instance, gap), catalog.Intern(instance.transport, raw, instance.storedBytes));
     }
 
     void Outcome(Transport transport, IngestPerf::Outcome outcome)

@@ -310,3 +310,35 @@ TEST(InstanceTimeline, ReceivedSyntaxTravelsWithTheRecord)
   timeline.Stored(Stored(7 * kMs, Transport::Dicom), sink);
   EXPECT_EQ(nullptr, sink.completed[1].labels.receivedSyntax);  // not inherited from the abandoned one
 }
+
+
+TEST(InstanceTimeline, KnowsWhatTheHooksBeforeOnStoredSaw)
+{
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  timeline.HttpRequest(100 * kMs, true, true, Transport::Rest, sink, false, "192.0.2.17");
+  EXPECT_FALSE(timeline.OpenedByReceivedInstance());
+  EXPECT_STREQ("192.0.2.17", timeline.HttpRemoteIp());
+  timeline.Received(101 * kMs, Transport::Rest, 5000, true, "1.2.840.10008.1.2.1", sink, "1.2.840.10008.5.1.4.1.1.2");
+  EXPECT_TRUE(timeline.OpenedByReceivedInstance());
+  EXPECT_EQ(5000u, timeline.ReceivedBytes());
+  EXPECT_STREQ("1.2.840.10008.1.2.1", timeline.ReceivedSyntax());
+  EXPECT_STREQ("1.2.840.10008.5.1.4.1.1.2", timeline.ReceivedSopClass());
+  EXPECT_FALSE(timeline.TranscodeAttempted());
+  timeline.TranscodeStarted(102 * kMs);
+  EXPECT_TRUE(timeline.TranscodeAttempted());
+  timeline.Stored(Stored(110 * kMs, Transport::Rest), sink);
+  EXPECT_FALSE(timeline.OpenedByReceivedInstance());
+
+  // A GET keeps no address; the next instance without meta header has no SOP class.
+  timeline.HttpRequest(200 * kMs, false, false, Transport::Rest, sink, false, "192.0.2.18");
+  EXPECT_EQ(nullptr, timeline.HttpRemoteIp());
+  timeline.Received(201 * kMs, Transport::Dicom, 10, false, nullptr, sink);
+  EXPECT_EQ(nullptr, timeline.ReceivedSopClass());
+  EXPECT_EQ(nullptr, timeline.ReceivedSyntax());
+
+  // An address longer than any IP is cut, not overflowed (ASan checks).
+  const std::string longAddress(500, '1');
+  timeline.HttpRequest(300 * kMs, true, true, Transport::Rest, sink, false, longAddress.c_str());
+  EXPECT_EQ(kMaxAddressLength, std::string(timeline.HttpRemoteIp()).size());
+}

@@ -1,0 +1,29 @@
+// What the recorder makes of one stored instance, once: its phase durations and the figures the
+// aggregate counts. The aggregate records it as it is, without knowing the timeline it came from.
+#pragma once
+
+#include "Metrics/IngestVocabulary.h"
+
+#include <array>
+#include <cstdint>
+
+namespace IngestPerf
+{
+  struct InstanceRecord
+  {
+    static constexpr int64_t kNotMeasured = -1;
+
+    InstanceRecord() { phaseNs.fill(kNotMeasured); }
+
+    int64_t Phase(IngestPerf::Phase phase) const { return phaseNs[static_cast<size_t>(phase)]; }
+    void Set(IngestPerf::Phase phase, int64_t ns) { phaseNs[static_cast<size_t>(phase)] = ns; }
+
+    std::array<int64_t, kPhaseCount> phaseNs;  // kNotMeasured where the phase was not observed
+    int64_t receivedBytes = kNotMeasured;      // kNotMeasured when ReceivedInstance was not seen
+    uint64_t storedBytes = 0;
+    bool hasTimeline = false;  // false: OnStored came without any earlier event on its thread
+    bool transcodeAttempted = false;
+    int64_t startNs = 0;   // first visible event (monotonic ns); OnStored without a timeline
+    int64_t storedNs = 0;  // OnStored (monotonic ns)
+  };
+}

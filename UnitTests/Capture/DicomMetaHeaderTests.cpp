@@ -1,0 +1,105 @@
+#include "Capture/DicomMetaHeader.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace IngestPerf;
+
+namespace
+{
+  // A Part 10 meta header in explicit VR little endian, as written by any DICOM toolkit.
+  std::string PartTenFile(const std::string& syntax, bool withLongElementFirst = true)
+  {
+    std::string file(128, '\0');
+    file += "DICM";
+    auto element = [&](uint16_t tag, const char* vr, const std::string& value) {
+      std::string padded = value;
+      if (padded.size() % 2)
+      {
+        padded += '\0';
+      }
+      file += char(0x02);
+      file += char(0x00);
+      file += char(tag & 0xff);
+      file += char(tag >> 8);
+      file += vr;
+      if (std::string(vr) == "OB")
+      {
+        file += std::string(2, '\0');
+        const uint32_t n = static_cast<uint32_t>(padded.size());
+        file += std::string{char(n & 0xff), char((n >> 8) & 0xff), char((n >> 16) & 0xff), char(n >> 24)};
+      }
+      else
+      {
+        const uint16_t n = static_cast<uint16_t>(padded.size());
+        file += std::string{char(n & 0xff), char(n >> 8)};
+      }
+      file += padded;
+    };
+    if (withLongElementFirst)
+    {
+      element(0x0001, "OB", std::string("\0\1", 2));
+    }
+    element(0x0002, "UI", "1.2.840.10008.5.1.4.1.1.2");
+    element(0x0003, "UI", "1.2.3.4.5");
+    element(0x0010, "UI", syntax);
+    file += std::string("\x08\x00\x05\x00", 4);  // the dataset begins
+    return file;
+  }
+}
+
+
+TEST(DicomMetaHeader, ReadsTheTransferSyntax)
+{
+  char uid[kMaxUidLength + 1];
+  std::string file = PartTenFile("1.2.840.10008.1.2.4.70");  // odd length: NUL-padded
+  ASSERT_TRUE(ReadTransferSyntax(uid, file.data(), file.size()));
+  EXPECT_STREQ("1.2.840.10008.1.2.4.70", uid);
+  file = PartTenFile("1.2.840.10008.1.2.1", false);
+  ASSERT_TRUE(ReadTransferSyntax(uid, file.data(), file.size()));
+  EXPECT_STREQ("1.2.840.10008.1.2.1", uid);
+}
+
+
+TEST(DicomMetaHeader, RefusesAnythingElseWithoutReadingPastTheBuffer)
+{
+  char uid[kMaxUidLength + 1];
+  const std::string file = PartTenFile("1.2.840.10008.1.2.1");
+  for (size_t cut = 0; cut < file.size() - 4; cut++)
+  {
+    // Every truncation either fails or finds the whole UID (ASan checks the reads).
+    std::vector<char> copy(file.begin(), file.begin() + cut);
+    if (ReadTransferSyntax(uid, copy.data(), copy.size()))
+    {
+      EXPECT_STREQ("1.2.840.10008.1.2.1", uid);
+    }
+  }
+  EXPECT_FALSE(ReadTransferSyntax(uid, "not dicom", 9));
+  EXPECT_FALSE(ReadTransferSyntax(uid, nullptr, 1000));
+  std::string noMeta(128, '\0');
+  noMeta += "DICM";
+  noMeta += std::string("\x08\x00\x05\x00", 4);
+  EXPECT_FALSE(ReadTransferSyntax(uid, noMeta.data(), noMeta.size()));
+}
+
+
+TEST(DicomMetaHeader, ReadsTheSopClassBesideTheSyntax)
+{
+  MetaHeader header;
+  const std::string file = PartTenFile("1.2.840.10008.1.2.4.70");
+  ASSERT_TRUE(ReadMetaHeader(header, file.data(), file.size()));
+  EXPECT_STREQ("1.2.840.10008.5.1.4.1.1.2", header.sopClass);
+  EXPECT_STREQ("1.2.840.10008.1.2.4.70", header.transferSyntax);
+
+  // Cut inside the transfer syntax element: the SOP class is still known, the syntax is not.
+  const size_t cut = file.find("1.2.840.10008.1.2.4.70") + 5;
+  EXPECT_FALSE(ReadMetaHeader(header, file.data(), cut));
+  EXPECT_STREQ("1.2.840.10008.5.1.4.1.1.2", header.sopClass);
+  EXPECT_STREQ("", header.transferSyntax);
+
+  EXPECT_FALSE(ReadMetaHeader(header, "not dicom", 9));
+  EXPECT_STREQ("", header.sopClass);
+}

@@ -1,0 +1,119 @@
+#include "Labels/LabelDictionary.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace IngestPerf;
+
+TEST(LabelDictionary, InternsUpToItsCapacityThenOther)
+{
+  LabelDictionary dictionary(3);
+  const LabelId a = dictionary.Intern("CT01");
+  EXPECT_GE(a, kFirstValueLabel);
+  EXPECT_EQ(a, dictionary.Intern("CT01"));
+  EXPECT_EQ(a, dictionary.Intern("CT01xyz", 4));
+  const LabelId b = dictionary.Intern("MR02");
+  const LabelId c = dictionary.Intern("US03");
+  EXPECT_NE(a, b);
+  EXPECT_NE(b, c);
+  EXPECT_EQ(kOtherLabel, dictionary.Intern("XA04"));
+  EXPECT_EQ(1u, dictionary.Overflowed());
+  EXPECT_EQ(kNoneLabel, dictionary.Intern(""));
+  EXPECT_EQ(kNoneLabel, dictionary.Intern(nullptr));
+  EXPECT_EQ("MR02", dictionary.Name(b));
+  EXPECT_EQ("(other)", dictionary.Name(kOtherLabel));
+  EXPECT_EQ("(none)", dictionary.Name(kNoneLabel));
+  LabelId found;
+  ASSERT_TRUE(dictionary.Find("US03", found));
+  EXPECT_EQ(c, found);
+  EXPECT_FALSE(dictionary.Find("XA04", found));
+  EXPECT_EQ(3u, dictionary.Size());
+  // A UID of 64 characters fits; longer values are cut there.
+  LabelDictionary uids(2);
+  const std::string uid64(64, '7');
+  EXPECT_EQ(uid64, uids.Name(uids.Intern(uid64.c_str())));
+  EXPECT_EQ(uids.Intern(uid64.c_str()), uids.Intern((uid64 + "999").c_str()));
+}
+
+
+TEST(LabelDictionary, ConcurrentInterningGivesOneIdPerValue)
+{
+  LabelDictionary dictionary(64);
+  std::vector<std::vector<LabelId>> seen(8);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; t++)
+  {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 200; round++)
+      {
+        for (int v = 0; v < 40; v++)
+        {
+          const std::string value = "AET" + std::to_string((v + t) % 40);
+          const LabelId id = dictionary.Intern(value.c_str());
+          if (round == 0)
+          {
+            seen[t].push_back(id);
+          }
+          ASSERT_EQ(value, dictionary.Name(id));
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads)
+  {
+    thread.join();
+  }
+  EXPECT_EQ(40u, dictionary.Size());
+  EXPECT_EQ(0u, dictionary.Overflowed());
+  // Every thread got the same id for the same value.
+  for (int t = 0; t < 8; t++)
+  {
+    for (int v = 0; v < 40; v++)
+    {
+      EXPECT_EQ(seen[0][(v + t) % 40], seen[t][v]) << "thread " << t << " value AET" << (v + t) % 40;
+    }
+  }
+}
+
+
+TEST(LabelDictionary, PreemptedWriterGivesOtherNotASecondCopy)
+{
+  // Where "CT01" lands in an empty dictionary of 8: its hash's slot.
+  LabelDictionary probe(8);
+  const size_t home = probe.Intern("CT01") - kFirstValueLabel;
+
+  LabelDictionary dictionary(8);
+  dictionary.HoldSlotForTest(home, true);  // a writer stopped half-way through that slot
+  EXPECT_EQ(kOtherLabel, dictionary.Intern("CT01"));
+  EXPECT_EQ(1u, dictionary.Contended());
+  EXPECT_EQ(0u, dictionary.Size());  // not interned further along the probe
+  dictionary.HoldSlotForTest(home, false);
+  const LabelId id = dictionary.Intern("CT01");
+  EXPECT_EQ(home, static_cast<size_t>(id - kFirstValueLabel));
+  EXPECT_EQ(id, dictionary.Intern("CT01"));
+  EXPECT_EQ(1u, dictionary.Size());
+}
+
+
+TEST(LabelDictionary, FullDictionaryProbesAtMostItsLimit)
+{
+  LabelDictionary dictionary(LabelDictionary::kMaxCapacity);
+  size_t interned = 0;
+  for (int v = 0; v < 1000; v++)
+  {
+    const std::string value = "AET" + std::to_string(v);
+    const LabelId id = dictionary.Intern(value.c_str());
+    if (id != kOtherLabel)
+    {
+      interned++;
+      EXPECT_EQ(value, dictionary.Name(id));
+      EXPECT_EQ(id, dictionary.Intern(value.c_str()));  // found again within the probe limit
+    }
+  }
+  EXPECT_EQ(interned, dictionary.Size());
+  EXPECT_GT(interned, LabelDictionary::kMaxCapacity * 9 / 10);  // the probe limit wastes few slots
+  EXPECT_EQ(1000u - interned, dictionary.Overflowed());
+}

@@ -1,0 +1,119 @@
+#include "Labels/InstanceLabels.h"
+#include "Metrics/StreamTable.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace IngestPerf;
+
+TEST(StreamTable, FindsOrClaimsAndOverflowsPerTransport)
+{
+  StreamTable table(4);
+  std::vector<InstanceLabels> labels(6);
+  for (size_t i = 0; i < labels.size(); i++)
+  {
+    labels[i].SetTransport(i % 2 ? Transport::Rest : Transport::Dicom);
+    labels[i].Set(LabelDimension::RemoteAet, static_cast<LabelId>(kFirstValueLabel + i));
+  }
+  for (const InstanceLabels& l : labels)
+  {
+    table.FindOrInsert(l).RecordOutcome(Outcome::Stored);
+  }
+  table.FindOrInsert(labels[0]).RecordOutcome(Outcome::Stored);
+  EXPECT_EQ(4u, table.Used());
+  EXPECT_EQ(2u, table.Overflowed());
+
+  uint64_t total = 0;
+  size_t overflowSeries = 0;
+  table.ForEach([&](const InstanceLabels& l, const StreamStats& stats) {
+    total += stats.outcomes[static_cast<size_t>(Outcome::Stored)].load();
+    if (l.Get(LabelDimension::RemoteAet) == kOtherLabel)
+    {
+      overflowSeries++;
+    }
+  });
+  EXPECT_EQ(7u, total);  // nothing lost: the overflow series hold the rest
+  EXPECT_GE(overflowSeries, 1u);
+
+  table.ResetAll();
+  size_t visible = 0;
+  table.ForEach([&](const InstanceLabels&, const StreamStats&) { visible++; });
+  EXPECT_EQ(0u, visible);  // claimed series keep their labels but show nothing until used again
+  EXPECT_EQ(4u, table.Used());
+}
+
+
+TEST(StreamTable, FullTableSendsNewKeysToOverflowAndCountsEachInstance)
+{
+  StreamTable table(200);  // larger than the probe limit
+  std::vector<InstanceLabels> labels(1000);
+  for (size_t i = 0; i < labels.size(); i++)
+  {
+    labels[i].SetTransport(Transport::Rest);
+    labels[i].Set(LabelDimension::RemoteAet, static_cast<LabelId>(kFirstValueLabel + i % 250));
+    labels[i].Set(LabelDimension::RemoteIp, static_cast<LabelId>(kFirstValueLabel + i / 250));
+  }
+  for (const InstanceLabels& l : labels)
+  {
+    table.FindOrInsert(l).RecordOutcome(Outcome::Stored);
+  }
+  EXPECT_LE(table.Used(), 200u);
+  EXPECT_GT(table.Used(), 180u);
+  EXPECT_EQ(1000u - table.Used(), table.Overflowed());
+  uint64_t total = 0;
+  table.ForEach([&](const InstanceLabels&, const StreamStats& stats) {
+    total += stats.outcomes[static_cast<size_t>(Outcome::Stored)].load();
+  });
+  EXPECT_EQ(1000u, total);
+}
+
+
+TEST(StreamTable, RepeatedOverflowingKeyIsCountedPerInstance)
+{
+  StreamTable table(2);
+  InstanceLabels labels[3];
+  for (int i = 0; i < 3; i++)
+  {
+    labels[i].SetTransport(Transport::Dicom);
+    labels[i].Set(LabelDimension::RemoteAet, static_cast<LabelId>(kFirstValueLabel + i));
+    table.FindOrInsert(labels[i]);
+  }
+  EXPECT_EQ(1u, table.Overflowed());
+  StreamStats& overflow = table.FindOrInsert(labels[2]);  // the thread's cached overflow
+  EXPECT_EQ(&overflow, &table.FindOrInsert(labels[2]));
+  EXPECT_EQ(3u, table.Overflowed());
+  EXPECT_NE(&overflow, &table.FindOrInsert(labels[0]));
+  EXPECT_EQ(3u, table.Overflowed());
+}
+
+
+TEST(StreamTable, ConcurrentClaimsGiveOneSeriesPerKey)
+{
+  StreamTable table(64);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; t++)
+  {
+    threads.emplace_back([&table] {
+      for (int round = 0; round < 1000; round++)
+      {
+        InstanceLabels labels;
+        labels.SetTransport(Transport::Rest);
+        labels.Set(LabelDimension::SopClass, static_cast<LabelId>(kFirstValueLabel + round % 32));
+        table.FindOrInsert(labels).RecordOutcome(Outcome::Stored);
+      }
+    });
+  }
+  for (std::thread& thread : threads)
+  {
+    thread.join();
+  }
+  EXPECT_EQ(32u, table.Used());
+  uint64_t total = 0;
+  table.ForEach([&](const InstanceLabels&, const StreamStats& stats) {
+    total += stats.outcomes[static_cast<size_t>(Outcome::Stored)].load();
+  });
+  EXPECT_EQ(8000u, total);
+}

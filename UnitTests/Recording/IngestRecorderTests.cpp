@@ -1,0 +1,183 @@
+#include "Recording/IngestPipeline.h"
+#include "Recording/IngestRecorder.h"
+
+#include <gtest/gtest.h>
+
+using namespace IngestPerf;
+
+namespace
+{
+  constexpr int64_t kMs = 1000000;
+  constexpr int64_t kEpochNs = 1700000000LL * 1000000000LL;  // wall clock of monotonic 0
+
+  CompletedInstance Http(int64_t start, int64_t received, int64_t filtered, int64_t stored)
+  {
+    CompletedInstance c{};
+    c.transport = Transport::Rest;
+    c.hasTimeline = true;
+    c.hasReceivePhase = true;
+    c.segmentStartNs = start;
+    c.receivedNs = received;
+    c.filteredNs = filtered;
+    c.storedNs = stored;
+    c.receivedBytes = 1200;
+    c.storedBytes = 1000;
+    c.startWallNs = kEpochNs + start;
+    c.receptionSecond = (kEpochNs + stored) / 1000000000;  // a new store commits after its start
+    c.instanceKey = 42;
+    return c;
+  }
+
+  Configuration WithOverwrite(bool overwrite)
+  {
+    Configuration configuration;
+    configuration.overwriteInstances = overwrite;
+    return configuration;
+  }
+
+  TransportSnapshot Rest(const IngestPipeline& pipeline)
+  {
+    return pipeline.stats.Snapshot(0).transports[static_cast<size_t>(Transport::Rest)];
+  }
+}
+
+
+TEST(ToRecord, EveryObservedPhaseOnceAndTheOthersNotMeasured)
+{
+  CompletedInstance instance = Http(100 * kMs, 103 * kMs, 104 * kMs, 120 * kMs);
+  instance.transcodeAttempted = true;
+  instance.transcodeStartNs = 103 * kMs + 500000;  // delegated: ends at the filter
+  instance.firstCreateStartNs = 105 * kMs;
+  instance.lastCreateEndNs = 109 * kMs;
+  instance.createTotalNs = 3 * kMs;
+
+  const InstanceRecord record = ToRecord(instance, -1);
+  EXPECT_TRUE(record.hasTimeline);
+  EXPECT_TRUE(record.transcodeAttempted);
+  EXPECT_EQ(1200, record.receivedBytes);
+  EXPECT_EQ(1000u, record.storedBytes);
+  EXPECT_EQ(3 * kMs, record.Phase(Phase::Receive));
+  EXPECT_EQ(1 * kMs, record.Phase(Phase::PreStore));
+  EXPECT_EQ(500000, record.Phase(Phase::Transcode));
+  EXPECT_EQ(16 * kMs, record.Phase(Phase::Persist));
+  EXPECT_EQ(1 * kMs, record.Phase(Phase::StoragePrepare));
+  EXPECT_EQ(3 * kMs, record.Phase(Phase::StorageWrite));
+  EXPECT_EQ(11 * kMs, record.Phase(Phase::IndexUpdate));
+  EXPECT_EQ(20 * kMs, record.Phase(Phase::ServerTotal));
+  EXPECT_EQ(InstanceRecord::kNotMeasured, record.Phase(Phase::AssociationGap));
+  EXPECT_EQ(InstanceRecord::kNotMeasured, record.Phase(Phase::ChangeDispatch));
+}
+
+
+TEST(ToRecord, WithoutReceivedInstanceOrTimedStorageThosePhasesAreNotMeasured)
+{
+  CompletedInstance instance = Http(100 * kMs, 0, 100 * kMs, 108 * kMs);
+  instance.transport = Transport::Dicom;
+  instance.hasReceivePhase = false;
+  const InstanceRecord record = ToRecord(instance, 45 * kMs);
+  EXPECT_EQ(InstanceRecord::kNotMeasured, record.receivedBytes);
+  for (Phase phase : {Phase::Receive, Phase::PreStore, Phase::Transcode, Phase::StoragePrepare, Phase::StorageWrite,
+                      Phase::IndexUpdate})
+  {
+    EXPECT_EQ(InstanceRecord::kNotMeasured, record.Phase(phase)) << DefinitionOf(phase).name;
+  }
+  EXPECT_EQ(8 * kMs, record.Phase(Phase::Persist));
+  EXPECT_EQ(45 * kMs, record.Phase(Phase::AssociationGap));
+}
+
+
+TEST(ToRecord, OnStoredWithoutTimelineGivesOnlyTheSize)
+{
+  CompletedInstance instance{};
+  instance.transport = Transport::Plugin;
+  instance.storedNs = 7 * kMs;
+  instance.segmentStartNs = 7 * kMs;
+  instance.storedBytes = 512;
+  instance.receivedNs = 5 * kMs;  // ignored: not on this record's thread
+  const InstanceRecord record = ToRecord(instance, 3 * kMs);
+  EXPECT_FALSE(record.hasTimeline);
+  EXPECT_EQ(512u, record.storedBytes);
+  for (size_t p = 0; p < kPhaseCount; p++)
+  {
+    EXPECT_EQ(InstanceRecord::kNotMeasured, record.phaseNs[p]) << p;
+  }
+}
+
+
+TEST(IngestRecorder, RecordsEachStoredInstanceOnceInItsTransport)
+{
+  IngestPipeline pipeline(WithOverwrite(false));
+  for (int i = 0; i < 3; i++)
+  {
+    CompletedInstance instance =
+      Http(i * 100 * kMs, i * 100 * kMs + kMs, i * 100 * kMs + 2 * kMs, i * 100 * kMs + 9 * kMs);
+    instance.instanceKey = 100 + i;
+    instance.httpAnswerEncoding = (i == 0) ? 1 : 0;
+    pipeline.recorder.InstanceCompleted(instance);
+  }
+  const TransportSnapshot rest = Rest(pipeline);
+  EXPECT_EQ(3u, rest.outcomes[static_cast<size_t>(Outcome::Stored)]);
+  EXPECT_EQ(3u, rest.phases[static_cast<size_t>(Phase::ServerTotal)].Count());
+  EXPECT_EQ(3u, rest.storedBytes.Count());
+  EXPECT_EQ(1u, rest.Count(Counter::AnswersAcceptingCompression));
+  EXPECT_EQ(0u, rest.Count(Counter::AnswersWithoutCompression));
+  EXPECT_EQ(0u, pipeline.stats.Snapshot(0).transports[static_cast<size_t>(Transport::Dicom)].outcomes[0]);
+  EXPECT_EQ(3u, pipeline.changes.Snapshot().storedInstances);
+}
+
+
+TEST(IngestRecorder, AlreadyStoredWhenReceptionDatePrecedesTheIngestUnlessOverwriting)
+{
+  for (bool overwrite : {false, true})
+  {
+    IngestPipeline pipeline(WithOverwrite(overwrite));
+    CompletedInstance instance = Http(5000 * kMs, 5001 * kMs, 5002 * kMs, 5010 * kMs);
+    instance.receptionSecond = (kEpochNs + 5000 * kMs) / 1000000000 - 60;  // stored a minute earlier
+    pipeline.recorder.InstanceCompleted(instance);
+    const TransportSnapshot rest = Rest(pipeline);
+    EXPECT_EQ(overwrite ? 0u : 1u, rest.outcomes[static_cast<size_t>(Outcome::AlreadyStored)]) << overwrite;
+    EXPECT_EQ(overwrite ? 1u : 0u, rest.outcomes[static_cast<size_t>(Outcome::Stored)]) << overwrite;
+    EXPECT_EQ(overwrite ? 1u : 0u, rest.phases[static_cast<size_t>(Phase::ServerTotal)].Count()) << overwrite;
+  }
+}
+
+
+TEST(IngestRecorder, FileRemovedAfterTheWriteIsAlreadyStoredEvenWhenOverwriting)
+{
+  IngestPipeline pipeline(WithOverwrite(true));
+  CompletedInstance instance = Http(0, kMs, 2 * kMs, 9 * kMs);
+  instance.removedAfterCreate = true;
+  pipeline.recorder.InstanceCompleted(instance);
+  EXPECT_EQ(1u, Rest(pipeline).outcomes[static_cast<size_t>(Outcome::AlreadyStored)]);
+  EXPECT_EQ(0u, Rest(pipeline).outcomes[static_cast<size_t>(Outcome::Stored)]);
+}
+
+
+TEST(IngestRecorder, AnotherSyntaxWithoutOurTranscoderIsCountedAsTranscodedWithoutHook)
+{
+  IngestPipeline pipeline(WithOverwrite(true));
+  CompletedInstance changed = Http(0, kMs, 2 * kMs, 9 * kMs);
+  changed.labels.receivedSyntax = "1.2.840.10008.1.2.1";
+  changed.labels.storedSyntax = "1.2.840.10008.1.2.4.70";
+  pipeline.recorder.InstanceCompleted(changed);
+  CompletedInstance ours = changed;
+  ours.instanceKey = 43;
+  ours.transcodeAttempted = true;
+  ours.transcodeStartNs = kMs;
+  pipeline.recorder.InstanceCompleted(ours);
+  const TransportSnapshot rest = Rest(pipeline);
+  EXPECT_EQ(1u, rest.Count(Counter::TranscodedWithoutHook));
+  EXPECT_EQ(1u, rest.Count(Counter::TranscodeAttempts));
+}
+
+
+TEST(IngestRecorder, NewInstanceChangePairsWithItsStoreOnceInTheStoresStream)
+{
+  IngestPipeline pipeline(WithOverwrite(true));
+  pipeline.recorder.InstanceCompleted(Http(0, kMs, 2 * kMs, 9 * kMs));
+  EXPECT_EQ(9 * kMs, pipeline.recorder.NewInstanceChange(42, 12 * kMs));
+  EXPECT_EQ(0, pipeline.recorder.NewInstanceChange(77, 13 * kMs));  // never stored here
+  const HistogramSnapshot dispatch = Rest(pipeline).phases[static_cast<size_t>(Phase::ChangeDispatch)];
+  EXPECT_EQ(1u, dispatch.Count());
+  EXPECT_EQ(3 * kMs, dispatch.Max());
+}
