@@ -4,17 +4,13 @@ Run with: .venv/bin/python -m pytest IntegrationTests -q
 The plugin is taken from $INGEST_PERF_PLUGIN or <repo>/build/libOrthancIngestPerf.so.
 """
 import os
-import sys
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO_ROOT = os.path.dirname(HERE)
-for folder in (HERE, os.path.join(REPO_ROOT, "Resources")):
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
+from ingest_perf.generate_series import write_series
+from ingest_perf.orthanc_process import BUILD_COMMAND, HOST_ORTHANC, OrthancProcess, default_plugin_path
 
-from orthanc_process import BUILD_COMMAND, HOST_ORTHANC, OrthancProcess, default_plugin_path  # noqa: E402
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # A test module that sets ORTHANC_VERSIONS = BOTH_ORTHANCS (orthanc_process) runs each of its tests
 # against Debian 12's Orthanc 1.10.1 and Debian 13's 1.12.7 (in the root of
@@ -32,7 +28,6 @@ def pytest_generate_tests(metafunc):
 def orthanc_version():
     """The Orthanc the test runs against (parametrized by pytest_generate_tests)."""
     return HOST_ORTHANC
-from generate_series import write_series  # noqa: E402
 
 
 @pytest.fixture(scope="session")

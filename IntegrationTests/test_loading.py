@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, OrthancProcess, debian13_root
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, OrthancProcess, debian13_root
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 

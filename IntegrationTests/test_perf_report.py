@@ -1,4 +1,5 @@
-"""Resources/perf_report.py: render() on a hand-made /perf/stats document, and the command line."""
+"""perf_report: render() (ingest_perf/perf_report.py) on a hand-made /perf/stats document, and the command line
+(Resources/perf_report.py)."""
 import copy
 import json
 import os
@@ -7,11 +8,11 @@ import sys
 
 import pytest
 
+from ingest_perf import perf_report
+from ingest_perf.orthanc_process import free_tcp_port
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(REPO_ROOT, "Resources", "perf_report.py")
-sys.path.insert(0, os.path.join(REPO_ROOT, "Resources"))
-
-import perf_report  # noqa: E402
 
 DICOM_RECEIVE_REASON = ("DCMTK reads the whole C-STORE dataset before the first plugin hook fires; the network "
                         "receive of a dataset is inside 'associationGap' (together with client idle time)")
@@ -164,7 +165,6 @@ def test_command_line_errors(tmp_path):
     assert result.stderr.startswith("perf_report: cannot read") and result.stderr.count("\n") == 1
 
     # Nothing listens on a port we just released.
-    from orthanc_process import free_tcp_port  # conftest puts IntegrationTests on sys.path
     result = run_script("--url", "http://127.0.0.1:%d" % free_tcp_port())
     assert result.returncode == 2 and result.stdout == ""
     assert "cannot reach" in result.stderr and result.stderr.count("\n") == 1

@@ -3,7 +3,7 @@
 
 Called by Resources/run-main-job.sh (which installs the dependencies and builds the plugin first):
   1. writes a synthetic series (--slices, default $SLICES or 100) under the work folder,
-  2. starts Orthanc with the plugin on free loopback ports (IntegrationTests/orthanc_process.py),
+  2. starts Orthanc with the plugin on free loopback ports (ingest_perf/orthanc_process.py),
   3. sends the series with DCMTK storescu in one association, prints the report for transport dicom,
   4. resets the statistics, deletes everything, sends the same series with HTTP POST /instances
      on one keep-alive connection, prints the report for transport rest,
@@ -20,13 +20,13 @@ import signal
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO_ROOT = os.path.dirname(HERE)
-sys.path[:0] = [os.path.join(REPO_ROOT, "IntegrationTests"), HERE]
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Python puts only this script's folder on sys.path; the package is at the repository root.
+sys.path.insert(0, REPO_ROOT)
 
-from generate_series import write_series  # noqa: E402
-from orthanc_process import OrthancProcess, default_plugin_path  # noqa: E402
-from perf_report import render  # noqa: E402
+from ingest_perf.generate_series import write_series  # noqa: E402
+from ingest_perf.orthanc_process import OrthancProcess, default_plugin_path  # noqa: E402
+from ingest_perf.perf_report import render  # noqa: E402
 
 
 def log(message=""):

@@ -44,7 +44,7 @@ def write_document(folder, results, plots, quick, client_counts):
     add("")
     add("## Datasets")
     add("")
-    add("Generated offline and deterministically by `Benchmarks/harness/datasets.py`, in the shapes of the "
+    add("Generated offline and deterministically by `ingest_perf/harness/datasets.py`, in the shapes of the "
         "published Orthanc studies (synthetic pixels, incompressible):")
     add("")
     add(report.table(["dataset", "files", "MB"], [(n, d["files"], f(d["megabytes"]))
