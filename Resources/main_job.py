@@ -146,7 +146,8 @@ def main():
         banner("HTTP: POST /instances on one keep-alive connection, %d file(s), %.2f s wall clock "
                "(after reset and deleting %d patient(s); Orthanc answered %s)"
                % (len(files), rest_wall, deleted, ", ".join("%d %s" % (n, s) for s, n in sorted(statuses.items()))))
-        log(render(stats, width=100).rstrip())
+        # The associations, the hooks and what no plugin can see were in the C-STORE report above.
+        log(render(stats, width=100, context=False).rstrip())
         if not settled:
             log("(statistics had not settled after 15 s: some changes or records were still open)")
         check_counts(orthanc, stats, "rest", statuses.get("Success", 0))

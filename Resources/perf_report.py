@@ -27,10 +27,10 @@ def main(argv=None):
     parser.add_argument("--url", default="http://localhost:8042", help="Orthanc's HTTP address (default: %(default)s)")
     parser.add_argument("--user", help="HTTP basic authentication user")
     parser.add_argument("--password", help="password of --user (prompted for when omitted on a terminal)")
-    parser.add_argument("--transport", choices=["rest", "dicom", "plugin", "all"],
+    parser.add_argument("--transport", choices=["rest", "dicom", "plugin", "job", "all"],
                         help="only this transport ('all': merged over every transport); default: each of them")
     parser.add_argument("--json", metavar="FILE", help="read a saved /perf/stats answer instead of querying ('-': stdin)")
-    parser.add_argument("--width", type=int, help="maximum line width of reasons (default: terminal width or 100)")
+    parser.add_argument("--width", type=int, help="line width, explanations are wrapped to it (default: terminal width or 100)")
     args = parser.parse_args(argv)
 
     try:

@@ -34,11 +34,11 @@ def _oneline(text):
     return " ".join(str(text).split())
 
 
-def _truncate(text, width):
-    text = str(text)
-    if width is None or len(text) <= width:
-        return text
-    return text[:max(width - 3, 0)] + "..."
+def _wrap(text, width, indent="", more="    "):
+    """`text` on lines of at most `width` characters, broken between words; continuation lines
+    are indented by `more` (relative to the first line's `indent`)."""
+    return textwrap.wrap(_oneline(text), width, initial_indent=indent, subsequent_indent=indent + more,
+                         break_long_words=False, break_on_hyphens=False) or [indent.rstrip()]
 
 
 def _number(value, digits=3):
@@ -77,20 +77,21 @@ def _transport_summary(transport, outcome_names):
     return ", ".join(parts) + " | " + rate
 
 
+def _phase_names(phases):
+    return [p for p in PHASE_ORDER if p in phases] + sorted(p for p in phases if p not in PHASE_ORDER)
+
+
 def _phase_table(phases, width):
+    """The table of the measured phases and their notes; the phases not measured are listed once
+    for every transport, by _not_measured()."""
     name_width = max(len(p) for p in PHASE_ORDER)
     header = "  " + "phase".ljust(name_width) + "".join(c.rjust(11) for c in COLUMNS) + "   (ms)"
     lines = [header]
     notes = []
-    unmeasured = {}
-    names = PHASE_ORDER + sorted(p for p in phases if p not in PHASE_ORDER)
-    for name in names:
-        if name not in phases:
-            continue
+    for name in _phase_names(phases):
         phase = phases[name] or {}
         prefix = "  " + name.ljust(name_width)
         if phase.get("observable") is False:
-            unmeasured.setdefault(_oneline(phase.get("reason", "no reason given")), []).append(name)
             continue
         cells = [_count(phase.get("count")).rjust(11)]
         cells += [_number(phase.get(c)).rjust(11) for c in COLUMNS[1:]]
@@ -100,16 +101,46 @@ def _phase_table(phases, width):
         if name == "changeDispatch" and phase.get("deliveredBeforeOnStored"):
             notes.append("changeDispatch: %d NewInstance changes were delivered before OnStored"
                          % phase["deliveredBeforeOnStored"])
-    lines += ["  note: " + n for n in notes]
-    for reason, names_without in unmeasured.items():
-        lines.append(_truncate("  not measured: %s: %s" % (", ".join(names_without), reason), width))
+    for note in notes:
+        lines.extend(_wrap("note: " + note, width, "  ", "  "))
     return lines
 
 
-def render(stats, width=None):
+def _not_measured(transports, shown, unobservable, width):
+    """One entry per reason: the phases that a shown transport does not measure for that reason
+    (with the transports), and the answer's `unobservable` items of the shown transports and of
+    "all", so that no reason is printed twice."""
+    by_reason = {}  # reason -> {what: [transports]}, in order of first appearance
+    for transport in shown:
+        phases = (transports[transport] or {}).get("phases") or {}
+        for name in _phase_names(phases):
+            phase = phases[name] or {}
+            if phase.get("observable") is False:
+                reason = _oneline(phase.get("reason", "no reason given"))
+                by_reason.setdefault(reason, {}).setdefault(name, []).append(transport)
+    for item in unobservable:
+        if item.get("transport") not in shown + ["all"]:
+            continue  # about a transport that stored nothing here
+        reason = _oneline(item.get("reason", "no reason given"))
+        by_reason.setdefault(reason, {}).setdefault(item.get("what", "?"), []).append(item.get("transport", "?"))
+    lines = []
+    for reason, whats in by_reason.items():
+        groups = {}  # the same transports -> the names, so that "a, b, c (rest, dicom)" reads once
+        for what, where in whats.items():
+            groups.setdefault(tuple(where), []).append(what)
+        label = "; ".join("%s (%s)" % (", ".join(names), ", ".join(where)) for where, names in groups.items())
+        lines.extend(_wrap("%s: %s" % (label, reason), width, "  "))
+    return lines
+
+
+def render(stats, width=None, context=True):
     """The plain-text report of one GET /perf/stats answer (a parsed JSON document).
 
-    `width` bounds the lines that can be long (reasons); default: the terminal width, or 100.
+    Explanations are wrapped between words to `width` (default: the terminal width, or 100); the
+    header, each transport's summary line and the phase tables are one line each. What no
+    transport measures, and why, is listed once, after the transports. `context=False` leaves out
+    what a reset does not change and an earlier report of the same Orthanc already showed: the
+    C-STORE associations, the hooks not registered and the answer's `unobservable` list.
     Tolerant of missing keys, so that a report is printed even for an older or partial answer.
     """
     if width is None:
@@ -122,13 +153,12 @@ def render(stats, width=None):
         stats.get("since", "?"), _number(stats.get("elapsedSeconds"), 1))
     out.append(header)
     if stats.get("notStarted"):
-        out.extend(textwrap.wrap("THE PLUGIN DID NOT START, nothing is measured: " + stats["notStarted"], width))
+        out.extend(_wrap("THE PLUGIN DID NOT START, nothing is measured: " + stats["notStarted"], width, more=""))
     elif stats.get("enabled") is False:
         out.append("TIMING IS DISABLED (IngestPerf.Enable is false): nothing is measured")
     for item in stats.get("notInEffect") or []:
         if item.get("option") != "IngestPerf":
-            out.extend(textwrap.wrap("NOT IN EFFECT: %s: %s" % (item.get("option"), item.get("reason")), width,
-                                     subsequent_indent="  "))
+            out.extend(_wrap("NOT IN EFFECT: %s: %s" % (item.get("option"), item.get("reason")), width, more="  "))
 
     definitions = (stats.get("definitions") or {}).get("outcomes") or {}
     outcome_names = OUTCOME_ORDER + sorted(k for k in definitions if k not in OUTCOME_ORDER)
@@ -151,10 +181,16 @@ def render(stats, width=None):
         out.extend(_phase_table(transport.get("phases") or {}, width))
         answers = transport.get("httpAnswers") or {}
         if answers.get("requests"):
-            out.append("  HTTP answers: %d requests, %d from clients accepting gzip/deflate, %d compressed by Orthanc "
-                       "(HttpCompressionEnabled %s)" % (answers["requests"], answers.get("clientAcceptsCompression", 0),
-                                                       answers.get("compressedByOrthanc", 0),
-                                                       str(answers.get("HttpCompressionEnabled")).lower()))
+            out.extend(_wrap("HTTP answers: %d requests, %d from clients accepting gzip/deflate, %d compressed by "
+                             "Orthanc (HttpCompressionEnabled %s)" % (
+                                 answers["requests"], answers.get("clientAcceptsCompression", 0),
+                                 answers.get("compressedByOrthanc", 0),
+                                 str(answers.get("HttpCompressionEnabled")).lower()), width, "  ", "  "))
+    not_measured = _not_measured(transports, active, stats.get("unobservable") or [] if context else [], width)
+    if not_measured:
+        out.append("")
+        out.append("Not measured, and why:")
+        out.extend(not_measured)
 
     storage = stats.get("storage") or {}
     operations = storage.get("operations") or {}
@@ -172,7 +208,7 @@ def render(stats, width=None):
     associations = stats.get("associations") or {}
     peers = associations.get("byRemoteAet") or []
     connections = associations.get("openConnections") or {}
-    if peers or connections.get("count"):
+    if context and (peers or connections.get("count")):
         out.append("")
         out.append("C-STORE associations: %s open now (TCP)" % _count(connections.get("count")))
         for peer in peers:
@@ -186,46 +222,39 @@ def render(stats, width=None):
     if changes.get("newInstanceBacklog") or (changes.get("perInstanceWhileBackloggedMs") or {}).get("count"):
         per_instance = changes.get("perInstanceWhileBackloggedMs") or {}
         out.append("")
-        out.append("Change queue: %d NewInstance changes waiting; while backlogged, %s ms of change-thread time per "
-                   "instance (p50)" % (changes.get("newInstanceBacklog", 0), _number(per_instance.get("p50"))))
+        out.extend(_wrap("Change queue: %d NewInstance changes waiting; while backlogged, %s ms of change-thread "
+                         "time per instance (p50)" % (changes.get("newInstanceBacklog", 0),
+                                                      _number(per_instance.get("p50"))), width, more="  "))
 
     cost = stats.get("pluginCost") or {}
     if cost.get("microsecondsPerStoredInstance") is not None:
         out.append("")
-        out.append("This plugin's own cost: %s us per stored instance, %s%% of serverTotal (its callbacks, SDK calls "
-                   "included; one call in %s timed)" % (
-                       _number(cost["microsecondsPerStoredInstance"], 2), _number(cost.get("percentOfServerTotal"), 3),
-                       cost.get("samplingPeriod", "?")))
+        out.extend(_wrap("This plugin's own cost: %s us per stored instance, %s%% of serverTotal (its callbacks, "
+                         "SDK calls included; one call in %s timed)" % (
+                             _number(cost["microsecondsPerStoredInstance"], 2),
+                             _number(cost.get("percentOfServerTotal"), 3), cost.get("samplingPeriod", "?")),
+                         width, more="  "))
 
     hooks = stats.get("hooks") or {}
     missing = [(n, h) for n, h in hooks.items() if isinstance(h, dict) and h.get("registered") is False]
-    if missing:
+    if context and missing:
         out.append("")
         out.append("Hooks not registered:")
         for name, hook in missing:
-            out.extend(textwrap.wrap("%s: %s" % (name, hook.get("reason", "no reason given")), width=width,
-                                     initial_indent="  ", subsequent_indent="    "))
+            out.extend(_wrap("%s: %s" % (name, hook.get("reason", "no reason given")), width, "  "))
 
     open_records = stats.get("openRecords") or {}
     if open_records.get("count") or open_records.get("threadsUntracked"):
         out.append("")
-        out.append("Open records: %s instances in flight, oldest %s ms; %s threads tracked, %s untracked" % (
+        out.extend(_wrap("Open records: %s instances in flight, oldest %s ms; %s threads tracked, %s untracked" % (
             _count(open_records.get("count")), _number(open_records.get("oldestAgeMs"), 1),
-            _count(open_records.get("threadsTracked")), _count(open_records.get("threadsUntracked"))))
+            _count(open_records.get("threadsTracked")), _count(open_records.get("threadsUntracked"))), width, more="  "))
 
     errors = stats.get("errors") or {}
     nonzero = [(k, v) for k, v in errors.items() if v]
     if nonzero:
         out.append("")
-        out.append("Errors: " + ", ".join("%s=%s" % (k, v) for k, v in nonzero))
-
-    unobservable = stats.get("unobservable") or []
-    if unobservable:
-        out.append("")
-        out.append("Not measurable by a plugin:")
-        for item in unobservable:
-            line = "  %s (%s): %s" % (item.get("what", "?"), item.get("transport", "?"), _oneline(item.get("reason", "")))
-            out.append(_truncate(line, width))
+        out.extend(_wrap("Errors: " + ", ".join("%s=%s" % (k, v) for k, v in nonzero), width, more="  "))
     return "\n".join(out) + "\n"
 
 
