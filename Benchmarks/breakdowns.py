@@ -13,13 +13,13 @@ import os
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-sys.path[:0] = [os.path.join(REPO, "IntegrationTests"), os.path.join(REPO, "Resources")]
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Python puts only this script's folder on sys.path; the package is at the repository root.
+sys.path.insert(0, REPO)
 
-from generate_series import write_series  # noqa: E402
-from orthanc_process import OrthancProcess, default_plugin_path  # noqa: E402
-from perf_report import render  # noqa: E402
+from ingest_perf.generate_series import write_series  # noqa: E402
+from ingest_perf.orthanc_process import OrthancProcess, default_plugin_path  # noqa: E402
+from ingest_perf.perf_report import render  # noqa: E402
 
 GDCM = "/usr/share/orthanc/plugins/libOrthancGdcm.so"
 JPEG_LOSSLESS = "1.2.840.10008.1.2.4.70"

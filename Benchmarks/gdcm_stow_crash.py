@@ -14,13 +14,13 @@ import sys
 import tempfile
 import uuid
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "..", "IntegrationTests"), os.path.join(HERE, "..", "Resources")]
+import requests
 
-import requests  # noqa: E402
+# Python puts only this script's folder on sys.path; the package is at the repository root.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from generate_series import write_series  # noqa: E402
-from orthanc_process import BOTH_ORTHANCS, OrthancProcess, debian_plugin, default_plugin_path  # noqa: E402
+from ingest_perf.generate_series import write_series  # noqa: E402
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, OrthancProcess, debian_plugin, default_plugin_path  # noqa: E402
 
 JPEG_LOSSLESS = "1.2.840.10008.1.2.4.70"
 

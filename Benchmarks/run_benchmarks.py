@@ -30,11 +30,11 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-sys.path[:0] = [HERE, os.path.join(REPO, "IntegrationTests"), os.path.join(REPO, "Resources")]
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Python puts only this script's folder on sys.path; the package is at the repository root.
+sys.path.insert(0, REPO)
 
-from harness import datasets, report, scenarios  # noqa: E402
+from ingest_perf.harness import datasets, report, scenarios  # noqa: E402
 
 
 def log(message):
@@ -74,7 +74,7 @@ def micro_benchmarks(build):
 
 
 def rewrite(results_path, output):
-    from harness.document import write_document
+    from ingest_perf.harness.document import write_document
 
     with open(results_path) as stream:
         results = json.load(stream)
@@ -168,7 +168,7 @@ def main():
     with open(os.path.join(args.output, "benchmarks", "results%s.json" % suffix), "w") as stream:
         json.dump(results, stream, indent=1, default=str)
     plots = report.plots(os.path.join(args.output, "benchmarks"), results) if not quick else []
-    from harness.document import write_document
+    from ingest_perf.harness.document import write_document
 
     path = write_document(args.output, results, plots, quick, clients)
     log("== done in %.0f s: %s" % (results["seconds"], path))

@@ -2,19 +2,69 @@
 
 Run with: .venv/bin/python -m pytest IntegrationTests -q
 The plugin is taken from $INGEST_PERF_PLUGIN or <repo>/build/libOrthancIngestPerf.so.
+Under -q, each test file prints one line instead of a dot per test (FileLines, below).
 """
 import os
-import sys
+import time
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO_ROOT = os.path.dirname(HERE)
-for folder in (HERE, os.path.join(REPO_ROOT, "Resources")):
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
+from ingest_perf.generate_series import write_series
+from ingest_perf.orthanc_process import BUILD_COMMAND, HOST_ORTHANC, OrthancProcess, default_plugin_path
 
-from orthanc_process import BUILD_COMMAND, HOST_ORTHANC, OrthancProcess, default_plugin_path  # noqa: E402
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class FileLines:
+    """Under -q: the name of each test file as it starts, then its outcome counts and duration when
+    it ends, instead of a dot per test (a file can take minutes; dots do not say which one runs).
+    Failures are reported at the end as usual."""
+
+    def __init__(self, reporter):
+        self.reporter = reporter
+        self.file = None
+        self.started = 0.0
+        self.counts = {}
+        self.running = False
+
+    def finish(self):
+        if self.file is not None:
+            counts = ", ".join("%d %s%s" % (n, category, "s" if category == "error" and n > 1 else "")
+                               for category, n in self.counts.items()) or "nothing ran"
+            self.reporter.write("%s in %.0f s\n" % (counts, time.monotonic() - self.started), flush=True)
+            self.file = None
+
+    def pytest_runtest_logstart(self, nodeid):
+        file = nodeid.split("::")[0]
+        if file != self.file:
+            self.finish()
+            self.file, self.started, self.counts = file, time.monotonic(), {}
+            self.reporter.write("%s: " % file, flush=True)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_teststatus(self, report):
+        category, letter, word = yield
+        if not self.running or not (letter or word):  # the final summary, or a passing setup or teardown
+            return category, letter, word
+        self.counts[category] = self.counts.get(category, 0) + 1
+        return category, "", ""  # no dot, no F (nor a progress percentage): the counts are on the file's line
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self):
+        self.running = True
+        try:
+            return (yield)
+        finally:
+            self.running = False
+            self.finish()
+
+
+@pytest.hookimpl(trylast=True)  # after the terminal reporter is registered
+def pytest_configure(config):
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and config.get_verbosity() < 0:
+        config.pluginmanager.register(FileLines(reporter), "ingest-perf-file-lines")
+
 
 # A test module that sets ORTHANC_VERSIONS = BOTH_ORTHANCS (orthanc_process) runs each of its tests
 # against Debian 12's Orthanc 1.10.1 and Debian 13's 1.12.7 (in the root of
@@ -32,7 +82,6 @@ def pytest_generate_tests(metafunc):
 def orthanc_version():
     """The Orthanc the test runs against (parametrized by pytest_generate_tests)."""
     return HOST_ORTHANC
-from generate_series import write_series  # noqa: E402
 
 
 @pytest.fixture(scope="session")

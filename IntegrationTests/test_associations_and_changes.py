@@ -6,7 +6,7 @@ import time
 from pynetdicom import AE
 from pynetdicom.sop_class import CTImageStorage
 import pydicom
-from orthanc_process import BOTH_ORTHANCS  # noqa: E402
+from ingest_perf.orthanc_process import BOTH_ORTHANCS
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 

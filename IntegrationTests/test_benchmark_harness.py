@@ -1,14 +1,10 @@
 """The benchmark harness, run in miniature on every test run so that the benchmark command keeps
 working: every client kind, downloads, the overhead comparison, and the document."""
 import os
-import sys
 
 import pytest
 
-BENCHMARKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Benchmarks")
-sys.path.insert(0, BENCHMARKS)
-
-from harness import datasets, document, report, scenarios  # noqa: E402
+from ingest_perf.harness import datasets, document, report, scenarios
 
 
 @pytest.fixture

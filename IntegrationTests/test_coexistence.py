@@ -34,8 +34,8 @@ import uuid
 import pytest
 import requests
 
-from orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, debian13_root, debian_plugin
-from postgresql_server import PostgreSQLServer
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, debian13_root, debian_plugin
+from ingest_perf.postgresql_server import PostgreSQLServer
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against each
 
@@ -69,7 +69,7 @@ def inputs(tmp_path_factory):
     current time (and empties for other type 2 attributes), which would make two GDCM transcodes of
     the same instance differ whatever else is loaded."""
     import pydicom
-    from generate_series import write_series
+    from ingest_perf.generate_series import write_series
 
     series = {}
     for name, seed in (("storescu", 301), ("http", 302), ("stow", 303)):

@@ -2,8 +2,8 @@
 them, always; the time to compress and send them, with the opt-in TimeRestAnswers."""
 import requests
 
-from stats_checks import check_phase_invariants
-from orthanc_process import BOTH_ORTHANCS  # noqa: E402
+from ingest_perf.stats_checks import check_phase_invariants
+from ingest_perf.orthanc_process import BOTH_ORTHANCS
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 

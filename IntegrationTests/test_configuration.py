@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from stats_checks import stored
+from ingest_perf.stats_checks import stored
 
 
 @pytest.mark.parametrize("section, key", [

@@ -6,7 +6,7 @@ import os
 import re
 import subprocess
 
-from orthanc_process import OrthancProcess
+from ingest_perf.orthanc_process import OrthancProcess
 
 DOCKER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docker")
 

@@ -6,9 +6,9 @@ import zipfile
 
 import requests
 
-from stats_checks import (changes_paired, check_phase_invariants, check_phases_within_total, stored,
-                          wait_for)
-from orthanc_process import BOTH_ORTHANCS  # noqa: E402
+from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.stats_checks import (changes_paired, check_phase_invariants, check_phases_within_total, stored,
+                                      wait_for)
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 

@@ -1,6 +1,6 @@
 """Labels, filters and groupBy against a real Orthanc: two modalities over C-STORE, one HTTP client."""
 import pytest
-from orthanc_process import BOTH_ORTHANCS  # noqa: E402
+from ingest_perf.orthanc_process import BOTH_ORTHANCS
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, OrthancProcess, debian13_root
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, OrthancProcess, debian13_root
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 
@@ -63,7 +63,7 @@ def documented_install_commands():
 def copy_debian_configuration(orthanc_version, target, plugin_folder, work):
     """/etc/orthanc of that Orthanc's Debian, with only what a second server on this machine must
     change: ports, data folders and the plugin folder (a copy of Debian's, same libraries)."""
-    root = "" if orthanc_version == HOST_ORTHANC else debian13_root()
+    root = "" if orthanc_version == HOST_ORTHANC else os.path.realpath(debian13_root())  # as realpath() gives below
     shutil.copytree(root + "/etc/orthanc", target)
     os.makedirs(plugin_folder)
     debian_folder = root + "/usr/share/orthanc/plugins"

@@ -1,6 +1,6 @@
 """Instances that reach Orthanc from another Orthanc (C-STORE sent with /modalities/{id}/store) and
 from Orthanc's own jobs (a study modification): each labelled with its transport and AET."""
-from orthanc_process import BOTH_ORTHANCS  # noqa: E402
+from ingest_perf.orthanc_process import BOTH_ORTHANCS
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 

@@ -1,4 +1,5 @@
-"""Resources/perf_report.py: render() on a hand-made /perf/stats document, and the command line."""
+"""perf_report: render() (ingest_perf/perf_report.py) on a hand-made /perf/stats document, and the command line
+(Resources/perf_report.py)."""
 import copy
 import json
 import os
@@ -7,15 +8,41 @@ import sys
 
 import pytest
 
+from ingest_perf import perf_report
+from ingest_perf.orthanc_process import free_tcp_port
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(REPO_ROOT, "Resources", "perf_report.py")
-sys.path.insert(0, os.path.join(REPO_ROOT, "Resources"))
-
-import perf_report  # noqa: E402
 
 DICOM_RECEIVE_REASON = ("DCMTK reads the whole C-STORE dataset before the first plugin hook fires; the network "
                         "receive of a dataset is inside 'associationGap' (together with client idle time)")
 NOT_CSTORE_REASON = "only a C-STORE association carries a sequence of instances from one peer"
+TIMED_STORAGE_REASON = ("needs the timed storage area (IngestPerf.TimedStorage, see storage.reason): Orthanc has no "
+                        "hook between its storage write and its index transaction")
+ANSWER_REASON = ("Orthanc compresses and sends the REST answer in HttpOutput::Answer, after every plugin hook, and no "
+                 "Orthanc up to 1.12.7 offers a hook around it")
+
+
+def not_measured(text):
+    """The entries of the "Not measured, and why:" section, each joined back into one line."""
+    lines = text.splitlines()
+    assert lines.count("Not measured, and why:") == 1, text
+    entries = []
+    for line in lines[lines.index("Not measured, and why:") + 1:]:
+        if not line.startswith("  "):
+            break
+        if line.startswith("      "):  # a continuation line of a wrapped entry
+            entries[-1] += " " + line.strip()
+        else:
+            entries.append(line.strip())
+    return entries
+
+
+def one_line_record(line):
+    """The header, a transport's summary line or a phase table row: never wrapped."""
+    words = line.split()
+    return (line.startswith("ingest-perf ") or " stored" in line and not line.startswith(" ")
+            or line.startswith("  ") and (words[0] == "phase" or words[0] in perf_report.PHASE_ORDER and len(words) == 7))
 
 
 def histogram(count, mean=None, p50=None, p90=None, p99=None, maximum=None):
@@ -90,20 +117,23 @@ def test_render_table_and_skipped_transports(document):
     assert "DICOM (C-STORE): 30 stored | 20.8 instances/s, 10.9 MB/s over 1.444 s active" in lines
     assert not any(line.startswith(("REST", "plugin", "all transports")) for line in lines)
 
-    table = [line.split() for line in lines if line.startswith("  ") and line.split()[0] in perf_report.PHASE_ORDER]
-    # Measured phases in the table, in pipeline order; unobservable ones on a "not measured" line.
+    table = [line.split() for line in lines if one_line_record(line) and line.split()[0] in perf_report.PHASE_ORDER]
+    # Measured phases in the table, in pipeline order; unobservable ones under "Not measured".
     assert [row[0] for row in table] == ["preStore", "persist", "serverTotal", "associationGap", "changeDispatch"]
     rows = {row[0]: row for row in table}
     assert rows["persist"] == ["persist", "30", "6.124", "5.423", "6.930", "13.525", "13.525"]
     assert rows["associationGap"][1:3] == ["29", "45.413"]
-    not_measured = [line for line in lines if line.startswith("  not measured: receive: DCMTK reads")]
-    assert len(not_measured) == 1 and len(not_measured[0]) <= 100 and not_measured[0].endswith("...")
-    assert all(len(line) <= 100 for line in lines if "not measured" in line or line.startswith("  respon"))
+    # What is not measured, once, after the transports, each reason whole: wrapped between words, never cut.
+    # The REST answer's reason is left out: REST stored nothing.
+    assert not_measured(text) == [
+        "receive (dicom): " + DICOM_RECEIVE_REASON,
+        "cstoreResponseSend (dicom): the C-STORE-RSP is sent after OnStored",
+    ]
+    assert "..." not in text
+    assert all(len(line) <= 100 for line in lines if not one_line_record(line))
 
     assert "Hooks not registered:" in lines
     assert "  receivedInstance: IngestPerf.ReceivedInstanceCallback is false" in lines
-    assert "Not measurable by a plugin:" in lines
-    assert "  cstoreResponseSend (dicom): the C-STORE-RSP is sent after OnStored" in lines
     assert "Open records" not in text and "Errors" not in text
 
 
@@ -120,13 +150,42 @@ def test_render_two_transports_open_records_and_errors(document):
     assert "REST (HTTP POST /instances): 2 stored, 1 alreadyStored | 100.0 instances/s, 52.5 MB/s over 0.020 s active" in lines
     titles = [line.split(":")[0] for line in lines if line and not line.startswith(" ") and ": " in line]
     assert titles[:3] == ["REST (HTTP POST /instances)", "DICOM (C-STORE)", "all transports"]
-    gap = [line for line in lines if line.startswith("  not measured: associationGap: only a C-STORE association")]
-    assert len(gap) == 1 and len(gap[0]) == 80 and gap[0].endswith("...")  # rest only: dicom and all measure it
+    # rest only: dicom and all measure it
+    assert "associationGap (rest): " + NOT_CSTORE_REASON in not_measured(text)
     assert any(line.startswith("Open records: 3 instances in flight, oldest 1234.5 ms") for line in lines)
     assert "Errors: callbackExceptions=2" in lines
     assert any(line.startswith("This plugin's own cost: 21.50 us per stored instance, 0.432% of serverTotal")
                for line in lines)
-    assert all(len(line) <= 80 for line in lines if "not measured" in line)
+    assert "..." not in text
+    assert all(len(line) <= 80 for line in lines if not one_line_record(line))
+
+
+def test_each_reason_once_for_every_transport(document):
+    """A phase no transport measures, for one reason, is one entry naming the transports; a phase and
+    an unobservable item with the same reason share it."""
+    document["transports"]["rest"] = transport(stored=2, ips=100.0, mbps=52.5, active=0.02)
+    document["transports"]["rest"]["phases"]["associationGap"] = unobservable(NOT_CSTORE_REASON)
+    for name in ("rest", "dicom", "all"):
+        phases = document["transports"][name]["phases"]
+        for phase in ("storagePrepare", "storageWrite", "indexUpdate"):
+            phases[phase] = unobservable(TIMED_STORAGE_REASON)
+        phases["responseSend"] = unobservable(ANSWER_REASON if name != "dicom" else "only HTTP has an answer")
+    document["unobservable"] = [{"what": "responseCompressionAndSend", "transport": "rest", "reason": ANSWER_REASON}]
+    document["associations"] = {"openConnections": {"count": 1},
+                                "byRemoteAet": [{"remoteAet": "CT01", "finished": 2, "inProgress": 1}]}
+    text = perf_report.render(document, width=100)
+    entries = not_measured(text)
+    assert "storagePrepare, storageWrite, indexUpdate (rest, dicom, all): " + TIMED_STORAGE_REASON in entries
+    assert "responseSend (rest, all); responseCompressionAndSend (rest): " + ANSWER_REASON in entries
+    assert "responseSend (dicom): only HTTP has an answer" in entries
+    assert len(entries) == 5  # and receive (dicom), associationGap (rest)
+    assert text.count("C-STORE associations:") == 1 and text.count("Hooks not registered:") == 1
+
+    # A second report of the same Orthanc (the main job's REST one) leaves out what the first showed.
+    again = perf_report.render(document, width=100, context=False)
+    assert "C-STORE associations" not in again and "Hooks not registered" not in again
+    assert "responseSend (rest, all): " + ANSWER_REASON in not_measured(again)
+    assert "DICOM (C-STORE): 30 stored" in again
 
 
 def test_render_nothing_recorded(document):
@@ -164,7 +223,6 @@ def test_command_line_errors(tmp_path):
     assert result.stderr.startswith("perf_report: cannot read") and result.stderr.count("\n") == 1
 
     # Nothing listens on a port we just released.
-    from orthanc_process import free_tcp_port  # conftest puts IntegrationTests on sys.path
     result = run_script("--url", "http://127.0.0.1:%d" % free_tcp_port())
     assert result.returncode == 2 and result.stdout == ""
     assert "cannot reach" in result.stderr and result.stderr.count("\n") == 1

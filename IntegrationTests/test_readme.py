@@ -1,6 +1,9 @@
-"""The README's examples, run for real: the configuration block, the shell commands and the
-answers documented after them, and the /perf/stats example whose structure must match a live
-answer key for key (only the lists and the definitions are shortened in the README)."""
+"""The examples of the README and of docs/*.md, run for real: the configuration block, the shell
+commands and the answers documented after them, and the /perf/stats example whose structure must
+match a live answer key for key (only the lists and the definitions are shortened in it). A block is
+run when `<!-- doc-test: KIND [options] -->` precedes it. Also: every relative link of these files
+leads to a file, and a heading, that exist."""
+import glob
 import json
 import os
 import re
@@ -9,14 +12,29 @@ import subprocess
 import pytest
 import requests
 
-README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
-BLOCK = re.compile(r"<!-- readme-test: (?P<kind>[a-z-]+)(?P<options>[^>]*)-->\s*```(?P<lang>\w+)\n(?P<body>.*?)```"
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOCUMENTS = [os.path.join(REPO, "README.md")] + sorted(glob.glob(os.path.join(REPO, "docs", "*.md")))
+MARKER = re.compile(r"(?m)^<!-- doc-test:")
+BLOCK = re.compile(r"<!-- doc-test: (?P<kind>[a-z-]+)(?P<options>[^>]*)-->\s*```(?P<lang>\w+)\n(?P<body>.*?)```"
                    r"(?:\s*```json\n(?P<answer>.*?)```)?", re.DOTALL)
+KINDS = {"configuration", "shell", "stats-example"}
+
+
+def all_blocks():
+    found = []
+    for path in DOCUMENTS:
+        text = open(path).read()
+        matches = list(BLOCK.finditer(text))
+        # A marker that no code block follows, or of an unknown kind, would silently test nothing.
+        assert len(matches) == len(MARKER.findall(text)), "%s: a doc-test marker without its code block" % path
+        for match in matches:
+            assert match.group("kind") in KINDS, "%s: unknown doc-test kind %r" % (path, match.group("kind"))
+        found += matches
+    return found
 
 
 def blocks(kind):
-    text = open(README).read()
-    return [m for m in BLOCK.finditer(text) if m.group("kind") == kind]
+    return [m for m in all_blocks() if m.group("kind") == kind]
 
 
 def documented_configuration():
@@ -26,11 +44,12 @@ def documented_configuration():
 
 def same_shape(documented, actual, path="$"):
     """Every documented key exists with a compatible type; dicts have exactly the documented keys
-    except where the README says it shortened them (lists, definitions)."""
+    except where the example says it shortened them (lists, definitions)."""
     if isinstance(documented, dict):
         assert isinstance(actual, dict), path
         if not path.startswith("$.definitions"):
-            assert set(documented) == set(actual), "%s: README %s vs live %s" % (path, sorted(documented), sorted(actual))
+            assert set(documented) == set(actual), "%s: documented %s vs live %s" % (path, sorted(documented),
+                                                                                     sorted(actual))
         for key, value in documented.items():
             assert key in actual, "%s.%s missing from the live answer" % (path, key)
             same_shape(value, actual[key], "%s.%s" % (path, key))
@@ -93,3 +112,34 @@ def test_stats_example_has_the_live_structure(readme_orthanc):
     # and the shell example that fetches it is the same request
     (fetch,) = [b for b in blocks("shell") if "/perf/stats?transport=dicom\"" in b.group("body")]
     assert fetch
+
+
+def heading_anchors(path):
+    """The anchors GitHub gives the headings of a Markdown file (outside code blocks)."""
+    anchors = set()
+    text = re.sub(r"```.*?```", "", open(path).read(), flags=re.DOTALL)
+    for heading in re.findall(r"(?m)^#+ (.+)$", text):
+        anchor = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        anchors.add(anchor)
+    return anchors
+
+
+def test_relative_links_lead_somewhere():
+    """The reference moved from the README to docs/: a link to a file or a heading that is not there
+    is an error."""
+    broken = []
+    checked = 0
+    for path in DOCUMENTS:
+        text = re.sub(r"```.*?```", "", open(path).read(), flags=re.DOTALL)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue  # http:, https:, mailto:
+            file, _, anchor = target.partition("#")
+            linked = os.path.normpath(os.path.join(os.path.dirname(path), file)) if file else path
+            checked += 1
+            if not os.path.exists(linked):
+                broken.append("%s: %s (no such file)" % (os.path.relpath(path, REPO), target))
+            elif anchor and linked.endswith(".md") and anchor not in heading_anchors(linked):
+                broken.append("%s: %s (no such heading)" % (os.path.relpath(path, REPO), target))
+    assert checked > 20
+    assert not broken, "\n".join(broken)

@@ -16,7 +16,7 @@ import threading
 import pytest
 import requests
 
-from orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, REPO_ROOT, debian_plugin
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, REPO_ROOT, debian_plugin
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 

@@ -5,8 +5,8 @@ import os
 import subprocess
 import sys
 
-from stats_checks import check_phase_invariants
-from orthanc_process import BOTH_ORTHANCS, REPO_ROOT  # noqa: E402
+from ingest_perf.stats_checks import check_phase_invariants
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, REPO_ROOT
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 

@@ -7,7 +7,10 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 destination="${1:-$repo/build-deps/jsoncpp}"
-[ -f "$destination/.complete" ] && exit 0
+if [ -f "$destination/.complete" ]; then
+  echo "jsoncpp source: $(cat "$destination/.complete") (Debian 12), present in $destination"
+  exit 0
+fi
 
 work="$(dirname "$destination")/apt-source"
 rm -rf "$work" "$destination"

@@ -3,8 +3,13 @@
 # Debian packages (Orthanc, its SDK header, DCMTK, compilers), Debian's jsoncpp source and a project venv with the
 # Python test tools. Idempotent: a second run installs nothing. Used by the README commands,
 # by .ci/run (through the test command) and by docker/Dockerfile, so all three stay the same.
+# Prints one line per thing installed or already present; apt's and pip's own output goes to
+# build-deps/install-dependencies.log, whose end is printed when a step fails.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
+mkdir -p "$here/build-deps"
+log="$here/build-deps/install-dependencies.log"
+: >"$log"
 
 packages=(
   build-essential cmake ninja-build pkg-config clang-format
@@ -14,21 +19,40 @@ packages=(
   dicom3tools libgdcm-tools  # called by Orthanc's own suite (Resources/run-orthanc-suite.sh)
 )
 
+# quietly DESCRIPTION COMMAND...: runs COMMAND with its output in the log; on failure, says which
+# step failed and shows the end of the log, then exits with COMMAND's code.
+quietly() {
+  local description="$1" code=0
+  shift
+  printf '\n$ %s\n' "$*" >>"$log"
+  "$@" >>"$log" 2>&1 || code=$?
+  if [ "$code" -ne 0 ]; then
+    printf '\nFAILED: %s (exit code %d); the end of %s:\n' "$description" "$code" "$log" >&2
+    tail -n 30 "$log" >&2
+    exit "$code"
+  fi
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null || missing+=("$p")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
+  start=$SECONDS
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
+  printf 'Debian packages: installing %s ...' "${missing[*]}"
+  quietly "apt-get update" $SUDO apt-get update -qq
   # --no-install-recommends keeps the Debian 'orthanc' service package from pulling extras;
   # we never use its systemd unit: tests start their own Orthanc processes on loopback.
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  quietly "apt-get install" $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  echo " done in $((SECONDS - start)) s ($((${#packages[@]} - ${#missing[@]})) others were present)"
   # Debian starts the packaged service where an init system runs; our processes use their own
   # ports and folders, so it does not matter, but stop it to free CPU where we can.
   $SUDO service orthanc stop >/dev/null 2>&1 || true
+else
+  echo "Debian packages: all ${#packages[@]} present (orthanc $(dpkg-query -W -f='${Version}' orthanc), dcmtk $(dpkg-query -W -f='${Version}' dcmtk))"
 fi
 
 # jsoncpp is compiled into the plugin from Debian's source package (no static archive in Debian).
@@ -36,8 +60,16 @@ fi
 
 venv="$here/.venv"
 if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
+  quietly "python3 -m venv" python3 -m venv "$venv"
+  echo "Python venv: made in $venv"
+else
+  echo "Python venv: present in $venv"
 fi
 if ! "$venv/bin/python" -c "import pytest, pydicom, pynetdicom, requests, numpy, matplotlib" 2>/dev/null; then
-  "$venv/bin/pip" install -q --disable-pip-version-check -r "$here/Resources/requirements.txt"
+  start=$SECONDS
+  printf 'Python packages: installing Resources/requirements.txt ...'
+  quietly "pip install" "$venv/bin/pip" install -q --disable-pip-version-check -r "$here/Resources/requirements.txt"
+  echo " done in $((SECONDS - start)) s"
+else
+  echo "Python packages: present ($("$venv/bin/python" -c 'from importlib.metadata import version as v; print("pytest %s, pynetdicom %s" % (v("pytest"), v("pynetdicom")))'))"
 fi

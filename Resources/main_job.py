@@ -3,7 +3,7 @@
 
 Called by Resources/run-main-job.sh (which installs the dependencies and builds the plugin first):
   1. writes a synthetic series (--slices, default $SLICES or 100) under the work folder,
-  2. starts Orthanc with the plugin on free loopback ports (IntegrationTests/orthanc_process.py),
+  2. starts Orthanc with the plugin on free loopback ports (ingest_perf/orthanc_process.py),
   3. sends the series with DCMTK storescu in one association, prints the report for transport dicom,
   4. resets the statistics, deletes everything, sends the same series with HTTP POST /instances
      on one keep-alive connection, prints the report for transport rest,
@@ -20,13 +20,13 @@ import signal
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO_ROOT = os.path.dirname(HERE)
-sys.path[:0] = [os.path.join(REPO_ROOT, "IntegrationTests"), HERE]
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Python puts only this script's folder on sys.path; the package is at the repository root.
+sys.path.insert(0, REPO_ROOT)
 
-from generate_series import write_series  # noqa: E402
-from orthanc_process import OrthancProcess, default_plugin_path  # noqa: E402
-from perf_report import render  # noqa: E402
+from ingest_perf.generate_series import write_series  # noqa: E402
+from ingest_perf.orthanc_process import OrthancProcess, default_plugin_path  # noqa: E402
+from ingest_perf.perf_report import render  # noqa: E402
 
 
 def log(message=""):
@@ -146,7 +146,8 @@ def main():
         banner("HTTP: POST /instances on one keep-alive connection, %d file(s), %.2f s wall clock "
                "(after reset and deleting %d patient(s); Orthanc answered %s)"
                % (len(files), rest_wall, deleted, ", ".join("%d %s" % (n, s) for s, n in sorted(statuses.items()))))
-        log(render(stats, width=100).rstrip())
+        # The associations, the hooks and what no plugin can see were in the C-STORE report above.
+        log(render(stats, width=100, context=False).rstrip())
         if not settled:
             log("(statistics had not settled after 15 s: some changes or records were still open)")
         check_counts(orthanc, stats, "rest", statuses.get("Success", 0))

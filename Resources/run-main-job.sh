@@ -28,7 +28,7 @@ if grep -Eq '^INGEST_PERF_SANITIZE:STRING=.+' "$build_dir/CMakeCache.txt"; then
   echo "warning: $build_dir is configured with sanitizers (INGEST_PERF_SANITIZE): timings will be inflated" >&2
 fi
 # Only the plugin: the main job does not need the unit tests or the benchmarks.
-ninja -C "$build_dir" OrthancIngestPerf
+ninja --quiet -C "$build_dir" OrthancIngestPerf
 
 echo "== Main job ($slices slices)"
 exec "$repo/.venv/bin/python" "$repo/Resources/main_job.py" \

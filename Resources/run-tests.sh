@@ -17,13 +17,17 @@ step "dependencies"
 ./Resources/install-dependencies.sh
 
 build() {  # folder, extra cmake arguments...
-  local folder="$1"; shift
+  local folder="$1" start=$SECONDS; shift
   cmake -S . -B "$folder" -G Ninja -DINGEST_PERF_WERROR=ON "$@" >/dev/null
-  ninja -C "$folder" -j "$jobs"
+  # No line per compiled file; the compiler's messages still print.
+  ninja --quiet -C "$folder" -j "$jobs"
+  echo "$folder: built in $((SECONDS - start)) s"
 }
 
 step "format (clang-format, .clang-format)"
-clang-format --dry-run -Werror $(find Plugin UnitTests Benchmarks -name "*.cpp" -o -name "*.h")
+mapfile -t format_files < <(find Plugin UnitTests Benchmarks -name '*.cpp' -o -name '*.h' | sort)
+clang-format --dry-run -Werror "${format_files[@]}"
+echo "clang-format: ${#format_files[@]} files clean"
 
 step "build (RelWithDebInfo)"
 build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -45,6 +49,7 @@ step "Orthanc 1.12.7: the Debian 13 root (made once, then cached in build-roots/
 ./Resources/make-debian13-root.sh
 
 step "integration tests (real Orthanc 1.10.1 and 1.12.7, storescu, HTTP clients)"
+# -q: one line per test file as it finishes (IntegrationTests/conftest.py), failures at the end.
 INGEST_PERF_PLUGIN="$repo/build/libOrthancIngestPerf.so" ./.venv/bin/python -m pytest -q IntegrationTests "$@"
 
 step "Orthanc's own integration suite with and without the plugin, ingest tests, every mode (when a checkout is present)"

@@ -6,7 +6,7 @@ import statistics
 import tempfile
 import time
 
-from orthanc_process import OrthancProcess
+from ingest_perf.orthanc_process import OrthancProcess
 
 from . import workloads
 

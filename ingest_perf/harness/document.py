@@ -44,7 +44,7 @@ def write_document(folder, results, plots, quick, client_counts):
     add("")
     add("## Datasets")
     add("")
-    add("Generated offline and deterministically by `Benchmarks/harness/datasets.py`, in the shapes of the "
+    add("Generated offline and deterministically by `ingest_perf/harness/datasets.py`, in the shapes of the "
         "published Orthanc studies (synthetic pixels, incompressible):")
     add("")
     add(report.table(["dataset", "files", "MB"], [(n, d["files"], f(d["megabytes"]))
@@ -88,7 +88,7 @@ def write_document(folder, results, plots, quick, client_counts):
         "instance without a gap), so the rest is the association set-up and release. Every storescu and "
         "pynetdicom client has its own calling AET; Orthanc-to-Orthanc sends every job as the same AET "
         "`SENDER`, so from 8 simultaneous associations on the gaps of different associations get paired "
-        "(see the README, C-STORE associations) and its gap column is approximate.")
+        "(see docs/phases.md, C-STORE associations) and its gap column is approximate.")
     add("")
     add(report.side_by_side_table(ct))
     add("")

@@ -12,8 +12,8 @@ import numpy as np
 from pydicom.uid import (CTImageStorage, DigitalMammographyXRayImageStorageForPresentation,
                          PositronEmissionTomographyImageStorage, XRayAngiographicImageStorage)
 
-# Resources/ (on the path of every caller): the same UIDs and Part 10 skeleton as the test series.
-from generate_series import derived_uid, part10_dataset
+# The same UIDs and Part 10 skeleton as the test series.
+from ingest_perf.generate_series import derived_uid, part10_dataset
 
 # name: (sop class, modality, count, rows, columns, frames, bits)
 SHAPES = {

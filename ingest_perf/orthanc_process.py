@@ -2,7 +2,7 @@
 
 No pytest dependency: `Resources/main_job.py` and benchmark scripts import it too.
 
-    from orthanc_process import OrthancProcess
+    from ingest_perf.orthanc_process import OrthancProcess
     with OrthancProcess("/tmp/o1", ingest_perf={"MaxThreads": 64}) as orthanc:
         orthanc.storescu(paths)
         print(orthanc.stats(transport="dicom"))
@@ -541,7 +541,7 @@ class OrthancProcess:
 
 
 if __name__ == "__main__":
-    # Smoke test: python3 IntegrationTests/orthanc_process.py [WORK_DIR]
+    # Smoke test, from the repository root: .venv/bin/python -m ingest_perf.orthanc_process [WORK_DIR]
     import tempfile
 
     folder = sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(prefix="orthanc-")

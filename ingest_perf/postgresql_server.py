@@ -1,6 +1,6 @@
 """A real, throw-away PostgreSQL server for integration tests (no pytest dependency).
 
-    from postgresql_server import PostgreSQLServer
+    from ingest_perf.postgresql_server import PostgreSQLServer
     with PostgreSQLServer() as server:
         database = server.create_database("orthanc1")
         config = {"PostgreSQL": dict(server.orthanc_parameters(database), EnableIndex=True)}
@@ -271,7 +271,7 @@ class PostgreSQLServer:
 
 
 if __name__ == "__main__":
-    # Smoke test: python3 IntegrationTests/postgresql_server.py
+    # Smoke test, from the repository root: .venv/bin/python -m ingest_perf.postgresql_server
     with PostgreSQLServer() as server:
         print(server, server.create_database("smoke"))
         print(server.psql("SELECT version()", database="smoke").strip())

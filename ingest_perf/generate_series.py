@@ -1,5 +1,5 @@
-#!/usr/bin/env python3
 """Writes a synthetic CT series: N slices, 512x512, 16-bit, explicit VR little endian.
+From the repository root: .venv/bin/python -m ingest_perf.generate_series FOLDER [--count N]
 
 Deterministic: the same --seed gives byte-identical files (UIDs are derived from the seed),
 so tests and benchmarks can re-send the same instances on purpose.
