@@ -309,7 +309,7 @@ static void BM_StatsAnswer_FullLabels(benchmark::State& state)
   PluginStatus status;
   status.configuration = Configuration();
   const bool grouped = state.range(0) != 0;
-  ExportFilter filter;
+  StatsQuery filter;
   if (grouped)
   {
     filter.hasGroupBy = true;
@@ -320,7 +320,7 @@ static void BM_StatsAnswer_FullLabels(benchmark::State& state)
   size_t bytes = 0;
   for (auto _ : state)
   {
-    const Json::Value json = StatsAnswer(*pipeline, status, filter, OpenConnections());
+    const Json::Value json = ExportStats(pipeline->Collect(filter, status, OpenConnections()), filter);
     Json::StreamWriterBuilder builder;
     builder["indentation"] = state.range(1) ? "  " : "";
     builder["precision"] = 4;

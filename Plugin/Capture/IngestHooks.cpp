@@ -12,12 +12,13 @@ namespace IngestPerf
 {
   namespace
   {
+    // The active pipeline: registered hooks run only once it is set.
+    IngestPipeline& Pipeline()
+    {
+      return *ActivePipeline();
+    }
+
     // Set once before registration, read-only afterwards.
-    ThreadTimelines* timelines = nullptr;
-    IngestRecorder* recorder = nullptr;
-    IngestStats* stats = nullptr;
-    ChangeQueueStats* changes = nullptr;
-    PluginCost* cost = nullptr;
     TranscodeTiming transcodeTiming = TranscodeTiming::FallThrough;
     bool needsReceptionDate = true;  // duplicate detection: not under OverwriteInstances
     bool ingestTranscoding = false;  // Orthanc may store another syntax than it received
@@ -50,11 +51,11 @@ namespace IngestPerf
       }
       catch (...)
       {
-        stats->RecordCallbackError();
+        Pipeline().stats.RecordCallbackError();
       }
       if (PluginCost::SampleThisCall())
       {
-        cost->Record(callback, MonotonicNowNs() - entry - notOurs);
+        Pipeline().cost.Record(callback, MonotonicNowNs() - entry - notOurs);
       }
     }
 
@@ -68,8 +69,9 @@ namespace IngestPerf
         bool isDicomWeb = false;
         const bool ingestRoute = hasBody && IsIngestRoute(uri, isDicomWeb);
         const bool compression = ingestRoute && AcceptsCompression(headersCount, headersKeys, headersValues);
-        timelines->ForCurrentThread().HttpRequest(
-          now, hasBody, ingestRoute, isDicomWeb ? Transport::Plugin : Transport::Rest, *recorder, compression, ip);
+        Pipeline().timelines.ForCurrentThread().HttpRequest(now, hasBody, ingestRoute,
+                                                            isDicomWeb ? Transport::Plugin : Transport::Rest,
+                                                            Pipeline().recorder, compression, ip);
         return 0;
       });
       return 1;  // never refuse a request
@@ -82,9 +84,10 @@ namespace IngestPerf
       Guarded(Callback::ReceivedInstance, [&](int64_t now) -> int64_t {
         MetaHeader meta;
         ReadMetaHeader(meta, buffer, size);
-        timelines->ForCurrentThread().Received(now, TransportOf(origin), size, HasPart10Header(buffer, size),
-                                               meta.transferSyntax[0] != '\0' ? meta.transferSyntax : nullptr,
-                                               *recorder, meta.sopClass[0] != '\0' ? meta.sopClass : nullptr);
+        Pipeline().timelines.ForCurrentThread().Received(now, TransportOf(origin), size, HasPart10Header(buffer, size),
+                                                         meta.transferSyntax[0] != '\0' ? meta.transferSyntax : nullptr,
+                                                         Pipeline().recorder,
+                                                         meta.sopClass[0] != '\0' ? meta.sopClass : nullptr);
         return 0;
       });
       return OrthancPluginReceivedInstanceAction_KeepAsIs;
@@ -137,7 +140,7 @@ namespace IngestPerf
       }
       bool done = false;
       Guarded(Callback::Transcoder, [&](int64_t now) -> int64_t {
-        InstanceTimeline& timeline = timelines->ForCurrentThread();
+        InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
         timeline.TranscodeStarted(now);
         int64_t delegatedNs = 0;
         done = DelegateTranscode(timeline, transcoded, buffer, size, allowedSyntaxes, countSyntaxes,
@@ -151,12 +154,12 @@ namespace IngestPerf
 
     void Filtered(int64_t now, const OrthancPluginDicomInstance* instance, bool isCStoreFilter)
     {
-      InstanceTimeline& timeline = timelines->ForCurrentThread();
+      InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
       // The origin is one more SDK call: only paid when no ReceivedInstance opened the record.
       const Transport transport = timeline.HasOpenInstance()
                                     ? timeline.OpenTransport()
                                     : TransportOf(OrthancPluginGetInstanceOrigin(OrthancSdk::Context(), instance));
-      timeline.Filtered(now, transport, isCStoreFilter, *recorder);
+      timeline.Filtered(now, transport, isCStoreFilter, Pipeline().recorder);
     }
 
     int32_t OnInstanceFilter(const OrthancPluginDicomInstance* instance)
@@ -229,8 +232,8 @@ namespace IngestPerf
     OrthancPluginErrorCode OnStoredInstance(const OrthancPluginDicomInstance* instance, const char* instanceId)
     {
       Guarded(Callback::StoredInstance, [&](int64_t now) -> int64_t {
-        InstanceTimeline& timeline = timelines->ForCurrentThread();
-        timeline.Stored(DescribeStored(now, timeline, instance, instanceId), *recorder);
+        InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
+        timeline.Stored(DescribeStored(now, timeline, instance, instanceId), Pipeline().recorder);
         return 0;
       });
       return OrthancPluginErrorCode_Success;
@@ -243,14 +246,14 @@ namespace IngestPerf
         int64_t pairedStoredNs = 0;
         if (resourceId != nullptr && changeType == OrthancPluginChangeType_NewInstance)
         {
-          pairedStoredNs = recorder->NewInstanceChange(HashInstanceId(resourceId), now);
+          pairedStoredNs = Pipeline().recorder.NewInstanceChange(HashInstanceId(resourceId), now);
         }
         else if (resourceId != nullptr && changeType == OrthancPluginChangeType_Deleted &&
                  resourceType == OrthancPluginResourceType_Instance)
         {
-          recorder->InstanceDeleted(HashInstanceId(resourceId));
+          Pipeline().recorder.InstanceDeleted(HashInstanceId(resourceId));
         }
-        changes->ChangeDelivered(static_cast<uint32_t>(changeType), now, pairedStoredNs);
+        Pipeline().changes.ChangeDelivered(static_cast<uint32_t>(changeType), now, pairedStoredNs);
         return 0;
       });
       return OrthancPluginErrorCode_Success;
@@ -348,16 +351,11 @@ namespace IngestPerf
     "its answer; the transcoding is inside preStore. Set TranscodeTiming to FallThrough to time it, accepting that";
 
 
-  HookRegistrations RegisterIngestHooks(const Configuration& configuration, IngestPipeline& pipeline)
+  HookRegistrations RegisterIngestHooks(const Configuration& configuration)
   {
-    timelines = &pipeline.timelines;
     transcodeTiming = configuration.transcodeTiming;
     needsReceptionDate = !configuration.overwriteInstances;
     ingestTranscoding = configuration.ingestTranscoding;
-    recorder = &pipeline.recorder;
-    stats = &pipeline.stats;
-    changes = &pipeline.changes;
-    cost = &pipeline.cost;
 
     OrthancPluginContext* context = OrthancSdk::Context();
     HookRegistrations result;

@@ -9,7 +9,6 @@
 
 namespace IngestPerf
 {
-  struct IngestPipeline;
 
   struct HookState
   {
@@ -33,7 +32,7 @@ namespace IngestPerf
   // Why the transcoder is not registered although IngestTranscoding is configured.
   extern const char* const kTranscoderOffReason;
 
-  HookRegistrations RegisterIngestHooks(const Configuration& configuration, IngestPipeline& pipeline);
+  HookRegistrations RegisterIngestHooks(const Configuration& configuration);
 
   // Pure helpers of the hooks, exposed for the unit tests.
   bool HasPart10Header(const void* buffer, uint64_t size);

@@ -14,7 +14,6 @@ namespace IngestPerf
   namespace
   {
     std::unique_ptr<StorageFolder> storage;
-    IngestPipeline* pipeline = nullptr;
     bool storeDicom = true;
 
     bool Skipped(OrthancPluginContentType type)
@@ -34,23 +33,23 @@ namespace IngestPerf
       }
       catch (const StorageFolderError& e)
       {
-        pipeline->storage.RecordFailure(kind);
+        ActivePipeline()->storage.RecordFailure(kind);
         return e.code;
       }
       catch (...)
       {
-        pipeline->storage.RecordFailure(kind);
+        ActivePipeline()->storage.RecordFailure(kind);
         return OrthancPluginErrorCode_StorageAreaPlugin;
       }
       const int64_t end = MonotonicNowNs();
-      pipeline->storage.Record(kind, end - start, bytes);
+      ActivePipeline()->storage.Record(kind, end - start, bytes);
       if (kind == StorageOperation::Create)
       {
-        pipeline->timelines.ForCurrentThread().StorageCreated(start, end);
+        ActivePipeline()->timelines.ForCurrentThread().StorageCreated(start, end);
       }
       else if (kind == StorageOperation::Remove)
       {
-        pipeline->timelines.ForCurrentThread().StorageRemoved();
+        ActivePipeline()->timelines.ForCurrentThread().StorageRemoved();
       }
       return OrthancPluginErrorCode_Success;
     }
@@ -143,7 +142,7 @@ namespace IngestPerf
   }
 
 
-  StorageAreaState RegisterTimedStorageArea(const Configuration& configuration, IngestPipeline& target)
+  StorageAreaState RegisterTimedStorageArea(const Configuration& configuration)
   {
     StorageAreaState state;
     state.requested = configuration.timedStorage;
@@ -171,7 +170,6 @@ namespace IngestPerf
       state.reason = std::string("cannot open the storage folder ") + state.root + ": " + e.what();
       return state;
     }
-    pipeline = &target;
     storeDicom = configuration.storeDicom;
 
     // The SDK wrapper drops the return code; ask Orthanc directly to learn whether another plugin

@@ -12,7 +12,6 @@
 
 namespace IngestPerf
 {
-  struct IngestPipeline;
 
   struct StorageAreaState
   {
@@ -24,5 +23,5 @@ namespace IngestPerf
 
   // Registers the storage area if the configuration asks for it and no other plugin holds or will
   // hold the storage. Never fails Orthanc's start-up: a refusal is reported in the state.
-  StorageAreaState RegisterTimedStorageArea(const Configuration& configuration, IngestPipeline& pipeline);
+  StorageAreaState RegisterTimedStorageArea(const Configuration& configuration);
 }

@@ -169,22 +169,7 @@ namespace IngestPerf
   }
 
 
-  void AssociationTracker::ExpireIdle(int64_t nowNs)
-  {
-    for (size_t index = 0; index < capacity_; index++)
-    {
-      Peer& peer = PeerAt(index);
-      if (peer.key.load(std::memory_order_acquire) == 0 || !BoundedSpinLock(peer.locked))
-      {
-        continue;
-      }
-      peer.ExpireBefore(nowNs, maxGapNs_);
-      peer.locked.store(false, std::memory_order_release);
-    }
-  }
-
-
-  std::vector<PeerAssociations> AssociationTracker::Snapshot() const
+  std::vector<PeerAssociations> AssociationTracker::Snapshot(int64_t nowNs) const
   {
     std::vector<PeerAssociations> result;
     for (size_t index = 0; index < capacity_; index++)
@@ -194,9 +179,24 @@ namespace IngestPerf
       {
         continue;
       }
-      result.push_back(PeerAssociations{peer.remoteAet, peer.finished.load(std::memory_order_relaxed), peer.count,
-                                        peer.instancesPerAssociation.Snapshot(), peer.durationNs.Snapshot()});
+      PeerAssociations copy{peer.remoteAet, peer.finished.load(std::memory_order_relaxed), peer.count,
+                            peer.instancesPerAssociation.Snapshot(), peer.durationNs.Snapshot()};
+      // Chains idle longer than the timeout are finished associations: counted so in the copy,
+      // oldest first as the next instance of the peer would close them; the tracker is not changed.
+      for (size_t k = 0; k < peer.count && maxGapNs_ > 0; k++)
+      {
+        const Chain& chain = peer.chains[(peer.head + k) % kChainsPerPeer];
+        if (nowNs - chain.lastEndNs <= maxGapNs_)
+        {
+          break;
+        }
+        copy.finished++;
+        copy.inProgress--;
+        copy.instancesPerAssociation.Add(static_cast<int64_t>(chain.instances));
+        copy.durationNs.Add(chain.lastEndNs - chain.startNs);
+      }
       peer.locked.store(false, std::memory_order_release);
+      result.push_back(std::move(copy));
     }
     return result;
   }

@@ -49,10 +49,9 @@ namespace IngestPerf
     // before it, or -1, and extends or starts a chain for the peer.
     int64_t InstanceStored(uint64_t peerKey, LabelId remoteAet, int64_t receivedNs, int64_t storedNs);
 
-    // Finishes the chains idle for longer than DicomScpTimeout at `nowNs`.
-    void ExpireIdle(int64_t nowNs);
-
-    std::vector<PeerAssociations> Snapshot() const;
+    // Chains idle for longer than DicomScpTimeout at `nowNs` count as finished in the copy (the
+    // tracker itself finishes them at the peer's next instance): reading changes nothing.
+    std::vector<PeerAssociations> Snapshot(int64_t nowNs) const;
     void ResetStatistics();  // chains in progress are kept: they describe open associations
 
     uint64_t Skipped() const { return skipped_.load(std::memory_order_relaxed); }

@@ -370,7 +370,7 @@ namespace IngestPerf
       return storage;
     }
 
-    Json::Value ExportLabels(const LabelCatalog& catalog, const SeriesInfo& info)
+    Json::Value ExportLabels(const LabelCatalog& catalog, const StreamInfo& info)
     {
       Json::Value labels;
       for (size_t d = 0; d < kLabelDimensions; d++)
@@ -400,18 +400,18 @@ namespace IngestPerf
       series["capacity"] = Json::UInt64(info.capacity);
       series["used"] = Json::UInt64(info.used);
       series["overflowed"] = Json::UInt64(info.overflowed);
-      series["bytesEach"] = Json::UInt64(info.bytesPerSeries);
+      series["bytesEach"] = Json::UInt64(info.bytesEach);
       return labels;
     }
 
-    void ExportSeriesView(Json::Value& result, const ExportInput& input, const ExportFilter& filter)
+    void ExportSeriesView(Json::Value& result, const IngestReport& input, const StatsQuery& filter)
     {
       const LabelCatalog& catalog = *input.catalog;
-      const GroupedSnapshot& grouped = *input.grouped;
+      const GroupedSnapshot& grouped = input.grouped;
 
       Json::Value& query = result["query"];
       query["filters"] = Json::objectValue;
-      if (filter.scope == ExportFilter::Scope::Single)
+      if (filter.scope == StatsQuery::Scope::Single)
       {
         query["filters"]["transport"] = TransportName(filter.transport);
       }
@@ -431,15 +431,15 @@ namespace IngestPerf
       {
         const Transport transport = static_cast<Transport>(t);
         all.Merge(perTransport[t]);
-        if (filter.scope == ExportFilter::Scope::Every ||
-            (filter.scope == ExportFilter::Scope::Single && transport == filter.transport))
+        if (filter.scope == StatsQuery::Scope::Every ||
+            (filter.scope == StatsQuery::Scope::Single && transport == filter.transport))
         {
-          transports[TransportName(transport)] = ExportTransport(perTransport[t], input.status, &transport, false);
+          transports[TransportName(transport)] = ExportTransport(perTransport[t], *input.status, &transport, false);
         }
       }
-      if (filter.scope != ExportFilter::Scope::Single)
+      if (filter.scope != StatsQuery::Scope::Single)
       {
-        transports["all"] = ExportTransport(all, input.status, nullptr, false);
+        transports["all"] = ExportTransport(all, *input.status, nullptr, false);
       }
 
       if (filter.hasGroupBy)
@@ -455,52 +455,12 @@ namespace IngestPerf
           const bool isTransport = filter.groupBy == LabelDimension::Transport;
           const Transport transport = static_cast<Transport>(group.first - kFirstValueLabel);
           Json::Value value =
-            ExportTransport(group.second, input.status, isTransport ? &transport : nullptr, false, false);
+            ExportTransport(group.second, *input.status, isTransport ? &transport : nullptr, false, false);
           value["labels"][LabelDimensionName(filter.groupBy)] = catalog.Name(filter.groupBy, group.first);
           list.append(value);
         }
       }
     }
-  }
-
-
-  std::function<bool(const InstanceLabels&)> MakeSeriesPredicate(const ExportFilter& filter,
-                                                                 const LabelCatalog& catalog)
-  {
-    std::vector<std::pair<LabelDimension, LabelId>> wanted;
-    bool impossible = false;
-    if (filter.scope == ExportFilter::Scope::Single)
-    {
-      InstanceLabels transportOnly;
-      transportOnly.SetTransport(filter.transport);
-      wanted.emplace_back(LabelDimension::Transport, transportOnly.Get(LabelDimension::Transport));
-    }
-    for (const auto& label : filter.labels)
-    {
-      LabelId id;
-      if (catalog.Find(label.first, label.second, id))
-      {
-        wanted.emplace_back(label.first, id);
-      }
-      else
-      {
-        impossible = true;  // a value never seen: matches nothing (yet)
-      }
-    }
-    return [wanted, impossible](const InstanceLabels& labels) {
-      if (impossible)
-      {
-        return false;
-      }
-      for (const auto& condition : wanted)
-      {
-        if (labels.Get(condition.first) != condition.second)
-        {
-          return false;
-        }
-      }
-      return true;
-    };
   }
 
 
@@ -588,10 +548,10 @@ namespace IngestPerf
   }
 
 
-  Json::Value ExportStats(const ExportInput& input, const ExportFilter& filter)
+  Json::Value ExportStats(const IngestReport& input, const StatsQuery& filter)
   {
     const StatsSnapshot& snapshot = input.snapshot;
-    const PluginStatus& status = input.status;
+    const PluginStatus& status = *input.status;
     Json::Value result;
 
     result["plugin"] = "ingest-perf";
@@ -650,50 +610,50 @@ namespace IngestPerf
 
     if (input.catalog != nullptr)
     {
-      result["labels"] = ExportLabels(*input.catalog, input.seriesInfo);
+      result["labels"] = ExportLabels(*input.catalog, input.streams);
     }
-    result["storage"] = ExportStorage(status, input.storage);
-    if (input.associations != nullptr && input.catalog != nullptr)
+    result["storage"] = ExportStorage(status, input.collected ? &input.storage : nullptr);
+    if (input.collected && input.catalog != nullptr)
     {
-      result["associations"] = ExportAssociations(*input.associations, *input.catalog, status.configuration);
+      result["associations"] = ExportAssociations(input.associations, *input.catalog, status.configuration);
     }
-    if (input.changes != nullptr)
+    if (input.collected)
     {
-      result["changes"] = ExportChanges(*input.changes, snapshot.AllTransports());
+      result["changes"] = ExportChanges(input.changes, snapshot.AllTransports());
     }
-    if (input.pluginCost != nullptr)
+    if (input.collected)
     {
-      result["pluginCost"] = ExportPluginCost(*input.pluginCost, snapshot.AllTransports());
+      result["pluginCost"] = ExportPluginCost(input.pluginCost, snapshot.AllTransports());
     }
 
-    if (filter.UsesSeries() && input.catalog != nullptr && input.grouped != nullptr)
+    if (filter.UsesStreams() && input.catalog != nullptr && input.collected)
     {
       ExportSeriesView(result, input, filter);
-      result["unobservable"] = ExportUnobservable(input.status);
+      result["unobservable"] = ExportUnobservable(*input.status);
       result["definitions"] = ExportDefinitions();
       return result;
     }
 
     Json::Value& transports = result["transports"];
     transports = Json::objectValue;
-    if (filter.scope != ExportFilter::Scope::MergedOnly)
+    if (filter.scope != StatsQuery::Scope::MergedOnly)
     {
       for (size_t t = 0; t < kTransportCount; t++)
       {
         const Transport transport = static_cast<Transport>(t);
-        if (filter.scope == ExportFilter::Scope::Single && transport != filter.transport)
+        if (filter.scope == StatsQuery::Scope::Single && transport != filter.transport)
         {
           continue;
         }
         transports[TransportName(transport)] = ExportTransport(snapshot.transports[t], status, &transport);
       }
     }
-    if (filter.scope != ExportFilter::Scope::Single)
+    if (filter.scope != StatsQuery::Scope::Single)
     {
       transports["all"] = ExportTransport(snapshot.AllTransports(), status, nullptr);
     }
 
-    result["unobservable"] = ExportUnobservable(input.status);
+    result["unobservable"] = ExportUnobservable(*input.status);
     result["definitions"] = ExportDefinitions();
     return result;
   }

@@ -42,8 +42,9 @@ namespace
   void Start()
   {
     pipeline.reset(new IngestPipeline(status.configuration));
-    status.hooks = RegisterIngestHooks(status.configuration, *pipeline);
-    status.storage = RegisterTimedStorageArea(status.configuration, *pipeline);
+    SetActivePipeline(pipeline.get());
+    status.hooks = RegisterIngestHooks(status.configuration);
+    status.storage = RegisterTimedStorageArea(status.configuration);
     status.restAnswers = RestAnswerTimingState(status.configuration.timeRestAnswers);
     if (status.storage.requested && !status.storage.active)
     {
@@ -133,7 +134,7 @@ extern "C"
 
     try
     {
-      RegisterRestRoutes(pipeline.get(), status);
+      RegisterRestRoutes(status);
     }
     catch (const std::exception& e)
     {

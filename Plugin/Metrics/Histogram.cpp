@@ -268,6 +268,23 @@ namespace IngestPerf
   }
 
 
+  void HistogramSnapshot::Add(int64_t value)
+  {
+    const uint64_t v = value < 0 ? 0 : static_cast<uint64_t>(value);
+    const size_t index = Histogram::BucketIndex(v);
+    Widen(index, index + 1);
+    buckets_[index - offset_]++;
+    count_++;
+    sum_ += v;
+    if (index + 1 == Histogram::kBucketCount)
+    {
+      saturated_++;
+    }
+    min_ = std::min(min_, static_cast<int64_t>(v));
+    max_ = std::max(max_, static_cast<int64_t>(v));
+  }
+
+
   bool HistogramSnapshot::operator==(const HistogramSnapshot& other) const
   {
     if (count_ != other.count_)

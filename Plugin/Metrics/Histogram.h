@@ -85,6 +85,8 @@ namespace IngestPerf
     int64_t ValueAtQuantile(double q) const;
 
     void Merge(const HistogramSnapshot& other);
+    // One more value, as Histogram::Record would count it (readers completing a copy).
+    void Add(int64_t value);
 
     bool operator==(const HistogramSnapshot& other) const;
 

@@ -4,6 +4,24 @@
 
 namespace IngestPerf
 {
+  namespace
+  {
+    IngestPipeline* active = nullptr;
+  }
+
+
+  IngestPipeline* ActivePipeline()
+  {
+    return active;
+  }
+
+
+  void SetActivePipeline(IngestPipeline* pipeline)
+  {
+    active = pipeline;
+  }
+
+
   IngestPipeline::IngestPipeline(const Configuration& configuration) :
     timelines(configuration.maxThreads),
     labels(configuration.maxLabelValues),
@@ -12,5 +30,44 @@ namespace IngestPerf
     stats(MonotonicNowNs(), WallNowNs(), configuration.maxSeries),
     recorder(stats, labels, correlator, associations, changes, configuration.overwriteInstances)
   {
+  }
+
+
+  IngestReport IngestPipeline::Collect(const StatsQuery& query, const PluginStatus& status,
+                                       OpenConnections connections) const
+  {
+    const int64_t now = MonotonicNowNs();
+    IngestReport report;
+    report.status = &status;
+    report.collected = true;
+    report.snapshot = stats.Snapshot(now);
+    report.openRecords = timelines.CountOpen();
+    report.correlationSkipped = correlator.Skipped();
+    report.associationSkipped = associations.Skipped();
+    report.catalog = &labels;
+    const StreamTable& table = stats.Series();
+    report.streams = StreamInfo{table.Capacity(), table.Used(), table.Overflowed(), StreamTable::BytesPerSeries()};
+    if (query.UsesStreams())
+    {
+      report.grouped = stats.SnapshotGrouped(MakeStreamPredicate(query, labels), query.GroupBy());
+    }
+    report.storage = storage.Snapshot();
+    report.associations.peers = associations.Snapshot(now);
+    report.associations.connections = std::move(connections);
+    report.associations.gaps = stats.SnapshotSeriesPhase(
+      Phase::AssociationGap, [](const InstanceLabels& stream) { return stream.GetTransport() == Transport::Dicom; });
+    report.changes = changes.Snapshot();
+    report.pluginCost = cost.Snapshot();
+    return report;
+  }
+
+
+  void IngestPipeline::Reset()
+  {
+    stats.Reset(MonotonicNowNs(), WallNowNs());
+    storage.Reset();
+    associations.ResetStatistics();
+    changes.ResetStatistics();
+    cost.Reset();
   }
 }

@@ -7,6 +7,8 @@
 #include "Correlation/ChangeCorrelator.h"
 #include "Correlation/ChangeQueueStats.h"
 #include "Host/Configuration.h"
+#include "Metrics/StatsQuery.h"
+#include "Recording/IngestReport.h"
 #include "Recording/IngestRecorder.h"
 #include "Metrics/IngestStats.h"
 #include "Labels/LabelCatalog.h"
@@ -16,9 +18,22 @@
 
 namespace IngestPerf
 {
+  struct IngestPipeline;
+
+  // The one pipeline every Orthanc callback reaches. Set by the entry point before it registers
+  // anything and never changed afterwards (Orthanc may run a callback until the library is
+  // unloaded); null while the plugin is disabled.
+  IngestPipeline* ActivePipeline();
+  void SetActivePipeline(IngestPipeline* pipeline);
+
   struct IngestPipeline
   {
     explicit IngestPipeline(const Configuration& configuration);
+
+    // Everything a reader may show, for this query, as plain copies: nothing is changed.
+    IngestReport Collect(const StatsQuery& query, const PluginStatus& status, OpenConnections connections) const;
+    // POST /perf/reset: statistics back to zero; correlation state (open chains, pending changes) kept.
+    void Reset();
 
     ThreadTimelines timelines;
     LabelCatalog labels;

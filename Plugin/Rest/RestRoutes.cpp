@@ -1,7 +1,6 @@
 #include "Rest/RestRoutes.h"
 
 #include "Recording/IngestPipeline.h"
-#include "Timeline/MonotonicClock.h"
 #include "Host/OrthancSdk.h"
 #include "Host/PluginStatus.h"
 
@@ -13,7 +12,6 @@ namespace IngestPerf
 {
   namespace
   {
-    IngestPipeline* pipeline = nullptr;
     const PluginStatus* status = nullptr;
 
     void AnswerBadRequest(OrthancPluginRestOutput* output, const Json::Value& error)
@@ -35,25 +33,21 @@ namespace IngestPerf
 
     void AnswerStats(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
     {
-      ExportFilter filter;
+      StatsQuery filter;
       Json::Value error;
       if (!ParseStatsArguments(filter, error, request->getCount, request->getKeys, request->getValues))
       {
         AnswerBadRequest(output, error);
         return;
       }
-      if (pipeline == nullptr)
+      IngestReport report;
+      report.status = status;
+      if (const IngestPipeline* pipeline = ActivePipeline())
       {
-        const StatsSnapshot empty;
-        const OpenRecords none{0, 0, 0, 0};
-        OrthancSdk::AnswerJson(output, ExportStats({empty, none, *status, 0, 0, nullptr, SeriesInfo(), nullptr, nullptr,
-                                                    nullptr, nullptr, nullptr},
-                                                   filter));
-        return;
+        report = pipeline->Collect(filter, *status,
+                                   ReadOpenConnections(static_cast<uint16_t>(status->configuration.dicomPort)));
       }
-      OrthancSdk::AnswerJson(output,
-                             StatsAnswer(*pipeline, *status, filter,
-                                         ReadOpenConnections(static_cast<uint16_t>(status->configuration.dicomPort))));
+      OrthancSdk::AnswerJson(output, ExportStats(report, filter));
     }
 
     OrthancPluginErrorCode StatsRoute(OrthancPluginRestOutput* output, const char* /*url*/,
@@ -76,14 +70,11 @@ namespace IngestPerf
           return;
         }
         Json::Value answer;
+        IngestPipeline* pipeline = ActivePipeline();
         answer["reset"] = pipeline != nullptr;
         if (pipeline != nullptr)
         {
-          pipeline->stats.Reset(MonotonicNowNs(), WallNowNs());
-          pipeline->storage.Reset();
-          pipeline->associations.ResetStatistics();
-          pipeline->changes.ResetStatistics();
-          pipeline->cost.Reset();
+          pipeline->Reset();
         }
         OrthancSdk::AnswerJson(output, answer);
       });
@@ -152,10 +143,10 @@ namespace IngestPerf
   }
 
 
-  bool ParseStatsArguments(ExportFilter& filter, Json::Value& error, uint32_t count, const char* const* keys,
+  bool ParseStatsArguments(StatsQuery& filter, Json::Value& error, uint32_t count, const char* const* keys,
                            const char* const* values)
   {
-    filter = ExportFilter();
+    filter = StatsQuery();
     bool seen[kLabelDimensions + 1] = {};
     for (uint32_t i = 0; i < count; i++)
     {
@@ -189,11 +180,11 @@ namespace IngestPerf
       {
         if (value == "all")
         {
-          filter.scope = ExportFilter::Scope::MergedOnly;
+          filter.scope = StatsQuery::Scope::MergedOnly;
         }
         else if (ParseTransport(filter.transport, value.c_str()))
         {
-          filter.scope = ExportFilter::Scope::Single;
+          filter.scope = StatsQuery::Scope::Single;
         }
         else
         {
@@ -221,37 +212,8 @@ namespace IngestPerf
   }
 
 
-  Json::Value StatsAnswer(IngestPipeline& pipeline, const PluginStatus& status, const ExportFilter& filter,
-                          OpenConnections connections)
+  void RegisterRestRoutes(const PluginStatus& pluginStatus)
   {
-    const int64_t now = MonotonicNowNs();
-    const StatsSnapshot snapshot = pipeline.stats.Snapshot(now);
-    const OpenRecords open = pipeline.timelines.CountOpen();
-    const StreamTable& table = pipeline.stats.Series();
-    const SeriesInfo info{table.Capacity(), table.Used(), table.Overflowed(), StreamTable::BytesPerSeries()};
-    GroupedSnapshot grouped;
-    if (filter.UsesSeries())
-    {
-      grouped = pipeline.stats.SnapshotGrouped(MakeSeriesPredicate(filter, pipeline.labels), GroupByOf(filter));
-    }
-    const auto storage = pipeline.storage.Snapshot();
-    AssociationsView associations;
-    pipeline.associations.ExpireIdle(now);
-    associations.peers = pipeline.associations.Snapshot();
-    associations.connections = std::move(connections);
-    associations.gaps = pipeline.stats.SnapshotSeriesPhase(
-      Phase::AssociationGap, [](const InstanceLabels& labels) { return labels.GetTransport() == Transport::Dicom; });
-    const ChangeQueueSnapshot changes = pipeline.changes.Snapshot();
-    const auto cost = pipeline.cost.Snapshot();
-    return ExportStats({snapshot, open, status, pipeline.correlator.Skipped(), pipeline.associations.Skipped(),
-                        &pipeline.labels, info, &grouped, &storage, &associations, &changes, &cost},
-                       filter);
-  }
-
-
-  void RegisterRestRoutes(IngestPipeline* ingestPipeline, const PluginStatus& pluginStatus)
-  {
-    pipeline = ingestPipeline;
     status = &pluginStatus;
     OrthancPluginContext* context = OrthancSdk::Context();
     OrthancPluginRegisterRestCallbackNoLock(context, "/perf/stats", StatsRoute);

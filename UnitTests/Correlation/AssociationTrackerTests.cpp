@@ -110,30 +110,32 @@ TEST(AssociationTracker, ChainsAreCountedOnceIdlePastTheTimeout)
     tracker.InstanceStored(7, kAet, received, received + 5 * kMs);
     stored = received + 5 * kMs;
   }
-  std::vector<IngestPerf::PeerAssociations> peers = tracker.Snapshot();
+  std::vector<IngestPerf::PeerAssociations> peers = tracker.Snapshot(stored);
   ASSERT_EQ(1u, peers.size());
   EXPECT_EQ(0u, peers[0].finished);
   EXPECT_EQ(1u, peers[0].inProgress);  // still open as far as anyone can tell
   EXPECT_EQ(kAet, peers[0].remoteAet);
 
-  tracker.ExpireIdle(stored + kTimeout / 2);  // not idle long enough
-  EXPECT_EQ(0u, tracker.Snapshot()[0].finished);
-  tracker.ExpireIdle(stored + kTimeout + 1);
-  peers = tracker.Snapshot();
+  EXPECT_EQ(0u, tracker.Snapshot(stored + kTimeout / 2)[0].finished);  // not idle long enough
+  peers = tracker.Snapshot(stored + kTimeout + 1);
   EXPECT_EQ(1u, peers[0].finished);
   EXPECT_EQ(0u, peers[0].inProgress);
   EXPECT_EQ(10, peers[0].instancesPerAssociation.Max());
   EXPECT_EQ(stored - 100 * kMs, peers[0].durationNs.Max());
+  // Reading changed nothing: seen from earlier, the association is still open.
+  EXPECT_EQ(1u, tracker.Snapshot(stored + 1)[0].inProgress);
+  EXPECT_EQ(0u, tracker.Snapshot(stored + 1)[0].finished);
 
   // A new association from the same AET starts a new chain.
+  // The first one is then finished in the tracker itself, whenever it is read.
   tracker.InstanceStored(7, kAet, stored + 2 * kTimeout, stored + 2 * kTimeout + kMs);
-  tracker.ExpireIdle(stored + 4 * kTimeout);
-  peers = tracker.Snapshot();
+  EXPECT_EQ(1u, tracker.Snapshot(stored + 2 * kTimeout + kMs)[0].finished);
+  peers = tracker.Snapshot(stored + 4 * kTimeout);
   EXPECT_EQ(2u, peers[0].finished);
   EXPECT_EQ(1, peers[0].instancesPerAssociation.Min());
 
   tracker.ResetStatistics();
-  EXPECT_EQ(0u, tracker.Snapshot()[0].finished);
+  EXPECT_EQ(0u, tracker.Snapshot(stored + 2 * kTimeout + kMs)[0].finished);
 }
 
 
@@ -146,8 +148,7 @@ TEST(AssociationTracker, TwoSimultaneousAssociationsAreTwoChains)
     tracker.InstanceStored(3, kAet, base + 1 * kMs, base + 10 * kMs);  // association A
     tracker.InstanceStored(3, kAet, base + 5 * kMs, base + 20 * kMs);  // association B, overlapping A
   }
-  tracker.ExpireIdle(500 * kMs + kTimeout + 1);
-  const std::vector<IngestPerf::PeerAssociations> peers = tracker.Snapshot();
+  const std::vector<IngestPerf::PeerAssociations> peers = tracker.Snapshot(500 * kMs + kTimeout + 1);
   EXPECT_EQ(2u, peers[0].finished);
   EXPECT_EQ(10u, peers[0].instancesPerAssociation.Sum());
 }
@@ -168,7 +169,7 @@ TEST(AssociationTracker, AetsWithTheSameHashSlotKeepTheirOwnChains)
       EXPECT_EQ(82 * kMs, b);
     }
   }
-  EXPECT_EQ(2u, tracker.Snapshot().size());
+  EXPECT_EQ(2u, tracker.Snapshot(0).size());
   // A full table still works: the newcomer takes its hash's slot over.
   AssociationTracker tiny(1, kTimeout);
   tiny.InstanceStored(1, kAet, kMs, 2 * kMs);

@@ -67,25 +67,25 @@ namespace
     }
   };
 
-  Json::Value Export(const LabelledStats& source, const PluginStatus& status,
-                     const ExportFilter& filter = ExportFilter(), const PluginCost* cost = nullptr)
+  Json::Value Export(const LabelledStats& source, const PluginStatus& status, const StatsQuery& filter = StatsQuery(),
+                     const PluginCost* cost = nullptr, bool running = true)
   {
-    const StatsSnapshot snapshot = source.stats.Snapshot(10000 * kMs);
-    const OpenRecords open{1, 9000 * kMs, 3, 0};
-    GroupedSnapshot grouped;
-    if (filter.UsesSeries())
+    IngestReport report;
+    report.status = &status;
+    report.collected = running;  // a running pipeline: its other sections empty
+    report.snapshot = source.stats.Snapshot(10000 * kMs);
+    report.openRecords = OpenRecords{1, 9000 * kMs, 3, 0};
+    report.catalog = &source.catalog;
+    if (filter.UsesStreams())
     {
-      grouped = source.stats.SnapshotGrouped(MakeSeriesPredicate(filter, source.catalog), GroupByOf(filter));
+      report.grouped = source.stats.SnapshotGrouped(MakeStreamPredicate(filter, source.catalog), filter.GroupBy());
     }
-    const SeriesInfo info{64, source.stats.Series().Used(), 0, StreamTable::BytesPerSeries()};
-    std::array<HistogramSnapshot, kCallbackCount> costs;
+    report.streams = StreamInfo{64, source.stats.Series().Used(), 0, StreamTable::BytesPerSeries()};
     if (cost != nullptr)
     {
-      costs = cost->Snapshot();
+      report.pluginCost = cost->Snapshot();
     }
-    return ExportStats({snapshot, open, status, 0, 0, &source.catalog, info, &grouped, nullptr, nullptr, nullptr,
-                        cost != nullptr ? &costs : nullptr},
-                       filter);
+    return ExportStats(report, filter);
   }
 }
 
@@ -155,7 +155,7 @@ TEST(JsonExporter, PluginCostPerStoredInstanceAndShareOfServerTotal)
   cost.Record(Callback::HttpRequestFilter, 500);
   cost.Record(Callback::Change, 1500);
 
-  const Json::Value json = Export(stats, MakeStatus(true), ExportFilter(), &cost);
+  const Json::Value json = Export(stats, MakeStatus(true), StatsQuery(), &cost);
   const Json::Value& result = json["pluginCost"];
   EXPECT_EQ(2u, result["callbacks"]["storedInstance"]["count"].asUInt());
   EXPECT_DOUBLE_EQ(0.002, result["callbacks"]["storedInstance"]["mean"].asDouble());
@@ -169,11 +169,11 @@ TEST(JsonExporter, PluginCostPerStoredInstanceAndShareOfServerTotal)
   EXPECT_DOUBLE_EQ(0.51, result["percentOfServerTotal"].asDouble());           // 102 us of 20 ms
 
   cost.Reset();
-  const Json::Value empty = Export(LabelledStats(), MakeStatus(true), ExportFilter(), &cost)["pluginCost"];
+  const Json::Value empty = Export(LabelledStats(), MakeStatus(true), StatsQuery(), &cost)["pluginCost"];
   EXPECT_TRUE(empty["microsecondsPerStoredInstance"].isNull());
   EXPECT_TRUE(empty["percentOfServerTotal"].isNull());
   EXPECT_EQ(0u, empty["callbacks"]["storedInstance"]["count"].asUInt());
-  EXPECT_FALSE(Export(stats, MakeStatus(true)).isMember("pluginCost"));
+  EXPECT_FALSE(Export(stats, MakeStatus(true), StatsQuery(), nullptr, false).isMember("pluginCost"));
 }
 
 
@@ -222,13 +222,13 @@ TEST(JsonExporter, ThroughputOverTheActiveSpan)
 TEST(JsonExporter, TransportFilter)
 {
   LabelledStats stats;
-  ExportFilter filter;
-  filter.scope = ExportFilter::Scope::Single;
+  StatsQuery filter;
+  filter.scope = StatsQuery::Scope::Single;
   filter.transport = Transport::Dicom;
   Json::Value json = Export(stats, MakeStatus(true), filter);
   EXPECT_EQ(1u, json["transports"].size());
   EXPECT_TRUE(json["transports"].isMember("dicom"));
-  filter.scope = ExportFilter::Scope::MergedOnly;
+  filter.scope = StatsQuery::Scope::MergedOnly;
   json = Export(stats, MakeStatus(true), filter);
   EXPECT_EQ(1u, json["transports"].size());
   EXPECT_TRUE(json["transports"].isMember("all"));
@@ -245,20 +245,20 @@ TEST(JsonExporter, MillisecondsKeepATenthOfAMicrosecond)
 
 TEST(RestRoutes, StatsArguments)
 {
-  ExportFilter filter;
+  StatsQuery filter;
   Json::Value error;
   const char* keys[] = {"transport"};
   const char* dicom[] = {"dicom"};
   ASSERT_TRUE(ParseStatsArguments(filter, error, 1, keys, dicom));
-  EXPECT_EQ(ExportFilter::Scope::Single, filter.scope);
+  EXPECT_EQ(StatsQuery::Scope::Single, filter.scope);
   EXPECT_EQ(Transport::Dicom, filter.transport);
 
   const char* all[] = {"all"};
   ASSERT_TRUE(ParseStatsArguments(filter, error, 1, keys, all));
-  EXPECT_EQ(ExportFilter::Scope::MergedOnly, filter.scope);
+  EXPECT_EQ(StatsQuery::Scope::MergedOnly, filter.scope);
 
   ASSERT_TRUE(ParseStatsArguments(filter, error, 0, nullptr, nullptr));
-  EXPECT_EQ(ExportFilter::Scope::Every, filter.scope);
+  EXPECT_EQ(StatsQuery::Scope::Every, filter.scope);
 
   const char* bad[] = {"smtp"};
   EXPECT_FALSE(ParseStatsArguments(filter, error, 1, keys, bad));
@@ -274,7 +274,7 @@ TEST(RestRoutes, StatsArguments)
   const char* labelKeys[] = {"remoteAet", "groupBy", "transport"};
   const char* labelValues[] = {"CT01", "sopClass", "dicom"};
   ASSERT_TRUE(ParseStatsArguments(filter, error, 3, labelKeys, labelValues));
-  EXPECT_TRUE(filter.UsesSeries());
+  EXPECT_TRUE(filter.UsesStreams());
   ASSERT_EQ(1u, filter.labels.size());
   EXPECT_EQ(LabelDimension::RemoteAet, filter.labels[0].first);
   EXPECT_EQ("CT01", filter.labels[0].second);
@@ -306,7 +306,7 @@ TEST(RestRoutes, QueryComponentsArePercentDecoded)
   EXPECT_EQ("100%", DecodeQueryComponent("100%"));
   EXPECT_EQ("%zz", DecodeQueryComponent("%zz"));
   EXPECT_EQ("", DecodeQueryComponent(nullptr));
-  ExportFilter filter;
+  StatsQuery filter;
   Json::Value error;
   const char* keys[] = {"remoteAet"};
   const char* values[] = {"%28other%29"};
@@ -348,7 +348,7 @@ TEST(JsonExporter, GroupByAndLabelFilters)
   stats.Stored(Instance(Transport::Rest, 1000 * kMs, 1001 * kMs, 1002 * kMs, 1003 * kMs), -1, nullptr,
                "1.2.840.10008.1.2.4.70");
 
-  ExportFilter byAet;
+  StatsQuery byAet;
   byAet.hasGroupBy = true;
   byAet.groupBy = LabelDimension::RemoteAet;
   Json::Value json = Export(stats, MakeStatus(true), byAet);
@@ -362,7 +362,7 @@ TEST(JsonExporter, GroupByAndLabelFilters)
   EXPECT_EQ("remoteAet", json["query"]["groupBy"].asString());
   EXPECT_FALSE(json["transports"]["dicom"]["throughput"].isMember("last10s"));  // no rate window per series
 
-  ExportFilter onlyMr;
+  StatsQuery onlyMr;
   onlyMr.labels.emplace_back(LabelDimension::RemoteAet, "MR02");
   onlyMr.hasGroupBy = true;
   onlyMr.groupBy = LabelDimension::StoredSyntax;
@@ -373,13 +373,13 @@ TEST(JsonExporter, GroupByAndLabelFilters)
   EXPECT_EQ(1u, json["query"]["seriesMatched"].asUInt());
   EXPECT_EQ("MR02", json["query"]["filters"]["remoteAet"].asString());
 
-  ExportFilter unknown;
+  StatsQuery unknown;
   unknown.labels.emplace_back(LabelDimension::RemoteAet, "NEVER_SEEN");
   json = Export(stats, MakeStatus(true), unknown);
   EXPECT_EQ(0u, json["query"]["seriesMatched"].asUInt());
   EXPECT_EQ(0u, json["transports"]["all"]["instances"]["stored"].asUInt());
 
-  ExportFilter byTransport;
+  StatsQuery byTransport;
   byTransport.hasGroupBy = true;
   byTransport.groupBy = LabelDimension::Transport;
   json = Export(stats, MakeStatus(true), byTransport);

@@ -214,6 +214,12 @@ TEST(Histogram, ResetClearsEveryBucketThatHeldAValue)
   EXPECT_EQ(2u, snapshot.Count());
   EXPECT_EQ(5, snapshot.Min());
   EXPECT_EQ(2000000000, snapshot.Max());
+  // A bucket left over inside the new range would move the top quantile down to it.
+  EXPECT_EQ(2000000000, snapshot.ValueAtQuantile(1.0));
+  Histogram fresh{};
+  fresh.Record(5);
+  fresh.Record(2000000000);
+  EXPECT_TRUE(fresh.Snapshot() == snapshot);
 }
 
 

@@ -1,0 +1,41 @@
+// What a reader asks of the aggregate: which transports, which label values, grouped by which
+// label. Parsed from REST parameters by the routes, answered by IngestPipeline::Collect, shown by
+// the exporters.
+#pragma once
+
+#include "Labels/InstanceLabels.h"
+#include "Labels/LabelCatalog.h"
+#include "Metrics/IngestVocabulary.h"
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace IngestPerf
+{
+  struct StatsQuery
+  {
+    enum class Scope
+    {
+      Every,      // each transport, then "all"
+      Single,     // only `transport`
+      MergedOnly  // only "all"
+    };
+    Scope scope = Scope::Every;
+    Transport transport = Transport::Rest;
+
+    // Label filters other than transport (exact values, "(other)" and "(none)" included), and
+    // the dimension to group by. Either one switches to the labelled streams.
+    std::vector<std::pair<LabelDimension, std::string>> labels;
+    bool hasGroupBy = false;
+    LabelDimension groupBy = LabelDimension::Transport;
+
+    bool UsesStreams() const { return !labels.empty() || hasGroupBy; }
+    // The label to group by, nullptr for none.
+    const LabelDimension* GroupBy() const { return hasGroupBy ? &groupBy : nullptr; }
+  };
+
+  // Which labelled streams a query selects (transport scope and label filters).
+  std::function<bool(const InstanceLabels&)> MakeStreamPredicate(const StatsQuery& query, const LabelCatalog& catalog);
+}

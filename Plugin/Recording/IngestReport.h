@@ -1,0 +1,55 @@
+// The named report a reader gets from IngestPipeline::Collect: plain copies of everything the
+// aggregate, the correlation tables and the host status hold, taken without changing any of them.
+// Exporters turn it into documents and know nothing else.
+#pragma once
+
+#include "Capture/OpenConnections.h"
+#include "Correlation/AssociationTracker.h"
+#include "Correlation/ChangeQueueStats.h"
+#include "Host/PluginStatus.h"
+#include "Labels/LabelCatalog.h"
+#include "Metrics/PluginCost.h"
+#include "Metrics/StatsSnapshot.h"
+#include "Metrics/StorageStats.h"
+#include "Timeline/ThreadTimelines.h"
+
+#include <array>
+#include <utility>
+#include <vector>
+
+namespace IngestPerf
+{
+  struct StreamInfo
+  {
+    size_t capacity = 0;
+    size_t used = 0;
+    uint64_t overflowed = 0;
+    size_t bytesEach = 0;
+  };
+
+  struct AssociationsView
+  {
+    std::vector<PeerAssociations> peers;
+    OpenConnections connections;
+    std::vector<std::pair<InstanceLabels, HistogramSnapshot>> gaps;  // associationGap per C-STORE stream
+  };
+
+  struct IngestReport
+  {
+    const PluginStatus* status = nullptr;
+    // False when the plugin is not running (disabled, or it could not start): then only the
+    // status and an empty snapshot are meaningful.
+    bool collected = false;
+    StatsSnapshot snapshot;
+    OpenRecords openRecords{0, 0, 0, 0};
+    uint64_t correlationSkipped = 0;
+    uint64_t associationSkipped = 0;
+    const LabelCatalog* catalog = nullptr;  // names of label ids; the pipeline's, null when not collected
+    StreamInfo streams;
+    GroupedSnapshot grouped;  // the matching streams, when the query uses them
+    std::array<StorageOperationSnapshot, kStorageOperationCount> storage;
+    AssociationsView associations;
+    ChangeQueueSnapshot changes;
+    std::array<HistogramSnapshot, kCallbackCount> pluginCost;
+  };
+}
