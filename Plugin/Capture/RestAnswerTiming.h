@@ -18,7 +18,6 @@ namespace IngestPerf
   };
 
   // Why the answer of a REST ingest is not timed (one text, used by the log and every export).
-  const char* RestAnswerUnobservableReason();
 
   // Logs the refusal when the configuration asks for TimeRestAnswers.
   RestAnswerState RestAnswerTimingState(bool requested);

@@ -1,5 +1,7 @@
 #include "Export/JsonExporter.h"
 
+#include "Recording/Unobservable.h"
+
 #include <algorithm>
 #include <cmath>
 #include <ctime>
@@ -39,31 +41,6 @@ namespace IngestPerf
       value["observable"] = false;
       value["reason"] = reason;
       return value;
-    }
-
-    const char* MissingHookReason(const PluginStatus& status, Phase phase)
-    {
-      if (phase == Phase::ResponseSend && !status.restAnswers.active)
-      {
-        return status.restAnswers.reason.c_str();
-      }
-      if ((phase == Phase::StoragePrepare || phase == Phase::StorageWrite || phase == Phase::IndexUpdate) &&
-          !status.storage.active)
-      {
-        return "needs the timed storage area (IngestPerf.TimedStorage, see storage.reason): Orthanc has no hook "
-               "between its storage write and its index transaction";
-      }
-      if (phase == Phase::Transcode && !status.hooks.transcoder.registered)
-      {
-        return "needs the transcoder callback, registered only when IngestTranscoding is configured and "
-               "IngestPerf.TranscodeTiming is not Off (see hooks.transcoder)";
-      }
-      if (!status.hooks.receivedInstance.registered &&
-          (phase == Phase::Receive || phase == Phase::PreStore || phase == Phase::AssociationGap))
-      {
-        return "needs the ReceivedInstanceCallback, which this plugin does not hold (see hooks.receivedInstance)";
-      }
-      return nullptr;
     }
 
     double PerSecond(double amount, int64_t spanNs)
@@ -129,11 +106,7 @@ namespace IngestPerf
       for (size_t p = 0; p < kPhaseCount; p++)
       {
         const Phase phase = static_cast<Phase>(p);
-        const char* reason = (which != nullptr) ? UnobservableReason(*which, phase) : nullptr;
-        if (reason == nullptr)
-        {
-          reason = MissingHookReason(status, phase);
-        }
+        const char* reason = PhaseUnobservableReason(status, which, phase);
         if (reason != nullptr && !withReasons)
         {
           continue;
@@ -180,35 +153,13 @@ namespace IngestPerf
 
     Json::Value ExportUnobservable(const PluginStatus& status)
     {
-      struct Item
-      {
-        const char* what;
-        const char* transport;
-        const char* reason;
-      };
-      static const Item items[] = {
-        {"responseCompressionAndSend", "rest", RestAnswerUnobservableReason()},
-        {"cstoreResponseSend", "dicom",
-         "the C-STORE-RSP is sent after OnStored returns, with no hook; its wait (Nagle and delayed ACK "
-         "without TCP_NODELAY) is inside associationGap"},
-        {"associationSetup", "dicom",
-         "associations are negotiated before any plugin hook; the first instance of an association has no "
-         "associationGap"},
-        {"storageWriteVsIndexUpdate", "all",
-         "persist covers the storage write and the index transaction: no hook separates them unless the plugin "
-         "owns the storage area"},
-      };
       Json::Value list = Json::arrayValue;
-      for (const Item& item : items)
+      for (const UnobservableStep& step : UnobservableSteps(status))
       {
-        if (status.storage.active && std::string(item.what) == "storageWriteVsIndexUpdate")
-        {
-          continue;
-        }
         Json::Value value;
-        value["what"] = item.what;
-        value["transport"] = item.transport;
-        value["reason"] = item.reason;
+        value["what"] = step.what;
+        value["transport"] = step.transport;
+        value["reason"] = step.reason;
         list.append(value);
       }
       return list;

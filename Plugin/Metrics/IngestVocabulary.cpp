@@ -82,27 +82,4 @@ namespace IngestPerf
     }
     return false;
   }
-
-
-  const char* UnobservableReason(Transport transport, Phase phase)
-  {
-    if (phase == Phase::Receive && transport == Transport::Job)
-    {
-      return "a job stores from a buffer it already holds: there is nothing to receive";
-    }
-    if (phase == Phase::Receive && transport == Transport::Dicom)
-    {
-      return "DCMTK reads the whole C-STORE dataset before the first plugin hook fires; the network "
-             "receive of a dataset is inside 'associationGap' (together with client idle time)";
-    }
-    if (phase == Phase::ResponseSend && transport != Transport::Rest)
-    {
-      return "only an HTTP ingest request has an answer of its own to send";
-    }
-    if (phase == Phase::AssociationGap && transport != Transport::Dicom)
-    {
-      return "only a C-STORE association carries a sequence of instances from one peer";
-    }
-    return nullptr;
-  }
 }

@@ -66,7 +66,4 @@ namespace IngestPerf
 
   // Returns false for an unknown name.
   bool ParseTransport(Transport& target, const char* name);
-
-  // Why a phase cannot be measured on a transport, or nullptr where it can.
-  const char* UnobservableReason(Transport transport, Phase phase);
 }

@@ -1,0 +1,75 @@
+#include "Recording/Unobservable.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+using namespace IngestPerf;
+
+namespace
+{
+  PluginStatus AllHooks()
+  {
+    PluginStatus status;
+    for (HookState* hook :
+         {&status.hooks.httpRequestFilter, &status.hooks.receivedInstance, &status.hooks.transcoder,
+          &status.hooks.instanceFilter, &status.hooks.cstoreFilter, &status.hooks.storedInstance, &status.hooks.change})
+    {
+      hook->registered = true;
+    }
+    return status;
+  }
+
+  bool Contains(const char* text, const char* part)
+  {
+    return text != nullptr && std::string(text).find(part) != std::string::npos;
+  }
+}
+
+
+TEST(Unobservable, InherentReasonsComeBeforeMissingHooks)
+{
+  PluginStatus status = AllHooks();
+  const Transport dicom = Transport::Dicom;
+  const Transport rest = Transport::Rest;
+  EXPECT_TRUE(Contains(PhaseUnobservableReason(status, &dicom, Phase::Receive), "DCMTK"));
+  EXPECT_EQ(nullptr, PhaseUnobservableReason(status, &rest, Phase::Receive));
+  EXPECT_TRUE(Contains(PhaseUnobservableReason(status, &rest, Phase::AssociationGap), "C-STORE"));
+  // Merged over transports ("all"): only what this run lacks.
+  EXPECT_EQ(nullptr, PhaseUnobservableReason(status, nullptr, Phase::Receive));
+
+  status.hooks.receivedInstance.registered = false;
+  EXPECT_TRUE(Contains(PhaseUnobservableReason(status, &rest, Phase::Receive), "ReceivedInstanceCallback"));
+  EXPECT_TRUE(Contains(PhaseUnobservableReason(status, &dicom, Phase::Receive), "DCMTK"));
+}
+
+
+TEST(Unobservable, OptionalPhasesNameWhatTheyNeed)
+{
+  PluginStatus status = AllHooks();
+  const Transport rest = Transport::Rest;
+  EXPECT_TRUE(Contains(PhaseUnobservableReason(status, &rest, Phase::StorageWrite), "TimedStorage"));
+  status.storage.active = true;
+  EXPECT_EQ(nullptr, PhaseUnobservableReason(status, &rest, Phase::StorageWrite));
+  EXPECT_EQ(nullptr, PhaseUnobservableReason(status, &rest, Phase::Transcode));
+  status.hooks.transcoder.registered = false;
+  EXPECT_TRUE(Contains(PhaseUnobservableReason(status, &rest, Phase::Transcode), "TranscodeTiming"));
+  status.restAnswers.reason = kRestAnswerUnobservable;
+  EXPECT_STREQ(kRestAnswerUnobservable, PhaseUnobservableReason(status, &rest, Phase::ResponseSend));
+}
+
+
+TEST(Unobservable, StepsOutsideEveryPhaseDependOnTheStorageArea)
+{
+  PluginStatus status = AllHooks();
+  size_t withoutStorage = UnobservableSteps(status).size();
+  status.storage.active = true;
+  const auto steps = UnobservableSteps(status);
+  EXPECT_EQ(withoutStorage - 1, steps.size());
+  for (const UnobservableStep& step : steps)
+  {
+    EXPECT_NE(std::string("storageWriteVsIndexUpdate"), step.what);
+    EXPECT_NE(nullptr, step.reason);
+  }
+  EXPECT_STREQ(kRestAnswerUnobservable, steps[0].reason);
+}
