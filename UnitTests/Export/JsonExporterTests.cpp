@@ -1,9 +1,8 @@
-#include "Capture/IngestHooks.h"
 #include "Recording/IngestRecorder.h"
 #include "Metrics/IngestStats.h"
 #include "Timeline/InstanceTimeline.h"
 #include "Export/JsonExporter.h"
-#include "Rest/RestRoutes.h"
+#include "Metrics/StreamTable.h"
 
 #include <gtest/gtest.h>
 
@@ -177,30 +176,6 @@ TEST(JsonExporter, PluginCostPerStoredInstanceAndShareOfServerTotal)
 }
 
 
-TEST(PluginCost, OneCallInThePeriodIsTimedOnEachThread)
-{
-  auto timedOf = [](uint32_t calls) {
-    uint32_t timed = 0;
-    for (uint32_t i = 0; i < calls; i++)
-    {
-      timed += PluginCost::SampleThisCall() ? 1 : 0;
-    }
-    return timed;
-  };
-  // A fresh thread starts its own count: exactly one timed call per full period, and the period
-  // is prime so that it rotates through the 4 to 6 callbacks of an instance.
-  for (uint32_t callbacksPerInstance = 2; callbacksPerInstance <= 8; callbacksPerInstance++)
-  {
-    EXPECT_NE(0u, PluginCost::kSamplingPeriod % callbacksPerInstance);
-  }
-  uint32_t timed = 0;
-  std::thread([&] { timed = timedOf(10 * PluginCost::kSamplingPeriod); }).join();
-  EXPECT_EQ(10u, timed);
-  std::thread([&] { timed = timedOf(PluginCost::kSamplingPeriod - 1); }).join();
-  EXPECT_EQ(0u, timed);
-}
-
-
 TEST(JsonExporter, ThroughputOverTheActiveSpan)
 {
   LabelledStats stats;
@@ -240,100 +215,6 @@ TEST(JsonExporter, MillisecondsKeepATenthOfAMicrosecond)
   EXPECT_DOUBLE_EQ(1.2346, NanosecondsToMilliseconds(1234560));
   EXPECT_DOUBLE_EQ(0.0001, NanosecondsToMilliseconds(100));
   EXPECT_DOUBLE_EQ(0.0, NanosecondsToMilliseconds(49));
-}
-
-
-TEST(RestRoutes, StatsArguments)
-{
-  StatsQuery filter;
-  Json::Value error;
-  const char* keys[] = {"transport"};
-  const char* dicom[] = {"dicom"};
-  ASSERT_TRUE(ParseStatsArguments(filter, error, 1, keys, dicom));
-  EXPECT_EQ(StatsQuery::Scope::Single, filter.scope);
-  EXPECT_EQ(Transport::Dicom, filter.transport);
-
-  const char* all[] = {"all"};
-  ASSERT_TRUE(ParseStatsArguments(filter, error, 1, keys, all));
-  EXPECT_EQ(StatsQuery::Scope::MergedOnly, filter.scope);
-
-  ASSERT_TRUE(ParseStatsArguments(filter, error, 0, nullptr, nullptr));
-  EXPECT_EQ(StatsQuery::Scope::Every, filter.scope);
-
-  const char* bad[] = {"smtp"};
-  EXPECT_FALSE(ParseStatsArguments(filter, error, 1, keys, bad));
-  EXPECT_EQ("transport", error["parameter"].asString());
-  EXPECT_EQ(5u, error["allowed"].size());
-
-  Json::Value unknownError;
-  const char* unknown[] = {"groupby"};
-  EXPECT_FALSE(ParseStatsArguments(filter, unknownError, 1, unknown, dicom));
-  EXPECT_EQ("unknown parameter 'groupby'", unknownError["error"].asString());
-
-  // Label filters and groupBy
-  const char* labelKeys[] = {"remoteAet", "groupBy", "transport"};
-  const char* labelValues[] = {"CT01", "sopClass", "dicom"};
-  ASSERT_TRUE(ParseStatsArguments(filter, error, 3, labelKeys, labelValues));
-  EXPECT_TRUE(filter.UsesStreams());
-  ASSERT_EQ(1u, filter.labels.size());
-  EXPECT_EQ(LabelDimension::RemoteAet, filter.labels[0].first);
-  EXPECT_EQ("CT01", filter.labels[0].second);
-  EXPECT_TRUE(filter.hasGroupBy);
-  EXPECT_EQ(LabelDimension::SopClass, filter.groupBy);
-
-  Json::Value badGroup;
-  const char* groupKey[] = {"groupBy"};
-  const char* groupValue[] = {"color"};
-  EXPECT_FALSE(ParseStatsArguments(filter, badGroup, 1, groupKey, groupValue));
-  EXPECT_EQ("groupBy", badGroup["parameter"].asString());
-
-  Json::Value twice;
-  const char* twiceKeys[] = {"remoteAet", "remoteAet"};
-  const char* twiceValues[] = {"A", "B"};
-  EXPECT_FALSE(ParseStatsArguments(filter, twice, 2, twiceKeys, twiceValues));
-  EXPECT_NE(std::string::npos, twice["error"].asString().find("twice"));
-
-  Json::Value empty;
-  const char* emptyValue[] = {""};
-  EXPECT_FALSE(ParseStatsArguments(filter, empty, 1, labelKeys, emptyValue));
-}
-
-
-TEST(RestRoutes, QueryComponentsArePercentDecoded)
-{
-  EXPECT_EQ("(none)", DecodeQueryComponent("%28none%29"));
-  EXPECT_EQ("a b", DecodeQueryComponent("a+b"));
-  EXPECT_EQ("100%", DecodeQueryComponent("100%"));
-  EXPECT_EQ("%zz", DecodeQueryComponent("%zz"));
-  EXPECT_EQ("", DecodeQueryComponent(nullptr));
-  StatsQuery filter;
-  Json::Value error;
-  const char* keys[] = {"remoteAet"};
-  const char* values[] = {"%28other%29"};
-  ASSERT_TRUE(ParseStatsArguments(filter, error, 1, keys, values));
-  EXPECT_EQ("(other)", filter.labels[0].second);
-}
-
-
-TEST(IngestHooks, RouteAndHeaderClassification)
-{
-  bool dicomWeb = true;
-  EXPECT_TRUE(IsIngestRoute("/instances", dicomWeb));
-  EXPECT_FALSE(dicomWeb);
-  EXPECT_TRUE(IsIngestRoute("/dicom-web/studies", dicomWeb));
-  EXPECT_TRUE(dicomWeb);
-  EXPECT_TRUE(IsIngestRoute("/dicom-web/studies/1.2.3", dicomWeb));
-  EXPECT_FALSE(IsIngestRoute("/studies/abc/modify", dicomWeb));
-  EXPECT_FALSE(IsIngestRoute("/tools/find", dicomWeb));
-  EXPECT_FALSE(IsIngestRoute("/instances/abc/modify", dicomWeb));
-  EXPECT_FALSE(IsIngestRoute(nullptr, dicomWeb));
-
-  std::string part10(132, '\0');
-  part10.replace(128, 4, "DICM");
-  EXPECT_TRUE(HasPart10Header(part10.data(), part10.size()));
-  EXPECT_FALSE(HasPart10Header(part10.data(), 131));
-  EXPECT_FALSE(HasPart10Header("hello", 5));
-  EXPECT_FALSE(HasPart10Header(nullptr, 1000));
 }
 
 

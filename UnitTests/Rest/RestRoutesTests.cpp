@@ -1,0 +1,80 @@
+#include "Rest/RestRoutes.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+
+using namespace IngestPerf;
+
+
+TEST(RestRoutes, StatsArguments)
+{
+  StatsQuery filter;
+  Json::Value error;
+  const char* keys[] = {"transport"};
+  const char* dicom[] = {"dicom"};
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 1, keys, dicom));
+  EXPECT_EQ(StatsQuery::Scope::Single, filter.scope);
+  EXPECT_EQ(Transport::Dicom, filter.transport);
+
+  const char* all[] = {"all"};
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 1, keys, all));
+  EXPECT_EQ(StatsQuery::Scope::MergedOnly, filter.scope);
+
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 0, nullptr, nullptr));
+  EXPECT_EQ(StatsQuery::Scope::Every, filter.scope);
+
+  const char* bad[] = {"smtp"};
+  EXPECT_FALSE(ParseStatsArguments(filter, error, 1, keys, bad));
+  EXPECT_EQ("transport", error["parameter"].asString());
+  EXPECT_EQ(5u, error["allowed"].size());
+
+  Json::Value unknownError;
+  const char* unknown[] = {"groupby"};
+  EXPECT_FALSE(ParseStatsArguments(filter, unknownError, 1, unknown, dicom));
+  EXPECT_EQ("unknown parameter 'groupby'", unknownError["error"].asString());
+
+  // Label filters and groupBy
+  const char* labelKeys[] = {"remoteAet", "groupBy", "transport"};
+  const char* labelValues[] = {"CT01", "sopClass", "dicom"};
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 3, labelKeys, labelValues));
+  EXPECT_TRUE(filter.UsesStreams());
+  ASSERT_EQ(1u, filter.labels.size());
+  EXPECT_EQ(LabelDimension::RemoteAet, filter.labels[0].first);
+  EXPECT_EQ("CT01", filter.labels[0].second);
+  EXPECT_TRUE(filter.hasGroupBy);
+  EXPECT_EQ(LabelDimension::SopClass, filter.groupBy);
+
+  Json::Value badGroup;
+  const char* groupKey[] = {"groupBy"};
+  const char* groupValue[] = {"color"};
+  EXPECT_FALSE(ParseStatsArguments(filter, badGroup, 1, groupKey, groupValue));
+  EXPECT_EQ("groupBy", badGroup["parameter"].asString());
+
+  Json::Value twice;
+  const char* twiceKeys[] = {"remoteAet", "remoteAet"};
+  const char* twiceValues[] = {"A", "B"};
+  EXPECT_FALSE(ParseStatsArguments(filter, twice, 2, twiceKeys, twiceValues));
+  EXPECT_NE(std::string::npos, twice["error"].asString().find("twice"));
+
+  Json::Value empty;
+  const char* emptyValue[] = {""};
+  EXPECT_FALSE(ParseStatsArguments(filter, empty, 1, labelKeys, emptyValue));
+}
+
+
+TEST(RestRoutes, QueryComponentsArePercentDecoded)
+{
+  EXPECT_EQ("(none)", DecodeQueryComponent("%28none%29"));
+  EXPECT_EQ("a b", DecodeQueryComponent("a+b"));
+  EXPECT_EQ("100%", DecodeQueryComponent("100%"));
+  EXPECT_EQ("%zz", DecodeQueryComponent("%zz"));
+  EXPECT_EQ("", DecodeQueryComponent(nullptr));
+  StatsQuery filter;
+  Json::Value error;
+  const char* keys[] = {"remoteAet"};
+  const char* values[] = {"%28other%29"};
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 1, keys, values));
+  EXPECT_EQ("(other)", filter.labels[0].second);
+}
