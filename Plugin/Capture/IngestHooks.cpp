@@ -1,4 +1,5 @@
 #include "Capture/IngestHooks.h"
+#include "Labels/Hash.h"
 
 #include "Correlation/ChangeCorrelator.h"
 #include "Recording/DuplicateDetection.h"
@@ -191,7 +192,7 @@ namespace IngestPerf
       StoredEvent event{};
       event.nowNs = now;
       event.wallNowNs = WallNowNs();
-      event.instanceKey = HashInstanceId(instanceId != nullptr ? instanceId : "");
+      event.instanceKey = HashKey(instanceId);
       const bool received = timeline.OpenedByReceivedInstance();
       const bool unchanged = received && !ingestTranscoding && !timeline.TranscodeAttempted();
       event.transport =
@@ -213,7 +214,7 @@ namespace IngestPerf
       if (event.transport == Transport::Dicom)
       {
         const char* aet = OrthancPluginGetInstanceRemoteAet(context, instance);
-        event.peerKey = HashInstanceId(aet != nullptr ? aet : "");
+        event.peerKey = HashKey(aet);
         event.labels.remoteAet = aet;
         event.labels.calledAet = OrthancPluginGetInstanceMetadata(context, instance, "CalledAET");
         event.labels.remoteIp = OrthancPluginGetInstanceMetadata(context, instance, "RemoteIP");
@@ -246,12 +247,12 @@ namespace IngestPerf
         int64_t pairedStoredNs = 0;
         if (resourceId != nullptr && changeType == OrthancPluginChangeType_NewInstance)
         {
-          pairedStoredNs = Pipeline().recorder.NewInstanceChange(HashInstanceId(resourceId), now);
+          pairedStoredNs = Pipeline().recorder.NewInstanceChange(HashKey(resourceId), now);
         }
         else if (resourceId != nullptr && changeType == OrthancPluginChangeType_Deleted &&
                  resourceType == OrthancPluginResourceType_Instance)
         {
-          Pipeline().recorder.InstanceDeleted(HashInstanceId(resourceId));
+          Pipeline().recorder.InstanceDeleted(HashKey(resourceId));
         }
         Pipeline().changes.ChangeDelivered(static_cast<uint32_t>(changeType), now, pairedStoredNs);
         return 0;

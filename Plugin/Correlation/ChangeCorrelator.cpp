@@ -15,19 +15,6 @@ namespace IngestPerf
   };
 
 
-  uint64_t HashInstanceId(const char* id)
-  {
-    // FNV-1a: ~45 characters, no allocation; 0 is reserved for empty entries.
-    uint64_t hash = 1469598103934665603ull;
-    for (const char* c = id; *c != '\0'; c++)
-    {
-      hash ^= static_cast<unsigned char>(*c);
-      hash *= 1099511628211ull;
-    }
-    return hash == 0 ? 1 : hash;
-  }
-
-
   ChangeCorrelator::ChangeCorrelator(size_t entries) :
     capacity_(entries == 0 ? 1 : entries),
     entries_(new Entry[capacity_]),

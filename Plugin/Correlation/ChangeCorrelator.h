@@ -15,8 +15,6 @@
 
 namespace IngestPerf
 {
-  uint64_t HashInstanceId(const char* id);
-
   class ChangeCorrelator
   {
   public:

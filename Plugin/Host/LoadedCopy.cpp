@@ -1,5 +1,7 @@
 #include "Host/LoadedCopy.h"
 
+#include "Labels/Hash.h"
+
 #include <link.h>
 
 #include <cstdio>
@@ -34,11 +36,9 @@ namespace IngestPerf
     {
       if (duplicateName.empty())
       {
-        uint32_t hash = 2166136261u;  // FNV-1a of the path: stable across restarts
-        for (const char c : LoadedCopy::Path())
-        {
-          hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
-        }
+        // From the path: stable across restarts.
+        const std::string path = LoadedCopy::Path();
+        const uint32_t hash = static_cast<uint32_t>(Fnv1a(path.data(), path.size()));
         char text[48];
         snprintf(text, sizeof(text), "ingest-perf-duplicate-%08x", hash);
         duplicateName = text;

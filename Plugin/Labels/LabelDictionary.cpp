@@ -1,5 +1,7 @@
 #include "Labels/LabelDictionary.h"
 
+#include "Labels/Hash.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -11,17 +13,6 @@ namespace IngestPerf
     constexpr uint32_t kWriting = 1;
     constexpr uint32_t kReady = 2;
     constexpr int kMaxSpin = 256;  // about 0.1-0.3 us of loads
-
-    uint64_t Hash(const char* value, size_t length)
-    {
-      uint64_t hash = 1469598103934665603ull;
-      for (size_t i = 0; i < length; i++)
-      {
-        hash ^= static_cast<unsigned char>(value[i]);
-        hash *= 1099511628211ull;
-      }
-      return hash;
-    }
   }
 
 
@@ -59,7 +50,7 @@ namespace IngestPerf
       return kNoneLabel;
     }
     length = std::min(length, kMaxValueLength);
-    const uint64_t hash = Hash(value, length);
+    const uint64_t hash = Fnv1a(value, length);
     const size_t start = hash % capacity_;
     // Insertion never goes further than kMaxProbe from a value's hash, so neither does a lookup:
     // a full dictionary answers an unknown value in at most kMaxProbe steps.

@@ -1,4 +1,5 @@
 #include "Correlation/ChangeCorrelator.h"
+#include "Labels/Hash.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +11,7 @@ using namespace IngestPerf;
 TEST(ChangeCorrelator, PairsStoredThenChange)
 {
   ChangeCorrelator correlator(1024);
-  const uint64_t key = HashInstanceId("f4dc202a-59ab0062-40b2d5e9-097c9d69-22be2c9b");
+  const uint64_t key = HashKey("f4dc202a-59ab0062-40b2d5e9-097c9d69-22be2c9b");
   EXPECT_FALSE(correlator.Stored(key, 1000, 77).paired);
   const ChangeCorrelator::Pairing pairing = correlator.NewInstanceChange(key, 1700);
   ASSERT_TRUE(pairing.paired);
@@ -24,7 +25,7 @@ TEST(ChangeCorrelator, PairsStoredThenChange)
 TEST(ChangeCorrelator, ChangeBeforeStoredGivesANegativeLag)
 {
   ChangeCorrelator correlator(1024);
-  const uint64_t key = HashInstanceId("a");
+  const uint64_t key = HashKey("a");
   EXPECT_FALSE(correlator.NewInstanceChange(key, 900).paired);
   const ChangeCorrelator::Pairing pairing = correlator.Stored(key, 1000, 88);
   ASSERT_TRUE(pairing.paired);
@@ -36,16 +37,16 @@ TEST(ChangeCorrelator, ChangeBeforeStoredGivesANegativeLag)
 TEST(ChangeCorrelator, RemembersChangesForDuplicateDetection)
 {
   ChangeCorrelator correlator(1024);
-  const uint64_t key = HashInstanceId("b");
+  const uint64_t key = HashKey("b");
   correlator.Stored(key, 1000, 88);
   correlator.NewInstanceChange(key, 1100);
   int64_t changeNs = 0;
   EXPECT_TRUE(correlator.EarlierChange(key, 5000, changeNs));  // a later ingest of the same instance
   EXPECT_EQ(1100, changeNs);
   EXPECT_FALSE(correlator.EarlierChange(key, 1050, changeNs));  // an ingest that started before the change
-  EXPECT_FALSE(correlator.EarlierChange(HashInstanceId("c"), 5000, changeNs));
+  EXPECT_FALSE(correlator.EarlierChange(HashKey("c"), 5000, changeNs));
   // Deleted since: a re-send is not judged against that store any more.
-  correlator.InstanceDeleted(HashInstanceId("c"));  // another instance: no effect
+  correlator.InstanceDeleted(HashKey("c"));  // another instance: no effect
   EXPECT_TRUE(correlator.EarlierChange(key, 5000, changeNs));
   correlator.InstanceDeleted(key);
   EXPECT_FALSE(correlator.EarlierChange(key, 5000, changeNs));
@@ -66,8 +67,8 @@ TEST(ChangeCorrelator, AnotherInstanceOnTheSameEntryReplacesIt)
 
 TEST(ChangeCorrelator, HashNeverReturnsTheEmptyKey)
 {
-  EXPECT_NE(0u, HashInstanceId(""));
-  EXPECT_NE(HashInstanceId("x"), HashInstanceId("y"));
+  EXPECT_NE(0u, HashKey(""));
+  EXPECT_NE(HashKey("x"), HashKey("y"));
 }
 
 
