@@ -109,11 +109,10 @@ namespace IngestPerf
       {
         return false;
       }
-      OrthancPluginContext* context = OrthancSdk::Context();
       const int64_t start = MonotonicNowNs();
       insideDelegatedTranscode = true;
-      OrthancPluginDicomInstance* result =
-        OrthancPluginTranscodeDicomInstance(context, buffer, static_cast<uint32_t>(size), allowedSyntaxes[0]);
+      const OrthancSdk::DicomInstance result =
+        OrthancSdk::Transcode(buffer, static_cast<uint32_t>(size), allowedSyntaxes[0]);
       insideDelegatedTranscode = false;
       const int64_t end = MonotonicNowNs();
       delegatedNs = end - start;
@@ -121,9 +120,7 @@ namespace IngestPerf
       {
         return false;  // Orthanc's own attempt after ours will fail the same way, and report it
       }
-      const bool serialized =
-        OrthancPluginSerializeDicomInstance(context, transcoded, result) == OrthancPluginErrorCode_Success;
-      OrthancPluginFreeDicomInstance(context, result);
+      const bool serialized = OrthancSdk::Serialize(transcoded, result);
       if (serialized)
       {
         timeline.TranscodeFinished(end);
@@ -157,9 +154,8 @@ namespace IngestPerf
     {
       InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
       // The origin is one more SDK call: only paid when no ReceivedInstance opened the record.
-      const Transport transport = timeline.HasOpenInstance()
-                                    ? timeline.OpenTransport()
-                                    : TransportOf(OrthancPluginGetInstanceOrigin(OrthancSdk::Context(), instance));
+      const Transport transport =
+        timeline.HasOpenInstance() ? timeline.OpenTransport() : TransportOf(OrthancSdk::InstanceOrigin(instance));
       timeline.Filtered(now, transport, isCStoreFilter, Pipeline().recorder);
     }
 
@@ -188,36 +184,33 @@ namespace IngestPerf
     StoredEvent DescribeStored(int64_t now, const InstanceTimeline& timeline,
                                const OrthancPluginDicomInstance* instance, const char* instanceId)
     {
-      OrthancPluginContext* context = OrthancSdk::Context();
       StoredEvent event{};
       event.nowNs = now;
       event.wallNowNs = WallNowNs();
       event.instanceKey = HashKey(instanceId);
       const bool received = timeline.OpenedByReceivedInstance();
       const bool unchanged = received && !ingestTranscoding && !timeline.TranscodeAttempted();
-      event.transport =
-        received ? timeline.OpenTransport() : TransportOf(OrthancPluginGetInstanceOrigin(context, instance));
+      event.transport = received ? timeline.OpenTransport() : TransportOf(OrthancSdk::InstanceOrigin(instance));
       // The metadata strings belong to the instance: borrowed for the duration of this callback.
-      event.storedBytes =
-        unchanged ? timeline.ReceivedBytes() : static_cast<uint64_t>(OrthancPluginGetInstanceSize(context, instance));
+      event.storedBytes = unchanged ? timeline.ReceivedBytes() : OrthancSdk::InstanceSize(instance);
       event.labels.storedSyntax = (unchanged && timeline.ReceivedSyntax() != nullptr)
                                     ? timeline.ReceivedSyntax()
-                                    : OrthancPluginGetInstanceMetadata(context, instance, "TransferSyntax");
+                                    : OrthancSdk::InstanceMetadata(instance, "TransferSyntax");
       event.labels.sopClass = (received && timeline.ReceivedSopClass() != nullptr)
                                 ? timeline.ReceivedSopClass()
-                                : OrthancPluginGetInstanceMetadata(context, instance, "SopClassUid");
+                                : OrthancSdk::InstanceMetadata(instance, "SopClassUid");
       event.receptionSecond = -1;
       if (needsReceptionDate)
       {
-        ParseReceptionDate(event.receptionSecond, OrthancPluginGetInstanceMetadata(context, instance, "ReceptionDate"));
+        ParseReceptionDate(event.receptionSecond, OrthancSdk::InstanceMetadata(instance, "ReceptionDate"));
       }
       if (event.transport == Transport::Dicom)
       {
-        const char* aet = OrthancPluginGetInstanceRemoteAet(context, instance);
+        const char* aet = OrthancSdk::InstanceRemoteAet(instance);
         event.peerKey = HashKey(aet);
         event.labels.remoteAet = aet;
-        event.labels.calledAet = OrthancPluginGetInstanceMetadata(context, instance, "CalledAET");
-        event.labels.remoteIp = OrthancPluginGetInstanceMetadata(context, instance, "RemoteIP");
+        event.labels.calledAet = OrthancSdk::InstanceMetadata(instance, "CalledAET");
+        event.labels.remoteIp = OrthancSdk::InstanceMetadata(instance, "RemoteIP");
       }
       else if (event.transport == Transport::Rest && timeline.HttpRemoteIp() != nullptr)
       {
@@ -225,7 +218,7 @@ namespace IngestPerf
       }
       else
       {
-        event.labels.remoteIp = OrthancPluginGetInstanceMetadata(context, instance, "RemoteIP");
+        event.labels.remoteIp = OrthancSdk::InstanceMetadata(instance, "RemoteIP");
       }
       return event;
     }
@@ -266,8 +259,8 @@ namespace IngestPerf
       state.registered = (code == OrthancPluginErrorCode_Success);
       if (!state.registered)
       {
-        state.reason = std::string("Orthanc refused the registration of ") + what + ": " +
-                       OrthancPluginGetErrorDescription(OrthancSdk::Context(), code);
+        state.reason =
+          std::string("Orthanc refused the registration of ") + what + ": " + OrthancSdk::ErrorDescription(code);
       }
       return state;
     }
@@ -358,15 +351,13 @@ namespace IngestPerf
     needsReceptionDate = !configuration.overwriteInstances;
     ingestTranscoding = configuration.ingestTranscoding;
 
-    OrthancPluginContext* context = OrthancSdk::Context();
     HookRegistrations result;
 
-    result.httpRequestFilter =
-      Registered(OrthancPluginRegisterIncomingHttpRequestFilter2(context, OnHttpRequest), "the HTTP request filter");
+    result.httpRequestFilter = Registered(OrthancSdk::RegisterHttpFilter(OnHttpRequest), "the HTTP request filter");
 
     if (configuration.receivedInstanceCallback)
     {
-      result.receivedInstance = Registered(OrthancPluginRegisterReceivedInstanceCallback(context, OnReceivedInstance),
+      result.receivedInstance = Registered(OrthancSdk::RegisterReceivedInstance(OnReceivedInstance),
                                            "the ReceivedInstanceCallback (another plugin owns it)");
     }
     else
@@ -376,8 +367,7 @@ namespace IngestPerf
 
     if (configuration.ingestTranscoding && configuration.transcodeTiming != TranscodeTiming::Off)
     {
-      result.transcoder =
-        Registered(OrthancPluginRegisterTranscoderCallback(context, OnTranscode), "the transcoder callback");
+      result.transcoder = Registered(OrthancSdk::RegisterTranscoder(OnTranscode), "the transcoder callback");
     }
     else
     {
@@ -386,14 +376,14 @@ namespace IngestPerf
                                    : "IngestTranscoding is not configured: no transcoding on ingest";
     }
 
-    result.instanceFilter = Registered(OrthancPluginRegisterIncomingDicomInstanceFilter(context, OnInstanceFilter),
-                                       "the incoming DICOM instance filter");
-    result.cstoreFilter = Registered(OrthancPluginRegisterIncomingCStoreInstanceFilter(context, OnCStoreFilter),
-                                     "the incoming C-STORE instance filter");
+    result.instanceFilter =
+      Registered(OrthancSdk::RegisterInstanceFilter(OnInstanceFilter), "the incoming DICOM instance filter");
+    result.cstoreFilter =
+      Registered(OrthancSdk::RegisterCStoreFilter(OnCStoreFilter), "the incoming C-STORE instance filter");
 
-    OrthancPluginRegisterOnStoredInstanceCallback(context, OnStoredInstance);
+    OrthancSdk::RegisterOnStored(OnStoredInstance);
     result.storedInstance = RegisteredVoid();
-    OrthancPluginRegisterOnChangeCallback(context, OnChange);
+    OrthancSdk::RegisterOnChange(OnChange);
     result.change = RegisteredVoid();
     return result;
   }

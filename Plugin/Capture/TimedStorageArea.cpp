@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 namespace IngestPerf
 {
@@ -121,17 +122,10 @@ namespace IngestPerf
     // The configuration path Orthanc was started with: its first argument that is not an option.
     std::string ConfigurationArgument()
     {
-      OrthancPluginContext* context = OrthancSdk::Context();
-      const uint32_t count = OrthancPluginGetCommandLineArgumentsCount(context);
-      for (uint32_t i = 1; i < count; i++)
+      const std::vector<std::string> arguments = OrthancSdk::CommandLineArguments();
+      for (size_t i = 1; i < arguments.size(); i++)
       {
-        char* argument = OrthancPluginGetCommandLineArgument(context, i);
-        if (argument == nullptr)
-        {
-          continue;
-        }
-        const std::string value(argument);
-        OrthancPluginFreeString(context, argument);
+        const std::string& value = arguments[i];
         if (!value.empty() && value[0] != '-')
         {
           return value;
@@ -172,20 +166,12 @@ namespace IngestPerf
     }
     storeDicom = configuration.storeDicom;
 
-    // The SDK wrapper drops the return code; ask Orthanc directly to learn whether another plugin
-    // registered a storage area first.
-    _OrthancPluginRegisterStorageArea2 params;
-    params.create = Create;
-    params.readWhole = ReadWhole;
-    params.readRange = ReadRange;
-    params.remove = Remove;
-    OrthancPluginContext* context = OrthancSdk::Context();
-    const OrthancPluginErrorCode code =
-      context->InvokeService(context, _OrthancPluginService_RegisterStorageArea2, &params);
+    // Refused when another plugin registered a storage area first.
+    const OrthancPluginErrorCode code = OrthancSdk::RegisterStorageArea(Create, ReadWhole, ReadRange, Remove);
     if (code != OrthancPluginErrorCode_Success)
     {
-      state.reason = std::string("Orthanc refused the storage area (") +
-                     OrthancPluginGetErrorDescription(context, code) + "): a plugin loaded earlier holds it";
+      state.reason = std::string("Orthanc refused the storage area (") + OrthancSdk::ErrorDescription(code) +
+                     "): a plugin loaded earlier holds it";
       storage.reset();
       return state;
     }

@@ -20,7 +20,7 @@ namespace IngestPerf
 
     using OrthancString = std::unique_ptr<char, StringFree>;
 
-    std::string Serialize(const Json::Value& body)
+    std::string ToJsonText(const Json::Value& body)
     {
       Json::StreamWriterBuilder builder;
       builder["indentation"] = "  ";
@@ -97,14 +97,14 @@ namespace IngestPerf
 
   void OrthancSdk::AnswerJson(OrthancPluginRestOutput* output, const Json::Value& body)
   {
-    const std::string text = Serialize(body);
+    const std::string text = ToJsonText(body);
     OrthancPluginAnswerBuffer(globalContext, output, text.c_str(), text.size(), "application/json");
   }
 
 
   void OrthancSdk::AnswerError(OrthancPluginRestOutput* output, uint16_t status, const Json::Value& body)
   {
-    const std::string text = Serialize(body);
+    const std::string text = ToJsonText(body);
     OrthancPluginSetHttpHeader(globalContext, output, "Content-Type", "application/json");
     OrthancPluginSendHttpStatus(globalContext, output, status, text.c_str(), static_cast<uint32_t>(text.size()));
   }
@@ -115,5 +115,129 @@ namespace IngestPerf
     Json::Value body;
     body["error"] = std::string("internal error in the ingest-perf plugin: ") + what;
     AnswerError(output, 500, body);
+  }
+
+
+  void OrthancSdk::AnswerMethodNotAllowed(OrthancPluginRestOutput* output, const char* allowed)
+  {
+    OrthancPluginSendMethodNotAllowed(globalContext, output, allowed);
+  }
+
+
+  const char* OrthancSdk::ErrorDescription(OrthancPluginErrorCode code)
+  {
+    return OrthancPluginGetErrorDescription(globalContext, code);
+  }
+
+
+  bool OrthancSdk::CheckVersion()
+  {
+    return OrthancPluginCheckVersion(globalContext) != 0;
+  }
+
+
+  void OrthancSdk::SetDescription(const char* name, const char* description)
+  {
+    // As OrthancPluginSetDescription, with the name this copy registered under (the SDK's inline
+    // reads it from the entry point, which the unit tests do not link).
+    _OrthancPluginSetPluginProperty params;
+    params.plugin = name;
+    params.property = _OrthancPluginProperty_Description;
+    params.value = description;
+    globalContext->InvokeService(globalContext, _OrthancPluginService_SetPluginProperty, &params);
+  }
+
+
+  void OrthancSdk::RegisterRoute(const char* path, OrthancPluginRestCallback callback)
+  {
+    OrthancPluginRegisterRestCallbackNoLock(globalContext, path, callback);
+  }
+
+
+  OrthancPluginErrorCode OrthancSdk::RegisterHttpFilter(OrthancPluginIncomingHttpRequestFilter2 callback)
+  {
+    return OrthancPluginRegisterIncomingHttpRequestFilter2(globalContext, callback);
+  }
+
+
+  OrthancPluginErrorCode OrthancSdk::RegisterReceivedInstance(OrthancPluginReceivedInstanceCallback callback)
+  {
+    return OrthancPluginRegisterReceivedInstanceCallback(globalContext, callback);
+  }
+
+
+  OrthancPluginErrorCode OrthancSdk::RegisterTranscoder(OrthancPluginTranscoderCallback callback)
+  {
+    return OrthancPluginRegisterTranscoderCallback(globalContext, callback);
+  }
+
+
+  OrthancPluginErrorCode OrthancSdk::RegisterInstanceFilter(OrthancPluginIncomingDicomInstanceFilter callback)
+  {
+    return OrthancPluginRegisterIncomingDicomInstanceFilter(globalContext, callback);
+  }
+
+
+  OrthancPluginErrorCode OrthancSdk::RegisterCStoreFilter(OrthancPluginIncomingCStoreInstanceFilter callback)
+  {
+    return OrthancPluginRegisterIncomingCStoreInstanceFilter(globalContext, callback);
+  }
+
+
+  void OrthancSdk::RegisterOnStored(OrthancPluginOnStoredInstanceCallback callback)
+  {
+    OrthancPluginRegisterOnStoredInstanceCallback(globalContext, callback);
+  }
+
+
+  void OrthancSdk::RegisterOnChange(OrthancPluginOnChangeCallback callback)
+  {
+    OrthancPluginRegisterOnChangeCallback(globalContext, callback);
+  }
+
+
+  OrthancPluginErrorCode OrthancSdk::RegisterStorageArea(OrthancPluginStorageCreate create,
+                                                         OrthancPluginStorageReadWhole readWhole,
+                                                         OrthancPluginStorageReadRange readRange,
+                                                         OrthancPluginStorageRemove remove)
+  {
+    _OrthancPluginRegisterStorageArea2 params;
+    params.create = create;
+    params.readWhole = readWhole;
+    params.readRange = readRange;
+    params.remove = remove;
+    return globalContext->InvokeService(globalContext, _OrthancPluginService_RegisterStorageArea2, &params);
+  }
+
+
+  std::vector<std::string> OrthancSdk::CommandLineArguments()
+  {
+    std::vector<std::string> arguments;
+    const uint32_t count = OrthancPluginGetCommandLineArgumentsCount(globalContext);
+    for (uint32_t i = 0; i < count; i++)
+    {
+      const OrthancString argument(OrthancPluginGetCommandLineArgument(globalContext, i));
+      arguments.emplace_back(argument ? argument.get() : "");
+    }
+    return arguments;
+  }
+
+
+  void OrthancSdk::DicomInstanceFree::operator()(OrthancPluginDicomInstance* instance) const
+  {
+    OrthancPluginFreeDicomInstance(globalContext, instance);
+  }
+
+
+  OrthancSdk::DicomInstance OrthancSdk::Transcode(const void* buffer, uint32_t size, const char* syntax)
+  {
+    return DicomInstance(OrthancPluginTranscodeDicomInstance(globalContext, buffer, size, syntax));
+  }
+
+
+  bool OrthancSdk::Serialize(OrthancPluginMemoryBuffer* target, const DicomInstance& instance)
+  {
+    return instance &&
+           OrthancPluginSerializeDicomInstance(globalContext, target, instance.get()) == OrthancPluginErrorCode_Success;
   }
 }

@@ -1,13 +1,16 @@
-// The only place that talks to the Orthanc plugin C SDK for things other than the ingest
-// callbacks: RAII for the strings the SDK allocates, logging, the configuration, answering REST
-// calls, and turning C++ exceptions into an OrthancPluginErrorCode.
+// The only place that talks to the Orthanc plugin C SDK: registrations, what the hot path asks of
+// an instance (inline, no cost over the C call), RAII for what the SDK allocates, logging, the
+// configuration, answering REST calls, and turning C++ exceptions into an OrthancPluginErrorCode.
+// The callbacks themselves are the SDK's C signatures, defined where they are registered.
 #pragma once
 
 #include <orthanc/OrthancCPlugin.h>
 
 #include <json/value.h>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace IngestPerf
 {
@@ -35,6 +38,58 @@ namespace IngestPerf
     OrthancPluginErrorCode GuardRest(OrthancPluginRestOutput* output, Handler handler);
 
     void AnswerInternalError(OrthancPluginRestOutput* output, const char* what);
+    void AnswerMethodNotAllowed(OrthancPluginRestOutput* output, const char* allowed);
+
+    // Registrations. Those that can be refused return the SDK's code; ErrorDescription names it.
+    const char* ErrorDescription(OrthancPluginErrorCode code);
+    bool CheckVersion();
+    void SetDescription(const char* name, const char* description);
+    void RegisterRoute(const char* path, OrthancPluginRestCallback callback);  // without Orthanc's lock
+    OrthancPluginErrorCode RegisterHttpFilter(OrthancPluginIncomingHttpRequestFilter2 callback);
+    OrthancPluginErrorCode RegisterReceivedInstance(OrthancPluginReceivedInstanceCallback callback);
+    OrthancPluginErrorCode RegisterTranscoder(OrthancPluginTranscoderCallback callback);
+    OrthancPluginErrorCode RegisterInstanceFilter(OrthancPluginIncomingDicomInstanceFilter callback);
+    OrthancPluginErrorCode RegisterCStoreFilter(OrthancPluginIncomingCStoreInstanceFilter callback);
+    void RegisterOnStored(OrthancPluginOnStoredInstanceCallback callback);
+    void RegisterOnChange(OrthancPluginOnChangeCallback callback);
+    // The storage area, with the SDK's code (its own wrapper drops it: a plugin loaded earlier may
+    // hold the storage area).
+    OrthancPluginErrorCode RegisterStorageArea(OrthancPluginStorageCreate create,
+                                               OrthancPluginStorageReadWhole readWhole,
+                                               OrthancPluginStorageReadRange readRange,
+                                               OrthancPluginStorageRemove remove);
+
+    // Orthanc's command line, argument `index` ("" when absent).
+    std::vector<std::string> CommandLineArguments();
+
+    // What OnStored asks of the instance: strings owned by the instance, valid during the callback.
+    inline OrthancPluginInstanceOrigin InstanceOrigin(const OrthancPluginDicomInstance* instance)
+    {
+      return OrthancPluginGetInstanceOrigin(Context(), instance);
+    }
+    inline uint64_t InstanceSize(const OrthancPluginDicomInstance* instance)
+    {
+      return static_cast<uint64_t>(OrthancPluginGetInstanceSize(Context(), instance));
+    }
+    inline const char* InstanceMetadata(const OrthancPluginDicomInstance* instance, const char* name)
+    {
+      return OrthancPluginGetInstanceMetadata(Context(), instance, name);
+    }
+    inline const char* InstanceRemoteAet(const OrthancPluginDicomInstance* instance)
+    {
+      return OrthancPluginGetInstanceRemoteAet(Context(), instance);
+    }
+
+    struct DicomInstanceFree
+    {
+      void operator()(OrthancPluginDicomInstance* instance) const;
+    };
+    using DicomInstance = std::unique_ptr<OrthancPluginDicomInstance, DicomInstanceFree>;
+
+    // Transcodes through Orthanc's transcoders (the other plugins', then DCMTK); null when nobody could.
+    DicomInstance Transcode(const void* buffer, uint32_t size, const char* syntax);
+    // Into `target`, which Orthanc then owns.
+    bool Serialize(OrthancPluginMemoryBuffer* target, const DicomInstance& instance);
   }
 
 

@@ -73,7 +73,7 @@ extern "C"
                              "or by an explicit entry in \"Plugins\", not both");
       return 0;
     }
-    if (!OrthancPluginCheckVersion(context))
+    if (!OrthancSdk::CheckVersion())
     {
       // Refusing would stop Orthanc (a plugin that fails to initialize stops it): stay inert instead.
       OrthancSdk::LogError(std::string("IngestPerf: this plugin needs Orthanc 1.10.1 or newer, running ") +
@@ -103,8 +103,8 @@ extern "C"
 
     try
     {
-      OrthancPluginSetDescription(context,
-                                  "Times every phase of DICOM ingest and serves the breakdown at /perf/stats.");
+      OrthancSdk::SetDescription(LoadedCopy::PluginName(),
+                                 "Times every phase of DICOM ingest and serves the breakdown at /perf/stats.");
       if (status.configuration.enable)
       {
         Start();

@@ -25,7 +25,7 @@ namespace IngestPerf
     {
       if (request->method != method)
       {
-        OrthancPluginSendMethodNotAllowed(OrthancSdk::Context(), output, allowed);
+        OrthancSdk::AnswerMethodNotAllowed(output, allowed);
         return false;
       }
       return true;
@@ -215,8 +215,7 @@ namespace IngestPerf
   void RegisterRestRoutes(const PluginStatus& pluginStatus)
   {
     status = &pluginStatus;
-    OrthancPluginContext* context = OrthancSdk::Context();
-    OrthancPluginRegisterRestCallbackNoLock(context, "/perf/stats", StatsRoute);
-    OrthancPluginRegisterRestCallbackNoLock(context, "/perf/reset", ResetRoute);
+    OrthancSdk::RegisterRoute("/perf/stats", StatsRoute);
+    OrthancSdk::RegisterRoute("/perf/reset", ResetRoute);
   }
 }
