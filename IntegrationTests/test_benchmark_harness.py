@@ -68,3 +68,19 @@ def test_every_client_kind_and_the_document(bench, tmp_path):
     assert "| storescu | " in text and "| BM_OneEvent | 30.0 ns | <= 100 ns per event | met |" in text
     assert "![overhead](benchmarks/overhead.png)" in text
     assert "The null comparison gives" in text and "| HTTP x1, null comparison | 2 (6) |" in text
+
+
+def test_plugin_cost_command_in_miniature(plugin_path):
+    """Benchmarks/plugin_cost.py, whose figures docs/benchmarks.md gives: it runs, counts every
+    instance and prints a cost for each transport."""
+    import subprocess
+    import sys
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Benchmarks", "plugin_cost.py")
+    result = subprocess.run([sys.executable, script, "--plugin", plugin_path, "--instances", "4", "--rounds", "1"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = [line for line in result.stdout.splitlines() if line.startswith("| /")]
+    assert [row.split("|")[2].strip() for row in rows] == ["http", "dicom"]
+    for row in rows:
+        assert float(row.split("|")[3]) > 0
+        assert row.split("|")[5].strip()  # the medians of the callbacks timed (1 call in 17)
