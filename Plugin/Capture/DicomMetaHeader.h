@@ -5,13 +5,13 @@
 // SDK call for these two labels.
 #pragma once
 
+#include "Labels/RawLabels.h"
+
 #include <cstddef>
 #include <cstdint>
 
 namespace IngestPerf
 {
-  constexpr size_t kMaxUidLength = 64;
-
   struct MetaHeader
   {
     char sopClass[kMaxUidLength + 1];        // "" when absent

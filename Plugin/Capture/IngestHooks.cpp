@@ -1,7 +1,8 @@
 #include "Capture/IngestHooks.h"
-#include "Labels/Hash.h"
 
+#include "Capture/DicomMetaHeader.h"
 #include "Correlation/ChangeCorrelator.h"
+#include "Labels/Hash.h"
 #include "Recording/DuplicateDetection.h"
 #include "Recording/IngestPipeline.h"
 #include "Timeline/MonotonicClock.h"

@@ -5,6 +5,7 @@
 
 #include "Labels/InstanceLabels.h"
 #include "Labels/LabelDictionary.h"
+#include "Labels/RawLabels.h"
 
 #include <array>
 #include <memory>
@@ -12,17 +13,6 @@
 
 namespace IngestPerf
 {
-  // Borrowed C strings, valid during the callback; nullptr or "" for "(none)".
-  struct RawLabels
-  {
-    const char* remoteAet = nullptr;
-    const char* remoteIp = nullptr;
-    const char* calledAet = nullptr;
-    const char* receivedSyntax = nullptr;
-    const char* storedSyntax = nullptr;
-    const char* sopClass = nullptr;
-  };
-
   class LabelCatalog
   {
   public:

@@ -8,9 +8,8 @@
 // Nothing here allocates, locks or does I/O.
 #pragma once
 
-#include "Capture/DicomMetaHeader.h"
 #include "Metrics/IngestVocabulary.h"
-#include "Labels/LabelCatalog.h"
+#include "Labels/RawLabels.h"
 
 #include <atomic>
 #include <cstdint>
