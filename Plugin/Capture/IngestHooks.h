@@ -3,6 +3,8 @@
 // the answer that lets the ingest go on unchanged. An exception is counted, never propagated.
 #pragma once
 
+#include "Host/PluginStatus.h"
+
 #include "Host/Configuration.h"
 
 #include <string>
@@ -10,22 +12,6 @@
 namespace IngestPerf
 {
 
-  struct HookState
-  {
-    bool registered = false;
-    std::string reason;  // why not, when not registered
-  };
-
-  struct HookRegistrations
-  {
-    HookState httpRequestFilter;
-    HookState receivedInstance;
-    HookState transcoder;
-    HookState instanceFilter;
-    HookState cstoreFilter;
-    HookState storedInstance;
-    HookState change;
-  };
 
   // Registers every ingest hook the configuration asks for. The pipeline must outlive Orthanc's
   // use of the callbacks (the whole plugin lifetime).

@@ -7,15 +7,12 @@
 // log and in /perf/stats, and responseSend stays unobservable.
 #pragma once
 
+#include "Host/PluginStatus.h"
+
 #include <string>
 
 namespace IngestPerf
 {
-  struct RestAnswerState
-  {
-    bool active = false;
-    std::string reason;
-  };
 
   // Why the answer of a REST ingest is not timed (one text, used by the log and every export).
 

@@ -6,6 +6,8 @@
 // was written, which splits persist into storagePrepare, storageWrite and indexUpdate.
 #pragma once
 
+#include "Host/PluginStatus.h"
+
 #include "Host/Configuration.h"
 
 #include <string>
@@ -13,13 +15,6 @@
 namespace IngestPerf
 {
 
-  struct StorageAreaState
-  {
-    bool requested = false;
-    bool active = false;
-    std::string reason;  // why not active, when requested
-    std::string root;
-  };
 
   // Registers the storage area if the configuration asks for it and no other plugin holds or will
   // hold the storage. Never fails Orthanc's start-up: a refusal is reported in the state.

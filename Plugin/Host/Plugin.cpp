@@ -3,6 +3,8 @@
 //            -> StatsSnapshot -> JsonExporter -> RestRoutes.
 #include "Host/Configuration.h"
 #include "Capture/IngestHooks.h"
+#include "Capture/RestAnswerTiming.h"
+#include "Capture/TimedStorageArea.h"
 #include "Recording/IngestPipeline.h"
 #include "Host/LoadedCopy.h"
 #include "Timeline/MonotonicClock.h"

@@ -3,9 +3,6 @@
 #pragma once
 
 #include "Host/Configuration.h"
-#include "Capture/IngestHooks.h"
-#include "Capture/RestAnswerTiming.h"
-#include "Capture/TimedStorageArea.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +10,37 @@
 
 namespace IngestPerf
 {
+  struct HookState
+  {
+    bool registered = false;
+    std::string reason;  // why not, when not registered
+  };
+
+  struct HookRegistrations
+  {
+    HookState httpRequestFilter;
+    HookState receivedInstance;
+    HookState transcoder;
+    HookState instanceFilter;
+    HookState cstoreFilter;
+    HookState storedInstance;
+    HookState change;
+  };
+
+  struct StorageAreaState
+  {
+    bool requested = false;
+    bool active = false;
+    std::string reason;  // why not active, when requested
+    std::string root;
+  };
+
+  struct RestAnswerState
+  {
+    bool active = false;
+    std::string reason;
+  };
+
   struct PluginStatus
   {
     std::string pluginVersion;

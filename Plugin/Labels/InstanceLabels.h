@@ -3,7 +3,7 @@
 // (the dictionary was full), id 1 "(none)" (not applicable, e.g. a calling AET over HTTP).
 #pragma once
 
-#include "Metrics/IngestVocabulary.h"
+#include "Vocabulary/IngestVocabulary.h"
 
 #include <array>
 #include <cstddef>

@@ -4,7 +4,7 @@
 // write is an atomic operation; there is no lock. Readers take snapshots.
 #pragma once
 
-#include "Metrics/IngestVocabulary.h"
+#include "Vocabulary/IngestVocabulary.h"
 #include "Metrics/InstanceRecord.h"
 #include "Labels/InstanceLabels.h"
 #include "Metrics/RateWindow.h"

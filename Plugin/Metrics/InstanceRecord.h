@@ -2,7 +2,7 @@
 // aggregate counts. The aggregate records it as it is, without knowing the timeline it came from.
 #pragma once
 
-#include "Metrics/IngestVocabulary.h"
+#include "Vocabulary/IngestVocabulary.h"
 
 #include <array>
 #include <cstdint>

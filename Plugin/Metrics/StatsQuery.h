@@ -5,7 +5,7 @@
 
 #include "Labels/InstanceLabels.h"
 #include "Labels/LabelCatalog.h"
-#include "Metrics/IngestVocabulary.h"
+#include "Vocabulary/IngestVocabulary.h"
 
 #include <functional>
 #include <string>

@@ -2,7 +2,7 @@
 // need and nothing they could use to reach back into the hot path.
 #pragma once
 
-#include "Metrics/IngestVocabulary.h"
+#include "Vocabulary/IngestVocabulary.h"
 #include "Metrics/Histogram.h"
 
 #include <array>

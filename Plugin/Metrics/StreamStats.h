@@ -6,7 +6,7 @@
 #pragma once
 
 #include "Metrics/Histogram.h"
-#include "Metrics/IngestVocabulary.h"
+#include "Vocabulary/IngestVocabulary.h"
 #include "Metrics/InstanceRecord.h"
 #include "Metrics/StatsSnapshot.h"
 

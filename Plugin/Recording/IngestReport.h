@@ -3,7 +3,7 @@
 // Exporters turn it into documents and know nothing else.
 #pragma once
 
-#include "Capture/OpenConnections.h"
+#include "Correlation/OpenConnections.h"
 #include "Correlation/AssociationTracker.h"
 #include "Correlation/ChangeQueueStats.h"
 #include "Host/PluginStatus.h"

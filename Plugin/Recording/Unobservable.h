@@ -4,7 +4,7 @@
 #pragma once
 
 #include "Host/PluginStatus.h"
-#include "Metrics/IngestVocabulary.h"
+#include "Vocabulary/IngestVocabulary.h"
 
 #include <vector>
 

@@ -8,7 +8,7 @@
 // Nothing here allocates, locks or does I/O.
 #pragma once
 
-#include "Metrics/IngestVocabulary.h"
+#include "Vocabulary/IngestVocabulary.h"
 #include "Labels/RawLabels.h"
 
 #include <atomic>

@@ -1,4 +1,4 @@
-#include "Metrics/IngestVocabulary.h"
+#include "Vocabulary/IngestVocabulary.h"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "Capture/OpenConnections.h"
+#include "Correlation/OpenConnections.h"
 
 #include <cstdio>
 #include <fstream>
