@@ -72,3 +72,16 @@ def test_every_client_kind_and_the_document(bench, tmp_path):
     assert "| storescu | " in text and "| BM_OneEvent | 30.0 ns | <= 100 ns per event | met |" in text
     assert "![overhead](benchmarks/overhead.png)" in text
     assert "The null comparison gives" in text and "| HTTP x1, null comparison | 2 (6) |" in text
+
+
+def test_the_callgrind_section_survives_a_rewrite(tmp_path):
+    """docs/benchmarks.md is rewritten by every full benchmark run; the section that
+    Benchmarks/instruction_count.py's figures go into is kept, at its place."""
+    path = tmp_path / "benchmarks.md"
+    section = ["## Instructions per instance (callgrind)", "", "| a | b |", "| --- | --- |", "| 1 | 2 |"]
+    path.write_text("\n".join(["# Benchmarks", "", "## Overhead of the plugin", "old", ""] + section +
+                              ["", "", "## Compared with the published Orthanc figures", "old", ""]))
+    new = ["# Benchmarks", "", "## Overhead of the plugin", "new", "", "## Compared with the published Orthanc figures",
+           "new", ""]
+    assert document.keep_sections(str(path), new) == new[:5] + section + [""] + new[5:]
+    assert document.keep_sections(str(tmp_path / "none.md"), new) == new  # a first run: nothing to keep
