@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Instructions Orthanc executes per stored instance, without and with the plugin, counted by
 Valgrind's callgrind: an overhead figure that scheduling noise cannot blur (the throughput A/B of
-docs/benchmarks.md resolves about 2.5%; this count resolves about 0.05%).
+docs/benchmarks.md resolves about 2.5%; this count resolves about 0.05%, see the null configuration).
 
   .venv/bin/python Benchmarks/instruction_count.py [--plugin PATH] [--orthanc 1.10.1,1.12.7]
       [--configurations default,every-opt-in,...] [--transports http,dicom] [--instances 40]
@@ -24,7 +24,7 @@ correction removes what the wall clock would otherwise leak into the count (call
 times slower than native: ~130k idle Ir/s are ~0.2% of a window). Both sides store byte-identical
 series into a fresh Orthanc whose folder path has the same length, with glibc's malloc thresholds
 fixed (ORTHANC_ENVIRONMENT); what still differs between identical runs (network reads split
-differently, SQLite checkpoints, thread interleaving) is about 0.05% per instance, so each side
+differently, SQLite checkpoints, thread interleaving) is up to about 0.1% per instance, so each side
 runs --repeat times, alternating, and the figures are the medians. The `null` configuration
 compares the Orthanc without the plugin with itself: how far it strays from 0% is the resolution.
 
@@ -85,10 +85,12 @@ SERIES_SEEDS = {"http": 1001, "dicom": 1002}
 BASE_ORTHANC_OPTIONS = {"StableAge": 3600}
 # TCP_NODELAY: DCMTK in Orthanc makes no 40 ms Nagle waits, so less idle time in the windows.
 # GLIBC_TUNABLES: a fixed mmap threshold (128 KiB, glibc's initial value) instead of the one glibc
-# adapts to the history of frees; with it, where a 0.5 MB buffer comes from and when a thread's heap
-# is trimmed depend on how the threads happened to interleave, which moved identical runs by up to
-# 0.2% per instance. Fixed, identical runs agree within about 0.05%.
-ORTHANC_ENVIRONMENT = {"TCP_NODELAY": "1", "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=131072"}
+# adapts to the history of frees, and no trimming of the threads' heaps: otherwise where a 0.5 MB
+# buffer comes from, and when a heap shrinks and grows again, depend on how the threads happened to
+# interleave, which moved identical runs by up to 0.4% per instance (seen in arena.c's malloc and
+# free). With both fixed, 8 identical runs agreed within 0.09% (HTTP) and 0.13% (C-STORE).
+MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=4294967295"
+ORTHANC_ENVIRONMENT = {"TCP_NODELAY": "1", "GLIBC_TUNABLES": MALLOC_TUNABLES}
 TARGET_PERCENT = 0.5  # at most 0.5% more instructions per instance with the default configuration
 
 
