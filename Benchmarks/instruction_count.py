@@ -87,8 +87,9 @@ BASE_ORTHANC_OPTIONS = {"StableAge": 3600}
 # GLIBC_TUNABLES: a fixed mmap threshold (128 KiB, glibc's initial value) instead of the one glibc
 # adapts to the history of frees, and no trimming of the threads' heaps: otherwise where a 0.5 MB
 # buffer comes from, and when a heap shrinks and grows again, depend on how the threads happened to
-# interleave, which moved identical runs by up to 0.4% per instance (seen in arena.c's malloc and
-# free). With both fixed, 8 identical runs agreed within 0.09% (HTTP) and 0.13% (C-STORE).
+# interleave, which moved identical runs by up to 0.4% per instance. With both fixed, most identical
+# runs agree within 0.1%; about one run in ten still comes out ~0.3% lower (less work in glibc's
+# arena.c code; MALLOC_ARENA_MAX=1 does not remove it), which the median of 3 runs per side absorbs.
 MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=4294967295"
 ORTHANC_ENVIRONMENT = {"TCP_NODELAY": "1", "GLIBC_TUNABLES": MALLOC_TUNABLES}
 TARGET_PERCENT = 0.5  # at most 0.5% more instructions per instance with the default configuration
@@ -167,29 +168,31 @@ def timed_dump(pid, name):
 
 # --- callgrind output --------------------------------------------------------------------------
 
-def parse_callgrind(path):
-    """{"total": Ir, "objects": {ELF object: self Ir}} of one callgrind output file.
+def parse_callgrind(path, functions_of=None):
+    """{"total": Ir, "objects": {ELF object: self Ir}} of one callgrind output file, and with
+    functions_of (an object's file name), "functions": {function of that object: self Ir}.
 
     Self cost per object: every cost line counts for the object of the function it belongs to
     (the last `ob=`); the line after a `calls=` line is the inclusive cost of that call and is
     skipped. The sum over objects is checked against the file's own total."""
-    names = {}
+    names = {"ob": {}, "fn": {}}
     objects = collections.Counter()
+    functions = collections.Counter()
     header = {}
     current = None
+    function = None
     positions = 1
     event_index = None
     skip_call_cost = False
 
-    def resolve(spec):
+    def resolve(kind, spec):  # name compression: "(id) name" defines, "(id)" refers
         spec = spec.strip()
         if spec.startswith("("):
             key, _, name = spec.partition(")")
-            key = key + ")"
             name = name.strip()
             if name:
-                names[key] = name
-            return names[key]
+                names[kind][key] = name
+            return names[kind][key]
         return spec
 
     with open(path, "r", encoding="utf-8", errors="replace") as f:
@@ -201,13 +204,20 @@ def parse_callgrind(path):
                     continue
                 words = line.split()
                 if event_index is not None and len(words) > positions + event_index:
-                    objects[current] += int(words[positions + event_index])
+                    cost = int(words[positions + event_index])
+                    objects[current] += cost
+                    if functions_of is not None and current and os.path.basename(current) == functions_of:
+                        functions[function] += cost
                 continue
             skip_call_cost = False
             if line.startswith("ob="):
-                current = resolve(line[3:])
+                current = resolve("ob", line[3:])
             elif line.startswith("cob="):
-                resolve(line[4:])
+                resolve("ob", line[4:])
+            elif line.startswith("fn="):
+                function = resolve("fn", line[3:])
+            elif line.startswith("cfn="):
+                resolve("fn", line[4:])
             elif line.startswith("calls="):
                 skip_call_cost = True
             elif line.startswith("positions:"):
@@ -222,10 +232,13 @@ def parse_callgrind(path):
     if sum(objects.values()) != total:
         raise RuntimeError("%s: the costs per object add up to %d, the file says %d"
                            % (path, sum(objects.values()), total))
-    return {"total": total, "objects": dict(objects)}
+    result = {"total": total, "objects": dict(objects)}
+    if functions_of is not None:
+        result["functions"] = dict(functions)
+    return result
 
 
-def read_dumps(work_dir):
+def read_dumps(work_dir, functions_of=None):
     """{dump name: parsed file} for the dumps requested by name (the trigger "dump NAME")."""
     dumps = {}
     for name in os.listdir(work_dir):
@@ -235,7 +248,7 @@ def read_dumps(work_dir):
         with open(path, "r", encoding="utf-8", errors="replace") as f:
             triggers = [line.split(":", 2)[2].strip() for line in f if line.startswith("desc: Trigger:")]
         if triggers and triggers[0].startswith("dump "):
-            parsed = parse_callgrind(path)
+            parsed = parse_callgrind(path, functions_of)
             dumps[triggers[0][len("dump "):]] = parsed
     return dumps
 
@@ -285,8 +298,8 @@ def measure(work_dir, version, plugin, configuration, series, args):
         not_in_effect = orthanc.stats().get("notInEffect", []) if plugin else []
     finally:
         orthanc.stop(timeout=300)
-    dumps = read_dumps(work_dir)
     plugin_object = os.path.basename(plugin) if plugin else None
+    dumps = read_dumps(work_dir, plugin_object or "")
     result = {"orthanc": running, "plugin": plugin, "configuration": configuration, "notInEffect": not_in_effect,
               "transports": {}}
     for transport in args.transports:
@@ -309,6 +322,8 @@ def measure(work_dir, version, plugin, configuration, series, args):
             "idlePercentOfWindow": 100.0 * rate * seconds["ingestSeconds"] / ingest["total"],
             "pluginObjectIr": plugin_ir,
             "pluginObjectIrPerInstance": plugin_ir / args.instances,
+            "pluginFunctionsIrPerInstance": dict(sorted(((name, ir / args.instances) for name, ir in
+                                                         ingest["functions"].items()), key=lambda item: -item[1])[:15]),
             "irPerInstanceByObject": per_object,
         }
     for folder in ("storage", "index"):  # the instances are not needed any more; the counts are
@@ -350,6 +365,8 @@ def compare(withouts, withs, transport, configuration, version):
                median([r["irPerInstanceByObject"].get(name, 0) for r in a])) for name in objects]
     deltas.sort(key=lambda item: -abs(item[1]))
     row["deltaByObject"] = [{"object": name, "irPerInstance": delta} for name, delta in deltas[:8]]
+    middle = sorted(b, key=lambda r: r["irPerInstance"])[len(b) // 2]  # the median run with the plugin
+    row["pluginFunctions"] = middle.get("pluginFunctionsIrPerInstance", {})
     return row
 
 
@@ -460,6 +477,17 @@ def render_deltas(result):
     return "\n".join(lines)
 
 
+def render_functions(result, count=8):
+    lines = ["", "The plugin's own instructions per instance by function, default configuration (median run):"]
+    for row in result["rows"]:
+        if row["configuration"] != "default":
+            continue
+        parts = ["%s %s" % (name.split("(")[0].replace("IngestPerf::", ""), number(ir))
+                 for name, ir in list(row["pluginFunctions"].items())[:count]]
+        lines.append("  %s %s: %s" % (row["orthanc"], row["transport"], ", ".join(parts)))
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--plugin", default=default_plugin_path(), help="the plugin to measure (default %(default)s)")
@@ -503,6 +531,7 @@ def main():
             json.dump(result, f, indent=1)
     print(render(result, markdown=args.markdown))
     print(render_deltas(result))
+    print(render_functions(result))
     log("%.0f s; callgrind files in %s" % (result["seconds"], result["work"]))
 
 

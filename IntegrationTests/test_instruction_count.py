@@ -47,6 +47,9 @@ def test_counts_with_and_without_the_plugin(tmp_path, plugin_path, orthanc_versi
         assert 0 < row["pluginSharePercent"] < 5, row
         assert abs(row["changePercent"]) < 10, row
         assert row["notInEffect"] == []
+        # per function, the plugin's own instructions add up to its object's
+        assert sum(row["pluginFunctions"].values()) <= row["pluginObjectIrPerInstance"] * 1.000001
+        assert row["pluginFunctions"] and min(row["pluginFunctions"].values()) > 0, row["pluginFunctions"]
     for run in document["runs"]:
         assert run["orthanc"] == orthanc_version
         for transport in run["transports"].values():
@@ -105,6 +108,7 @@ def test_callgrind_file_is_read_per_object(tmp_path):
     assert parsed == {"total": 1110, "objects": {"/usr/sbin/Orthanc": 105, "/build/libOrthancIngestPerf.so": 1000,
                                                  "/usr/lib/x86_64-linux-gnu/libc.so.6": 5}}
     assert script.read_dumps(str(tmp_path)) == {"ingest-http": parsed}
+    assert script.parse_callgrind(str(path), "libOrthancIngestPerf.so")["functions"] == {"OnStored": 1000}
     path.write_text(CALLGRIND_FILE.replace("totals: 1110", "totals: 1111"))
     with pytest.raises(RuntimeError, match="add up to 1110"):
         script.parse_callgrind(str(path))
