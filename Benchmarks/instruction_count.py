@@ -482,7 +482,8 @@ def render_functions(result, count=8):
     for row in result["rows"]:
         if row["configuration"] != "default":
             continue
-        parts = ["%s %s" % (name.split("(")[0].replace("IngestPerf::", ""), number(ir))
+        parts = ["%s %s" % (name.replace("(anonymous namespace)::", "").split("(")[0].replace("IngestPerf::", ""),
+                            number(ir))
                  for name, ir in list(row["pluginFunctions"].items())[:count]]
         lines.append("  %s %s: %s" % (row["orthanc"], row["transport"], ", ".join(parts)))
     return "\n".join(lines) if len(lines) > 2 else ""
