@@ -84,3 +84,16 @@ def test_plugin_cost_command_in_miniature(plugin_path):
     for row in rows:
         assert float(row.split("|")[3]) > 0
         assert row.split("|")[5].strip()  # the medians of the callbacks timed (1 call in 17)
+
+
+def test_the_callgrind_section_survives_a_rewrite(tmp_path):
+    """docs/benchmarks.md is rewritten by every full benchmark run; the section that
+    Benchmarks/instruction_count.py's figures go into is kept, at its place."""
+    path = tmp_path / "benchmarks.md"
+    section = ["## Instructions per instance (callgrind)", "", "| a | b |", "| --- | --- |", "| 1 | 2 |"]
+    path.write_text("\n".join(["# Benchmarks", "", "## Overhead of the plugin", "old", ""] + section +
+                              ["", "", "## Compared with the published Orthanc figures", "old", ""]))
+    new = ["# Benchmarks", "", "## Overhead of the plugin", "new", "", "## Compared with the published Orthanc figures",
+           "new", ""]
+    assert document.keep_sections(str(path), new) == new[:5] + section + [""] + new[5:]
+    assert document.keep_sections(str(tmp_path / "none.md"), new) == new  # a first run: nothing to keep

@@ -4,8 +4,10 @@
 # /root and the folders listed in $INGEST_PERF_BIND (colon-separated) visible at the same paths, so
 # that configuration files, storage folders and plugins given as host paths work unchanged. It
 # shares the host's network, so clients on the host reach it on loopback. $INGEST_PERF_ORTHANC_PRELOAD
-# becomes Orthanc's LD_PRELOAD (paths as seen in the root), and only Orthanc's. Used by the integration
-# tests (orthanc_process.py) and by Resources/compare-orthanc-suite.py (--orthanc).
+# becomes Orthanc's LD_PRELOAD (paths as seen in the root), and only Orthanc's. $INGEST_PERF_ORTHANC_WRAPPER
+# (words separated by spaces, paths as seen in the root) is put before Orthanc's command inside the root,
+# e.g. a copy of valgrind (Benchmarks/instruction_count.py). Used by the integration tests
+# (orthanc_process.py) and by Resources/compare-orthanc-suite.py (--orthanc).
 #
 # A private mount namespace holds the mounts: they disappear with the process. Every step execs
 # the next, so this process becomes Orthanc itself (pid, signals, exit code).
@@ -18,7 +20,7 @@ if [ ! -f "$root/.ingest-perf-complete" ]; then
 fi
 binds="/tmp:/work:/root:$PWD${INGEST_PERF_BIND:+:$INGEST_PERF_BIND}"
 exec unshare --mount --propagation private env ROOT="$root" BINDS="$binds" WORKDIR="$PWD" \
-  PRELOAD="${INGEST_PERF_ORTHANC_PRELOAD:-}" bash -ec '
+  PRELOAD="${INGEST_PERF_ORTHANC_PRELOAD:-}" WRAPPER="${INGEST_PERF_ORTHANC_WRAPPER:-}" bash -ec '
   mount -t proc proc "$ROOT/proc"
   mount --rbind /dev "$ROOT/dev"
   IFS=: read -ra folders <<<"$BINDS"
@@ -28,7 +30,8 @@ exec unshare --mount --propagation private env ROOT="$root" BINDS="$binds" WORKD
       mount --rbind "$folder" "$ROOT$folder"
     fi
   done
+  read -ra wrapper <<<"$WRAPPER"
   if [ -n "$PRELOAD" ]; then
-    exec chroot "$ROOT" /usr/bin/env --chdir="$WORKDIR" LD_PRELOAD="$PRELOAD" /usr/sbin/Orthanc "$@"
+    exec chroot "$ROOT" /usr/bin/env --chdir="$WORKDIR" LD_PRELOAD="$PRELOAD" "${wrapper[@]}" /usr/sbin/Orthanc "$@"
   fi
-  exec chroot "$ROOT" /usr/bin/env --chdir="$WORKDIR" /usr/sbin/Orthanc "$@"' orthanc "$@"
+  exec chroot "$ROOT" /usr/bin/env --chdir="$WORKDIR" "${wrapper[@]}" /usr/sbin/Orthanc "$@"' orthanc "$@"

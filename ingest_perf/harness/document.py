@@ -17,6 +17,32 @@ def _best(rows, workload, clients_list):
     return max(values) if values else None
 
 
+# Sections of docs/benchmarks.md that another command writes (Benchmarks/instruction_count.py, run
+# separately: it takes longer than the rest together): kept as they are when the file is rewritten,
+# before the section named second.
+KEPT_SECTIONS = [("## Instructions per instance (callgrind)", "## Compared with the published Orthanc figures")]
+
+
+def keep_sections(path, lines):
+    """Inserts into `lines` the KEPT_SECTIONS that the existing file at `path` has."""
+    try:
+        with open(path) as stream:
+            old = stream.read().split("\n")
+    except FileNotFoundError:
+        return lines
+    for title, before in KEPT_SECTIONS:
+        if title not in old or title in lines:
+            continue
+        start = old.index(title)
+        end = next((i for i in range(start + 1, len(old)) if old[i].startswith("## ")), len(old))
+        section = old[start:end]
+        while section and not section[-1].strip():
+            section.pop()
+        at = lines.index(before) if before in lines else len(lines)
+        lines = lines[:at] + section + [""] + lines[at:]
+    return lines
+
+
 def write_document(folder, results, plots, quick, client_counts):
     m = results["machine"]
     ct = results["ingestCt"]
@@ -245,6 +271,7 @@ def write_document(folder, results, plots, quick, client_counts):
     add("Raw results: `docs/benchmarks/results%s.json`." % ("-quick" if quick else ""))
     add("")
     path = os.path.join(folder, name)
+    lines = keep_sections(path, lines)
     with open(path, "w") as stream:
         stream.write("\n".join(lines))
     return path

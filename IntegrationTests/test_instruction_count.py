@@ -1,0 +1,114 @@
+"""Benchmarks/instruction_count.py in miniature (a few small instances), on both Orthancs, so that
+the command of docs/benchmarks.md ("Instructions per instance") keeps working; and its reading of
+callgrind's output format on a file written by hand."""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ingest_perf.orthanc_process import BOTH_ORTHANCS
+
+ORTHANC_VERSIONS = BOTH_ORTHANCS
+SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Benchmarks",
+                      "instruction_count.py")
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("instruction_count", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_counts_with_and_without_the_plugin(tmp_path, plugin_path, orthanc_version):
+    figures = tmp_path / "figures.json"
+    command = [sys.executable, SCRIPT, "--plugin", plugin_path, "--orthanc", orthanc_version,
+               "--configurations", "default", "--instances", "3", "--warmup", "1", "--repeat", "1", "--size", "64",
+               "--idle-seconds", "1", "--settle-seconds", "0.5", "--work", str(tmp_path / "runs"),
+               "--json", str(figures)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    document = json.loads(figures.read_text())
+    rows = document["rows"]
+    assert [(r["orthanc"], r["transport"], r["configuration"]) for r in rows] == [
+        (orthanc_version, "http", "default"), (orthanc_version, "dicom", "default")]
+    for row in rows:
+        # Orthanc without the plugin never executes a single instruction of the plugin's object;
+        # with it, every stored instance goes through its hooks.
+        assert row["pluginObjectIrWithout"] == 0, row
+        assert row["pluginObjectIrWith"] > 0, row
+        assert row["pluginObjectIrPerInstance"] > 100, row
+        # Storing even a 64x64 instance is millions of instructions (parsing, MD5, SQLite)...
+        assert row["irWithout"] > 1e6 and row["irWith"] > 1e6, row
+        # ... of which the plugin's hooks are a small part, and the totals of the two runs are close.
+        assert 0 < row["pluginSharePercent"] < 5, row
+        assert abs(row["changePercent"]) < 10, row
+        assert row["notInEffect"] == []
+        # per function, the plugin's own instructions add up to its object's
+        assert sum(row["pluginFunctions"].values()) <= row["pluginObjectIrPerInstance"] * 1.000001
+        assert row["pluginFunctions"] and min(row["pluginFunctions"].values()) > 0, row["pluginFunctions"]
+    for run in document["runs"]:
+        assert run["orthanc"] == orthanc_version
+        for transport in run["transports"].values():
+            assert transport["idleIrPerSecond"] > 0 and transport["ingestSeconds"] > 0
+            # the per-object figures add up to the total (idle correction included)
+            assert sum(transport["irPerInstanceByObject"].values()) == pytest.approx(transport["irPerInstance"])
+    assert "Ir/instance without" in result.stdout and "C-STORE (storescu)" in result.stdout
+    assert "target (at most +0.5% at the default)" in result.stdout
+
+
+CALLGRIND_FILE = """# callgrind format
+version: 1
+creator: hand-written for the test
+pid: 42
+cmd:  /usr/sbin/Orthanc
+part: 1
+
+desc: Trigger: dump ingest-http
+
+positions: line
+events: Ir
+summary: 1110
+
+ob=(1) /usr/sbin/Orthanc
+fl=(1) ???
+fn=(1) main
+0 100
+cob=(2) /build/libOrthancIngestPerf.so
+cfi=(2) ???
+cfn=(2) OnStored
+calls=2 0
+0 1000
++1 5
+ob=(2)
+fl=(2)
+fn=(2)
+0 900
+* 100
+ob=(3) /usr/lib/x86_64-linux-gnu/libc.so.6
+fl=(3) ???
+fn=(3) malloc
+-1 3
+2 2
+
+totals: 1110
+"""
+
+
+def test_callgrind_file_is_read_per_object(tmp_path):
+    script = load_script()
+    path = tmp_path / "callgrind.out.42.1"
+    path.write_text(CALLGRIND_FILE)
+    parsed = script.parse_callgrind(str(path))
+    # main's own 105; the 1000 after calls= is the call's inclusive cost, not main's; the plugin's
+    # 1000 and libc's 5 are their own.
+    assert parsed == {"total": 1110, "objects": {"/usr/sbin/Orthanc": 105, "/build/libOrthancIngestPerf.so": 1000,
+                                                 "/usr/lib/x86_64-linux-gnu/libc.so.6": 5}}
+    assert script.read_dumps(str(tmp_path)) == {"ingest-http": parsed}
+    assert script.parse_callgrind(str(path), "libOrthancIngestPerf.so")["functions"] == {"OnStored": 1000}
+    path.write_text(CALLGRIND_FILE.replace("totals: 1110", "totals: 1111"))
+    with pytest.raises(RuntimeError, match="add up to 1110"):
+        script.parse_callgrind(str(path))
