@@ -1,5 +1,5 @@
 #include "Correlation/ChangeQueueStats.h"
-#include "Capture/OpenConnections.h"
+#include "Correlation/OpenConnections.h"
 
 #include <gtest/gtest.h>
 
