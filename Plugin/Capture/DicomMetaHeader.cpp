@@ -101,13 +101,4 @@ namespace IngestPerf
     }
     return header.transferSyntax[0] != '\0';
   }
-
-
-  bool ReadTransferSyntax(char* uid, const void* buffer, uint64_t size)
-  {
-    MetaHeader header;
-    const bool found = ReadMetaHeader(header, buffer, size);
-    memcpy(uid, header.transferSyntax, kMaxUidLength + 1);
-    return found;
-  }
 }

@@ -20,8 +20,4 @@ namespace IngestPerf
 
   // True when the transfer syntax was found; fills what it finds, "" for the rest.
   bool ReadMetaHeader(MetaHeader& header, const void* buffer, uint64_t size);
-
-  // On success writes the UID (NUL-terminated, trailing padding removed) into `uid`, which must
-  // hold kMaxUidLength + 1 characters.
-  bool ReadTransferSyntax(char* uid, const void* buffer, uint64_t size);
 }

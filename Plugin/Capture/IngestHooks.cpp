@@ -191,7 +191,9 @@ namespace IngestPerf
       event.instanceKey = HashKey(instanceId);
       const bool received = timeline.OpenedByReceivedInstance();
       const bool unchanged = received && !ingestTranscoding && !timeline.TranscodeAttempted();
-      event.transport = received ? timeline.OpenTransport() : TransportOf(OrthancSdk::InstanceOrigin(instance));
+      // An open record already holds the origin, read by ReceivedInstance or by the filter.
+      event.transport =
+        timeline.HasOpenInstance() ? timeline.OpenTransport() : TransportOf(OrthancSdk::InstanceOrigin(instance));
       // The metadata strings belong to the instance: borrowed for the duration of this callback.
       event.storedBytes = unchanged ? timeline.ReceivedBytes() : OrthancSdk::InstanceSize(instance);
       event.labels.storedSyntax = (unchanged && timeline.ReceivedSyntax() != nullptr)
@@ -211,16 +213,10 @@ namespace IngestPerf
         event.peerKey = HashKey(aet);
         event.labels.remoteAet = aet;
         event.labels.calledAet = OrthancSdk::InstanceMetadata(instance, "CalledAET");
-        event.labels.remoteIp = OrthancSdk::InstanceMetadata(instance, "RemoteIP");
       }
-      else if (event.transport == Transport::Rest && timeline.HttpRemoteIp() != nullptr)
-      {
-        event.labels.remoteIp = timeline.HttpRemoteIp();
-      }
-      else
-      {
-        event.labels.remoteIp = OrthancSdk::InstanceMetadata(instance, "RemoteIP");
-      }
+      event.labels.remoteIp = (event.transport == Transport::Rest && timeline.HttpRemoteIp() != nullptr)
+                                ? timeline.HttpRemoteIp()
+                                : OrthancSdk::InstanceMetadata(instance, "RemoteIP");
       return event;
     }
 

@@ -68,9 +68,15 @@ namespace IngestPerf
       count++;
     }
 
+    // The k-th oldest chain has been idle for longer than the timeout at `nowNs`.
+    bool ChainIdle(size_t k, int64_t nowNs, int64_t maxGapNs) const
+    {
+      return maxGapNs > 0 && nowNs - chains[(head + k) % kChainsPerPeer].lastEndNs > maxGapNs;
+    }
+
     void ExpireBefore(int64_t nowNs, int64_t maxGapNs)
     {
-      while (count > 0 && maxGapNs > 0 && nowNs - chains[head].lastEndNs > maxGapNs)
+      while (count > 0 && ChainIdle(0, nowNs, maxGapNs))
       {
         FinishOldest();
       }
@@ -183,13 +189,9 @@ namespace IngestPerf
                             peer.instancesPerAssociation.Snapshot(), peer.durationNs.Snapshot()};
       // Chains idle longer than the timeout are finished associations: counted so in the copy,
       // oldest first as the next instance of the peer would close them; the tracker is not changed.
-      for (size_t k = 0; k < peer.count && maxGapNs_ > 0; k++)
+      for (size_t k = 0; k < peer.count && peer.ChainIdle(k, nowNs, maxGapNs_); k++)
       {
         const Chain& chain = peer.chains[(peer.head + k) % kChainsPerPeer];
-        if (nowNs - chain.lastEndNs <= maxGapNs_)
-        {
-          break;
-        }
         copy.finished++;
         copy.inProgress--;
         copy.instancesPerAssociation.Add(static_cast<int64_t>(chain.instances));

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace IngestPerf
 {
@@ -22,12 +23,7 @@ namespace IngestPerf
   // A key for the tables, where 0 marks a free slot: never 0. A null text hashes as "".
   inline uint64_t HashKey(const char* text)
   {
-    uint64_t hash = 1469598103934665603ull;
-    for (const char* c = text; c != nullptr && *c != '\0'; c++)
-    {
-      hash ^= static_cast<unsigned char>(*c);
-      hash *= 1099511628211ull;
-    }
+    const uint64_t hash = (text != nullptr) ? Fnv1a(text, strlen(text)) : Fnv1a("", 0);
     return hash == 0 ? 1 : hash;
   }
 }

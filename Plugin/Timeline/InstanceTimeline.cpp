@@ -247,7 +247,7 @@ namespace IngestPerf
       httpAnswerCounted_ = true;
     }
 
-    const bool open = (stage_ == Stage::Received || stage_ == Stage::Filtered);
+    const bool open = HasOpenInstance();
     instance.hasTimeline = open;
     if (open)
     {

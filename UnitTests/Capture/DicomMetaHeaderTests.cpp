@@ -54,35 +54,35 @@ namespace
 
 TEST(DicomMetaHeader, ReadsTheTransferSyntax)
 {
-  char uid[kMaxUidLength + 1];
+  MetaHeader header;
   std::string file = PartTenFile("1.2.840.10008.1.2.4.70");  // odd length: NUL-padded
-  ASSERT_TRUE(ReadTransferSyntax(uid, file.data(), file.size()));
-  EXPECT_STREQ("1.2.840.10008.1.2.4.70", uid);
+  ASSERT_TRUE(ReadMetaHeader(header, file.data(), file.size()));
+  EXPECT_STREQ("1.2.840.10008.1.2.4.70", header.transferSyntax);
   file = PartTenFile("1.2.840.10008.1.2.1", false);
-  ASSERT_TRUE(ReadTransferSyntax(uid, file.data(), file.size()));
-  EXPECT_STREQ("1.2.840.10008.1.2.1", uid);
+  ASSERT_TRUE(ReadMetaHeader(header, file.data(), file.size()));
+  EXPECT_STREQ("1.2.840.10008.1.2.1", header.transferSyntax);
 }
 
 
 TEST(DicomMetaHeader, RefusesAnythingElseWithoutReadingPastTheBuffer)
 {
-  char uid[kMaxUidLength + 1];
+  MetaHeader header;
   const std::string file = PartTenFile("1.2.840.10008.1.2.1");
   for (size_t cut = 0; cut < file.size() - 4; cut++)
   {
     // Every truncation either fails or finds the whole UID (ASan checks the reads).
     std::vector<char> copy(file.begin(), file.begin() + cut);
-    if (ReadTransferSyntax(uid, copy.data(), copy.size()))
+    if (ReadMetaHeader(header, copy.data(), copy.size()))
     {
-      EXPECT_STREQ("1.2.840.10008.1.2.1", uid);
+      EXPECT_STREQ("1.2.840.10008.1.2.1", header.transferSyntax);
     }
   }
-  EXPECT_FALSE(ReadTransferSyntax(uid, "not dicom", 9));
-  EXPECT_FALSE(ReadTransferSyntax(uid, nullptr, 1000));
+  EXPECT_FALSE(ReadMetaHeader(header, "not dicom", 9));
+  EXPECT_FALSE(ReadMetaHeader(header, nullptr, 1000));
   std::string noMeta(128, '\0');
   noMeta += "DICM";
   noMeta += std::string("\x08\x00\x05\x00", 4);
-  EXPECT_FALSE(ReadTransferSyntax(uid, noMeta.data(), noMeta.size()));
+  EXPECT_FALSE(ReadMetaHeader(header, noMeta.data(), noMeta.size()));
 }
 
 
