@@ -91,7 +91,8 @@ def document():
                   "transcoder": {"registered": True}, "instanceFilter": {"registered": True},
                   "cstoreFilter": {"registered": True}, "storedInstance": {"registered": True},
                   "change": {"registered": True}},
-        "openRecords": {"count": 0, "oldestAgeMs": 0.0, "threadsTracked": 5, "threadsUntracked": 0},
+        "openRecords": {"count": 0, "oldestAgeMs": 0.0, "receiving": {"count": 0, "oldestAgeMs": 0.0},
+                        "endedWithRequest": 0, "restRequestsInProgress": 0, "threadsTracked": 5, "threadsUntracked": 0},
         "errors": {"callbackExceptions": 0, "changeCorrelationSkipped": 0, "associationTrackingSkipped": 0},
         "transports": {
             "rest": transport(phases=rest_phases),
@@ -142,6 +143,7 @@ def test_render_two_transports_open_records_and_errors(document):
     document["transports"]["rest"]["phases"]["associationGap"] = unobservable(NOT_CSTORE_REASON)
     document["openRecords"]["count"] = 3
     document["openRecords"]["oldestAgeMs"] = 1234.5
+    document["openRecords"]["receiving"] = {"count": 1, "oldestAgeMs": 80.25}
     document["errors"]["callbackExceptions"] = 2
     document["pluginCost"] = {"samplingPeriod": 17, "microsecondsPerStoredInstance": 21.5,
                               "percentOfServerTotal": 0.4321}
@@ -152,7 +154,9 @@ def test_render_two_transports_open_records_and_errors(document):
     assert titles[:3] == ["REST (HTTP POST /instances)", "DICOM (C-STORE)", "all transports"]
     # rest only: dicom and all measure it
     assert "associationGap (rest): " + NOT_CSTORE_REASON in not_measured(text)
-    assert any(line.startswith("Open records: 3 instances in flight, oldest 1234.5 ms") for line in lines)
+    assert any(line.startswith("Open records: 3 instances in Orthanc's store, oldest 1234.5 ms; 1 HTTP")
+               for line in lines)
+    assert "without an instance yet, oldest 80.2 ms" in text.replace("\n  ", " ")
     assert "Errors: callbackExceptions=2" in lines
     assert any(line.startswith("This plugin's own cost: 21.50 us per stored instance, 0.432% of serverTotal")
                for line in lines)

@@ -244,11 +244,15 @@ def render(stats, width=None, context=True):
             out.extend(_wrap("%s: %s" % (name, hook.get("reason", "no reason given")), width, "  "))
 
     open_records = stats.get("openRecords") or {}
-    if open_records.get("count") or open_records.get("threadsUntracked"):
+    receiving = open_records.get("receiving") or {}
+    if open_records.get("count") or receiving.get("count") or open_records.get("threadsUntracked"):
         out.append("")
-        out.extend(_wrap("Open records: %s instances in flight, oldest %s ms; %s threads tracked, %s untracked" % (
-            _count(open_records.get("count")), _number(open_records.get("oldestAgeMs"), 1),
-            _count(open_records.get("threadsTracked")), _count(open_records.get("threadsUntracked"))), width, more="  "))
+        out.extend(_wrap("Open records: %s instances in Orthanc's store, oldest %s ms; %s HTTP requests without "
+                         "an instance yet, oldest %s ms; %s threads tracked, %s untracked" % (
+                             _count(open_records.get("count")), _number(open_records.get("oldestAgeMs"), 1),
+                             _count(receiving.get("count")), _number(receiving.get("oldestAgeMs"), 1),
+                             _count(open_records.get("threadsTracked")),
+                             _count(open_records.get("threadsUntracked"))), width, more="  "))
 
     errors = stats.get("errors") or {}
     nonzero = [(k, v) for k, v in errors.items() if v]

@@ -547,11 +547,24 @@ namespace IngestPerf
     hooks["storedInstance"] = ExportHook(status.hooks.storedInstance);
     hooks["change"] = ExportHook(status.hooks.change);
 
+    // The records are read after the statistics: one opened in between is 0 ms old.
+    const auto ageMs = [&](int64_t startNs) {
+      return startNs == 0 ? 0.0 : NanosecondsToMilliseconds(std::max<int64_t>(0, snapshot.takenNs - startNs));
+    };
     Json::Value& open = result["openRecords"];
     open["count"] = Json::UInt64(input.openRecords.count);
-    open["oldestAgeMs"] = input.openRecords.oldestStartNs == 0
-                            ? 0.0
-                            : NanosecondsToMilliseconds(snapshot.takenNs - input.openRecords.oldestStartNs);
+    open["oldestAgeMs"] = ageMs(input.openRecords.oldestStartNs);
+    open["receiving"]["count"] = Json::UInt64(input.openRecords.receivingCount);
+    open["receiving"]["oldestAgeMs"] = ageMs(input.openRecords.receivingOldestStartNs);
+    uint64_t ended = 0;
+    for (uint64_t n : input.openRecords.endedWithRequest)
+    {
+      ended += n;
+    }
+    open["endedWithRequest"] = Json::UInt64(ended);
+    open["restRequestsInProgress"] = input.openRecords.restRequestsInProgress < 0
+                                       ? Json::Value(Json::nullValue)
+                                       : Json::Value(Json::Int64(input.openRecords.restRequestsInProgress));
     open["threadsTracked"] = Json::UInt64(input.openRecords.threadsTracked);
     open["threadsUntracked"] = Json::UInt64(input.openRecords.threadsUntracked);
 

@@ -102,6 +102,27 @@ namespace IngestPerf
   }
 
 
+  bool OrthancSdk::RestApiGet(const char* uri, std::string& body)
+  {
+    OrthancPluginMemoryBuffer buffer;
+    if (OrthancPluginRestApiGet(globalContext, &buffer, uri) != OrthancPluginErrorCode_Success)
+    {
+      return false;
+    }
+    try
+    {
+      body.assign(static_cast<const char*>(buffer.data), buffer.size);
+    }
+    catch (...)
+    {
+      OrthancPluginFreeMemoryBuffer(globalContext, &buffer);
+      throw;
+    }
+    OrthancPluginFreeMemoryBuffer(globalContext, &buffer);
+    return true;
+  }
+
+
   void OrthancSdk::AnswerError(OrthancPluginRestOutput* output, uint16_t status, const Json::Value& body)
   {
     const std::string text = ToJsonText(body);

@@ -59,6 +59,10 @@ namespace IngestPerf
                                                OrthancPluginStorageReadRange readRange,
                                                OrthancPluginStorageRemove remove);
 
+    // GET on Orthanc's own REST API, through Orthanc's internal call (no HTTP); false when Orthanc
+    // answers an error.
+    bool RestApiGet(const char* uri, std::string& body);
+
     // Orthanc's command line, argument `index` ("" when absent).
     std::vector<std::string> CommandLineArguments();
 

@@ -33,15 +33,21 @@ namespace IngestPerf
   }
 
 
-  IngestReport IngestPipeline::Collect(const StatsQuery& query, const PluginStatus& status,
-                                       OpenConnections connections) const
+  IngestReport IngestPipeline::Collect(const StatsQuery& query, const PluginStatus& status, OpenConnections connections,
+                                       const std::function<int64_t()>& restRequestsInProgress) const
   {
     const int64_t now = MonotonicNowNs();
     IngestReport report;
     report.status = &status;
     report.collected = true;
     report.snapshot = stats.Snapshot(now);
-    report.openRecords = timelines.CountOpen();
+    // After the statistics: a record closed in between is then in neither (never in both).
+    report.openRecords = timelines.CountOpen(restRequestsInProgress);
+    for (size_t o = 0; o < kOutcomeCount; o++)
+    {
+      report.snapshot.transports[static_cast<size_t>(Transport::Rest)].outcomes[o] +=
+        report.openRecords.endedWithRequest[o];
+    }
     report.correlationSkipped = correlator.Skipped();
     report.associationSkipped = associations.Skipped();
     report.catalog = &labels;

@@ -31,7 +31,12 @@ namespace IngestPerf
     explicit IngestPipeline(const Configuration& configuration);
 
     // Everything a reader may show, for this query, as plain copies: nothing is changed.
-    IngestReport Collect(const StatsQuery& query, const PluginStatus& status, OpenConnections connections) const;
+    // restRequestsInProgress: how many REST API requests Orthanc has in progress besides the
+    // reader's own, -1 when it cannot say; asked after the open records are read. When none is, the
+    // records of REST requests still open are over: their outcomes are counted in the REST
+    // transport (not in groups, which are read from the streams) rather than shown as open.
+    IngestReport Collect(const StatsQuery& query, const PluginStatus& status, OpenConnections connections,
+                         const std::function<int64_t()>& restRequestsInProgress = nullptr) const;
     // POST /perf/reset: statistics back to zero; correlation state (open chains, pending changes) kept.
     void Reset();
 

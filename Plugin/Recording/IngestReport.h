@@ -41,7 +41,7 @@ namespace IngestPerf
     // status and an empty snapshot are meaningful.
     bool collected = false;
     StatsSnapshot snapshot;
-    OpenRecords openRecords{0, 0, 0, 0};
+    OpenRecords openRecords{0, 0, 0, 0, 0, 0, -1, {}};
     uint64_t correlationSkipped = 0;
     uint64_t associationSkipped = 0;
     const LabelCatalog* catalog = nullptr;  // names of label ids; the pipeline's, null when not collected

@@ -1,5 +1,6 @@
 #include "Rest/RestRoutes.h"
 
+#include "Host/OrthancMetrics.h"
 #include "Recording/IngestPipeline.h"
 #include "Host/OrthancSdk.h"
 #include "Host/PluginStatus.h"
@@ -45,7 +46,8 @@ namespace IngestPerf
       if (const IngestPipeline* pipeline = ActivePipeline())
       {
         report = pipeline->Collect(filter, *status,
-                                   ReadOpenConnections(static_cast<uint16_t>(status->configuration.dicomPort)));
+                                   ReadOpenConnections(static_cast<uint16_t>(status->configuration.dicomPort)),
+                                   OtherRestRequestsInProgress);
       }
       OrthancSdk::AnswerJson(output, ExportStats(report, filter));
     }

@@ -6,6 +6,8 @@ namespace IngestPerf
 {
   namespace
   {
+    constexpr uint8_t kReceivingBit = 0x80;
+
     // target holds capacity + 1 characters; nullptr gives "".
     void CopyBounded(char* target, const char* source, size_t capacity)
     {
@@ -24,7 +26,8 @@ namespace IngestPerf
 
 
   InstanceTimeline::InstanceTimeline() :
-    openSinceNs_(0)
+    openSinceNs_(0),
+    openState_(0)
   {
     Reset();
   }
@@ -45,7 +48,7 @@ namespace IngestPerf
     ClearInstance();
     hasPart10Header_ = false;
     remoteIp_[0] = '\0';
-    openSinceNs_.store(0, std::memory_order_relaxed);
+    PublishOpen(0);
   }
 
 
@@ -97,7 +100,42 @@ namespace IngestPerf
     // Idle even inside an HTTP request: the next instance of that request has no known start,
     // so it gets no receive phase rather than one that includes the abandoned instance.
     stage_ = Stage::Idle;
-    openSinceNs_.store(0, std::memory_order_relaxed);
+    PublishOpen(0);
+  }
+
+
+  void InstanceTimeline::PublishOpen(int64_t sinceNs)
+  {
+    uint8_t ended = 0;
+    // Inside a REST API request and past ReceivedInstance: Orthanc counts the request as in progress
+    // until it answers, so a reader that sees no request in progress knows this record is over.
+    if (sinceNs != 0 && httpActive_ && transport_ == Transport::Rest)
+    {
+      if (stage_ == Stage::Received)
+      {
+        ended = 1 + static_cast<uint8_t>(hasPart10Header_ ? Outcome::DiscardedBeforeFilter : Outcome::NotDicom);
+      }
+      else if (stage_ == Stage::Filtered)
+      {
+        ended = 1 + static_cast<uint8_t>(Outcome::DiscardedAfterFilter);
+      }
+    }
+    const uint8_t receiving = (sinceNs != 0 && stage_ == Stage::HttpRequestOpen) ? kReceivingBit : 0;
+    openState_.store(static_cast<uint8_t>(ended | receiving), std::memory_order_relaxed);
+    openSinceNs_.store(sinceNs, std::memory_order_relaxed);
+  }
+
+
+  OpenRecordView InstanceTimeline::Open() const
+  {
+    const uint8_t state = openState_.load(std::memory_order_relaxed);
+    const uint8_t ended = state & static_cast<uint8_t>(~kReceivingBit);
+    OpenRecordView view;
+    view.sinceNs = openSinceNs_.load(std::memory_order_relaxed);
+    view.receiving = view.sinceNs != 0 && (state & kReceivingBit) != 0;
+    view.endsWithRequest = view.sinceNs != 0 && ended != 0;
+    view.outcomeIfRequestEnded = ended != 0 ? static_cast<Outcome>(ended - 1) : Outcome::Stored;
+    return view;
   }
 
 
@@ -119,7 +157,7 @@ namespace IngestPerf
       hasReceivePhase_ = true;
       if (httpIngestRoute_)
       {
-        openSinceNs_.store(nowNs, std::memory_order_relaxed);
+        PublishOpen(nowNs);
       }
     }
     else
@@ -147,7 +185,6 @@ namespace IngestPerf
     }
     transport_ = EffectiveTransport(transport);
     ClearInstance();
-    openSinceNs_.store(segmentStartNs_, std::memory_order_relaxed);
   }
 
 
@@ -165,6 +202,7 @@ namespace IngestPerf
     hasPart10Header_ = hasPart10Header;
     CopyBounded(receivedSyntax_, receivedSyntax, kMaxUidLength);
     CopyBounded(sopClass_, sopClass, kMaxUidLength);
+    PublishOpen(segmentStartNs_);
   }
 
 
@@ -228,6 +266,7 @@ namespace IngestPerf
     }
     stage_ = Stage::Filtered;
     filteredNs_ = nowNs;  // the C-STORE filter runs after the generic one: keep the last
+    PublishOpen(segmentStartNs_);
   }
 
 
@@ -283,6 +322,6 @@ namespace IngestPerf
     {
       stage_ = Stage::Idle;
     }
-    openSinceNs_.store(0, std::memory_order_relaxed);
+    PublishOpen(0);
   }
 }

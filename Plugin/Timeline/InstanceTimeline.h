@@ -2,9 +2,12 @@
 // instance (ReceivedInstance, transcoding, filters, write, index, OnStored) synchronously on one
 // thread, so a record opened on that thread and closed at OnStored correlates the events of one
 // instance without any shared state. Events that never reach OnStored leave the record open; it
-// is closed with an outcome when the next event arrives on the same thread.
+// is closed with an outcome when the next event arrives on the same thread. Orthanc has no hook at
+// the end of a request, so a REST request that Orthanc rejected after ReceivedInstance (a body it
+// cannot parse, a store that failed) leaves its record open until that thread serves another
+// request: Open() says which outcome it has if its request has ended, for a reader that can tell.
 //
-// Only the owning thread calls the event methods; other threads only read OpenSinceNs().
+// Only the owning thread calls the event methods; other threads only read Open().
 // Nothing here allocates, locks or does I/O.
 #pragma once
 
@@ -68,6 +71,16 @@ namespace IngestPerf
     virtual void InstanceAbandoned(Transport transport, Outcome outcome, const char* receivedSyntax) = 0;
   };
 
+  // What another thread may read of a thread's open record.
+  struct OpenRecordView
+  {
+    int64_t sinceNs;                // start of the open record, 0 when nothing is in flight
+    bool receiving;                 // an HTTP request without an instance yet: its body is uploading, or Orthanc
+                                    // refused it before any instance (empty body, client gone mid-upload)
+    bool endsWithRequest;           // the record belongs to a REST API request (POST /instances), past ReceivedInstance
+    Outcome outcomeIfRequestEnded;  // its outcome when that request is over (meaningful with endsWithRequest)
+  };
+
   class InstanceTimeline
   {
   public:
@@ -106,6 +119,9 @@ namespace IngestPerf
 
     // Start of the open record (ns), or 0 when nothing is in flight on this thread.
     int64_t OpenSinceNs() const { return openSinceNs_.load(std::memory_order_relaxed); }
+    // The open record as another thread sees it (two relaxed loads: a reader may pair the start of
+    // one record with the state of the next; either is then shown as open).
+    OpenRecordView Open() const;
 
   private:
     enum class Stage : uint8_t
@@ -119,7 +135,8 @@ namespace IngestPerf
     void AbandonOpenRecord(TimelineSink& sink);
     Transport EffectiveTransport(Transport origin) const;
     void OpenInstance(int64_t nowNs, Transport transport);
-    void ClearInstance();  // the fields of one instance, before the next one
+    void ClearInstance();               // the fields of one instance, before the next one
+    void PublishOpen(int64_t sinceNs);  // what Open() returns, after each event
 
     Stage stage_;
     Transport transport_;
@@ -146,5 +163,8 @@ namespace IngestPerf
     char sopClass_[kMaxUidLength + 1];
     char remoteIp_[kMaxAddressLength + 1];
     std::atomic<int64_t> openSinceNs_;
+    // Bit 7: receiving. Bits 0-6: 0 when not ended by its request, otherwise 1 + the Outcome of the
+    // record if its request ended.
+    std::atomic<uint8_t> openState_;
   };
 }

@@ -101,9 +101,12 @@ namespace IngestPerf
   }
 
 
-  OpenRecords ThreadTimelines::CountOpen() const
+  OpenRecords ThreadTimelines::CountOpen(const std::function<int64_t()>& restRequestsInProgress) const
   {
-    OpenRecords result{0, 0, 0, slots_->untrackedThreads.load(std::memory_order_relaxed)};
+    OpenRecords result{0, 0, 0, 0, 0, slots_->untrackedThreads.load(std::memory_order_relaxed), -1, {}};
+    uint64_t endingCount = 0;
+    int64_t endingOldestNs = 0;
+    std::array<uint64_t, kOutcomeCount> ending{};
     for (const TimelineSlot& slot : slots_->slots)
     {
       if (!slot.taken.load(std::memory_order_acquire))
@@ -111,14 +114,36 @@ namespace IngestPerf
         continue;
       }
       result.threadsTracked++;
-      const int64_t since = slot.timeline.OpenSinceNs();
-      if (since != 0)
+      const OpenRecordView open = slot.timeline.Open();
+      if (open.sinceNs == 0)
       {
-        result.count++;
-        if (result.oldestStartNs == 0 || since < result.oldestStartNs)
-        {
-          result.oldestStartNs = since;
-        }
+        continue;
+      }
+      uint64_t& count = open.receiving ? result.receivingCount : open.endsWithRequest ? endingCount : result.count;
+      int64_t& oldest = open.receiving         ? result.receivingOldestStartNs
+                        : open.endsWithRequest ? endingOldestNs
+                                               : result.oldestStartNs;
+      count++;
+      if (oldest == 0 || open.sinceNs < oldest)
+      {
+        oldest = open.sinceNs;
+      }
+      if (open.endsWithRequest)
+      {
+        ending[static_cast<size_t>(open.outcomeIfRequestEnded)]++;
+      }
+    }
+    result.restRequestsInProgress = restRequestsInProgress ? restRequestsInProgress() : -1;
+    if (result.restRequestsInProgress == 0)
+    {
+      result.endedWithRequest = ending;
+    }
+    else
+    {
+      result.count += endingCount;
+      if (endingOldestNs != 0 && (result.oldestStartNs == 0 || endingOldestNs < result.oldestStartNs))
+      {
+        result.oldestStartNs = endingOldestNs;
       }
     }
     return result;

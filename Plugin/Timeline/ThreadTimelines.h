@@ -7,19 +7,31 @@
 
 #include "Timeline/InstanceTimeline.h"
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 namespace IngestPerf
 {
   struct OpenRecords
   {
+    // Instances in Orthanc's store: past ReceivedInstance (or the filter), not yet stored.
     uint64_t count;
     int64_t oldestStartNs;  // 0 when none
+    // HTTP ingest requests without an instance yet (uploading, or refused before any instance).
+    uint64_t receivingCount;
+    int64_t receivingOldestStartNs;
     uint64_t threadsTracked;
     uint64_t threadsUntracked;
+    // REST API requests Orthanc had in progress, besides the reader's own, after the records were
+    // read; -1 when Orthanc cannot say (its metrics are disabled).
+    int64_t restRequestsInProgress;
+    // When that is 0, every record of a REST request is over (its thread has not served another
+    // request yet, which would have closed it): those are here by outcome, and not in count.
+    std::array<uint64_t, kOutcomeCount> endedWithRequest;
   };
 
   class ThreadTimelines
@@ -30,7 +42,9 @@ namespace IngestPerf
     // Hot path: one thread-local load and a pointer compare once the thread has its slot.
     InstanceTimeline& ForCurrentThread();
 
-    OpenRecords CountOpen() const;
+    // restRequestsInProgress is asked after the records are read (a request that ends in between
+    // is then seen over; one that starts in between has no record yet among those read).
+    OpenRecords CountOpen(const std::function<int64_t()>& restRequestsInProgress = nullptr) const;
 
     size_t Capacity() const;
 

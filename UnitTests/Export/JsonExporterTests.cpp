@@ -73,7 +73,7 @@ namespace
     report.status = &status;
     report.collected = running;  // a running pipeline: its other sections empty
     report.snapshot = source.stats.Snapshot(10000 * kMs);
-    report.openRecords = OpenRecords{1, 9000 * kMs, 3, 0};
+    report.openRecords = OpenRecords{1, 9000 * kMs, 0, 0, 3, 0, -1, {}};
     report.catalog = &source.catalog;
     if (filter.UsesStreams())
     {

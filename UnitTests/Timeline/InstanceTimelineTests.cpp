@@ -122,6 +122,60 @@ TEST(InstanceTimeline, MultipartRequestChainsInstances)
 }
 
 
+TEST(InstanceTimeline, OpenRecordSaysItsOutcomeIfItsRestRequestEnded)
+{
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  EXPECT_EQ(0, timeline.Open().sinceNs);
+  timeline.HttpRequest(kMs, true, true, Transport::Rest, sink);
+  // Uploading the body, or an empty one that Orthanc refused: no instance yet, nothing to conclude.
+  EXPECT_EQ(kMs, timeline.Open().sinceNs);
+  EXPECT_TRUE(timeline.Open().receiving);
+  EXPECT_FALSE(timeline.Open().endsWithRequest);
+
+  timeline.Received(2 * kMs, Transport::Rest, 5, false, nullptr, sink);
+  OpenRecordView open = timeline.Open();
+  EXPECT_EQ(kMs, open.sinceNs);
+  EXPECT_FALSE(open.receiving);
+  EXPECT_TRUE(open.endsWithRequest);
+  EXPECT_EQ(Outcome::NotDicom, open.outcomeIfRequestEnded);
+
+  timeline.HttpRequest(3 * kMs, true, true, Transport::Rest, sink);
+  timeline.Received(4 * kMs, Transport::Rest, 5000, true, "1.2.840.10008.1.2.1", sink);
+  EXPECT_EQ(Outcome::DiscardedBeforeFilter, timeline.Open().outcomeIfRequestEnded);
+  timeline.Filtered(5 * kMs, Transport::Rest, false, sink);
+  EXPECT_TRUE(timeline.Open().endsWithRequest);
+  EXPECT_EQ(Outcome::DiscardedAfterFilter, timeline.Open().outcomeIfRequestEnded);
+
+  StoredEvent stored{};
+  stored.nowNs = 6 * kMs;
+  stored.wallNowNs = kWallBase;
+  stored.transport = Transport::Rest;
+  timeline.Stored(stored, sink);
+  EXPECT_EQ(0, timeline.Open().sinceNs);
+  EXPECT_FALSE(timeline.Open().endsWithRequest);
+}
+
+
+TEST(InstanceTimeline, OnlyRestApiRecordsEndWithTheirRequest)
+{
+  RecordingSink sink;
+  InstanceTimeline dicom;  // a C-STORE association: its thread goes on with the next instance
+  dicom.Received(kMs, Transport::Dicom, 5, false, nullptr, sink);
+  EXPECT_NE(0, dicom.Open().sinceNs);
+  EXPECT_FALSE(dicom.Open().endsWithRequest);
+
+  InstanceTimeline job;  // REST origin outside any HTTP request: one of Orthanc's jobs
+  job.Received(kMs, Transport::Rest, 5, true, nullptr, sink);
+  EXPECT_FALSE(job.Open().endsWithRequest);
+
+  InstanceTimeline stow;  // a plugin's route (STOW-RS): Orthanc does not count its requests
+  stow.HttpRequest(kMs, true, true, Transport::Plugin, sink);
+  stow.Received(2 * kMs, Transport::Plugin, 5, true, nullptr, sink);
+  EXPECT_FALSE(stow.Open().endsWithRequest);
+}
+
+
 TEST(InstanceTimeline, NonDicomBodyIsCountedWhenTheThreadMovesOn)
 {
   InstanceTimeline timeline;

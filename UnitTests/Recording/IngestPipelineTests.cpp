@@ -1,0 +1,129 @@
+// IngestPipeline::Collect: what a reader gets of records that Orthanc's hooks leave open.
+#include "Recording/IngestPipeline.h"
+#include "Timeline/MonotonicClock.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+using namespace IngestPerf;
+
+namespace
+{
+  Configuration SmallConfiguration()
+  {
+    Configuration configuration;
+    configuration.maxThreads = 8;
+    configuration.changeTableSize = 64;
+    configuration.maxPeers = 8;
+    return configuration;
+  }
+
+  uint64_t RestOutcome(const IngestReport& report, Outcome outcome)
+  {
+    return report.snapshot.transports[static_cast<size_t>(Transport::Rest)].outcomes[static_cast<size_t>(outcome)];
+  }
+
+  // Runs `events` on a thread of its own, which then waits, keeping its timeline, until released.
+  class ParkedThread
+  {
+  public:
+    template <typename Events>
+    explicit ParkedThread(Events events)
+    {
+      thread_ = std::thread([this, events] {
+        events();
+        ready_.store(true);
+        while (!release_.load())
+        {
+          std::this_thread::yield();
+        }
+      });
+      while (!ready_.load())
+      {
+        std::this_thread::yield();
+      }
+    }
+    ~ParkedThread()
+    {
+      release_.store(true);
+      thread_.join();
+    }
+
+  private:
+    std::atomic<bool> ready_{false};
+    std::atomic<bool> release_{false};
+    std::thread thread_;
+  };
+}
+
+
+TEST(IngestPipeline, RecordsOfEndedRestRequestsGetTheirOutcomeWhenNoRequestIsInProgress)
+{
+  IngestPipeline pipeline(SmallConfiguration());
+  PluginStatus status;
+  const int64_t start = MonotonicNowNs();
+  // A body Orthanc could not parse, on an HTTP thread that has not served another request since.
+  ParkedThread notDicom([&] {
+    InstanceTimeline& timeline = pipeline.timelines.ForCurrentThread();
+    timeline.HttpRequest(start, true, true, Transport::Rest, pipeline.recorder);
+    timeline.Received(start + 1, Transport::Rest, 7, false, nullptr, pipeline.recorder);
+  });
+  // A C-STORE instance between its callbacks: never concluded by a reader.
+  ParkedThread cstore([&] {
+    pipeline.timelines.ForCurrentThread().Received(start + 2, Transport::Dicom, 7, true, nullptr, pipeline.recorder);
+  });
+  // An upload whose body has not arrived yet (or an empty one): nothing to conclude either.
+  ParkedThread uploading([&] {
+    pipeline.timelines.ForCurrentThread().HttpRequest(start + 3, true, true, Transport::Rest, pipeline.recorder);
+  });
+
+  int probes = 0;
+  const IngestReport busy = pipeline.Collect(StatsQuery(), status, OpenConnections(), [&] {
+    probes++;
+    return int64_t(1);
+  });
+  EXPECT_EQ(1, probes);
+  EXPECT_EQ(2u, busy.openRecords.count);
+  EXPECT_EQ(start, busy.openRecords.oldestStartNs);
+  EXPECT_EQ(1u, busy.openRecords.receivingCount);
+  EXPECT_EQ(start + 3, busy.openRecords.receivingOldestStartNs);
+  EXPECT_EQ(1, busy.openRecords.restRequestsInProgress);
+  EXPECT_EQ(0u, RestOutcome(busy, Outcome::NotDicom));
+
+  const IngestReport unknown = pipeline.Collect(StatsQuery(), status, OpenConnections(), [] { return int64_t(-1); });
+  EXPECT_EQ(2u, unknown.openRecords.count);
+  EXPECT_EQ(0u, RestOutcome(unknown, Outcome::NotDicom));
+
+  const IngestReport idle = pipeline.Collect(StatsQuery(), status, OpenConnections(), [] { return int64_t(0); });
+  EXPECT_EQ(1u, idle.openRecords.count);
+  EXPECT_EQ(start + 2, idle.openRecords.oldestStartNs);
+  EXPECT_EQ(1u, idle.openRecords.receivingCount);  // uploading or refused: cannot be told apart
+  EXPECT_EQ(1u, idle.openRecords.endedWithRequest[static_cast<size_t>(Outcome::NotDicom)]);
+  EXPECT_EQ(1u, RestOutcome(idle, Outcome::NotDicom));
+  EXPECT_EQ(1u, idle.snapshot.AllTransports().outcomes[static_cast<size_t>(Outcome::NotDicom)]);
+
+  // Reading changed nothing: the outcome is recorded once, by the thread, when it moves on.
+  const IngestReport again = pipeline.Collect(StatsQuery(), status, OpenConnections(), [] { return int64_t(0); });
+  EXPECT_EQ(1u, RestOutcome(again, Outcome::NotDicom));
+}
+
+
+TEST(IngestPipeline, AnOutcomeRecordedByItsThreadIsNotCountedTwice)
+{
+  IngestPipeline pipeline(SmallConfiguration());
+  PluginStatus status;
+  const int64_t start = MonotonicNowNs();
+  ParkedThread thread([&] {
+    InstanceTimeline& timeline = pipeline.timelines.ForCurrentThread();
+    timeline.HttpRequest(start, true, true, Transport::Rest, pipeline.recorder);
+    timeline.Received(start + 1, Transport::Rest, 7, false, nullptr, pipeline.recorder);
+    timeline.HttpRequest(start + 2, false, false, Transport::Rest, pipeline.recorder);  // its next request
+  });
+  const IngestReport report = pipeline.Collect(StatsQuery(), status, OpenConnections(), [] { return int64_t(0); });
+  EXPECT_EQ(1u, RestOutcome(report, Outcome::NotDicom));
+  EXPECT_EQ(0u, report.openRecords.count);
+  EXPECT_EQ(0u, report.openRecords.endedWithRequest[static_cast<size_t>(Outcome::NotDicom)]);
+}
