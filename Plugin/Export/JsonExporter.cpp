@@ -555,9 +555,12 @@ namespace IngestPerf
     open["threadsTracked"] = Json::UInt64(input.openRecords.threadsTracked);
     open["threadsUntracked"] = Json::UInt64(input.openRecords.threadsUntracked);
 
-    result["errors"]["callbackExceptions"] = Json::UInt64(snapshot.callbackErrors);
-    result["errors"]["changeCorrelationSkipped"] = Json::UInt64(input.correlationSkipped);
-    result["errors"]["associationTrackingSkipped"] = Json::UInt64(input.associationSkipped);
+    Json::Value& errors = result["errors"];
+    errors["callbackExceptions"] = Json::UInt64(snapshot.callbackErrors);
+    errors["changeCorrelationSkipped"] = Json::UInt64(input.correlationSkipped);
+    errors["associationTrackingSkipped"] = Json::UInt64(input.associationSkipped);
+    errors["sdkCallsFailed"] = Json::UInt64(snapshot.sdkCallsFailed);
+    errors["failedAnswers"] = Json::UInt64(input.failedAnswers);
 
     if (input.catalog != nullptr)
     {

@@ -51,5 +51,6 @@ namespace IngestPerf
     AssociationsView associations;
     ChangeQueueSnapshot changes;
     std::array<HistogramSnapshot, kCallbackCount> pluginCost;
+    uint64_t failedAnswers = 0;  // REST answers turned into a 500 or 503 since Orthanc started
   };
 }

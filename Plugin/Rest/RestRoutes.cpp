@@ -47,6 +47,7 @@ namespace IngestPerf
         report = pipeline->Collect(filter, *status,
                                    ReadOpenConnections(static_cast<uint16_t>(status->configuration.dicomPort)));
       }
+      report.failedAnswers = OrthancSdk::FailedAnswers();
       OrthancSdk::AnswerJson(output, ExportStats(report, filter));
     }
 
