@@ -560,6 +560,7 @@ namespace IngestPerf
     errors["changeCorrelationSkipped"] = Json::UInt64(input.correlationSkipped);
     errors["associationTrackingSkipped"] = Json::UInt64(input.associationSkipped);
     errors["sdkCallsFailed"] = Json::UInt64(snapshot.sdkCallsFailed);
+    errors["changeTableEvictions"] = Json::UInt64(input.correlationEvicted);
     errors["failedAnswers"] = Json::UInt64(input.failedAnswers);
 
     if (input.catalog != nullptr)

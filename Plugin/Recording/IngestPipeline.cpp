@@ -43,6 +43,7 @@ namespace IngestPerf
     report.snapshot = stats.Snapshot(now);
     report.openRecords = timelines.CountOpen();
     report.correlationSkipped = correlator.Skipped();
+    report.correlationEvicted = correlator.Evicted();
     report.associationSkipped = associations.Skipped();
     report.catalog = &labels;
     const StreamTable& table = stats.Series();

@@ -43,6 +43,7 @@ namespace IngestPerf
     StatsSnapshot snapshot;
     OpenRecords openRecords{0, 0, 0, 0};
     uint64_t correlationSkipped = 0;
+    uint64_t correlationEvicted = 0;  // pairings lost to a full change table
     uint64_t associationSkipped = 0;
     const LabelCatalog* catalog = nullptr;  // names of label ids; the pipeline's, null when not collected
     StreamInfo streams;
