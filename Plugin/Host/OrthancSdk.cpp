@@ -99,6 +99,7 @@ namespace IngestPerf
 
   void OrthancSdk::AnswerJson(OrthancPluginRestOutput* output, const Json::Value& body)
   {
+    INGEST_PERF_INJECT_ALLOCATION_FAULT();
     const std::string text = ToJsonText(body);
     OrthancPluginAnswerBuffer(globalContext, output, text.c_str(), text.size(), "application/json");
   }

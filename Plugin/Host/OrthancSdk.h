@@ -8,6 +8,7 @@
 
 #include <json/value.h>
 
+#include "Host/FaultInjection.h"
 
 #include <memory>
 #include <new>
@@ -71,24 +72,28 @@ namespace IngestPerf
 
     // What OnStored asks of the instance: strings owned by the instance, valid during the callback.
     // Each can fail the SDK's way (Unknown origin, false for the size, null), which the hooks count
-    // (errors.sdkCallsFailed).
+    // (errors.sdkCallsFailed); the test build INGEST_PERF_FAULT_INJECTION makes them fail at random.
     inline OrthancPluginInstanceOrigin InstanceOrigin(const OrthancPluginDicomInstance* instance)
     {
+      INGEST_PERF_INJECT_SDK_FAULT(OrthancPluginInstanceOrigin_Unknown);
       return OrthancPluginGetInstanceOrigin(Context(), instance);
     }
     // False when Orthanc could not answer (the SDK's -1, which is not a size).
     inline bool InstanceSize(const OrthancPluginDicomInstance* instance, uint64_t& size)
     {
+      INGEST_PERF_INJECT_SDK_FAULT(false);
       const int64_t answer = OrthancPluginGetInstanceSize(Context(), instance);
       size = answer < 0 ? 0 : static_cast<uint64_t>(answer);
       return answer >= 0;
     }
     inline const char* InstanceMetadata(const OrthancPluginDicomInstance* instance, const char* name)
     {
+      INGEST_PERF_INJECT_SDK_FAULT(nullptr);
       return OrthancPluginGetInstanceMetadata(Context(), instance, name);
     }
     inline const char* InstanceRemoteAet(const OrthancPluginDicomInstance* instance)
     {
+      INGEST_PERF_INJECT_SDK_FAULT(nullptr);
       return OrthancPluginGetInstanceRemoteAet(Context(), instance);
     }
 
