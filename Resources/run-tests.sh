@@ -30,7 +30,7 @@ clang-format --dry-run -Werror "${format_files[@]}"
 echo "clang-format: ${#format_files[@]} files clean"
 
 step "build (RelWithDebInfo)"
-build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINGEST_PERF_FAULT_INJECTION=ON
 step "unit tests"
 ./build/UnitTests --gtest_brief=1
 

@@ -38,6 +38,29 @@ namespace IngestPerf
       }
     }
 
+    // An SDK call that answered its failure value: counted, and the label says "(unknown)" rather
+    // than "(none)" (which means "not applicable"). Orthanc fails these calls only when it cannot
+    // read its own instance; the test build with INGEST_PERF_FAULT_INJECTION fails them at random.
+    const char* ExpectedLabel(const char* value)
+    {
+      if (value != nullptr)
+      {
+        return value;
+      }
+      Pipeline().stats.RecordSdkCallFailed();
+      return kUnknownLabel;
+    }
+
+    Transport TransportFromSdk(const OrthancPluginDicomInstance* instance)
+    {
+      const OrthancPluginInstanceOrigin origin = OrthancSdk::InstanceOrigin(instance);
+      if (origin == OrthancPluginInstanceOrigin_Unknown)
+      {
+        Pipeline().stats.RecordSdkCallFailed();  // counted under "plugin", TransportOf's default
+      }
+      return TransportOf(origin);
+    }
+
     // Runs one callback's body with the entry timestamp, counts an exception instead of letting it
     // reach Orthanc, and, for the sampled calls, records the time spent inside as the plugin's own
     // cost. The body returns the nanoseconds of work it ran on Orthanc's behalf (a delegated
@@ -155,8 +178,7 @@ namespace IngestPerf
     {
       InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
       // The origin is one more SDK call: only paid when no ReceivedInstance opened the record.
-      const Transport transport =
-        timeline.HasOpenInstance() ? timeline.OpenTransport() : TransportOf(OrthancSdk::InstanceOrigin(instance));
+      const Transport transport = timeline.HasOpenInstance() ? timeline.OpenTransport() : TransportFromSdk(instance);
       timeline.Filtered(now, transport, isCStoreFilter, Pipeline().recorder);
     }
 
@@ -192,31 +214,46 @@ namespace IngestPerf
       const bool received = timeline.OpenedByReceivedInstance();
       const bool unchanged = received && !ingestTranscoding && !timeline.TranscodeAttempted();
       // An open record already holds the origin, read by ReceivedInstance or by the filter.
-      event.transport =
-        timeline.HasOpenInstance() ? timeline.OpenTransport() : TransportOf(OrthancSdk::InstanceOrigin(instance));
+      event.transport = timeline.HasOpenInstance() ? timeline.OpenTransport() : TransportFromSdk(instance);
       // The metadata strings belong to the instance: borrowed for the duration of this callback.
-      event.storedBytes = unchanged ? timeline.ReceivedBytes() : OrthancSdk::InstanceSize(instance);
+      event.storedBytes = timeline.ReceivedBytes();
+      if (!unchanged && !OrthancSdk::InstanceSize(instance, event.storedBytes))
+      {
+        // Not the SDK's -1 read as 18 EB: the received size when known, else 0 (a size class of its own).
+        Pipeline().stats.RecordSdkCallFailed();
+        event.storedBytes = received ? timeline.ReceivedBytes() : 0;
+      }
       event.labels.storedSyntax = (unchanged && timeline.ReceivedSyntax() != nullptr)
                                     ? timeline.ReceivedSyntax()
-                                    : OrthancSdk::InstanceMetadata(instance, "TransferSyntax");
+                                    : ExpectedLabel(OrthancSdk::InstanceMetadata(instance, "TransferSyntax"));
       event.labels.sopClass = (received && timeline.ReceivedSopClass() != nullptr)
                                 ? timeline.ReceivedSopClass()
-                                : OrthancSdk::InstanceMetadata(instance, "SopClassUid");
+                                : ExpectedLabel(OrthancSdk::InstanceMetadata(instance, "SopClassUid"));
       event.receptionSecond = -1;
       if (needsReceptionDate)
       {
-        ParseReceptionDate(event.receptionSecond, OrthancSdk::InstanceMetadata(instance, "ReceptionDate"));
+        // Without it, duplicate detection has one piece of evidence less (DuplicateDetection).
+        ParseReceptionDate(event.receptionSecond,
+                           ExpectedLabel(OrthancSdk::InstanceMetadata(instance, "ReceptionDate")));
       }
       if (event.transport == Transport::Dicom)
       {
-        const char* aet = OrthancSdk::InstanceRemoteAet(instance);
+        // A failed AET read is one peer "(unknown)" for associationGap, as for the label.
+        const char* aet = ExpectedLabel(OrthancSdk::InstanceRemoteAet(instance));
         event.peerKey = HashKey(aet);
         event.labels.remoteAet = aet;
-        event.labels.calledAet = OrthancSdk::InstanceMetadata(instance, "CalledAET");
+        event.labels.calledAet = ExpectedLabel(OrthancSdk::InstanceMetadata(instance, "CalledAET"));
       }
-      event.labels.remoteIp = (event.transport == Transport::Rest && timeline.HttpRemoteIp() != nullptr)
-                                ? timeline.HttpRemoteIp()
-                                : OrthancSdk::InstanceMetadata(instance, "RemoteIP");
+      if (event.transport == Transport::Rest && timeline.HttpRemoteIp() != nullptr)
+      {
+        event.labels.remoteIp = timeline.HttpRemoteIp();
+      }
+      else
+      {
+        // Instances from other plugins (STOW-RS, Orthanc peers' jobs) may have no client address.
+        const char* ip = OrthancSdk::InstanceMetadata(instance, "RemoteIP");
+        event.labels.remoteIp = (event.transport == Transport::Plugin) ? ip : ExpectedLabel(ip);
+      }
       return event;
     }
 

@@ -18,6 +18,9 @@ namespace IngestPerf
   // Why the transcoder is not registered although IngestTranscoding is configured.
   extern const char* const kTranscoderOffReason;
 
+  // The label value of an SDK call that failed (errors.sdkCallsFailed).
+  constexpr const char* kUnknownLabel = "(unknown)";
+
   HookRegistrations RegisterIngestHooks(const Configuration& configuration);
 
   // Pure helpers of the hooks, exposed for the unit tests.

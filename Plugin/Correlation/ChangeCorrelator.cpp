@@ -18,7 +18,8 @@ namespace IngestPerf
   ChangeCorrelator::ChangeCorrelator(size_t entries) :
     capacity_(entries == 0 ? 1 : entries),
     entries_(new Entry[capacity_]),
-    skipped_(0)
+    skipped_(0),
+    evicted_(0)
   {
   }
 
@@ -35,6 +36,15 @@ namespace IngestPerf
       return nullptr;
     }
     return &entry;
+  }
+
+
+  void ChangeCorrelator::CountEviction(const Entry& entry, uint64_t key)
+  {
+    if (entry.key != 0 && entry.key != key && !entry.paired)
+    {
+      evicted_.fetch_add(1, std::memory_order_relaxed);
+    }
   }
 
 
@@ -75,6 +85,7 @@ namespace IngestPerf
     }
     else
     {
+      CountEviction(*entry, key);
       entry->key = key;
       entry->paired = false;
       entry->labelsKey = labelsKey;
@@ -104,6 +115,7 @@ namespace IngestPerf
     }
     else
     {
+      CountEviction(*entry, key);
       entry->key = key;
       entry->paired = false;
       entry->storedNs = 0;

@@ -40,14 +40,19 @@ namespace IngestPerf
 
     size_t Capacity() const { return capacity_; }
     uint64_t Skipped() const { return skipped_.load(std::memory_order_relaxed); }
+    // Entries still waiting for their pair (an OnStored without its change, or the reverse) that
+    // another instance took over: the table was too small for the instances in flight.
+    uint64_t Evicted() const { return evicted_.load(std::memory_order_relaxed); }
 
   private:
     struct Entry;
     Entry* Lock(uint64_t key);
     static void Unlock(Entry* entry);
+    void CountEviction(const Entry& entry, uint64_t key);
 
     size_t capacity_;
     std::unique_ptr<Entry[]> entries_;
     std::atomic<uint64_t> skipped_;
+    std::atomic<uint64_t> evicted_;
   };
 }

@@ -1,5 +1,7 @@
 #include "Export/JsonExporter.h"
 
+#include "Host/FaultInjection.h"
+
 #include "Recording/Unobservable.h"
 
 #include <algorithm>
@@ -499,6 +501,26 @@ namespace IngestPerf
   }
 
 
+#ifdef INGEST_PERF_FAULT_INJECTION
+  namespace
+  {
+    // The test build only: what was injected, to compare with what the plugin counted.
+    Json::Value ExportFaultInjection()
+    {
+      const FaultInjection::Settings& settings = FaultInjection::Current();
+      const FaultInjection::Counts injected = FaultInjection::Injected();
+      Json::Value result;
+      result["sdkProbability"] = settings.sdk;
+      result["allocProbability"] = settings.alloc;
+      result["seed"] = Json::UInt64(settings.seed);
+      result["sdkCallsInjected"] = Json::UInt64(injected.sdkCalls);
+      result["allocationsInjected"] = Json::UInt64(injected.allocations);
+      return result;
+    }
+  }
+
+
+#endif
   Json::Value ExportStats(const IngestReport& input, const StatsQuery& filter)
   {
     const StatsSnapshot& snapshot = input.snapshot;
@@ -568,10 +590,19 @@ namespace IngestPerf
     open["threadsTracked"] = Json::UInt64(input.openRecords.threadsTracked);
     open["threadsUntracked"] = Json::UInt64(input.openRecords.threadsUntracked);
 
-    result["errors"]["callbackExceptions"] = Json::UInt64(snapshot.callbackErrors);
-    result["errors"]["changeCorrelationSkipped"] = Json::UInt64(input.correlationSkipped);
-    result["errors"]["associationTrackingSkipped"] = Json::UInt64(input.associationSkipped);
+    INGEST_PERF_INJECT_ALLOCATION_FAULT();
+    Json::Value& errors = result["errors"];
+    errors["callbackExceptions"] = Json::UInt64(snapshot.callbackErrors);
+    errors["changeCorrelationSkipped"] = Json::UInt64(input.correlationSkipped);
+    errors["associationTrackingSkipped"] = Json::UInt64(input.associationSkipped);
+    errors["sdkCallsFailed"] = Json::UInt64(snapshot.sdkCallsFailed);
+    errors["changeTableEvictions"] = Json::UInt64(input.correlationEvicted);
+    errors["failedAnswers"] = Json::UInt64(input.failedAnswers);
+#ifdef INGEST_PERF_FAULT_INJECTION
+    result["faultInjection"] = ExportFaultInjection();
+#endif
 
+    INGEST_PERF_INJECT_ALLOCATION_FAULT();
     if (input.catalog != nullptr)
     {
       result["labels"] = ExportLabels(*input.catalog, input.streams);
@@ -598,6 +629,7 @@ namespace IngestPerf
       return result;
     }
 
+    INGEST_PERF_INJECT_ALLOCATION_FAULT();
     Json::Value& transports = result["transports"];
     transports = Json::objectValue;
     if (filter.scope != StatsQuery::Scope::MergedOnly)

@@ -3,6 +3,7 @@
 #include <json/reader.h>
 #include <json/writer.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -12,6 +13,7 @@ namespace IngestPerf
   namespace
   {
     OrthancPluginContext* globalContext = nullptr;
+    std::atomic<uint64_t> failedAnswers{0};
 
     struct StringFree
     {
@@ -97,6 +99,7 @@ namespace IngestPerf
 
   void OrthancSdk::AnswerJson(OrthancPluginRestOutput* output, const Json::Value& body)
   {
+    INGEST_PERF_INJECT_ALLOCATION_FAULT();
     const std::string text = ToJsonText(body);
     OrthancPluginAnswerBuffer(globalContext, output, text.c_str(), text.size(), "application/json");
   }
@@ -131,11 +134,38 @@ namespace IngestPerf
   }
 
 
-  void OrthancSdk::AnswerInternalError(OrthancPluginRestOutput* output, const char* what)
+  void OrthancSdk::AnswerInternalError(OrthancPluginRestOutput* output, const char* what) noexcept
   {
-    Json::Value body;
-    body["error"] = std::string("internal error in the ingest-perf plugin: ") + what;
-    AnswerError(output, 500, body);
+    failedAnswers.fetch_add(1, std::memory_order_relaxed);
+    try
+    {
+      Json::Value body;
+      body["error"] = std::string("internal error in the ingest-perf plugin: ") + what;
+      AnswerError(output, 500, body);
+    }
+    catch (...)
+    {
+      failedAnswers.fetch_sub(1, std::memory_order_relaxed);  // counted once, by the answer below
+      AnswerOutOfMemory(output);
+    }
+  }
+
+
+  void OrthancSdk::AnswerOutOfMemory(OrthancPluginRestOutput* output) noexcept
+  {
+    failedAnswers.fetch_add(1, std::memory_order_relaxed);
+    // Constant text, no allocation on the plugin's side; the client may retry.
+    static const char body[] =
+      "{ \"error\" : \"the ingest-perf plugin ran out of memory while building this answer; retry "
+      "later\", \"status\" : 503 }\n";
+    OrthancPluginSetHttpHeader(globalContext, output, "Content-Type", "application/json");
+    OrthancPluginSendHttpStatus(globalContext, output, 503, body, static_cast<uint32_t>(sizeof(body) - 1));
+  }
+
+
+  uint64_t OrthancSdk::FailedAnswers()
+  {
+    return failedAnswers.load(std::memory_order_relaxed);
   }
 
 

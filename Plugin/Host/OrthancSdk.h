@@ -8,7 +8,10 @@
 
 #include <json/value.h>
 
+#include "Host/FaultInjection.h"
+
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -33,11 +36,16 @@ namespace IngestPerf
     // HTTP error status with a JSON body {"error": reason, ...extra}.
     void AnswerError(OrthancPluginRestOutput* output, uint16_t status, const Json::Value& body);
 
-    // Runs a REST handler, answering 500 with a JSON reason if it throws.
+    // Runs a REST handler, answering 500 with a JSON reason if it throws, 503 if memory ran out.
+    // Nothing escapes to Orthanc: the error answers do not throw.
     template <typename Handler>
     OrthancPluginErrorCode GuardRest(OrthancPluginRestOutput* output, Handler handler);
 
-    void AnswerInternalError(OrthancPluginRestOutput* output, const char* what);
+    void AnswerInternalError(OrthancPluginRestOutput* output, const char* what) noexcept;
+    // 503 with a constant JSON body: allocates nothing in the plugin.
+    void AnswerOutOfMemory(OrthancPluginRestOutput* output) noexcept;
+    // Answers that GuardRest turned into a 500 or 503, since Orthanc started.
+    uint64_t FailedAnswers();
     void AnswerMethodNotAllowed(OrthancPluginRestOutput* output, const char* allowed);
 
     // Registrations. Those that can be refused return the SDK's code; ErrorDescription names it.
@@ -67,20 +75,29 @@ namespace IngestPerf
     std::vector<std::string> CommandLineArguments();
 
     // What OnStored asks of the instance: strings owned by the instance, valid during the callback.
+    // Each can fail the SDK's way (Unknown origin, false for the size, null), which the hooks count
+    // (errors.sdkCallsFailed); the test build INGEST_PERF_FAULT_INJECTION makes them fail at random.
     inline OrthancPluginInstanceOrigin InstanceOrigin(const OrthancPluginDicomInstance* instance)
     {
+      INGEST_PERF_INJECT_SDK_FAULT(OrthancPluginInstanceOrigin_Unknown);
       return OrthancPluginGetInstanceOrigin(Context(), instance);
     }
-    inline uint64_t InstanceSize(const OrthancPluginDicomInstance* instance)
+    // False when Orthanc could not answer (the SDK's -1, which is not a size).
+    inline bool InstanceSize(const OrthancPluginDicomInstance* instance, uint64_t& size)
     {
-      return static_cast<uint64_t>(OrthancPluginGetInstanceSize(Context(), instance));
+      INGEST_PERF_INJECT_SDK_FAULT(false);
+      const int64_t answer = OrthancPluginGetInstanceSize(Context(), instance);
+      size = answer < 0 ? 0 : static_cast<uint64_t>(answer);
+      return answer >= 0;
     }
     inline const char* InstanceMetadata(const OrthancPluginDicomInstance* instance, const char* name)
     {
+      INGEST_PERF_INJECT_SDK_FAULT(nullptr);
       return OrthancPluginGetInstanceMetadata(Context(), instance, name);
     }
     inline const char* InstanceRemoteAet(const OrthancPluginDicomInstance* instance)
     {
+      INGEST_PERF_INJECT_SDK_FAULT(nullptr);
       return OrthancPluginGetInstanceRemoteAet(Context(), instance);
     }
 
@@ -103,6 +120,10 @@ namespace IngestPerf
     try
     {
       handler();
+    }
+    catch (const std::bad_alloc&)
+    {
+      AnswerOutOfMemory(output);
     }
     catch (const std::exception& e)
     {

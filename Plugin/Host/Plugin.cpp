@@ -2,6 +2,7 @@
 // Data flow: IngestHooks -> InstanceTimeline (per thread) -> IngestRecorder -> IngestStats
 //            -> StatsSnapshot -> JsonExporter -> RestRoutes.
 #include "Host/Configuration.h"
+#include "Host/FaultInjection.h"
 #include "Capture/IngestHooks.h"
 #include "Capture/RestAnswerTiming.h"
 #include "Capture/TimedStorageArea.h"
@@ -12,6 +13,7 @@
 #include "Host/PluginStatus.h"
 #include "Rest/RestRoutes.h"
 
+#include <cstdlib>
 #include <memory>
 
 #ifndef INGEST_PERF_VERSION
@@ -83,6 +85,21 @@ extern "C"
       return 0;
     }
 
+#ifdef INGEST_PERF_FAULT_INJECTION
+    {
+      FaultInjection::Settings faults;
+      std::string error;
+      if (!FaultInjection::Parse(faults, error, getenv("INGEST_PERF_FAULTS")))
+      {
+        OrthancSdk::LogError("IngestPerf: " + error);
+        return -1;
+      }
+      FaultInjection::Configure(faults);
+      OrthancSdk::LogWarning("IngestPerf: TEST BUILD WITH INJECTED FAULTS (INGEST_PERF_FAULTS=\"" +
+                             std::string(getenv("INGEST_PERF_FAULTS") ? getenv("INGEST_PERF_FAULTS") : "") +
+                             "\"): SDK calls and allocations fail at random; never use it in production");
+    }
+#endif
     try
     {
       status.pluginVersion = INGEST_PERF_VERSION;

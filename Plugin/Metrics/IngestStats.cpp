@@ -48,6 +48,12 @@ namespace IngestPerf
   }
 
 
+  void IngestStats::RecordSdkCallFailed()
+  {
+    sdkCallsFailed_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+
   void IngestStats::Reset(int64_t nowNs, int64_t wallNowNs)
   {
     for (RateWindow& rate : rates_)
@@ -56,6 +62,7 @@ namespace IngestPerf
     }
     series_.ResetAll();
     callbackErrors_.store(0, std::memory_order_relaxed);
+    sdkCallsFailed_.store(0, std::memory_order_relaxed);
     resetNs_.store(nowNs, std::memory_order_relaxed);
     resetWallNs_.store(wallNowNs, std::memory_order_relaxed);
   }
@@ -68,6 +75,7 @@ namespace IngestPerf
     snapshot.resetNs = resetNs_.load(std::memory_order_relaxed);
     snapshot.resetWallNs = resetWallNs_.load(std::memory_order_relaxed);
     snapshot.callbackErrors = callbackErrors_.load(std::memory_order_relaxed);
+    snapshot.sdkCallsFailed = sdkCallsFailed_.load(std::memory_order_relaxed);
     const int64_t nowSecond = nowNs / kNsPerSecond;
 
     series_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {

@@ -34,6 +34,8 @@ namespace IngestPerf
     void RecordChangeDispatch(const InstanceLabels& labels, int64_t lagNs);
     void Count(Counter counter, const InstanceLabels& labels);
     void RecordCallbackError();
+    // An SDK call of the hot path that answered its failure value (null, -1, unknown origin).
+    void RecordSdkCallFailed();
 
     void Reset(int64_t nowNs, int64_t wallNowNs);
 
@@ -53,6 +55,7 @@ namespace IngestPerf
     std::array<RateWindow, kTransportCount> rates_;
     StreamTable series_;
     std::atomic<uint64_t> callbackErrors_;
+    std::atomic<uint64_t> sdkCallsFailed_;
     std::atomic<int64_t> resetNs_;
     std::atomic<int64_t> resetWallNs_;
   };

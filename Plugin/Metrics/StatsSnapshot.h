@@ -60,6 +60,7 @@ namespace IngestPerf
   {
     std::array<TransportSnapshot, kTransportCount> transports;
     uint64_t callbackErrors = 0;
+    uint64_t sdkCallsFailed = 0;
     int64_t takenNs = 0;
     int64_t resetNs = 0;
     int64_t resetWallNs = 0;

@@ -49,6 +49,7 @@ namespace IngestPerf
         report.openRecords.endedWithRequest[o];
     }
     report.correlationSkipped = correlator.Skipped();
+    report.correlationEvicted = correlator.Evicted();
     report.associationSkipped = associations.Skipped();
     report.catalog = &labels;
     const StreamTable& table = stats.Series();

@@ -43,6 +43,7 @@ namespace IngestPerf
     StatsSnapshot snapshot;
     OpenRecords openRecords{0, 0, 0, 0, 0, 0, -1, {}};
     uint64_t correlationSkipped = 0;
+    uint64_t correlationEvicted = 0;  // pairings lost to a full change table
     uint64_t associationSkipped = 0;
     const LabelCatalog* catalog = nullptr;  // names of label ids; the pipeline's, null when not collected
     StreamInfo streams;
@@ -51,5 +52,6 @@ namespace IngestPerf
     AssociationsView associations;
     ChangeQueueSnapshot changes;
     std::array<HistogramSnapshot, kCallbackCount> pluginCost;
+    uint64_t failedAnswers = 0;  // REST answers turned into a 500 or 503 since Orthanc started
   };
 }

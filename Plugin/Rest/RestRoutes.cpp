@@ -49,6 +49,7 @@ namespace IngestPerf
                                    ReadOpenConnections(static_cast<uint16_t>(status->configuration.dicomPort)),
                                    OtherRestRequestsInProgress);
       }
+      report.failedAnswers = OrthancSdk::FailedAnswers();
       OrthancSdk::AnswerJson(output, ExportStats(report, filter));
     }
 

@@ -62,6 +62,21 @@ TEST(ChangeCorrelator, AnotherInstanceOnTheSameEntryReplacesIt)
   correlator.Stored(second, 200, 2);
   EXPECT_FALSE(correlator.NewInstanceChange(first, 300).paired);   // evicted: never a wrong pairing
   EXPECT_FALSE(correlator.NewInstanceChange(second, 400).paired);  // and `first` replaced it in turn
+  EXPECT_EQ(correlator.Evicted(), 3u);                             // each step took an entry still waiting for its pair
+}
+
+
+TEST(ChangeCorrelator, CountsOnlyEvictionsOfEntriesWaitingForTheirPair)
+{
+  ChangeCorrelator correlator(16);
+  correlator.Stored(5, 100, 1);
+  EXPECT_TRUE(correlator.NewInstanceChange(5, 150).paired);
+  correlator.Stored(5 + 16, 200, 2);  // replaces a paired entry: only duplicate memory is lost
+  EXPECT_EQ(correlator.Evicted(), 0u);
+  correlator.Stored(5 + 32, 300, 3);  // replaces one whose change has not come yet
+  EXPECT_EQ(correlator.Evicted(), 1u);
+  correlator.Stored(5 + 32, 400, 3);  // the same instance again is not an eviction
+  EXPECT_EQ(correlator.Evicted(), 1u);
 }
 
 

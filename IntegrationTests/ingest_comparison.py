@@ -1,0 +1,128 @@
+"""Ingest the same work into several Orthancs and compare what they stored: the helpers of
+test_injected_faults.py and test_stop_under_load.py.
+
+A piece of work is a list of clients, each ("http", name, files) or ("storescu", calling AET,
+files); all clients run at once. The outcome of an ingest is what a client can see (each HTTP
+status with the ID Orthanc answered, each storescu exit code) and what Orthanc stored (the set
+of instance IDs and the MD5 of each stored file), so that an Orthanc with the plugin can be
+compared with one without it.
+"""
+import hashlib
+import os
+import threading
+import time
+
+import requests
+
+from ingest_perf.orthanc_process import StorescuError
+
+
+def run_clients(orthanc, clients, timeout=300):
+    """Runs every client at once; returns {"http": {(client, file name): (status, ID)}, "storescu": {AET: exit code}}.
+
+    A transport error of an HTTP client (Orthanc stopping under it) is recorded as status None."""
+    results = {"http": {}, "storescu": {}}
+    lock = threading.Lock()
+
+    def http_client(name, files):
+        with requests.Session() as session:  # keep-alive: one connection per client
+            for path in files:
+                with open(path, "rb") as f:
+                    body = f.read()
+                try:
+                    answer = session.post(orthanc.url + "/instances", data=body,
+                                          headers={"Content-Type": "application/dicom"}, timeout=60)
+                    outcome = (answer.status_code, answer.json().get("ID") if answer.status_code == 200 else None)
+                except (requests.RequestException, ValueError):
+                    outcome = (None, None)
+                with lock:
+                    results["http"][(name, os.path.basename(path))] = outcome
+
+    def storescu_client(aet, files):
+        try:
+            orthanc.storescu(files, calling_aet=aet, timeout=timeout)
+            code = 0
+        except StorescuError as e:
+            code = str(e).split("exited with code ")[1].split()[0]
+        with lock:
+            results["storescu"][aet] = code
+
+    threads = []
+    for kind, name, files in clients:
+        target = http_client if kind == "http" else storescu_client
+        arguments = (name, files)
+        threads.append(threading.Thread(target=target, args=arguments))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout)
+    return results
+
+
+def stored_files(orthanc):
+    """{instance ID: MD5 of the stored file}, read back through the REST API."""
+    result = {}
+    for instance in orthanc.get("/instances").json():
+        answer = orthanc.get("/instances/%s/file" % instance)
+        assert answer.status_code == 200, (instance, answer.status_code)
+        result[instance] = hashlib.md5(answer.content).hexdigest()
+    return result
+
+
+class StatsPoller:
+    """Reads /perf/stats in several shapes, over and over, while the ingest runs; keeps every
+    status code and whether its body was JSON with an "error" for a non-200."""
+
+    SHAPES = [{}, {"groupBy": "remoteAet"}, {"transport": "dicom"}, {"groupBy": "transport"}, {"remoteAet": "(other)"}]
+
+    def __init__(self, orthanc, pause=0.02):
+        self.orthanc = orthanc
+        self.pause = pause
+        self.answers = []  # (status, parsed JSON or None)
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run)
+
+    def _run(self):
+        index = 0
+        while not self._done.is_set():
+            params = self.SHAPES[index % len(self.SHAPES)]
+            index += 1
+            try:
+                answer = requests.get(self.orthanc.url + "/perf/stats", params=params, timeout=60)
+            except requests.RequestException:
+                self.answers.append((None, None))
+                continue
+            try:
+                body = answer.json()
+            except ValueError:
+                body = None
+            self.answers.append((answer.status_code, body))
+            time.sleep(self.pause)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self._done.set()
+        self._thread.join()
+        return False
+
+    def statuses(self):
+        counts = {}
+        for status, _ in self.answers:
+            counts[status] = counts.get(status, 0) + 1
+        return counts
+
+    def malformed(self):
+        """Answers that are neither a 200 with JSON nor a 503 with a JSON reason."""
+        return [(status, body) for status, body in self.answers
+                if not ((status == 200 and isinstance(body, dict) and "transports" in body)
+                        or (status == 503 and isinstance(body, dict) and "error" in body))]
+
+
+def crash_markers(log_text):
+    """Lines of an Orthanc log that say it crashed or that a sanitizer reported something."""
+    markers = ("crash", "Segmentation", "segfault", "Sanitizer", "runtime error:", "terminate called", "Aborted",
+               "core dumped")
+    return [line for line in log_text.splitlines() if any(m in line for m in markers)]

@@ -1,0 +1,129 @@
+// The hooks and the REST guard against an Orthanc whose SDK calls fail: a fake context answers
+// the registrations, captures the callbacks, and fails every instance accessor the way the SDK
+// reports a failure (null, -1, Unknown origin).
+#include "Capture/IngestHooks.h"
+#include "Host/OrthancSdk.h"
+#include "Recording/IngestPipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <json/reader.h>
+
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+using namespace IngestPerf;
+
+namespace
+{
+  struct FakeOrthanc
+  {
+    OrthancPluginOnStoredInstanceCallback onStored = nullptr;
+    uint16_t sentStatus = 0;
+    std::string sentBody;
+    std::string contentType;
+  };
+
+  FakeOrthanc* fake = nullptr;
+
+  OrthancPluginErrorCode FailingInvokeService(OrthancPluginContext*, _OrthancPluginService service, const void* params)
+  {
+    switch (service)
+    {
+      case _OrthancPluginService_RegisterOnStoredInstanceCallback:
+        fake->onStored = static_cast<const _OrthancPluginOnStoredInstanceCallback*>(params)->callback;
+        return OrthancPluginErrorCode_Success;
+      case _OrthancPluginService_SetHttpHeader:
+        fake->contentType = static_cast<const _OrthancPluginSetHttpHeader*>(params)->value;
+        return OrthancPluginErrorCode_Success;
+      case _OrthancPluginService_SendHttpStatus:
+      {
+        const auto* status = static_cast<const _OrthancPluginSendHttpStatus*>(params);
+        fake->sentStatus = status->status;
+        fake->sentBody.assign(status->body, status->bodySize);
+        return OrthancPluginErrorCode_Success;
+      }
+      case _OrthancPluginService_GetInstanceOrigin:
+      case _OrthancPluginService_GetInstanceSize:
+      case _OrthancPluginService_GetInstanceMetadata:
+      case _OrthancPluginService_GetInstanceRemoteAet:
+        return OrthancPluginErrorCode_InternalError;  // the accessors all fail
+      default:
+        return OrthancPluginErrorCode_Success;  // the other registrations
+    }
+  }
+
+  class SdkFailure : public ::testing::Test
+  {
+  protected:
+    void SetUp() override
+    {
+      fake = &state;
+      context.orthancVersion = "1.10.1";
+      context.InvokeService = FailingInvokeService;
+      OrthancSdk::SetContext(&context);
+    }
+
+    void TearDown() override
+    {
+      SetActivePipeline(nullptr);
+      OrthancSdk::SetContext(nullptr);
+      fake = nullptr;
+    }
+
+    FakeOrthanc state;
+    OrthancPluginContext context{};
+  };
+}
+
+
+TEST_F(SdkFailure, StoredInstanceIsCountedWithUnknownLabelsAndNoBogusSize)
+{
+  Configuration configuration;
+  IngestPipeline pipeline(configuration);
+  SetActivePipeline(&pipeline);
+  RegisterIngestHooks(configuration);
+  ASSERT_NE(state.onStored, nullptr);
+
+  // No earlier hook on this thread: OnStored asks the SDK for the origin, the size, the stored
+  // syntax, the SOP class and the reception date, and every call fails.
+  EXPECT_EQ(state.onStored(nullptr, "0a1b2c3d-4e5f6a7b-8c9d0e1f-2a3b4c5d-6e7f8a9b"), OrthancPluginErrorCode_Success);
+
+  const StatsSnapshot snapshot = pipeline.stats.Snapshot(0);
+  EXPECT_EQ(snapshot.callbackErrors, 0u);
+  EXPECT_EQ(snapshot.sdkCallsFailed, 5u);  // origin, size, TransferSyntax, SopClassUid, ReceptionDate
+  const TransportSnapshot& plugin = snapshot.transports[static_cast<size_t>(Transport::Plugin)];
+  EXPECT_EQ(plugin.outcomes[static_cast<size_t>(Outcome::Stored)], 1u);
+  // The SDK's -1 was once read as an unsigned size: 18446744073709551615 bytes stored.
+  EXPECT_EQ(plugin.storedBytes.Count(), 1u);
+  EXPECT_EQ(plugin.storedBytes.Max(), 0);
+
+  LabelId id = 0;
+  EXPECT_TRUE(pipeline.labels.Find(LabelDimension::StoredSyntax, kUnknownLabel, id));
+  EXPECT_TRUE(pipeline.labels.Find(LabelDimension::SopClass, kUnknownLabel, id));
+}
+
+
+TEST_F(SdkFailure, RestGuardAnswersWithoutLettingAnythingEscape)
+{
+  // Out of memory: 503 with a constant JSON body.
+  const uint64_t before = OrthancSdk::FailedAnswers();
+  OrthancSdk::GuardRest(nullptr, [] { throw std::bad_alloc(); });
+  EXPECT_EQ(state.sentStatus, 503);
+  EXPECT_EQ(state.contentType, "application/json");
+  Json::Value body;
+  Json::CharReaderBuilder builder;
+  std::unique_ptr<Json::CharReader> reader(builder.newCharReader());
+  std::string errors;
+  ASSERT_TRUE(reader->parse(state.sentBody.data(), state.sentBody.data() + state.sentBody.size(), &body, &errors))
+    << state.sentBody;
+  EXPECT_NE(body["error"].asString().find("out of memory"), std::string::npos);
+
+  // Any other exception: 500 with the reason.
+  OrthancSdk::GuardRest(nullptr, [] { throw std::runtime_error("broken"); });
+  EXPECT_EQ(state.sentStatus, 500);
+  EXPECT_NE(state.sentBody.find("broken"), std::string::npos);
+  EXPECT_EQ(OrthancSdk::FailedAnswers(), before + 2);
+}
