@@ -40,6 +40,7 @@ namespace IngestPerf
         AnswerBadRequest(output, error);
         return;
       }
+      filter.hashedPeers = status->configuration.hashPeers;
       IngestReport report;
       report.status = status;
       if (const IngestPipeline* pipeline = ActivePipeline())
