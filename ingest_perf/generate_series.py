@@ -36,7 +36,11 @@ def part10_dataset(path, sop_class, sop_uid):
     return ds
 
 
-def write_series(folder, count, seed=1, rows=512, columns=512, patient="PERF^SYNTHETIC"):
+def write_series(folder, count, seed=1, rows=512, columns=512, patient="PERF^SYNTHETIC", patient_id=None,
+                 accession_number=None, birth_date=None, institution=None, study_description=None):
+    """Writes `count` slices; the patient and study attributes given replace the synthetic ones
+    (birth_date, institution and study_description are left out unless given, so the default
+    files stay byte-identical)."""
     os.makedirs(folder, exist_ok=True)
     study_uid = derived_uid(seed, "study")
     series_uid = derived_uid(seed, "series")
@@ -50,10 +54,16 @@ def write_series(folder, count, seed=1, rows=512, columns=512, patient="PERF^SYN
         ds.StudyInstanceUID = study_uid
         ds.SeriesInstanceUID = series_uid
         ds.PatientName = patient
-        ds.PatientID = "PERF%d" % seed
+        ds.PatientID = patient_id if patient_id is not None else "PERF%d" % seed
+        if birth_date is not None:
+            ds.PatientBirthDate = birth_date
         ds.StudyDate = "20260101"
         ds.StudyID = "1"
-        ds.AccessionNumber = "PERF%d" % seed
+        ds.AccessionNumber = accession_number if accession_number is not None else "PERF%d" % seed
+        if institution is not None:
+            ds.InstitutionName = institution
+        if study_description is not None:
+            ds.StudyDescription = study_description
         ds.Modality = "CT"
         ds.SeriesNumber = 1
         ds.InstanceNumber = index + 1

@@ -158,6 +158,7 @@ class OrthancProcess:
                   orthanc.json works unchanged; a plugin_path that exists in the root outside those
                   folders, e.g. debian_plugin(name, "1.12.7"), is the root's own file)
     command_prefix  words put before Orthanc's command, e.g. ["prlimit", "--as=..."]
+    arguments     words after the configuration path on Orthanc's command line, e.g. ["--verbose"]
     configuration_writer  callable(http_port, dicom_port) -> the configuration path to start Orthanc
                   with, instead of the generated orthanc.json (plugin_path, ingest_perf and
                   extra_config are then ignored)
@@ -167,11 +168,12 @@ class OrthancProcess:
     """
 
     def __init__(self, work_dir, plugin_path=_DEFAULT, ingest_perf=None, extra_config=None, env=None,
-                 aet="ORTHANC", orthanc=HOST_ORTHANC, command_prefix=(), configuration_writer=None):
+                 aet="ORTHANC", orthanc=HOST_ORTHANC, command_prefix=(), configuration_writer=None, arguments=()):
         if not orthanc_available(orthanc):
             raise OrthancStartError("Orthanc %s is not available: run Resources/make-debian13-root.sh" % orthanc)
         self.orthanc = orthanc
         self.command_prefix = list(command_prefix)
+        self.arguments = [str(a) for a in arguments]
         self.configuration_writer = configuration_writer
         self.work_dir = os.path.abspath(str(work_dir))
         self.plugin_path = default_plugin_path() if plugin_path is _DEFAULT else plugin_path
@@ -320,7 +322,7 @@ class OrthancProcess:
     def _orthanc_command(self):
         """(command, extra environment) that starts this Orthanc."""
         if self.orthanc == HOST_ORTHANC:
-            return [ORTHANC_BINARY, self.config_path], {}
+            return [ORTHANC_BINARY, self.config_path] + self.arguments, {}
         # Resources/debian13-orthanc.sh: Orthanc 1.12.7 in its root, with /tmp, /work, /root, the
         # working directory and INGEST_PERF_BIND visible at the same paths.
         folders = {self.work_dir}
@@ -334,7 +336,7 @@ class OrthancProcess:
                 path = os.path.abspath(path)
                 folders.add(path if os.path.isdir(path) else os.path.dirname(path))
         folders = [f for f in sorted(folders) if not any(f.startswith(h + "/") for h in self._HOST_FOLDERS)]
-        return [DEBIAN13_ORTHANC, self.config_path], {"INGEST_PERF_BIND": ":".join(folders)}
+        return [DEBIAN13_ORTHANC, self.config_path] + self.arguments, {"INGEST_PERF_BIND": ":".join(folders)}
 
     def _forget(self):
         with _live_lock:

@@ -1,7 +1,7 @@
 #include "Export/JsonExporter.h"
 
 #include "Host/FaultInjection.h"
-
+#include "Labels/PeerPseudonym.h"
 #include "Recording/Unobservable.h"
 
 #include <algorithm>
@@ -187,7 +187,7 @@ namespace IngestPerf
         open["byRemoteIp"] = Json::objectValue;
         for (const auto& entry : view.connections.byRemoteIp)
         {
-          open["byRemoteIp"][entry.first] = Json::UInt64(entry.second);
+          open["byRemoteIp"][ExportedAddress(entry.first, configuration.hashPeers)] = Json::UInt64(entry.second);
         }
         open["source"] = "established TCP connections to DicomPort " + std::to_string(configuration.dicomPort) +
                          " (/proc/self/net/tcp, tcp6): one per open association";
@@ -216,7 +216,8 @@ namespace IngestPerf
       for (const PeerAssociations& peer : view.peers)
       {
         Json::Value value;
-        value["remoteAet"] = catalog.Name(LabelDimension::RemoteAet, peer.remoteAet);
+        value["remoteAet"] = ExportedLabelValue(
+          LabelDimension::RemoteAet, catalog.Name(LabelDimension::RemoteAet, peer.remoteAet), configuration.hashPeers);
         value["finished"] = Json::UInt64(peer.finished);
         value["inProgress"] = Json::UInt64(peer.inProgress);
         value["instancesPerAssociation"] = ExportHistogram(peer.instancesPerAssociation, false);
@@ -323,7 +324,7 @@ namespace IngestPerf
       return storage;
     }
 
-    Json::Value ExportLabels(const LabelCatalog& catalog, const StreamInfo& info)
+    Json::Value ExportLabels(const LabelCatalog& catalog, const StreamInfo& info, bool hashPeers)
     {
       Json::Value labels;
       for (size_t d = 0; d < kLabelDimensions; d++)
@@ -345,7 +346,7 @@ namespace IngestPerf
           const std::string name = dictionary->Name(id);
           if (name != "(other)")
           {
-            target["values"].append(name);
+            target["values"].append(ExportedLabelValue(dimension, name, hashPeers));
           }
         }
       }
@@ -361,6 +362,7 @@ namespace IngestPerf
     {
       const LabelCatalog& catalog = *input.catalog;
       const GroupedSnapshot& grouped = input.grouped;
+      const bool hashPeers = input.status->configuration.hashPeers;
 
       Json::Value& query = result["query"];
       query["filters"] = Json::objectValue;
@@ -370,7 +372,12 @@ namespace IngestPerf
       }
       for (const auto& label : filter.labels)
       {
-        query["filters"][LabelDimensionName(label.first)] = label.second;
+        // A value seen is echoed as its pseudonym; a pseudonym as given (not hashed twice).
+        LabelId seen;
+        const bool asGiven =
+          hashPeers && IsPseudonym(label.first, label.second) && !catalog.Find(label.first, label.second, seen);
+        query["filters"][LabelDimensionName(label.first)] =
+          asGiven ? label.second : ExportedLabelValue(label.first, label.second, hashPeers);
       }
       query["groupBy"] = filter.hasGroupBy ? Json::Value(LabelDimensionName(filter.groupBy)) : Json::Value();
       query["seriesMatched"] = Json::UInt64(grouped.seriesMatched);
@@ -409,7 +416,8 @@ namespace IngestPerf
           const Transport transport = static_cast<Transport>(group.first - kFirstValueLabel);
           Json::Value value =
             ExportTransport(group.second, *input.status, isTransport ? &transport : nullptr, false, false);
-          value["labels"][LabelDimensionName(filter.groupBy)] = catalog.Name(filter.groupBy, group.first);
+          value["labels"][LabelDimensionName(filter.groupBy)] =
+            ExportedLabelValue(filter.groupBy, catalog.Name(filter.groupBy, group.first), hashPeers);
           list.append(value);
         }
       }
@@ -554,6 +562,7 @@ namespace IngestPerf
     effective["TranscodeTiming"] = TranscodeTimingName(configuration.transcodeTiming);
     effective["TimedStorage"] = configuration.timedStorage;
     effective["TimeRestAnswers"] = configuration.timeRestAnswers;
+    effective["HashPeers"] = configuration.hashPeers;
     Json::Value& orthanc = result["orthancOptions"];
     orthanc["OverwriteInstances"] = configuration.overwriteInstances;
     orthanc["DicomScpTimeout"] = configuration.dicomScpTimeoutSeconds;
@@ -605,7 +614,7 @@ namespace IngestPerf
     INGEST_PERF_INJECT_ALLOCATION_FAULT();
     if (input.catalog != nullptr)
     {
-      result["labels"] = ExportLabels(*input.catalog, input.streams);
+      result["labels"] = ExportLabels(*input.catalog, input.streams, status.configuration.hashPeers);
     }
     result["storage"] = ExportStorage(status, input.collected ? &input.storage : nullptr);
     if (input.collected && input.catalog != nullptr)

@@ -153,7 +153,7 @@ namespace IngestPerf
 
     static const std::set<std::string> known = {
       "Enable",    "ReceivedInstanceCallback", "MaxThreads",   "ChangeTableSize", "MaxPeers", "MaxLabelValues",
-      "MaxSeries", "TranscodeTiming",          "TimedStorage", "TimeRestAnswers"};
+      "MaxSeries", "TranscodeTiming",          "TimedStorage", "TimeRestAnswers", "HashPeers"};
     for (const std::string& key : section.getMemberNames())
     {
       if (known.count(key) == 0)
@@ -178,6 +178,7 @@ namespace IngestPerf
     configuration.maxSeries = ReadInteger(section, "MaxSeries", configuration.maxSeries, 1, 65536);
     configuration.timedStorage = ReadBool(section, "TimedStorage", configuration.timedStorage);
     configuration.timeRestAnswers = ReadBool(section, "TimeRestAnswers", configuration.timeRestAnswers);
+    configuration.hashPeers = ReadBool(section, "HashPeers", configuration.hashPeers);
     if (section.isMember("TranscodeTiming"))
     {
       const Json::Value& timing = section["TranscodeTiming"];

@@ -43,6 +43,8 @@ namespace IngestPerf
     TranscodeTiming transcodeTiming = TranscodeTiming::Off;
     bool timedStorage = false;
     bool timeRestAnswers = false;
+    // AETs and client addresses exported as stable short hashes (Labels/PeerPseudonym.h).
+    bool hashPeers = false;
 
     // The running Orthanc, and what it does by default.
     OrthancVersion orthanc;

@@ -30,6 +30,8 @@ namespace IngestPerf
     std::vector<std::pair<LabelDimension, std::string>> labels;
     bool hasGroupBy = false;
     LabelDimension groupBy = LabelDimension::Transport;
+    // IngestPerf.HashPeers: a filter on a peer label may also name a value by its pseudonym.
+    bool hashedPeers = false;
 
     bool UsesStreams() const { return !labels.empty() || hasGroupBy; }
     // The label to group by, nullptr for none.

@@ -41,6 +41,7 @@ namespace IngestPerf
         AnswerBadRequest(output, error);
         return;
       }
+      filter.hashedPeers = status->configuration.hashPeers;
       IngestReport report;
       report.status = status;
       if (const IngestPipeline* pipeline = ActivePipeline())
@@ -156,6 +157,19 @@ namespace IngestPerf
       // Orthanc 1.10.1 hands GET arguments to plugins still percent-encoded.
       const std::string key = DecodeQueryComponent(keys[i]);
       const std::string value = DecodeQueryComponent(values[i]);
+      if (key.empty() && value.empty())
+      {
+        continue;  // an empty fragment: "/perf/stats?", "a=1&&b=2"
+      }
+      // The names and values below are compared as C strings: "dicom%00x" would read as "dicom".
+      if (key.find('\0') != std::string::npos)
+      {
+        return Fail(error, "a NUL byte in a parameter name", key, AllowedParameters());
+      }
+      if (value.find('\0') != std::string::npos)
+      {
+        return Fail(error, "a NUL byte in the value of parameter '" + key + "'", key, AllowedParameters());
+      }
       LabelDimension dimension = LabelDimension::Transport;
       const bool isGroupBy = (key == "groupBy");
       if (!isGroupBy && !ParseLabelDimension(dimension, key.c_str()))

@@ -3,8 +3,10 @@
 #include "Timeline/InstanceTimeline.h"
 #include "Export/JsonExporter.h"
 #include "Metrics/StreamTable.h"
+#include "Labels/PeerPseudonym.h"
 
 #include <gtest/gtest.h>
+#include <json/writer.h>
 
 #include <thread>
 
@@ -52,11 +54,13 @@ namespace
     IngestStats stats{0, 0, 64};
 
     void Stored(const CompletedInstance& instance, int64_t gap, const char* aet = nullptr,
-                const char* syntax = "1.2.840.10008.1.2.1")
+                const char* syntax = "1.2.840.10008.1.2.1", const char* ip = nullptr, const char* calledAet = nullptr)
     {
       RawLabels raw;
       raw.remoteAet = aet;
       raw.storedSyntax = syntax;
+      raw.remoteIp = ip;
+      raw.calledAet = calledAet;
       stats.RecordStored(ToRecord(instance, gap), catalog.Intern(instance.transport, raw, instance.storedBytes));
     }
 
@@ -273,4 +277,107 @@ TEST(JsonExporter, GroupByAndLabelFilters)
   EXPECT_EQ(8u, labels["remoteAet"]["capacity"].asUInt());
   EXPECT_EQ(2u, labels["remoteAet"]["values"].size());
   EXPECT_EQ(3u, labels["series"]["used"].asUInt());
+}
+
+
+TEST(JsonExporter, PeerPseudonymsAreStableShortHashes)
+{
+  // "aet-"/"ip-" and the first 8 hex digits of the 64-bit FNV-1a, as docs/configuration.md says.
+  EXPECT_EQ("aet-28dbc166", PeerPseudonym("aet", "STORESCU"));
+  EXPECT_EQ("ip-2f4209e7", PeerPseudonym("ip", "127.0.0.1"));
+  EXPECT_EQ("aet-28dbc166", ExportedLabelValue(LabelDimension::RemoteAet, "STORESCU", true));
+  EXPECT_EQ("aet-1541b7fa", ExportedLabelValue(LabelDimension::CalledAet, "ORTHANC", true));
+  EXPECT_EQ("ip-2f4209e7", ExportedLabelValue(LabelDimension::RemoteIp, "127.0.0.1", true));
+  EXPECT_EQ("STORESCU", ExportedLabelValue(LabelDimension::RemoteAet, "STORESCU", false));
+  EXPECT_EQ("(none)", ExportedLabelValue(LabelDimension::RemoteAet, "(none)", true));
+  EXPECT_EQ("(other)", ExportedLabelValue(LabelDimension::RemoteIp, "(other)", true));
+  EXPECT_EQ("1.2.840.10008.1.2.1", ExportedLabelValue(LabelDimension::StoredSyntax, "1.2.840.10008.1.2.1", true));
+  EXPECT_EQ("ip-04904621", ExportedAddress("10.0.0.7", true));
+  EXPECT_TRUE(IsPseudonym(LabelDimension::RemoteAet, "aet-28dbc166"));
+  EXPECT_TRUE(IsPseudonym(LabelDimension::RemoteIp, "ip-2f4209e7"));
+  EXPECT_FALSE(IsPseudonym(LabelDimension::RemoteIp, "aet-28dbc166"));
+  EXPECT_FALSE(IsPseudonym(LabelDimension::RemoteAet, "aet-28DBC166"));
+  EXPECT_FALSE(IsPseudonym(LabelDimension::RemoteAet, "aet-28dbc16"));
+  EXPECT_FALSE(IsPseudonym(LabelDimension::SopClass, "aet-28dbc166"));
+  EXPECT_EQ("10.0.0.7", ExportedAddress("10.0.0.7", false));
+}
+
+
+TEST(JsonExporter, HashPeersReplacesAetsAndAddressesInEveryPartOfTheAnswer)
+{
+  LabelledStats stats;
+  for (int i = 0; i < 3; i++)
+  {
+    stats.Stored(Instance(Transport::Dicom, (100 + i) * kMs, (100 + i) * kMs, (101 + i) * kMs, (105 + i) * kMs), -1,
+                 "CT01", "1.2.840.10008.1.2.1", "10.0.0.7", "ORTHANC");
+  }
+  stats.Stored(Instance(Transport::Rest, 1000 * kMs, 1001 * kMs, 1002 * kMs, 1003 * kMs), -1, nullptr,
+               "1.2.840.10008.1.2.1", "127.0.0.1");
+  PluginStatus status = MakeStatus(true);
+  status.configuration.hashPeers = true;
+
+  auto exportJson = [&](const StatsQuery& filter) {
+    IngestReport report;
+    report.status = &status;
+    report.collected = true;
+    report.snapshot = stats.stats.Snapshot(10000 * kMs);
+    report.catalog = &stats.catalog;
+    if (filter.UsesStreams())
+    {
+      report.grouped = stats.stats.SnapshotGrouped(MakeStreamPredicate(filter, stats.catalog), filter.GroupBy());
+    }
+    LabelId ct01 = kOtherLabel;
+    EXPECT_TRUE(stats.catalog.Find(LabelDimension::RemoteAet, "CT01", ct01));
+    report.associations.peers.push_back(PeerAssociations{ct01, 1, 0, HistogramSnapshot(), HistogramSnapshot()});
+    report.associations.connections.available = true;
+    report.associations.connections.count = 1;
+    report.associations.connections.byRemoteIp["10.0.0.7"] = 1;
+    return ExportStats(report, filter);
+  };
+  auto exportWith = [&](const StatsQuery& filter) {
+    return Json::writeString(Json::StreamWriterBuilder(), exportJson(filter));
+  };
+
+  StatsQuery none;
+  StatsQuery byAet;
+  byAet.hasGroupBy = true;
+  byAet.groupBy = LabelDimension::RemoteAet;
+  StatsQuery byIp = byAet;
+  byIp.groupBy = LabelDimension::RemoteIp;
+  StatsQuery byCalled = byAet;
+  byCalled.groupBy = LabelDimension::CalledAet;
+  for (const StatsQuery& query : {none, byAet, byIp, byCalled})
+  {
+    const std::string text = exportWith(query);
+    for (const char* raw : {"CT01", "ORTHANC", "10.0.0.7", "127.0.0.1"})
+    {
+      EXPECT_EQ(std::string::npos, text.find(raw)) << raw << " in " << text.substr(0, 200);
+    }
+    EXPECT_NE(std::string::npos, text.find("\"HashPeers\" : true"));
+  }
+  EXPECT_NE(std::string::npos, exportWith(none).find("\"aet-d24af19c\""));     // labels.remoteAet, associations
+  EXPECT_NE(std::string::npos, exportWith(none).find("\"ip-04904621\" : 1"));  // openConnections.byRemoteIp
+  EXPECT_NE(std::string::npos, exportWith(byIp).find("\"remoteIp\" : \"ip-2f4209e7\""));
+  EXPECT_NE(std::string::npos, exportWith(byCalled).find("\"calledAet\" : \"aet-1541b7fa\""));
+
+  // A filter may name a peer by its pseudonym (all a reader sees) or by its value; the query
+  // echoes the pseudonym either way.
+  for (const char* value : {"aet-d24af19c", "CT01"})
+  {
+    StatsQuery filter;
+    filter.hashedPeers = true;
+    filter.labels.emplace_back(LabelDimension::RemoteAet, value);
+    const std::string text = exportWith(filter);
+    EXPECT_NE(std::string::npos, text.find("\"seriesMatched\" : 1")) << value;
+    EXPECT_EQ("aet-d24af19c", exportJson(filter)["query"]["filters"]["remoteAet"].asString()) << value;
+    EXPECT_EQ(std::string::npos, text.find("CT01")) << value;
+  }
+  StatsQuery neverSeen;  // a value never seen is echoed hashed too: it may be a real AET
+  neverSeen.hashedPeers = true;
+  neverSeen.labels.emplace_back(LabelDimension::RemoteAet, "MR99");
+  EXPECT_EQ(PeerPseudonym("aet", "MR99"), exportJson(neverSeen)["query"]["filters"]["remoteAet"].asString());
+
+  StatsQuery notHashed;  // without HashPeers, a pseudonym is just a value never seen
+  notHashed.labels.emplace_back(LabelDimension::RemoteAet, "aet-d24af19c");
+  EXPECT_NE(std::string::npos, exportWith(notHashed).find("\"seriesMatched\" : 0"));
 }

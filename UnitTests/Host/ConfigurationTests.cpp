@@ -43,6 +43,7 @@ TEST(Configuration, DefaultsWithoutASection)
   EXPECT_EQ(512u, configuration.maxThreads);
   EXPECT_EQ(16384u, configuration.changeTableSize);
   EXPECT_EQ(256u, configuration.maxPeers);
+  EXPECT_FALSE(configuration.hashPeers);
   EXPECT_FALSE(configuration.overwriteInstances);
   EXPECT_FALSE(configuration.ingestTranscoding);
   EXPECT_EQ(30u, configuration.dicomScpTimeoutSeconds);
@@ -54,12 +55,13 @@ TEST(Configuration, ReadsEveryKey)
   const Configuration configuration = ParseConfiguration(Parse(R"({
     "OverwriteInstances": true, "IngestTranscoding": "1.2.840.10008.1.2.4.70", "DicomScpTimeout": 0,
     "IngestPerf": {"Enable": false, "ReceivedInstanceCallback": false, "MaxThreads": 64,
-                   "ChangeTableSize": 1024, "MaxPeers": 8}})"));
+                   "ChangeTableSize": 1024, "MaxPeers": 8, "HashPeers": true}})"));
   EXPECT_FALSE(configuration.enable);
   EXPECT_FALSE(configuration.receivedInstanceCallback);
   EXPECT_EQ(64u, configuration.maxThreads);
   EXPECT_EQ(1024u, configuration.changeTableSize);
   EXPECT_EQ(8u, configuration.maxPeers);
+  EXPECT_TRUE(configuration.hashPeers);
   EXPECT_TRUE(configuration.overwriteInstances);
   EXPECT_TRUE(configuration.ingestTranscoding);
   EXPECT_EQ("1.2.840.10008.1.2.4.70", configuration.ingestTranscodingSyntax);
@@ -84,6 +86,8 @@ TEST(Configuration, EveryErrorNamesTheKey)
   EXPECT_NE(std::string::npos,
             ErrorOf(R"({"IngestPerf": {"ChangeTableSize": 99999999999}})").find("IngestPerf.ChangeTableSize"));
   EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"MaxPeers": "8"}})").find("IngestPerf.MaxPeers"));
+  EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"HashPeers": "yes"}})")
+                                 .find("IngestPerf.HashPeers: expected true or false, got \"yes\""));
   const std::string unknown = ErrorOf(R"({"IngestPerf": {"Enabled": true}})");
   EXPECT_NE(std::string::npos, unknown.find("IngestPerf.Enabled: unknown option")) << unknown;
   EXPECT_NE(std::string::npos, unknown.find("Enable,")) << unknown;

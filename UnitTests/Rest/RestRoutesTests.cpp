@@ -78,3 +78,54 @@ TEST(RestRoutes, QueryComponentsArePercentDecoded)
   ASSERT_TRUE(ParseStatsArguments(filter, error, 1, keys, values));
   EXPECT_EQ("(other)", filter.labels[0].second);
 }
+
+
+// Found by IntegrationTests/test_hostile_rest.py: the names and values were compared as C strings,
+// so "transport=dicom%00junk" read as "dicom" and "remoteAet=%00" was a one-byte label filter.
+TEST(RestRoutes, NulBytesAreRefused)
+{
+  StatsQuery filter;
+  const char* transport[] = {"transport"};
+  const char* dicomNul[] = {"dicom%00junk"};
+  Json::Value error;
+  EXPECT_FALSE(ParseStatsArguments(filter, error, 1, transport, dicomNul));
+  EXPECT_EQ("transport", error["parameter"].asString());
+  EXPECT_NE(std::string::npos, error["error"].asString().find("NUL"));
+
+  const char* groupBy[] = {"groupBy"};
+  const char* labelNul[] = {"remoteAet%00"};
+  Json::Value groupError;
+  EXPECT_FALSE(ParseStatsArguments(filter, groupError, 1, groupBy, labelNul));
+
+  const char* remoteAet[] = {"remoteAet"};
+  const char* nul[] = {"%00"};
+  Json::Value labelError;
+  EXPECT_FALSE(ParseStatsArguments(filter, labelError, 1, remoteAet, nul));
+
+  const char* nulKey[] = {"transport%00"};
+  const char* dicom[] = {"dicom"};
+  Json::Value keyError;
+  EXPECT_FALSE(ParseStatsArguments(filter, keyError, 1, nulKey, dicom));
+  EXPECT_NE(std::string::npos, keyError["error"].asString().find("NUL"));
+}
+
+
+// Found by IntegrationTests/test_hostile_rest.py: "/perf/stats?" reached the plugin as one
+// argument with an empty name, refused as an unknown parameter ''.
+TEST(RestRoutes, EmptyFragmentsAreIgnored)
+{
+  StatsQuery filter;
+  Json::Value error;
+  const char* empty[] = {""};
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 1, empty, empty));
+  EXPECT_EQ(StatsQuery::Scope::Every, filter.scope);
+
+  const char* keys[] = {"transport", "", "groupBy"};
+  const char* values[] = {"dicom", "", "remoteAet"};
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 3, keys, values));
+  EXPECT_EQ(Transport::Dicom, filter.transport);
+  EXPECT_TRUE(filter.hasGroupBy);
+
+  const char* valueOnly[] = {"dicom"};  // "=dicom": a value without a name is still refused
+  EXPECT_FALSE(ParseStatsArguments(filter, error, 1, empty, valueOnly));
+}
