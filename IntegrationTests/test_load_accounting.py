@@ -66,6 +66,7 @@ import pytest
 import requests
 
 from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, STORESCU_BINARY, debian_plugin
+from ingest_perf.stats_checks import changes_paired, stored, wait_for
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs each test against 1.10.1 and 1.12.7 unless it says
 
@@ -374,6 +375,10 @@ def test_sixteen_clients_every_instance_counted_once(orthanc_factory, plugin_pat
     final = wait_until_closed(orthanc)
     assert final["openRecords"]["count"] == 0, final["openRecords"]
     assert final["errors"]["callbackExceptions"] == 0, final["errors"]
+    # Orthanc's change thread lags behind under load: once it caught up, every NewInstance change
+    # was paired with its instance, exactly once.
+    final = wait_for(orthanc, lambda s: all(changes_paired(s, t) == stored(s, t) for t in TRANSPORTS), timeout=30)
+    assert {t: changes_paired(final, t) for t in TRANSPORTS} == {t: stored(final, t) for t in TRANSPORTS}
     sent = {t: sum(len(c.acks) for c in clients if c.transport == t) for t in TRANSPORTS}
     for transport in TRANSPORTS:
         instances = final["transports"][transport]["instances"]
