@@ -62,13 +62,12 @@ import subprocess
 import threading
 import time
 
-import pytest
 import requests
 
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, STORESCU_BINARY, debian_plugin
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, STORESCU_BINARY, debian_plugin
 from ingest_perf.stats_checks import changes_paired, stored, wait_for
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs each test against 1.10.1 and 1.12.7 unless it says
+ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs each test against 1.10.1 and 1.12.7
 
 PER_CLIENT = 190
 STORESCU_CLIENTS = 8
@@ -402,7 +401,6 @@ def test_sixteen_clients_every_instance_counted_once(orthanc_factory, plugin_pat
     assert result["statsReadsDuringLoad"] >= 10
 
 
-@pytest.mark.parametrize("orthanc_version", [HOST_ORTHANC])
 def test_resets_during_the_load_never_keep_acknowledged_instances(orthanc_factory, plugin_path, orthanc_version,
                                                                   series_factory, tmp_path):
     orthanc = start_orthanc(orthanc_factory, plugin_path, orthanc_version)
