@@ -104,7 +104,16 @@ namespace IngestPerf
         return false;
       }
     }
-    return true;
+    // A NewInstance change paired after a reset with an instance stored before it records a
+    // changeDispatch sample or a counter in a series that may have no outcome since the reset.
+    for (const auto& counter : counters)
+    {
+      if (counter.load(std::memory_order_relaxed) != 0)
+      {
+        return false;
+      }
+    }
+    return phases[static_cast<size_t>(Phase::ChangeDispatch)].Count() == 0;
   }
 
 

@@ -32,7 +32,8 @@ namespace IngestPerf
     void Count(Counter counter);
 
     void Reset();
-    // Nothing recorded since the last reset (every instance counts one outcome).
+    // Nothing recorded since the last reset: no outcome (every instance counts one), no counter,
+    // no changeDispatch sample (a change can pair after a reset with an instance stored before it).
     bool IsEmpty() const;
     // Adds everything but the rate windows (a merge without an intermediate copy).
     void AddTo(TransportSnapshot& target) const;

@@ -117,3 +117,32 @@ TEST(StreamTable, ConcurrentClaimsGiveOneSeriesPerKey)
   });
   EXPECT_EQ(8000u, total);
 }
+
+
+// A NewInstance change can pair with an instance stored before a reset, after that reset: its
+// series then holds a changeDispatch sample (or a ChangesBeforeStored count) and no outcome yet.
+// Such a series must be visible to readers and zeroed by the next reset, like any other.
+TEST(StreamTable, SeriesWithoutOutcomeIsReadAndReset)
+{
+  StreamTable table(4);
+  InstanceLabels labels;
+  labels.SetTransport(Transport::Rest);
+  table.FindOrInsert(labels).RecordOutcome(Outcome::Stored);
+  table.ResetAll();
+  table.FindOrInsert(labels).RecordChangeDispatch(1000);  // the change of the instance stored before
+  table.FindOrInsert(labels).Count(Counter::ChangesBeforeStored);
+
+  size_t visited = 0;
+  table.ForEach([&](const InstanceLabels&, const StreamStats& stats) {
+    visited++;
+    EXPECT_EQ(1u, stats.phases[static_cast<size_t>(Phase::ChangeDispatch)].Count());
+  });
+  EXPECT_EQ(1u, visited);  // read, not skipped as empty
+
+  table.ResetAll();
+  table.FindOrInsert(labels).RecordOutcome(Outcome::Stored);
+  table.ForEach([&](const InstanceLabels&, const StreamStats& stats) {
+    EXPECT_EQ(0u, stats.phases[static_cast<size_t>(Phase::ChangeDispatch)].Count());  // zeroed by the reset
+    EXPECT_EQ(0u, stats.counters[static_cast<size_t>(Counter::ChangesBeforeStored)].load());
+  });
+}
