@@ -18,15 +18,17 @@ def test_associations_inferred_per_calling_aet(orthanc_factory, series_factory):
     files = series_factory(8, 71, size=64)
     orthanc.storescu(files[:5], calling_aet="CT01")
     orthanc.storescu(files[5:], calling_aet="MR02")
-    in_progress = {p["remoteAet"]: p for p in orthanc.stats()["associations"]["byRemoteAet"]}
-    assert in_progress["CT01"]["inProgress"] == 1 and in_progress["CT01"]["finished"] == 0
+    released = {p["remoteAet"]: p for p in orthanc.stats()["associations"]["byRemoteAet"]}
+    # storescu released its association and no TCP connection is left from 127.0.0.1: closed, not
+    # in progress; counted as finished once DicomScpTimeout has passed.
+    assert (released["CT01"]["inProgress"], released["CT01"]["closed"], released["CT01"]["finished"]) == (0, 1, 0)
 
     time.sleep(2.5)  # idle for longer than DicomScpTimeout: Orthanc would have closed them
     associations = orthanc.stats()["associations"]
     peers = {p["remoteAet"]: p for p in associations["byRemoteAet"]}
     assert set(peers) == {"CT01", "MR02"}
     ct = peers["CT01"]
-    assert (ct["finished"], ct["inProgress"]) == (1, 0)
+    assert (ct["finished"], ct["inProgress"], ct["closed"]) == (1, 0, 0)
     assert ct["instancesPerAssociation"]["max"] == 5
     assert ct["durationMs"]["count"] == 1 and ct["durationMs"]["max"] > 0
     assert ct["gap"]["count"] == 4
@@ -48,13 +50,16 @@ def test_open_associations_are_read_from_the_tcp_table(orthanc, series):
         assert open_now["count"] == 1
         assert open_now["byRemoteIp"] == {"127.0.0.1": 1}
         peers = orthanc.stats()["associations"]["byRemoteAet"]
-        assert [(p["remoteAet"], p["inProgress"]) for p in peers] == [("HOLDER", 1)]
+        assert [(p["remoteAet"], p["inProgress"], p["closed"]) for p in peers] == [("HOLDER", 1, 0)]
     finally:
         association.release()
     deadline = time.time() + 5
     while orthanc.stats()["associations"]["openConnections"]["count"] and time.time() < deadline:
         time.sleep(0.05)
-    assert orthanc.stats()["associations"]["openConnections"]["count"] == 0
+    associations = orthanc.stats()["associations"]
+    assert associations["openConnections"]["count"] == 0
+    # Within DicomScpTimeout, but its client is gone: not "in progress" next to "0 open now".
+    assert [(p["remoteAet"], p["inProgress"], p["closed"]) for p in associations["byRemoteAet"]] == [("HOLDER", 0, 1)]
 
 
 def test_change_queue_counts_and_lags(orthanc, series):

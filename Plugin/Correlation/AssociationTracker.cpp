@@ -25,7 +25,8 @@ namespace IngestPerf
     std::atomic<bool> locked;
     std::atomic<uint64_t> key;  // written under the lock; read without it to skip free slots
     LabelId remoteAet;
-    size_t head;  // index of the oldest chain
+    std::atomic<LabelId> remoteIp;  // the address of its last instance; read without the lock
+    size_t head;                    // index of the oldest chain
     size_t count;
     Chain chains[kChainsPerPeer];
     std::atomic<uint64_t> finished;
@@ -36,6 +37,7 @@ namespace IngestPerf
     {
       key.store(newKey, std::memory_order_release);
       remoteAet = aet;
+      remoteIp.store(kOtherLabel, std::memory_order_relaxed);
       head = 0;
       count = 0;
       finished.store(0, std::memory_order_relaxed);
@@ -142,7 +144,8 @@ namespace IngestPerf
   }
 
 
-  int64_t AssociationTracker::InstanceStored(uint64_t peerKey, LabelId remoteAet, int64_t receivedNs, int64_t storedNs)
+  int64_t AssociationTracker::InstanceStored(uint64_t peerKey, LabelId remoteAet, int64_t receivedNs, int64_t storedNs,
+                                             LabelId remoteIp)
   {
     Peer* found = FindPeer(peerKey);
     if (found == nullptr)
@@ -170,32 +173,59 @@ namespace IngestPerf
       }
     }
     peer.Push(chain);
+    peer.remoteIp.store(remoteIp, std::memory_order_relaxed);
     peer.locked.store(false, std::memory_order_release);
     return gap;
   }
 
 
-  std::vector<PeerAssociations> AssociationTracker::Snapshot(int64_t nowNs) const
+  std::vector<PeerAssociations> AssociationTracker::Snapshot(int64_t nowNs,
+                                                             const std::function<bool(LabelId)>& connected,
+                                                             int64_t connectedAsOfNs) const
   {
     std::vector<PeerAssociations> result;
     for (size_t index = 0; index < capacity_; index++)
     {
       Peer& peer = PeerAt(index);
-      if (peer.key.load(std::memory_order_acquire) == 0 || !BoundedSpinLock(peer.locked))
+      if (peer.key.load(std::memory_order_acquire) == 0)
       {
         continue;
       }
-      PeerAssociations copy{peer.remoteAet, peer.finished.load(std::memory_order_relaxed), peer.count,
-                            peer.instancesPerAssociation.Snapshot(), peer.durationNs.Snapshot()};
+      // Asked before taking the lock, which the ingest path may be waiting for.
+      const LabelId address = peer.remoteIp.load(std::memory_order_relaxed);
+      const bool disconnected = connected && address != kOtherLabel && address != kNoneLabel && !connected(address);
+      if (!BoundedSpinLock(peer.locked))
+      {
+        continue;
+      }
+      PeerAssociations copy{peer.remoteAet,
+                            peer.finished.load(std::memory_order_relaxed),
+                            peer.count,
+                            0,
+                            peer.instancesPerAssociation.Snapshot(),
+                            peer.durationNs.Snapshot()};
       // Chains idle longer than the timeout are finished associations: counted so in the copy,
       // oldest first as the next instance of the peer would close them; the tracker is not changed.
-      for (size_t k = 0; k < peer.count && peer.ChainIdle(k, nowNs, maxGapNs_); k++)
+      size_t k = 0;
+      for (; k < peer.count && peer.ChainIdle(k, nowNs, maxGapNs_); k++)
       {
         const Chain& chain = peer.chains[(peer.head + k) % kChainsPerPeer];
         copy.finished++;
         copy.inProgress--;
         copy.instancesPerAssociation.Add(static_cast<int64_t>(chain.instances));
         copy.durationNs.Add(chain.lastEndNs - chain.startNs);
+      }
+      if (disconnected && peer.remoteIp.load(std::memory_order_relaxed) == address)
+      {
+        // The chains left, idle since before the TCP table was read: their clients are gone.
+        for (; k < peer.count; k++)
+        {
+          if (peer.chains[(peer.head + k) % kChainsPerPeer].lastEndNs < connectedAsOfNs)
+          {
+            copy.closed++;
+            copy.inProgress--;
+          }
+        }
       }
       peer.locked.store(false, std::memory_order_release);
       result.push_back(std::move(copy));

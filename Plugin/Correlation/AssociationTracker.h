@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace IngestPerf
@@ -30,6 +31,10 @@ namespace IngestPerf
     LabelId remoteAet;
     uint64_t finished;
     uint64_t inProgress;
+    // In progress by the inference, but their client's TCP connection is gone: no established
+    // connection from the peer's address is left, and the chain was idle when the table was read.
+    // Not in inProgress; counted in finished once DicomScpTimeout has passed.
+    uint64_t closed;
     HistogramSnapshot instancesPerAssociation;
     HistogramSnapshot durationNs;  // ReceivedInstance of the first instance -> OnStored of the last
   };
@@ -47,11 +52,16 @@ namespace IngestPerf
 
     // At OnStored of a C-STORE instance received at `receivedNs` (0 if unknown): returns the gap
     // before it, or -1, and extends or starts a chain for the peer.
-    int64_t InstanceStored(uint64_t peerKey, LabelId remoteAet, int64_t receivedNs, int64_t storedNs);
+    // remoteIp: the peer's address label (kOtherLabel when unknown), for Snapshot's `connected`.
+    int64_t InstanceStored(uint64_t peerKey, LabelId remoteAet, int64_t receivedNs, int64_t storedNs,
+                           LabelId remoteIp = kOtherLabel);
 
     // Chains idle for longer than DicomScpTimeout at `nowNs` count as finished in the copy (the
     // tracker itself finishes them at the peer's next instance): reading changes nothing.
-    std::vector<PeerAssociations> Snapshot(int64_t nowNs) const;
+    // connected(remoteIp), when given, says whether the TCP table read at connectedAsOfNs (before
+    // this call) holds an established connection from that address; it is called without any lock.
+    std::vector<PeerAssociations> Snapshot(int64_t nowNs, const std::function<bool(LabelId)>& connected = nullptr,
+                                           int64_t connectedAsOfNs = 0) const;
     void ResetStatistics();  // chains in progress are kept: they describe open associations
 
     uint64_t Skipped() const { return skipped_.load(std::memory_order_relaxed); }

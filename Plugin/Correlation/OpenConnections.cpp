@@ -1,5 +1,7 @@
 #include "Correlation/OpenConnections.h"
 
+#include "Timeline/MonotonicClock.h"
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -121,6 +123,7 @@ namespace IngestPerf
   OpenConnections ReadOpenConnections(uint16_t port)
   {
     OpenConnections result;
+    result.readNs = MonotonicNowNs();
     for (const char* path : {"/proc/self/net/tcp", "/proc/self/net/tcp6"})
     {
       std::ifstream file(path);

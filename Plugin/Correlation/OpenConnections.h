@@ -12,6 +12,7 @@ namespace IngestPerf
   struct OpenConnections
   {
     bool available = false;
+    int64_t readNs = 0;  // monotonic time when the reading started
     uint64_t count = 0;
     std::map<std::string, uint64_t> byRemoteIp;
   };

@@ -178,7 +178,8 @@ namespace IngestPerf
       result["definition"] =
         "inferred per calling AET: a chain of C-STORE instances, each received after the previous one was "
         "stored, within DicomScpTimeout; finished once idle for longer than DicomScpTimeout (" +
-        std::to_string(configuration.dicomScpTimeoutSeconds) + " s)";
+        std::to_string(configuration.dicomScpTimeoutSeconds) +
+        " s); closed, not in progress, when no TCP connection from the peer's address is left";
 
       Json::Value& open = result["openConnections"];
       if (view.connections.available)
@@ -220,6 +221,7 @@ namespace IngestPerf
           LabelDimension::RemoteAet, catalog.Name(LabelDimension::RemoteAet, peer.remoteAet), configuration.hashPeers);
         value["finished"] = Json::UInt64(peer.finished);
         value["inProgress"] = Json::UInt64(peer.inProgress);
+        value["closed"] = Json::UInt64(peer.closed);
         value["instancesPerAssociation"] = ExportHistogram(peer.instancesPerAssociation, false);
         value["durationMs"] = ExportHistogram(peer.durationNs, true);
         auto gap = std::find_if(gaps.begin(), gaps.end(), [&peer](const auto& g) { return g.first == peer.remoteAet; });

@@ -59,7 +59,17 @@ namespace IngestPerf
       report.grouped = stats.SnapshotGrouped(MakeStreamPredicate(query, labels), query.GroupBy());
     }
     report.storage = storage.Snapshot();
-    report.associations.peers = associations.Snapshot(now);
+    if (connections.available)
+    {
+      const std::map<std::string, uint64_t>& open = connections.byRemoteIp;
+      report.associations.peers = associations.Snapshot(
+        now, [&](LabelId address) { return open.count(labels.Name(LabelDimension::RemoteIp, address)) != 0; },
+        connections.readNs);
+    }
+    else
+    {
+      report.associations.peers = associations.Snapshot(now);
+    }
     report.associations.connections = std::move(connections);
     report.associations.gaps = stats.SnapshotSeriesPhase(
       Phase::AssociationGap, [](const InstanceLabels& stream) { return stream.GetTransport() == Transport::Dicom; });

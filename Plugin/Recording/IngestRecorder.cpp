@@ -77,7 +77,7 @@ namespace IngestPerf
     const int64_t associationGap =
       (instance.transport == Transport::Dicom && instance.peerKey != 0)
         ? associations_.InstanceStored(instance.peerKey, labels.Get(LabelDimension::RemoteAet), instance.receivedNs,
-                                       instance.storedNs)
+                                       instance.storedNs, labels.Get(LabelDimension::RemoteIp))
         : -1;
 
     if (instance.httpAnswerEncoding != 0)

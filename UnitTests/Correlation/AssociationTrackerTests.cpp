@@ -176,3 +176,52 @@ TEST(AssociationTracker, AetsWithTheSameHashSlotKeepTheirOwnChains)
   EXPECT_EQ(-1, tiny.InstanceStored(2, kAet, 3 * kMs, 4 * kMs));
   EXPECT_EQ(1 * kMs, tiny.InstanceStored(2, kAet, 5 * kMs, 6 * kMs));
 }
+
+
+TEST(AssociationTracker, AChainWhoseClientClosedItsConnectionIsNotInProgress)
+{
+  constexpr IngestPerf::LabelId kIpA = 7;
+  constexpr IngestPerf::LabelId kIpB = 8;
+  AssociationTracker tracker(16, kTimeout);
+  tracker.InstanceStored(1, kAet, 10 * kMs, 20 * kMs, kIpA);
+  tracker.InstanceStored(2, kAet + 1, 10 * kMs, 20 * kMs, kIpB);
+  tracker.InstanceStored(3, kAet + 2, 10 * kMs, 20 * kMs);  // address unknown: never concluded
+  int asked = 0;
+  const auto onlyB = [&](IngestPerf::LabelId address) {
+    asked++;
+    return address == kIpB;
+  };
+
+  std::vector<IngestPerf::PeerAssociations> peers = tracker.Snapshot(100 * kMs, onlyB, 50 * kMs);
+  ASSERT_EQ(3u, peers.size());
+  EXPECT_EQ(2, asked);
+  for (const IngestPerf::PeerAssociations& peer : peers)
+  {
+    const bool gone = (peer.remoteAet == kAet);
+    EXPECT_EQ(gone ? 0u : 1u, peer.inProgress) << int(peer.remoteAet);
+    EXPECT_EQ(gone ? 1u : 0u, peer.closed);
+    EXPECT_EQ(0u, peer.finished);  // finished only after DicomScpTimeout, as before
+  }
+
+  // An instance stored after the TCP table was read may belong to a connection opened since.
+  tracker.InstanceStored(1, kAet, 60 * kMs, 70 * kMs, kIpA);
+  peers = tracker.Snapshot(100 * kMs, onlyB, 50 * kMs);
+  for (const IngestPerf::PeerAssociations& peer : peers)
+  {
+    if (peer.remoteAet == kAet)
+    {
+      EXPECT_EQ(1u, peer.inProgress);
+      EXPECT_EQ(0u, peer.closed);
+    }
+  }
+
+  // Without a TCP table, nothing is concluded; past the timeout, the chain is finished.
+  peers = tracker.Snapshot(100 * kMs);
+  EXPECT_EQ(0u, peers[0].closed + peers[1].closed + peers[2].closed);
+  peers = tracker.Snapshot(70 * kMs + kTimeout + kMs, onlyB, 50 * kMs);
+  for (const IngestPerf::PeerAssociations& peer : peers)
+  {
+    EXPECT_EQ(1u, peer.finished);
+    EXPECT_EQ(0u, peer.inProgress + peer.closed);
+  }
+}

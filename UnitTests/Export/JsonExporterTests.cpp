@@ -328,7 +328,7 @@ TEST(JsonExporter, HashPeersReplacesAetsAndAddressesInEveryPartOfTheAnswer)
     }
     LabelId ct01 = kOtherLabel;
     EXPECT_TRUE(stats.catalog.Find(LabelDimension::RemoteAet, "CT01", ct01));
-    report.associations.peers.push_back(PeerAssociations{ct01, 1, 0, HistogramSnapshot(), HistogramSnapshot()});
+    report.associations.peers.push_back(PeerAssociations{ct01, 1, 0, 0, HistogramSnapshot(), HistogramSnapshot()});
     report.associations.connections.available = true;
     report.associations.connections.count = 1;
     report.associations.connections.byRemoteIp["10.0.0.7"] = 1;
