@@ -2,8 +2,7 @@
 // tcp6, read when /perf/stats is asked for. The input's first two bytes are the DicomPort
 // (little endian), the rest the table's text. Beyond not crashing: the count is the sum of the
 // per-address counts and at most one per line, and every address is a real one, in the
-// canonical form inet_ntop gives (the form Orthanc reports remote addresses in), IPv4 clients of
-// a dual-stack socket as plain IPv4.
+// canonical form inet_ntop gives (RFC 5952), IPv4 clients of a dual-stack socket as plain IPv4.
 #include "FuzzProperty.h"
 
 #include "Correlation/OpenConnections.h"

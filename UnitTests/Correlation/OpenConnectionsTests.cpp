@@ -29,3 +29,26 @@ TEST(OpenConnections, ParsesEstablishedConnectionsToThePort)
   ParseProcNetTcp(none, "garbage\nmore garbage\n", 4242);
   EXPECT_EQ(0u, none.count);
 }
+
+
+// Found by Fuzzing/ProcNetTcpFuzzer, from its first seed (this machine's tcp6 table): an IPv6
+// client was shown as "0:0:0:0:0:0:0:1", not "::1" (RFC 5952, as inet_ntop writes it and clients
+// and logs show it); and a line whose remote address was no address (here empty) was counted
+// under that text. Addresses are now inet_ntop's, and such lines count nothing.
+TEST(OpenConnections, AddressesAreCanonicalAndMalformedLinesCountNothing)
+{
+  const std::string tcp6 = "  sl  local_address                         remote_address                        st\n"
+                           "   1: 00000000000000000000000001000000:DC25 00000000000000000000000001000000:C850 01 0\n"
+                           "   2: 00000000000000000000000001000000:DC25 000080FE000000000000000001000000:C852 01 0\n"
+                           "   3: 00000000000000000000000001000000:DC25 B80D0120000000000000000001004200:C854 01 0\n"
+                           "   4: 00000000000000000000000001000000:DC25 :C856 01 0\n"
+                           "   5: 00000000000000000000000001000000:DC25 0100007G:C858 01 0\n"
+                           "   6: 00000000000000000000000001000000:DC25 0100007F0:C85A 01 0\n";
+  OpenConnections connections;
+  ParseProcNetTcp(connections, tcp6, 0xDC25);
+  EXPECT_EQ(3u, connections.count);
+  EXPECT_EQ(1u, connections.byRemoteIp["::1"]);
+  EXPECT_EQ(1u, connections.byRemoteIp["fe80::1"]);
+  EXPECT_EQ(1u, connections.byRemoteIp["2001:db8::42:1"]);
+  EXPECT_EQ(3u, connections.byRemoteIp.size());
+}
