@@ -5,7 +5,8 @@
 // until the dictionary is full and beyond. Checked against a plain map: the same value always
 // gets the same id, different values different ids, ids stay within the capacity, "(other)" only
 // once the dictionary has no room near the value (for a capacity within the longest probe: once
-// it is full), "(none)" for an empty value; names and REST filters find each id back.
+// it is full), "(none)" for an empty value, a value spelled like a reserved label is that label;
+// names and REST filters find each id back.
 #include "FuzzProperty.h"
 
 #include "Labels/LabelCatalog.h"
@@ -41,9 +42,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     const LabelId catalogId = catalog.Intern(Transport::Dicom, raw, 0).Get(LabelDimension::RemoteAet);
     FUZZ_PROPERTY(catalogId == id);  // the catalog is the dictionary, one per dimension
 
-    if (cut.empty())
+    if (cut.empty() || cut == "(none)")
     {
       FUZZ_PROPERTY(id == kNoneLabel);
+      continue;
+    }
+    if (cut == "(other)")
+    {
+      FUZZ_PROPERTY(id == kOtherLabel);  // spelled like the reserved label: that label, no slot
       continue;
     }
     const auto known = model.find(cut);
