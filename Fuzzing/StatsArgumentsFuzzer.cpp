@@ -78,6 +78,7 @@ namespace
     for (const auto& label : filter.labels)
     {
       FUZZ_PROPERTY(!label.second.empty() && label.second.size() <= LabelDictionary::kMaxValueLength);
+      FUZZ_PROPERTY(label.second.find('\0') == std::string::npos);  // could match no label, a C string
       FUZZ_PROPERTY(label.first != LabelDimension::Transport);
     }
   }

@@ -101,6 +101,13 @@ namespace IngestPerf
       return -1;
     }
 
+    // Decoded text is a std::string, and "%00" puts a NUL in it; compared as a C string, it would
+    // end there ("transport%00x" read as "transport"). A name holds no NUL, nor does a label.
+    bool HasNul(const std::string& text)
+    {
+      return text.find('\0') != std::string::npos;
+    }
+
     Json::Value AllowedParameters()
     {
       Json::Value allowed = Json::arrayValue;
@@ -155,7 +162,7 @@ namespace IngestPerf
       const std::string value = DecodeQueryComponent(values[i]);
       LabelDimension dimension = LabelDimension::Transport;
       const bool isGroupBy = (key == "groupBy");
-      if (!isGroupBy && !ParseLabelDimension(dimension, key.c_str()))
+      if (!isGroupBy && (HasNul(key) || !ParseLabelDimension(dimension, key.c_str())))
       {
         return Fail(error, "unknown parameter '" + key + "'", key, AllowedParameters());
       }
@@ -168,7 +175,7 @@ namespace IngestPerf
 
       if (isGroupBy)
       {
-        if (!ParseLabelDimension(filter.groupBy, value.c_str()))
+        if (HasNul(value) || !ParseLabelDimension(filter.groupBy, value.c_str()))
         {
           Json::Value allowed = AllowedParameters();
           allowed.removeIndex(0, nullptr);  // "groupBy" itself
@@ -182,7 +189,7 @@ namespace IngestPerf
         {
           filter.scope = StatsQuery::Scope::MergedOnly;
         }
-        else if (ParseTransport(filter.transport, value.c_str()))
+        else if (!HasNul(value) && ParseTransport(filter.transport, value.c_str()))
         {
           filter.scope = StatsQuery::Scope::Single;
         }
@@ -197,7 +204,7 @@ namespace IngestPerf
           return Fail(error, "invalid value '" + value + "' for parameter 'transport'", key, allowed);
         }
       }
-      else if (value.empty() || value.size() > LabelDictionary::kMaxValueLength)
+      else if (value.empty() || value.size() > LabelDictionary::kMaxValueLength || HasNul(value))
       {
         Json::Value allowed = Json::arrayValue;
         allowed.append("a label value of 1 to 64 characters, \"(none)\" or \"(other)\"");
