@@ -18,6 +18,7 @@ packages=(
   dcmtk python3 python3-venv curl procps busybox
   dicom3tools libgdcm-tools  # called by Orthanc's own suite (Resources/run-orthanc-suite.sh)
   valgrind  # callgrind: instructions per instance (Benchmarks/instruction_count.py)
+  clang-14 libclang-rt-14-dev  # libFuzzer and its sanitizers (Resources/run-fuzzers.sh)
 )
 
 # quietly DESCRIPTION COMMAND...: runs COMMAND with its output in the log; on failure, says which

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command of the README, and what .ci/run calls. From a fresh Debian 12 machine:
 # installs what it needs, builds the plugin, runs the unit tests three times (plain, under
-# AddressSanitizer+UndefinedBehaviorSanitizer, under ThreadSanitizer), then the integration tests
+# AddressSanitizer+UndefinedBehaviorSanitizer, under ThreadSanitizer), fuzzes every parser of
+# outside input for 30 s (libFuzzer, Resources/run-fuzzers.sh), then the integration tests
 # against real Orthanc processes (Debian 12's 1.10.1, and Debian 13's 1.12.7 in a cached root),
 # storescu and HTTP clients on loopback, the sanitized plugin inside Orthanc included; last,
 # Orthanc's own integration suite with and without the plugin where a checkout of it is present
@@ -25,7 +26,7 @@ build() {  # folder, extra cmake arguments...
 }
 
 step "format (clang-format, .clang-format)"
-mapfile -t format_files < <(find Plugin UnitTests Benchmarks -name '*.cpp' -o -name '*.h' | sort)
+mapfile -t format_files < <(find Plugin UnitTests Benchmarks Fuzzing -name '*.cpp' -o -name '*.h' | sort)
 clang-format --dry-run -Werror "${format_files[@]}"
 echo "clang-format: ${#format_files[@]} files clean"
 
@@ -41,6 +42,10 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./
 step "unit tests under ThreadSanitizer"
 build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINGEST_PERF_SANITIZE=thread
 TSAN_OPTIONS=halt_on_error=1 ./build-tsan/UnitTests --gtest_brief=1
+
+step "fuzzing (libFuzzer, 30 s per target)"
+# Every parser of outside input, from its seeds, two targets at a time (build-fuzz/, clang-14).
+./Resources/run-fuzzers.sh 30
 
 step "benchmarks compile (they are run by Resources/run-benchmarks.sh, not here)"
 build build-bench -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINGEST_PERF_BUILD_BENCHMARKS=ON -DINGEST_PERF_BUILD_TESTS=OFF

@@ -35,11 +35,14 @@ namespace IngestPerf
 
   namespace
   {
-    // Copies a UID value without its trailing padding; an empty result for an empty value.
+    // Copies a UID value up to its first NUL (the padding; a label is a C string, so nothing after
+    // a NUL can be part of it), without trailing spaces; an empty result for an empty value.
     void CopyUid(char* target, const unsigned char* value, uint64_t length)
     {
-      size_t n = static_cast<size_t>(length < kMaxUidLength ? length : kMaxUidLength);
-      while (n > 0 && (value[n - 1] == '\0' || value[n - 1] == ' '))
+      const size_t limit = static_cast<size_t>(length < kMaxUidLength ? length : kMaxUidLength);
+      const void* nul = memchr(value, '\0', limit);
+      size_t n = nul == nullptr ? limit : static_cast<size_t>(static_cast<const unsigned char*>(nul) - value);
+      while (n > 0 && value[n - 1] == ' ')
       {
         n--;
       }

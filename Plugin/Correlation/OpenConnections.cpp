@@ -2,6 +2,8 @@
 
 #include "Timeline/MonotonicClock.h"
 
+#include <arpa/inet.h>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -50,42 +52,46 @@ namespace IngestPerf
       return text;
     }
 
-    std::string Address(const std::string& hex)
+    // The text form of a table address, RFC 5952's as inet_ntop writes it ("::1", the form clients
+    // and logs show); false for anything but 8 or 32 hex digits.
+    bool Address(std::string& text, const std::string& hex)
     {
       uint64_t value;
       if (hex.size() == 8 && ParseHex(value, hex))
       {
-        return IPv4(static_cast<uint32_t>(value));
+        text = IPv4(static_cast<uint32_t>(value));
+        return true;
       }
       if (hex.size() != 32)
       {
-        return hex;
+        return false;
       }
       uint32_t words[4];
+      unsigned char bytes[16];
       for (int i = 0; i < 4; i++)
       {
         if (!ParseHex(value, hex.substr(8 * i, 8)))
         {
-          return hex;
+          return false;
         }
         words[i] = static_cast<uint32_t>(value);
+        for (int b = 0; b < 4; b++)
+        {
+          bytes[4 * i + b] = static_cast<unsigned char>(words[i] >> (8 * b));
+        }
       }
       if (words[0] == 0 && words[1] == 0 && words[2] == 0xffff0000u)
       {
-        return IPv4(words[3]);  // an IPv4 client on a dual-stack socket
+        text = IPv4(words[3]);  // an IPv4 client on a dual-stack socket
+        return true;
       }
-      std::string text;
-      for (int i = 0; i < 4; i++)
+      char buffer[INET6_ADDRSTRLEN];
+      if (inet_ntop(AF_INET6, bytes, buffer, sizeof(buffer)) == nullptr)
       {
-        for (int b = 0; b < 4; b += 2)
-        {
-          char group[6];
-          const uint32_t w = words[i];
-          snprintf(group, sizeof(group), "%x", ((w >> (8 * b)) & 0xff) << 8 | ((w >> (8 * (b + 1))) & 0xff));
-          text += (text.empty() ? "" : ":") + std::string(group);
-        }
+        return false;
       }
-      return text;
+      text = buffer;
+      return true;
     }
   }
 
@@ -106,15 +112,17 @@ namespace IngestPerf
       const size_t localColon = local.find(':');
       const size_t remoteColon = remote.find(':');
       uint64_t localPort, stateValue;
+      std::string remoteAddress;
       if (localColon == std::string::npos || remoteColon == std::string::npos ||
-          !ParseHex(localPort, local.substr(localColon + 1)) || !ParseHex(stateValue, state))
+          !ParseHex(localPort, local.substr(localColon + 1)) || !ParseHex(stateValue, state) ||
+          !Address(remoteAddress, remote.substr(0, remoteColon)))
       {
-        continue;
+        continue;  // not a line of the kernel's table
       }
       if (localPort == port && stateValue == 1 /* TCP_ESTABLISHED */)
       {
         target.count++;
-        target.byRemoteIp[Address(remote.substr(0, remoteColon))]++;
+        target.byRemoteIp[remoteAddress]++;
       }
     }
   }

@@ -13,6 +13,8 @@ namespace IngestPerf
     constexpr uint32_t kWriting = 1;
     constexpr uint32_t kReady = 2;
     constexpr int kMaxSpin = 256;  // about 0.1-0.3 us of loads
+    constexpr char kOtherName[] = "(other)";
+    constexpr char kNoneName[] = "(none)";
   }
 
 
@@ -50,6 +52,16 @@ namespace IngestPerf
       return kNoneLabel;
     }
     length = std::min(length, kMaxValueLength);
+    // A value spelled like a reserved label is that label: it could be shown, and selected by a
+    // REST filter, as nothing else.
+    if (length == sizeof(kOtherName) - 1 && memcmp(value, kOtherName, length) == 0)
+    {
+      return kOtherLabel;
+    }
+    if (length == sizeof(kNoneName) - 1 && memcmp(value, kNoneName, length) == 0)
+    {
+      return kNoneLabel;
+    }
     const uint64_t hash = Fnv1a(value, length);
     const size_t start = hash % capacity_;
     // Insertion never goes further than kMaxProbe from a value's hash, so neither does a lookup:
@@ -97,21 +109,21 @@ namespace IngestPerf
   {
     if (id == kOtherLabel)
     {
-      return "(other)";
+      return kOtherName;
     }
     if (id == kNoneLabel)
     {
-      return "(none)";
+      return kNoneName;
     }
     const size_t index = id - kFirstValueLabel;
     if (index >= capacity_)
     {
-      return "(other)";
+      return kOtherName;
     }
     const Entry& entry = entries_[index];
     if (entry.state.load(std::memory_order_acquire) != kReady)
     {
-      return "(other)";
+      return kOtherName;
     }
     return std::string(entry.value, entry.length);
   }
@@ -119,12 +131,12 @@ namespace IngestPerf
 
   bool LabelDictionary::Find(const std::string& name, LabelId& id) const
   {
-    if (name == "(other)")
+    if (name == kOtherName)
     {
       id = kOtherLabel;
       return true;
     }
-    if (name == "(none)")
+    if (name == kNoneName)
     {
       id = kNoneLabel;
       return true;

@@ -21,6 +21,13 @@ namespace IngestPerf
       return true;
     }
 
+    int DaysInMonth(int year, int month)
+    {
+      static const int kDays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+      const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+      return (month == 2 && leap) ? 29 : kDays[month - 1];
+    }
+
     // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
     int64_t DaysFromCivil(int64_t year, unsigned month, unsigned day)
     {
@@ -47,7 +54,9 @@ namespace IngestPerf
     {
       return false;
     }
-    if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60)
+    // Exactly the dates Orthanc writes (boost's to_iso_string of time()'s clock): a real day of
+    // that month, no leap second.
+    if (month < 1 || month > 12 || day < 1 || day > DaysInMonth(year, month) || hour > 23 || minute > 59 || second > 59)
     {
       return false;
     }

@@ -161,7 +161,8 @@ namespace IngestPerf
       {
         continue;  // an empty fragment: "/perf/stats?", "a=1&&b=2"
       }
-      // The names and values below are compared as C strings: "dicom%00x" would read as "dicom".
+      // Decoded, "%00" is a NUL, and the names and values below are compared as C strings:
+      // "dicom%00x" would read as "dicom". A name holds no NUL, nor does a label.
       if (key.find('\0') != std::string::npos)
       {
         return Fail(error, "a NUL byte in a parameter name", key, AllowedParameters());

@@ -103,3 +103,23 @@ TEST(DicomMetaHeader, ReadsTheSopClassBesideTheSyntax)
   EXPECT_FALSE(ReadMetaHeader(header, "not dicom", 9));
   EXPECT_STREQ("", header.sopClass);
 }
+
+
+// Found by Fuzzing/MetaHeaderFuzzer (minimized input below): a value with bytes after a NUL kept
+// them, so the label, a C string, ended at that NUL with a trailing space left in it. A UID ends
+// at its first NUL, then loses its trailing spaces.
+TEST(DicomMetaHeader, AUidEndsAtItsFirstNul)
+{
+  std::string file(128, '\0');
+  file += "DICM";
+  file += std::string("\x02\x00\x02\x00\x0e\x00\x08\x00` \x00"
+                      "4.1..",
+                      16);
+  MetaHeader header;
+  EXPECT_FALSE(ReadMetaHeader(header, file.data(), file.size()));
+  EXPECT_STREQ("`", header.sopClass);
+
+  file = PartTenFile(std::string("1.2.840.10008.1.2.1 \0 9", 23));
+  ASSERT_TRUE(ReadMetaHeader(header, file.data(), file.size()));
+  EXPECT_STREQ("1.2.840.10008.1.2.1", header.transferSyntax);
+}

@@ -1,5 +1,4 @@
 #include "Correlation/ChangeQueueStats.h"
-#include "Correlation/OpenConnections.h"
 
 #include <gtest/gtest.h>
 
@@ -59,28 +58,4 @@ TEST(ChangeQueueStats, NoIntervalWhenTheQueueIsEmpty)
   EXPECT_EQ(0u, stats.Snapshot().NewInstanceBacklog());
   stats.ResetStatistics();
   EXPECT_EQ(2u, stats.Snapshot().delivered[kNewInstance]);  // counters survive a reset
-}
-
-
-TEST(OpenConnections, ParsesEstablishedConnectionsToThePort)
-{
-  const std::string tcp =
-    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
-    "   0: 00000000:1092 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1\n"
-    "   1: 0100007F:1092 0100007F:D2F0 01 00000000:00000000 00:00000000 00000000     0        0 2 1\n"
-    "   2: 0100007F:1092 0100007F:D2F2 01 00000000:00000000 00:00000000 00000000     0        0 3 1\n"
-    "   3: 0100007F:1092 0A00000A:D2F4 06 00000000:00000000 00:00000000 00000000     0        0 4 1\n"
-    "   4: 0100007F:D2F6 0100007F:1092 01 00000000:00000000 00:00000000 00000000     0        0 5 1\n"
-    "   5: 0300A8C0:1092 0A01A8C0:9C40 01 00000000:00000000 00:00000000 00000000     0        0 6 1\n";
-  const std::string tcp6 = "  sl  local_address                         remote_address                        st\n"
-                           "   0: 0000000000000000FFFF00000100007F:1092 0000000000000000FFFF00000A01A8C0:9C42 01 0\n";
-  OpenConnections connections;
-  ParseProcNetTcp(connections, tcp, 4242);  // 0x1092
-  ParseProcNetTcp(connections, tcp6, 4242);
-  EXPECT_EQ(4u, connections.count);  // listening (0A), time-wait (06) and outgoing (local D2F6) excluded
-  EXPECT_EQ(2u, connections.byRemoteIp["127.0.0.1"]);
-  EXPECT_EQ(2u, connections.byRemoteIp["192.168.1.10"]);
-  OpenConnections none;
-  ParseProcNetTcp(none, "garbage\nmore garbage\n", 4242);
-  EXPECT_EQ(0u, none.count);
 }

@@ -117,3 +117,25 @@ TEST(LabelDictionary, FullDictionaryProbesAtMostItsLimit)
   EXPECT_GT(interned, LabelDictionary::kMaxCapacity * 9 / 10);  // the probe limit wastes few slots
   EXPECT_EQ(1000u - interned, dictionary.Overflowed());
 }
+
+
+// Found by Fuzzing/LabelDictionaryFuzzer (minimized: the value "(other)"): a calling AET or UID
+// spelled like a reserved label got a slot of its own, so the answer showed two groups named
+// "(other)", and the filter remoteAet=(other) selected the overflow, never that value. Such a
+// value is now the reserved label it is spelled as, and takes no slot.
+TEST(LabelDictionary, AValueSpelledLikeAReservedLabelIsThatLabel)
+{
+  LabelDictionary dictionary(3);
+  EXPECT_EQ(kOtherLabel, dictionary.Intern("(other)"));
+  EXPECT_EQ(kNoneLabel, dictionary.Intern("(none)"));
+  EXPECT_EQ(kOtherLabel, dictionary.Intern("(other)xyz", 7));
+  EXPECT_EQ(0u, dictionary.Size());
+  EXPECT_EQ(0u, dictionary.Overflowed());  // not an overflow: no slot was wanted
+  const LabelId near = dictionary.Intern("(other");
+  ASSERT_GE(near, kFirstValueLabel);
+  LabelId found;
+  ASSERT_TRUE(dictionary.Find(dictionary.Name(near), found));
+  EXPECT_EQ(near, found);
+  ASSERT_TRUE(dictionary.Find("(other)", found));
+  EXPECT_EQ(kOtherLabel, found);
+}

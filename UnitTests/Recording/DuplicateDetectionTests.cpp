@@ -35,6 +35,24 @@ TEST(DuplicateDetection, RejectsAnythingElse)
 }
 
 
+// Found by Fuzzing/ReceptionDateFuzzer: 2200 is no leap year, yet its 29th of February was taken
+// for the 1st of March. Orthanc never writes a day a month does not have, nor a leap second.
+TEST(DuplicateDetection, RejectsDaysTheMonthDoesNotHave)
+{
+  int64_t seconds = 123;
+  for (const char* text :
+       {"22000229T120000", "20260229T000000", "20260431T000000", "20261131T120000", "20261231T235960"})
+  {
+    EXPECT_FALSE(ParseReceptionDate(seconds, text)) << text;
+  }
+  EXPECT_EQ(123, seconds);
+  for (const char* text : {"20000229T000000", "20240229T235959", "20260131T000000", "20261231T235959"})
+  {
+    EXPECT_TRUE(ParseReceptionDate(seconds, text)) << text;
+  }
+}
+
+
 namespace
 {
   constexpr int64_t kS = 1000000000;

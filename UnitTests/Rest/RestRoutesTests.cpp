@@ -64,6 +64,38 @@ TEST(RestRoutes, StatsArguments)
 }
 
 
+// Found by Fuzzing/StatsArgumentsFuzzer (minimized: groupBy=transport%00): "%00" decodes to a
+// NUL, and the names were compared as C strings, so "transport%00anything" was taken for
+// "transport", as a key and as a value. A decoded key or value holding a NUL names nothing.
+TEST(RestRoutes, AnEncodedNulNamesNothing)
+{
+  StatsQuery filter;
+  Json::Value error;
+  const char* groupBy[] = {"groupBy"};
+  const char* found[] = {"transport%00"};
+  EXPECT_FALSE(ParseStatsArguments(filter, error, 1, groupBy, found));
+  EXPECT_EQ("groupBy", error["parameter"].asString());
+
+  const char* keys[] = {"transport%00x"};
+  const char* dicom[] = {"dicom"};
+  EXPECT_FALSE(ParseStatsArguments(filter, error, 1, keys, dicom));
+  EXPECT_EQ(std::string("transport\0x", 11), error["parameter"].asString());
+
+  const char* transport[] = {"transport"};
+  const char* dicomNul[] = {"dicom%00"};
+  EXPECT_FALSE(ParseStatsArguments(filter, error, 1, transport, dicomNul));
+  EXPECT_EQ("transport", error["parameter"].asString());
+
+  const char* remoteAet[] = {"remoteAet"};
+  const char* aetNul[] = {"CT%0001"};
+  EXPECT_FALSE(ParseStatsArguments(filter, error, 1, remoteAet, aetNul));
+  EXPECT_EQ("remoteAet", error["parameter"].asString());
+
+  const char* transportEncoded[] = {"%74ransport"};  // any other escape still decodes
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 1, groupBy, transportEncoded));
+  EXPECT_EQ(LabelDimension::Transport, filter.groupBy);
+}
+
 TEST(RestRoutes, QueryComponentsArePercentDecoded)
 {
   EXPECT_EQ("(none)", DecodeQueryComponent("%28none%29"));
