@@ -54,6 +54,10 @@ namespace
     {
       const std::string key = DecodeQueryComponent(keys[i].c_str());
       const std::string value = DecodeQueryComponent(values[i].c_str());
+      if (key.empty() && value.empty())
+      {
+        continue;  // an empty fragment ("/perf/stats?", "a=1&&b=2") is ignored
+      }
       FUZZ_PROPERTY(seen.insert(key).second);  // no parameter twice
       LabelDimension dimension;
       if (key == "groupBy")
