@@ -105,6 +105,12 @@ namespace IngestPerf
   }
 
 
+  void OrthancSdk::AnswerText(OrthancPluginRestOutput* output, const std::string& body, const char* contentType)
+  {
+    OrthancPluginAnswerBuffer(globalContext, output, body.c_str(), body.size(), contentType);
+  }
+
+
   bool OrthancSdk::RestApiGet(const char* uri, std::string& body)
   {
     OrthancPluginMemoryBuffer buffer;

@@ -33,6 +33,7 @@ namespace IngestPerf
     bool RunningVersionAtLeast(int major, int minor, int revision);
 
     void AnswerJson(OrthancPluginRestOutput* output, const Json::Value& body);
+    void AnswerText(OrthancPluginRestOutput* output, const std::string& body, const char* contentType);
     // HTTP error status with a JSON body {"error": reason, ...extra}.
     void AnswerError(OrthancPluginRestOutput* output, uint16_t status, const Json::Value& body);
 
