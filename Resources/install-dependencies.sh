@@ -18,6 +18,7 @@ packages=(
   dcmtk python3 python3-venv curl procps busybox
   dicom3tools libgdcm-tools  # called by Orthanc's own suite (Resources/run-orthanc-suite.sh)
   valgrind  # callgrind: instructions per instance (Benchmarks/instruction_count.py)
+  prometheus  # promtool and a real server scraping /perf/metrics (IntegrationTests/test_prometheus*.py)
 )
 
 # quietly DESCRIPTION COMMAND...: runs COMMAND with its output in the log; on failure, says which
