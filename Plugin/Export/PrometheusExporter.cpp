@@ -192,16 +192,12 @@ namespace IngestPerf
       const char* durations = "orthanc_ingest_phase_duration_seconds";
       AppendHeader(out, durations, "histogram",
                    "Duration of each ingest phase per transport, since the plugin started or the last "
-                   "POST /perf/reset; phases without a sample are left out (definitions in /perf/stats).");
+                   "POST /perf/reset; every phase of every transport, zero when not measured (why: /perf/stats).");
       for (size_t t = 0; t < kTransportCount; t++)
       {
         const TransportSnapshot& transport = snapshot.transports[t];
         for (size_t p = 0; p < kPhaseCount; p++)
         {
-          if (transport.phases[p].Count() == 0)
-          {
-            continue;
-          }
           const std::string labels =
             TransportLabel(static_cast<Transport>(t)) + ",phase=\"" + DefinitionOf(static_cast<Phase>(p)).name + '"';
           AppendHistogram(out, durations, labels, transport.phases[p]);
