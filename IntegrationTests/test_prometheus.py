@@ -2,6 +2,7 @@
 import math
 import re
 import subprocess
+import time
 
 import pytest
 from ingest_perf.orthanc_process import BOTH_ORTHANCS
@@ -103,3 +104,22 @@ def test_hashed_peers_leave_no_aet(orthanc_factory, series_factory):
     text = fetch_metrics(orthanc)
     assert "SECRET01" not in text and "127.0.0.1" not in text
     assert 'remote_aet="aet-' in text
+
+
+def test_key_figures_in_orthancs_own_metrics(ingested):
+    time.sleep(1.1)  # published at most once a second
+    answer = ingested.get("/tools/metrics-prometheus")
+    assert answer.status_code == 200
+    values = {}
+    for line in answer.text.splitlines():
+        if line.startswith("orthanc_ingest_perf_"):
+            name, value = line.split(" ")[:2]
+            values[name] = float(value)
+    stats = ingested.stats()["transports"]
+    for transport in ("dicom", "rest", "plugin", "job"):
+        prefix = "orthanc_ingest_perf_%s_" % transport
+        assert values[prefix + "stored_instances_since_start"] == stats[transport]["instances"]["stored"]
+    server_total = stats["dicom"]["phases"]["serverTotal"]
+    for quantile in ("p50", "p99"):
+        published = values["orthanc_ingest_perf_dicom_server_total_%s_seconds_since_start" % quantile]
+        assert math.isclose(published * 1000, server_total[quantile], rel_tol=0.001), quantile

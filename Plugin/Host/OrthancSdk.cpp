@@ -111,6 +111,18 @@ namespace IngestPerf
   }
 
 
+  void OrthancSdk::SetMetricsValue(const char* name, float value)
+  {
+    OrthancPluginSetMetricsValue(globalContext, name, value, OrthancPluginMetricsType_Default);
+  }
+
+
+  void OrthancSdk::RegisterRefreshMetrics(OrthancPluginRefreshMetricsCallback callback)
+  {
+    OrthancPluginRegisterRefreshMetricsCallback(globalContext, callback);
+  }
+
+
   bool OrthancSdk::RestApiGet(const char* uri, std::string& body)
   {
     OrthancPluginMemoryBuffer buffer;

@@ -68,6 +68,11 @@ namespace IngestPerf
                                                OrthancPluginStorageReadRange readRange,
                                                OrthancPluginStorageRemove remove);
 
+    // Orthanc's own metrics (/tools/metrics-prometheus): a value of ours, and the callback Orthanc
+    // calls before it answers them (only while its "MetricsEnabled" is true).
+    void SetMetricsValue(const char* name, float value);
+    void RegisterRefreshMetrics(OrthancPluginRefreshMetricsCallback callback);
+
     // GET on Orthanc's own REST API, through Orthanc's internal call (no HTTP); false when Orthanc
     // answers an error.
     bool RestApiGet(const char* uri, std::string& body);
