@@ -1,6 +1,6 @@
 // Entry point: reads the configuration, builds the pipeline, registers hooks and routes.
 // Data flow: IngestHooks -> InstanceTimeline (per thread) -> IngestRecorder -> IngestStats
-//            -> StatsSnapshot -> JsonExporter -> RestRoutes.
+//            -> StatsSnapshot -> JsonExporter / PrometheusExporter -> RestRoutes.
 #include "Host/Configuration.h"
 #include "Host/FaultInjection.h"
 #include "Capture/IngestHooks.h"
