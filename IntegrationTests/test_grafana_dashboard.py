@@ -4,8 +4,7 @@ import json
 import os
 import re
 
-from test_prometheus import parse_metrics
-from test_prometheus_fleet import PrometheusServer
+from ingest_perf.prometheus_server import PrometheusServer, parse_metrics
 
 DASHBOARD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Resources",
                          "grafana-dashboard.json")

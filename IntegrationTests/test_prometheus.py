@@ -1,34 +1,13 @@
 """GET /perf/metrics against a real Orthanc: promtool accepts it, and its counts are /perf/stats'."""
 import math
-import re
 import subprocess
 import time
 
 import pytest
 from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.prometheus_server import PROMTOOL_BINARY, parse_metrics
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
-
-PROMTOOL = "/usr/bin/promtool"
-SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
-LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
-
-
-def parse_metrics(text):
-    """{(name, frozenset of (label, value))): float}, and the TYPE of each family."""
-    samples, types = {}, {}
-    for line in text.splitlines():
-        if line.startswith("# TYPE "):
-            _, _, name, kind = line.split(" ")
-            types[name] = kind
-            continue
-        if not line or line.startswith("#"):
-            continue
-        match = SAMPLE.match(line)
-        assert match, line
-        labels = frozenset(LABEL.findall(match.group(2) or ""))
-        samples[(match.group(1), labels)] = float(match.group(3))
-    return samples, types
 
 
 def select(samples, name, **labels):
@@ -52,7 +31,7 @@ def ingested(orthanc, series_factory):
 
 def test_promtool_accepts_the_exposition(ingested):
     text = fetch_metrics(ingested)
-    check = subprocess.run([PROMTOOL, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+    check = subprocess.run([PROMTOOL_BINARY, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
     # promtool exits 1 for lint problems as well as for a broken format; both must be absent.
     assert check.returncode == 0, check.stdout + check.stderr
 

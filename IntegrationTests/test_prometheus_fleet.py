@@ -1,72 +1,14 @@
 """A fleet on Prometheus: a real Prometheus server scrapes /perf/metrics of two Orthancs, and its
 PromQL answers equal what the two plugins say: the sum of stored instances exactly, the fleet's p99
 of serverTotal within one `le` step of the p99 of the two nodes' merged histograms."""
-import os
-import subprocess
 import time
 
 import pytest
-import requests
-from ingest_perf.orthanc_process import free_tcp_port
+from ingest_perf.prometheus_server import PrometheusServer, parse_metrics
 
-from test_prometheus import parse_metrics
-
-PROMETHEUS = "/usr/bin/prometheus"
 BUCKETS = "orthanc_ingest_phase_duration_seconds_bucket"
 STORED = 'orthanc_ingest_instances_total{outcome="stored"}'
 FLEET_P99 = ('histogram_quantile(0.99, sum by (le) (rate(%s{phase="serverTotal"}[1m])))' % BUCKETS)
-
-
-class PrometheusServer:
-    def __init__(self, work_dir, targets):
-        self.port = free_tcp_port()
-        self.url = "http://127.0.0.1:%d" % self.port
-        config = os.path.join(work_dir, "prometheus.yml")
-        with open(config, "w", encoding="utf-8") as f:
-            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-                    "scrape_configs:\n  - job_name: orthanc\n    metrics_path: /perf/metrics\n"
-                    "    static_configs:\n      - targets: [%s]\n" % ", ".join("'%s'" % t for t in targets))
-        self.log_path = os.path.join(work_dir, "prometheus.log")
-        self._log = open(self.log_path, "wb")
-        self.process = subprocess.Popen(
-            [PROMETHEUS, "--config.file=" + config, "--storage.tsdb.path=" + os.path.join(work_dir, "tsdb"),
-             "--web.listen-address=127.0.0.1:%d" % self.port, "--log.level=warn"],
-            stdout=self._log, stderr=subprocess.STDOUT)
-        try:
-            self.wait_for(lambda: requests.get(self.url + "/-/ready", timeout=2).status_code == 200, "ready")
-        except BaseException:
-            self.stop()
-            raise
-
-    def wait_for(self, condition, what, timeout=30):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, "prometheus exited: " + open(self.log_path).read()[-2000:]
-            try:
-                if condition():
-                    return
-            except requests.RequestException:
-                pass
-            time.sleep(0.2)
-        raise AssertionError("prometheus: %s not reached in %d s" % (what, timeout))
-
-    def query(self, promql):
-        answer = requests.get(self.url + "/api/v1/query", params={"query": promql}, timeout=10).json()
-        assert answer["status"] == "success", answer
-        return answer["data"]["result"]
-
-    def scalar(self, promql):
-        result = self.query(promql)
-        return float(result[0]["value"][1]) if result else None
-
-    def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self._log.close()
 
 
 def merged_p99_step(texts):
