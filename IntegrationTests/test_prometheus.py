@@ -75,6 +75,11 @@ def test_methods_and_parameters(orthanc):
     assert refused.json()["parameter"] == "transport"
     samples, _ = parse_metrics(fetch_metrics(orthanc))
     assert samples[("orthanc_ingest_up", frozenset())] == 1
+    assert orthanc.get("/perf/metrics?").status_code == 200  # an empty fragment is no parameter
+    for query in ("%FF%00=1", "a=%00", "=x", "&".join("p%d=1" % i for i in range(300))):
+        answer = orthanc.get("/perf/metrics?" + query)
+        assert answer.status_code == 400, query
+        assert answer.json()["error"].startswith("unknown parameter"), query
 
 
 def test_hashed_peers_leave_no_aet(orthanc_factory, series_factory):
