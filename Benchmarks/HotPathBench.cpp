@@ -6,6 +6,7 @@
 #include "Correlation/BoundedSpinLock.h"
 #include "Recording/IngestPipeline.h"
 #include "Export/JsonExporter.h"
+#include "Export/PrometheusExporter.h"
 #include "Rest/RestRoutes.h"
 #include "Timeline/MonotonicClock.h"
 #include "Metrics/Histogram.h"
@@ -278,9 +279,9 @@ static void BM_HistogramMerge(benchmark::State& state)
 BENCHMARK(BM_HistogramMerge);
 
 
-// GET /perf/stats with every label dictionary and every labelled series full: snapshot, JSON,
-// serialisation (what the REST route does, but the HTTP send).
-static void BM_StatsAnswer_FullLabels(benchmark::State& state)
+// Every label dictionary (32 values) and every labelled series slot (128) full, as GET /perf/stats
+// and GET /perf/metrics then answer their largest documents.
+static IngestPipeline& FullLabelsPipeline()
 {
   static IngestPipeline* pipeline = [] {
     Configuration configuration;  // defaults: 32 values per label, 128 series
@@ -306,6 +307,15 @@ static void BM_StatsAnswer_FullLabels(benchmark::State& state)
     }
     return p;
   }();
+  return *pipeline;
+}
+
+
+// GET /perf/stats with every label dictionary and every labelled series full: snapshot, JSON,
+// serialisation (what the REST route does, but the HTTP send).
+static void BM_StatsAnswer_FullLabels(benchmark::State& state)
+{
+  IngestPipeline* pipeline = &FullLabelsPipeline();
   PluginStatus status;
   status.configuration = Configuration();
   const bool grouped = state.range(0) != 0;
@@ -332,3 +342,25 @@ static void BM_StatsAnswer_FullLabels(benchmark::State& state)
   state.counters["answerBytes"] = static_cast<double>(bytes);
 }
 BENCHMARK(BM_StatsAnswer_FullLabels)->Args({0, 1})->Args({1, 1})->Args({1, 0})->Unit(benchmark::kMillisecond);
+
+
+// GET /perf/metrics with every label dictionary and every labelled series full: snapshot of each
+// stream and the Prometheus text (what the REST route does, but the HTTP send).
+static void BM_MetricsAnswer_FullLabels(benchmark::State& state)
+{
+  const IngestPipeline& pipeline = FullLabelsPipeline();
+  PluginStatus status;
+  status.configuration = Configuration();
+  StatsQuery query;
+  query.eachStream = true;
+  state.counters["series"] = static_cast<double>(pipeline.stats.Series().Used());
+  size_t bytes = 0;
+  for (auto _ : state)
+  {
+    const std::string text = ExportPrometheus(pipeline.Collect(query, status, OpenConnections()));
+    bytes = text.size();
+    benchmark::DoNotOptimize(text);
+  }
+  state.counters["answerBytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_MetricsAnswer_FullLabels)->Unit(benchmark::kMillisecond);

@@ -41,7 +41,7 @@ SEED = 11
 FUZZ_THREADS = 4
 REQUESTS_PER_THREAD = 500  # 2,000 per Orthanc, 4,000 in all
 
-ROUTES = {"/perf/stats": "GET", "/perf/reset": "POST"}
+ROUTES = {"/perf/stats": "GET", "/perf/reset": "POST", "/perf/metrics": "GET"}
 METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]
 # Orthanc answers these itself, before any plugin route (HttpServer knows GET, POST, PUT, DELETE).
 ORTHANC_ONLY_METHODS = {"HEAD", "OPTIONS", "PATCH"}

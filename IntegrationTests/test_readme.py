@@ -17,7 +17,7 @@ DOCUMENTS = [os.path.join(REPO, "README.md")] + sorted(glob.glob(os.path.join(RE
 MARKER = re.compile(r"(?m)^<!-- doc-test:")
 BLOCK = re.compile(r"<!-- doc-test: (?P<kind>[a-z-]+)(?P<options>[^>]*)-->\s*```(?P<lang>\w+)\n(?P<body>.*?)```"
                    r"(?:\s*```json\n(?P<answer>.*?)```)?", re.DOTALL)
-KINDS = {"configuration", "shell", "stats-example"}
+KINDS = {"configuration", "shell", "stats-example", "metrics-example"}
 
 
 def all_blocks():
@@ -112,6 +112,26 @@ def test_stats_example_has_the_live_structure(readme_orthanc):
     # and the shell example that fetches it is the same request
     (fetch,) = [b for b in blocks("shell") if "/perf/stats?transport=dicom\"" in b.group("body")]
     assert fetch
+
+
+def metric_series(text):
+    """{(name, label names)} of every sample line of a Prometheus text, and the `le` values seen."""
+    series, les = set(), set()
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, labels = line.rsplit(" ", 1)[0].partition("{")
+            pairs = re.findall(r'([a-z_]+)="((?:[^"\\]|\\.)*)"', labels)
+            series.add((name, tuple(sorted(k for k, _ in pairs if k != "le"))))
+            les.update(v for k, v in pairs if k == "le")
+    return series, les
+
+
+def test_metrics_example_names_only_live_series(readme_orthanc):
+    (example,) = blocks("metrics-example")
+    documented, documented_les = metric_series(example.group("body"))
+    live, live_les = metric_series(readme_orthanc.get("/perf/metrics").text)
+    assert documented <= live, documented - live
+    assert documented_les == live_les
 
 
 def heading_anchors(path):

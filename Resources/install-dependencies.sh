@@ -19,6 +19,7 @@ packages=(
   dicom3tools libgdcm-tools  # called by Orthanc's own suite (Resources/run-orthanc-suite.sh)
   valgrind  # callgrind: instructions per instance (Benchmarks/instruction_count.py)
   clang-14 libclang-rt-14-dev  # libFuzzer and its sanitizers (Resources/run-fuzzers.sh)
+  prometheus  # promtool and a real server scraping /perf/metrics (IntegrationTests/test_prometheus*.py)
 )
 
 # quietly DESCRIPTION COMMAND...: runs COMMAND with its output in the log; on failure, says which

@@ -1,7 +1,10 @@
 #include "Host/OrthancMetrics.h"
 
 #include "Host/OrthancSdk.h"
+#include "Recording/IngestPipeline.h"
+#include "Timeline/MonotonicClock.h"
 
+#include <atomic>
 #include <cstring>
 
 namespace IngestPerf
@@ -54,5 +57,65 @@ namespace IngestPerf
     const int64_t active = ParseActiveRestRequests(text);
     // This internal GET is one of them.
     return active >= 1 ? active - 1 : -1;
+  }
+
+
+  std::vector<std::pair<std::string, float>> PublishedOrthancMetrics(const StatsSnapshot& snapshot)
+  {
+    std::vector<std::pair<std::string, float>> values;
+    for (size_t t = 0; t < kTransportCount; t++)
+    {
+      const TransportSnapshot& transport = snapshot.transports[t];
+      const HistogramSnapshot& serverTotal = transport.phases[static_cast<size_t>(Phase::ServerTotal)];
+      const std::string prefix = std::string("orthanc_ingest_perf_") + TransportName(static_cast<Transport>(t));
+      values.emplace_back(prefix + "_stored_instances_since_start",
+                          static_cast<float>(transport.outcomes[static_cast<size_t>(Outcome::Stored)]));
+      values.emplace_back(prefix + "_server_total_p50_seconds_since_start",
+                          static_cast<float>(static_cast<double>(serverTotal.ValueAtQuantile(0.5)) / 1e9));
+      values.emplace_back(prefix + "_server_total_p99_seconds_since_start",
+                          static_cast<float>(static_cast<double>(serverTotal.ValueAtQuantile(0.99)) / 1e9));
+    }
+    return values;
+  }
+
+
+  namespace
+  {
+    constexpr int64_t kRefreshPeriodNs = 1000000000;
+    std::atomic<int64_t> lastPublishedNs{0};
+    const PluginStatus* publishedStatus = nullptr;
+
+    // Orthanc calls it before answering /tools/metrics-prometheus, our own reading of it included
+    // (OtherRestRequestsInProgress): at most one snapshot a second, so a /perf/stats pays it rarely.
+    void RefreshPublishedMetrics()
+    {
+      try
+      {
+        const IngestPipeline* pipeline = ActivePipeline();
+        const int64_t now = MonotonicNowNs();
+        int64_t last = lastPublishedNs.load(std::memory_order_relaxed);
+        if (pipeline == nullptr || (last != 0 && now - last < kRefreshPeriodNs) ||
+            !lastPublishedNs.compare_exchange_strong(last, now, std::memory_order_relaxed))
+        {
+          return;
+        }
+        const IngestReport report = pipeline->Collect(StatsQuery(), *publishedStatus, OpenConnections());
+        for (const auto& value : PublishedOrthancMetrics(report.snapshot))
+        {
+          OrthancSdk::SetMetricsValue(value.first.c_str(), value.second);
+        }
+      }
+      catch (...)
+      {
+        // Orthanc's metrics go without ours this time; nothing may escape into Orthanc.
+      }
+    }
+  }
+
+
+  void RegisterPublishedOrthancMetrics(const PluginStatus& status)
+  {
+    publishedStatus = &status;
+    OrthancSdk::RegisterRefreshMetrics(RefreshPublishedMetrics);
   }
 }

@@ -5,10 +5,20 @@
 // a request ends; this count, when it is 0, tells that every request ingesting through the REST API
 // is over, so that a record its thread left open (a body Orthanc could not parse, a failed store)
 // has its outcome at once instead of when that thread serves its next request.
+//
+// The other way, a few key figures of the plugin are published into Orthanc's own metrics, for
+// those who already scrape /tools/metrics-prometheus: per transport the stored instances and the
+// p50/p99 of serverTotal since the start (or the last POST /perf/reset). Refreshed by Orthanc's
+// refresh callback when its metrics are read, at most once a second, never on the ingest path.
 #pragma once
+
+#include "Host/PluginStatus.h"
+#include "Metrics/StatsSnapshot.h"
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace IngestPerf
 {
@@ -19,4 +29,11 @@ namespace IngestPerf
   // REST API requests in progress besides this reading, -1 when Orthanc cannot say ("MetricsEnabled"
   // false, or the metric is missing).
   int64_t OtherRestRequestsInProgress();
+
+  // The figures published into Orthanc's metrics, by name: "orthanc_ingest_perf_dicom_stored_instances_since_start",
+  // "..._server_total_p50_seconds_since_start", "..._server_total_p99_seconds_since_start" per transport.
+  std::vector<std::pair<std::string, float>> PublishedOrthancMetrics(const StatsSnapshot& snapshot);
+
+  // Registers the refresh callback that publishes them from ActivePipeline().
+  void RegisterPublishedOrthancMetrics(const PluginStatus& status);
 }

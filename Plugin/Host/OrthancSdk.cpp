@@ -105,6 +105,24 @@ namespace IngestPerf
   }
 
 
+  void OrthancSdk::AnswerText(OrthancPluginRestOutput* output, const std::string& body, const char* contentType)
+  {
+    OrthancPluginAnswerBuffer(globalContext, output, body.c_str(), body.size(), contentType);
+  }
+
+
+  void OrthancSdk::SetMetricsValue(const char* name, float value)
+  {
+    OrthancPluginSetMetricsValue(globalContext, name, value, OrthancPluginMetricsType_Default);
+  }
+
+
+  void OrthancSdk::RegisterRefreshMetrics(OrthancPluginRefreshMetricsCallback callback)
+  {
+    OrthancPluginRegisterRefreshMetricsCallback(globalContext, callback);
+  }
+
+
   bool OrthancSdk::RestApiGet(const char* uri, std::string& body)
   {
     OrthancPluginMemoryBuffer buffer;

@@ -33,6 +33,7 @@ namespace IngestPerf
     bool RunningVersionAtLeast(int major, int minor, int revision);
 
     void AnswerJson(OrthancPluginRestOutput* output, const Json::Value& body);
+    void AnswerText(OrthancPluginRestOutput* output, const std::string& body, const char* contentType);
     // HTTP error status with a JSON body {"error": reason, ...extra}.
     void AnswerError(OrthancPluginRestOutput* output, uint16_t status, const Json::Value& body);
 
@@ -66,6 +67,11 @@ namespace IngestPerf
                                                OrthancPluginStorageReadWhole readWhole,
                                                OrthancPluginStorageReadRange readRange,
                                                OrthancPluginStorageRemove remove);
+
+    // Orthanc's own metrics (/tools/metrics-prometheus): a value of ours, and the callback Orthanc
+    // calls before it answers them (only while its "MetricsEnabled" is true).
+    void SetMetricsValue(const char* name, float value);
+    void RegisterRefreshMetrics(OrthancPluginRefreshMetricsCallback callback);
 
     // GET on Orthanc's own REST API, through Orthanc's internal call (no HTTP); false when Orthanc
     // answers an error.

@@ -1,6 +1,6 @@
 // Entry point: reads the configuration, builds the pipeline, registers hooks and routes.
 // Data flow: IngestHooks -> InstanceTimeline (per thread) -> IngestRecorder -> IngestStats
-//            -> StatsSnapshot -> JsonExporter -> RestRoutes.
+//            -> StatsSnapshot -> JsonExporter / PrometheusExporter -> RestRoutes.
 #include "Host/Configuration.h"
 #include "Host/FaultInjection.h"
 #include "Capture/IngestHooks.h"
@@ -8,6 +8,7 @@
 #include "Capture/TimedStorageArea.h"
 #include "Recording/IngestPipeline.h"
 #include "Host/LoadedCopy.h"
+#include "Host/OrthancMetrics.h"
 #include "Timeline/MonotonicClock.h"
 #include "Host/OrthancSdk.h"
 #include "Host/PluginStatus.h"
@@ -50,6 +51,7 @@ namespace
     status.hooks = RegisterIngestHooks(status.configuration);
     status.storage = RegisterTimedStorageArea(status.configuration);
     status.restAnswers = RestAnswerTimingState(status.configuration.timeRestAnswers);
+    RegisterPublishedOrthancMetrics(status);
     if (status.storage.requested && !status.storage.active)
     {
       OrthancSdk::LogWarning("IngestPerf: timed storage not started: " + status.storage.reason);

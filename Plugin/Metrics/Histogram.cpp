@@ -181,6 +181,23 @@ namespace IngestPerf
   }
 
 
+  void HistogramSnapshot::CountsBelow(const size_t* indexes, size_t n, uint64_t* counts) const
+  {
+    uint64_t below = 0;
+    size_t next = offset_;  // the first bucket not yet added to `below`
+    const size_t end = offset_ + buckets_.size();
+    for (size_t i = 0; i < n; i++)
+    {
+      const size_t limit = std::min(std::max(indexes[i], offset_), end);
+      for (; next < limit; next++)
+      {
+        below += buckets_[next - offset_];
+      }
+      counts[i] = below;
+    }
+  }
+
+
   void HistogramSnapshot::Widen(size_t first, size_t end)
   {
     if (buckets_.empty())

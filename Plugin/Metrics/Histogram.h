@@ -84,6 +84,10 @@ namespace IngestPerf
     // the middle of its bucket and clamped to [min, max]. 0 when empty.
     int64_t ValueAtQuantile(double q) const;
 
+    // For each bucket index of `indexes` (increasing), the number of values in the buckets below
+    // it: exactly the values below BucketLowest(index), since buckets never straddle a bound.
+    void CountsBelow(const size_t* indexes, size_t n, uint64_t* counts) const;
+
     void Merge(const HistogramSnapshot& other);
     // One more value, as Histogram::Record would count it (readers completing a copy).
     void Add(int64_t value);

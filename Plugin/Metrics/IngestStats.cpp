@@ -123,6 +123,18 @@ namespace IngestPerf
   }
 
 
+  std::vector<std::pair<InstanceLabels, TransportSnapshot>> IngestStats::SnapshotEachSeries() const
+  {
+    std::vector<std::pair<InstanceLabels, TransportSnapshot>> result;
+    result.reserve(series_.Used() + kTransportCount);
+    series_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
+      result.emplace_back(labels, TransportSnapshot());
+      stats.AddTo(result.back().second);
+    });
+    return result;
+  }
+
+
   std::vector<std::pair<InstanceLabels, HistogramSnapshot>>
   IngestStats::SnapshotSeriesPhase(Phase phase, const std::function<bool(const InstanceLabels&)>& filter) const
   {

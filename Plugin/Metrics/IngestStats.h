@@ -45,6 +45,10 @@ namespace IngestPerf
     GroupedSnapshot SnapshotGrouped(const std::function<bool(const InstanceLabels&)>& filter,
                                     const LabelDimension* groupBy) const;
 
+    // Every labelled series in use, each its own snapshot (no rate windows): what the Prometheus
+    // exposition lists with all its labels.
+    std::vector<std::pair<InstanceLabels, TransportSnapshot>> SnapshotEachSeries() const;
+
     // One phase of the matching labelled series: cheaper than whole series when one is enough.
     std::vector<std::pair<InstanceLabels, HistogramSnapshot>>
     SnapshotSeriesPhase(Phase phase, const std::function<bool(const InstanceLabels&)>& filter) const;

@@ -32,6 +32,8 @@ namespace IngestPerf
     LabelDimension groupBy = LabelDimension::Transport;
     // IngestPerf.HashPeers: a filter on a peer label may also name a value by its pseudonym.
     bool hashedPeers = false;
+    // Every labelled stream on its own, with all its labels (GET /perf/metrics).
+    bool eachStream = false;
 
     bool UsesStreams() const { return !labels.empty() || hasGroupBy; }
     // The label to group by, nullptr for none.

@@ -58,6 +58,10 @@ namespace IngestPerf
     {
       report.grouped = stats.SnapshotGrouped(MakeStreamPredicate(query, labels), query.GroupBy());
     }
+    if (query.eachStream)
+    {
+      report.eachStream = stats.SnapshotEachSeries();
+    }
     report.storage = storage.Snapshot();
     if (connections.available)
     {

@@ -48,6 +48,7 @@ namespace IngestPerf
     const LabelCatalog* catalog = nullptr;  // names of label ids; the pipeline's, null when not collected
     StreamInfo streams;
     GroupedSnapshot grouped;  // the matching streams, when the query uses them
+    std::vector<std::pair<InstanceLabels, TransportSnapshot>> eachStream;  // when the query asks for it
     std::array<StorageOperationSnapshot, kStorageOperationCount> storage;
     AssociationsView associations;
     ChangeQueueSnapshot changes;

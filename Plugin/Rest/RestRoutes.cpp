@@ -1,5 +1,6 @@
 #include "Rest/RestRoutes.h"
 
+#include "Export/PrometheusExporter.h"
 #include "Host/OrthancMetrics.h"
 #include "Recording/IngestPipeline.h"
 #include "Host/OrthancSdk.h"
@@ -61,6 +62,46 @@ namespace IngestPerf
         if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
         {
           AnswerStats(output, request);
+        }
+      });
+    }
+
+    // No parameter: a scrape takes everything, and unknown parameters are refused as /perf/stats does.
+    void AnswerMetrics(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
+    {
+      for (uint32_t i = 0; i < request->getCount; i++)
+      {
+        const std::string key = DecodeQueryComponent(request->getKeys[i]);
+        if (!key.empty() || request->getValues[i][0] != '\0')
+        {
+          Json::Value error;
+          error["error"] = "unknown parameter '" + key + "': /perf/metrics takes none";
+          error["parameter"] = key;
+          error["allowed"] = Json::arrayValue;
+          AnswerBadRequest(output, error);
+          return;
+        }
+      }
+      StatsQuery query;
+      query.eachStream = true;
+      IngestReport report;
+      report.status = status;
+      if (const IngestPipeline* pipeline = ActivePipeline())
+      {
+        report =
+          pipeline->Collect(query, *status, ReadOpenConnections(static_cast<uint16_t>(status->configuration.dicomPort)),
+                            OtherRestRequestsInProgress);
+      }
+      OrthancSdk::AnswerText(output, ExportPrometheus(report), kPrometheusContentType);
+    }
+
+    OrthancPluginErrorCode MetricsRoute(OrthancPluginRestOutput* output, const char* /*url*/,
+                                        const OrthancPluginHttpRequest* request)
+    {
+      return OrthancSdk::GuardRest(output, [&] {
+        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
+        {
+          AnswerMetrics(output, request);
         }
       });
     }
@@ -235,5 +276,6 @@ namespace IngestPerf
     status = &pluginStatus;
     OrthancSdk::RegisterRoute("/perf/stats", StatsRoute);
     OrthancSdk::RegisterRoute("/perf/reset", ResetRoute);
+    OrthancSdk::RegisterRoute("/perf/metrics", MetricsRoute);
   }
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 using namespace IngestPerf;
 
 TEST(OrthancMetrics, ReadsTheActiveRestRequestsOfOrthancsPrometheusText)
@@ -27,4 +29,27 @@ TEST(OrthancMetrics, AnythingElseIsUnknown)
   EXPECT_EQ(-1, ParseActiveRestRequests("orthanc_rest_api_active_requests \n"));
   EXPECT_EQ(-1, ParseActiveRestRequests("orthanc_rest_api_active_requests 99999999999999999999999 1\n"));
   EXPECT_EQ(-1, ParseActiveRestRequests("# orthanc_rest_api_active_requests 3\n"));
+}
+
+
+TEST(OrthancMetrics, PublishedFiguresAreStoredCountsAndServerTotalQuantilesInSeconds)
+{
+  StatsSnapshot snapshot;
+  TransportSnapshot& dicom = snapshot.transports[static_cast<size_t>(Transport::Dicom)];
+  dicom.outcomes[static_cast<size_t>(Outcome::Stored)] = 3;
+  Histogram serverTotal{};
+  for (int64_t ms : {2, 2, 40})
+  {
+    serverTotal.Record(ms * 1000000);
+  }
+  dicom.phases[static_cast<size_t>(Phase::ServerTotal)] = serverTotal.Snapshot();
+
+  const auto values = PublishedOrthancMetrics(snapshot);
+  ASSERT_EQ(3 * kTransportCount, values.size());
+  std::map<std::string, float> byName(values.begin(), values.end());
+  EXPECT_EQ(3.0f, byName.at("orthanc_ingest_perf_dicom_stored_instances_since_start"));
+  EXPECT_NEAR(0.002, byName.at("orthanc_ingest_perf_dicom_server_total_p50_seconds_since_start"), 0.00002);
+  EXPECT_NEAR(0.040, byName.at("orthanc_ingest_perf_dicom_server_total_p99_seconds_since_start"), 0.0004);
+  EXPECT_EQ(0.0f, byName.at("orthanc_ingest_perf_rest_stored_instances_since_start"));
+  EXPECT_EQ(0.0f, byName.at("orthanc_ingest_perf_job_server_total_p99_seconds_since_start"));
 }

@@ -81,7 +81,9 @@ def write_document(folder, results, plots, quick, client_counts):
     add("`build-bench/MicroBenchmarks` (Google Benchmark, median of 3): what the plugin adds to one callback and "
         "to one instance, without Orthanc's SDK calls and with the caches warm (a loop that does nothing else), "
         "and the cost of answering `/perf/stats` with every label dictionary and all 128 labelled series full "
-        "(`/0`: default answer, `/1`: `groupBy=remoteAet`, 33 groups; the second argument is the indented JSON). "
+        "(`/0`: default answer, `/1`: `groupBy=remoteAet`, 33 groups; the second argument is the indented JSON), "
+        "and `/perf/metrics` in the same state (`BM_MetricsAnswer_FullLabels`: every stream with its labels, 1.8 MB "
+        "of Prometheus text). "
         "Inside a real Orthanc, between two instances Orthanc's own work evicts the plugin's data from the caches "
         "and the hooks call the SDK: the plugin's own measurement of that (`pluginCost`) is in the overhead "
         "section below.")

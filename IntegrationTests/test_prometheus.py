@@ -1,0 +1,109 @@
+"""GET /perf/metrics against a real Orthanc: promtool accepts it, and its counts are /perf/stats'."""
+import math
+import subprocess
+import time
+
+import pytest
+from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.prometheus_server import PROMTOOL_BINARY, parse_metrics
+
+ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+
+
+def select(samples, name, **labels):
+    wanted = set(labels.items())
+    return {dict(k[1]).get("le", ""): v for k, v in samples.items() if k[0] == name and wanted <= set(k[1])}
+
+
+def fetch_metrics(orthanc):
+    answer = orthanc.get("/perf/metrics")
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    return answer.text
+
+
+@pytest.fixture
+def ingested(orthanc, series_factory):
+    orthanc.storescu(series_factory(8, 31, size=64), calling_aet="CT01")
+    orthanc.http_upload(series_factory(5, 32, size=64))
+    return orthanc
+
+
+def test_promtool_accepts_the_exposition(ingested):
+    text = fetch_metrics(ingested)
+    check = subprocess.run([PROMTOOL_BINARY, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+    # promtool exits 1 for lint problems as well as for a broken format; both must be absent.
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_counts_equal_perf_stats(ingested):
+    text = fetch_metrics(ingested)
+    stats = ingested.stats()
+    samples, types = parse_metrics(text)
+    assert types["orthanc_ingest_phase_duration_seconds"] == "histogram"
+    assert types["orthanc_ingest_instances_total"] == "counter"
+    for transport in ("dicom", "rest"):
+        figures = stats["transports"][transport]
+        outcomes = {dict(k[1])["outcome"]: v for k, v in samples.items()
+                    if k[0] == "orthanc_ingest_instances_total" and dict(k[1])["transport"] == transport}
+        assert len(outcomes) == 6
+        assert outcomes == {name: figures["instances"][name] for name in outcomes}
+        for phase, histogram in figures["phases"].items():
+            if not isinstance(histogram, dict) or not histogram.get("count"):
+                continue
+            labels = dict(transport=transport, phase=phase)
+            buckets = select(samples, "orthanc_ingest_phase_duration_seconds_bucket", **labels)
+            assert buckets["+Inf"] == histogram["count"], labels
+            assert select(samples, "orthanc_ingest_phase_duration_seconds_count", **labels) == {"": histogram["count"]}
+            # cumulative, hence never decreasing along the ladder
+            ladder = sorted((float(le), v) for le, v in buckets.items())
+            assert all(a[1] <= b[1] for a, b in zip(ladder, ladder[1:])), labels
+            total = select(samples, "orthanc_ingest_phase_duration_seconds_sum", **labels)[""]
+            assert math.isclose(total * 1000, histogram["mean"] * histogram["count"], rel_tol=0.01, abs_tol=0.01)
+    stored = stats["transports"]["dicom"]["instances"]["stored"]
+    assert stored == 8
+    per_stream = select(samples, "orthanc_ingest_stream_instances_total", remote_aet="CT01", outcome="stored")
+    assert sum(per_stream.values()) == stored
+    gaps = select(samples, "orthanc_ingest_stream_duration_seconds_count", remote_aet="CT01", phase="associationGap")
+    assert sum(gaps.values()) == stats["transports"]["dicom"]["phases"]["associationGap"]["count"]
+
+
+def test_methods_and_parameters(orthanc):
+    assert orthanc.post("/perf/metrics").status_code == 405
+    refused = orthanc.get("/perf/metrics", params={"transport": "dicom"})
+    assert refused.status_code == 400
+    assert refused.json()["parameter"] == "transport"
+    samples, _ = parse_metrics(fetch_metrics(orthanc))
+    assert samples[("orthanc_ingest_up", frozenset())] == 1
+    assert orthanc.get("/perf/metrics?").status_code == 200  # an empty fragment is no parameter
+    for query in ("%FF%00=1", "a=%00", "=x", "&".join("p%d=1" % i for i in range(300))):
+        answer = orthanc.get("/perf/metrics?" + query)
+        assert answer.status_code == 400, query
+        assert answer.json()["error"].startswith("unknown parameter"), query
+
+
+def test_hashed_peers_leave_no_aet(orthanc_factory, series_factory):
+    orthanc = orthanc_factory(ingest_perf={"HashPeers": True})
+    orthanc.storescu(series_factory(3, 33, size=64), calling_aet="SECRET01")
+    text = fetch_metrics(orthanc)
+    assert "SECRET01" not in text and "127.0.0.1" not in text
+    assert 'remote_aet="aet-' in text
+
+
+def test_key_figures_in_orthancs_own_metrics(ingested):
+    time.sleep(1.1)  # published at most once a second
+    answer = ingested.get("/tools/metrics-prometheus")
+    assert answer.status_code == 200
+    values = {}
+    for line in answer.text.splitlines():
+        if line.startswith("orthanc_ingest_perf_"):
+            name, value = line.split(" ")[:2]
+            values[name] = float(value)
+    stats = ingested.stats()["transports"]
+    for transport in ("dicom", "rest", "plugin", "job"):
+        prefix = "orthanc_ingest_perf_%s_" % transport
+        assert values[prefix + "stored_instances_since_start"] == stats[transport]["instances"]["stored"]
+    server_total = stats["dicom"]["phases"]["serverTotal"]
+    for quantile in ("p50", "p99"):
+        published = values["orthanc_ingest_perf_dicom_server_total_%s_seconds_since_start" % quantile]
+        assert math.isclose(published * 1000, server_total[quantile], rel_tol=0.001), quantile

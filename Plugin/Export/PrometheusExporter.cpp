@@ -1,0 +1,427 @@
+#include "Export/PrometheusExporter.h"
+
+#include "Labels/PeerPseudonym.h"
+#include "Metrics/Histogram.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    std::vector<PrometheusBucketBound> MakeLadder()
+    {
+      std::vector<PrometheusBucketBound> ladder;
+      for (uint64_t decade = 10000; decade <= uint64_t(100000000000); decade *= 10)
+      {
+        for (uint64_t step : {1, 2, 5})
+        {
+          const uint64_t nominal = decade * step;
+          if (nominal > uint64_t(100000000000))
+          {
+            break;
+          }
+          const size_t index = Histogram::BucketIndex(nominal);
+          const uint64_t boundary = Histogram::BucketLowest(index);
+          ladder.push_back(PrometheusBucketBound{nominal, boundary, index, NanosecondsToSecondsText(boundary - 1)});
+        }
+      }
+      return ladder;
+    }
+
+    void AppendUnsigned(std::string& out, uint64_t value)
+    {
+      char buffer[24];
+      const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+      out.append(buffer, result.ptr);
+    }
+
+    void AppendSeconds(std::string& out, uint64_t ns)
+    {
+      AppendUnsigned(out, ns / 1000000000);
+      uint64_t fraction = ns % 1000000000;
+      if (fraction == 0)
+      {
+        return;
+      }
+      char digits[10] = {'.', '0', '0', '0', '0', '0', '0', '0', '0', '0'};
+      for (int i = 9; i >= 1; i--)
+      {
+        digits[i] = static_cast<char>('0' + fraction % 10);
+        fraction /= 10;
+      }
+      size_t length = 10;
+      while (digits[length - 1] == '0')
+      {
+        length--;
+      }
+      out.append(digits, length);
+    }
+
+    void AppendHeader(std::string& out, const char* name, const char* type, const char* help)
+    {
+      out += "# HELP ";
+      out += name;
+      out += ' ';
+      out += help;
+      out += "\n# TYPE ";
+      out += name;
+      out += ' ';
+      out += type;
+      out += '\n';
+    }
+
+    void AppendEscaped(std::string& out, const std::string& value)
+    {
+      for (char c : value)
+      {
+        switch (c)
+        {
+          case '\\':
+            out += "\\\\";
+            break;
+          case '"':
+            out += "\\\"";
+            break;
+          case '\n':
+            out += "\\n";
+            break;
+          default:
+            out += c;
+        }
+      }
+    }
+
+    // `labels` is the text between the braces, already escaped: `a="x",b="y"` or empty.
+    void AppendSample(std::string& out, const char* name, const char* suffix, const std::string& labels,
+                      const char* extraLabel, const std::string& extraValue)
+    {
+      out += name;
+      out += suffix;
+      if (!labels.empty() || extraLabel != nullptr)
+      {
+        out += '{';
+        out += labels;
+        if (extraLabel != nullptr)
+        {
+          if (!labels.empty())
+          {
+            out += ',';
+          }
+          out += extraLabel;
+          out += "=\"";
+          out += extraValue;
+          out += '"';
+        }
+        out += '}';
+      }
+      out += ' ';
+    }
+
+    void AppendHistogram(std::string& out, const char* name, const std::string& labels,
+                         const HistogramSnapshot& histogram)
+    {
+      const std::vector<PrometheusBucketBound>& ladder = PrometheusLadder();
+      static const std::vector<size_t> indexes = [] {
+        std::vector<size_t> result;
+        for (const PrometheusBucketBound& bound : PrometheusLadder())
+        {
+          result.push_back(bound.bucketIndex);
+        }
+        return result;
+      }();
+      std::array<uint64_t, 64> counts{};
+      histogram.CountsBelow(indexes.data(), indexes.size(), counts.data());
+      for (size_t i = 0; i < ladder.size(); i++)
+      {
+        AppendSample(out, name, "_bucket", labels, "le", ladder[i].le);
+        AppendUnsigned(out, counts[i]);
+        out += '\n';
+      }
+      AppendSample(out, name, "_bucket", labels, "le", "+Inf");
+      AppendUnsigned(out, histogram.Count());
+      out += '\n';
+      AppendSample(out, name, "_sum", labels, nullptr, std::string());
+      AppendSeconds(out, histogram.Sum());
+      out += '\n';
+      AppendSample(out, name, "_count", labels, nullptr, std::string());
+      AppendUnsigned(out, histogram.Count());
+      out += '\n';
+    }
+
+    std::string TransportLabel(Transport transport)
+    {
+      return std::string("transport=\"") + TransportName(transport) + '"';
+    }
+
+    const std::array<std::string, kLabelDimensions>& SnakeCaseLabelNames()
+    {
+      static const std::array<std::string, kLabelDimensions> names = [] {
+        std::array<std::string, kLabelDimensions> result;
+        for (size_t d = 0; d < kLabelDimensions; d++)
+        {
+          result[d] = PrometheusLabelName(static_cast<LabelDimension>(d));
+        }
+        return result;
+      }();
+      return names;
+    }
+
+    std::string StreamLabels(const InstanceLabels& stream, const LabelCatalog& catalog, bool hashPeers)
+    {
+      std::string labels;
+      for (size_t d = 0; d < kLabelDimensions; d++)
+      {
+        const LabelDimension dimension = static_cast<LabelDimension>(d);
+        if (d != 0)
+        {
+          labels += ',';
+        }
+        labels += SnakeCaseLabelNames()[d];
+        labels += "=\"";
+        AppendEscaped(labels, ExportedLabelValue(dimension, catalog.Name(dimension, stream.Get(dimension)), hashPeers));
+        labels += '"';
+      }
+      return labels;
+    }
+
+    void AppendTransportFamilies(std::string& out, const StatsSnapshot& snapshot)
+    {
+      const char* durations = "orthanc_ingest_phase_duration_seconds";
+      AppendHeader(out, durations, "histogram",
+                   "Duration of each ingest phase per transport, since the plugin started or the last "
+                   "POST /perf/reset; every phase of every transport, zero when not measured (why: /perf/stats).");
+      for (size_t t = 0; t < kTransportCount; t++)
+      {
+        const TransportSnapshot& transport = snapshot.transports[t];
+        for (size_t p = 0; p < kPhaseCount; p++)
+        {
+          const std::string labels =
+            TransportLabel(static_cast<Transport>(t)) + ",phase=\"" + DefinitionOf(static_cast<Phase>(p)).name + '"';
+          AppendHistogram(out, durations, labels, transport.phases[p]);
+        }
+      }
+
+      const char* instances = "orthanc_ingest_instances_total";
+      AppendHeader(out, instances, "counter", "Instances per transport and outcome (stored, alreadyStored, ...).");
+      for (size_t t = 0; t < kTransportCount; t++)
+      {
+        for (size_t o = 0; o < kOutcomeCount; o++)
+        {
+          AppendSample(out, instances, "", TransportLabel(static_cast<Transport>(t)), "outcome",
+                       DefinitionOf(static_cast<Outcome>(o)).name);
+          AppendUnsigned(out, snapshot.transports[t].outcomes[o]);
+          out += '\n';
+        }
+      }
+
+      const struct
+      {
+        const char* name;
+        const char* help;
+        HistogramSnapshot TransportSnapshot::*bytes;
+      } sizes[] = {
+        {"orthanc_ingest_received_bytes_total", "Bytes of the DICOM files received, per transport.",
+         &TransportSnapshot::receivedBytes},
+        {"orthanc_ingest_stored_bytes_total", "Bytes of the DICOM files stored, per transport.",
+         &TransportSnapshot::storedBytes},
+      };
+      for (const auto& size : sizes)
+      {
+        AppendHeader(out, size.name, "counter", size.help);
+        for (size_t t = 0; t < kTransportCount; t++)
+        {
+          AppendSample(out, size.name, "", TransportLabel(static_cast<Transport>(t)), nullptr, std::string());
+          AppendUnsigned(out, (snapshot.transports[t].*size.bytes).Sum());
+          out += '\n';
+        }
+      }
+    }
+
+    void AppendStreamFamilies(std::string& out, const IngestReport& report, bool hashPeers)
+    {
+      const char* durations = "orthanc_ingest_stream_duration_seconds";
+      const char* instances = "orthanc_ingest_stream_instances_total";
+      std::vector<std::string> labels;
+      labels.reserve(report.eachStream.size());
+      for (const auto& stream : report.eachStream)
+      {
+        labels.push_back(StreamLabels(stream.first, *report.catalog, hashPeers));
+      }
+
+      AppendHeader(out, durations, "histogram",
+                   "serverTotal and associationGap per labelled stream (one combination of the labels of "
+                   "docs/labels.md, at most MaxSeries).");
+      for (size_t s = 0; s < report.eachStream.size(); s++)
+      {
+        for (size_t p = 0; p < kPhaseCount; p++)
+        {
+          const Phase phase = static_cast<Phase>(p);
+          const HistogramSnapshot& histogram = report.eachStream[s].second.phases[p];
+          if (IsPerStreamPhase(phase) && histogram.Count() != 0)
+          {
+            AppendHistogram(out, durations, labels[s] + ",phase=\"" + DefinitionOf(phase).name + '"', histogram);
+          }
+        }
+      }
+
+      AppendHeader(out, instances, "counter",
+                   "Instances per labelled stream and outcome; outcomes never seen are left out.");
+      for (size_t s = 0; s < report.eachStream.size(); s++)
+      {
+        for (size_t o = 0; o < kOutcomeCount; o++)
+        {
+          const uint64_t count = report.eachStream[s].second.outcomes[o];
+          if (count != 0)
+          {
+            AppendSample(out, instances, "", labels[s], "outcome", DefinitionOf(static_cast<Outcome>(o)).name);
+            AppendUnsigned(out, count);
+            out += '\n';
+          }
+        }
+      }
+    }
+
+    void AppendGauge(std::string& out, const char* name, const char* help, const std::string& value)
+    {
+      AppendHeader(out, name, "gauge", help);
+      out += name;
+      out += ' ';
+      out += value;
+      out += '\n';
+    }
+
+    void AppendNowFamilies(std::string& out, const IngestReport& report)
+    {
+      const int64_t taken = report.snapshot.takenNs;
+      const auto age = [taken](int64_t startNs) {
+        std::string text;
+        AppendSeconds(text, startNs == 0 ? 0 : static_cast<uint64_t>(std::max<int64_t>(0, taken - startNs)));
+        return text;
+      };
+      std::string number;
+      const auto text = [&number](uint64_t value) {
+        number.clear();
+        AppendUnsigned(number, value);
+        return number;
+      };
+      AppendGauge(out, "orthanc_ingest_open_records", "Instances inside Orthanc's store now, not yet stored.",
+                  text(report.openRecords.count));
+      AppendGauge(out, "orthanc_ingest_open_record_oldest_age_seconds",
+                  "Age of the oldest instance inside Orthanc's store now (0 when none).",
+                  age(report.openRecords.oldestStartNs));
+      AppendGauge(out, "orthanc_ingest_receiving_requests",
+                  "HTTP ingest requests still receiving their body, without an instance yet.",
+                  text(report.openRecords.receivingCount));
+      AppendGauge(out, "orthanc_ingest_change_backlog",
+                  "Stored instances whose NewInstance change was not delivered to OnChange yet.",
+                  text(report.changes.NewInstanceBacklog()));
+      if (report.associations.connections.available)
+      {
+        AppendGauge(out, "orthanc_ingest_open_dicom_connections",
+                    "Established TCP connections to Orthanc's DicomPort now (open C-STORE associations).",
+                    text(report.associations.connections.count));
+      }
+      AppendGauge(out, "orthanc_ingest_streams_used", "Labelled streams in use, of MaxSeries.",
+                  text(report.streams.used));
+      AppendGauge(out, "orthanc_ingest_streams_capacity", "MaxSeries: labelled streams available.",
+                  text(report.streams.capacity));
+
+      const char* cost = "orthanc_ingest_plugin_cost_seconds_total";
+      AppendHeader(out, cost, "counter",
+                   "Time spent inside the plugin's callbacks (sampled one call in 17 per thread, times 17).");
+      uint64_t totalNs = 0;
+      for (size_t c = 0; c < kCallbackCount; c++)
+      {
+        const uint64_t ns = report.pluginCost[c].Sum() * PluginCost::kSamplingPeriod;
+        totalNs += ns;
+        AppendSample(out, cost, "", std::string(), "callback", CallbackName(static_cast<Callback>(c)));
+        AppendSeconds(out, ns);
+        out += '\n';
+      }
+      const uint64_t stored = report.snapshot.AllTransports().outcomes[static_cast<size_t>(Outcome::Stored)];
+      std::string perInstance;
+      AppendSeconds(perInstance, stored == 0 ? 0 : totalNs / stored);
+      AppendGauge(out, "orthanc_ingest_plugin_cost_per_stored_instance_seconds",
+                  "The plugin's own time per stored instance, since the start or the last reset.", perInstance);
+    }
+  }
+
+
+  const std::vector<PrometheusBucketBound>& PrometheusLadder()
+  {
+    static const std::vector<PrometheusBucketBound> ladder = MakeLadder();
+    return ladder;
+  }
+
+
+  bool IsPerStreamPhase(Phase phase)
+  {
+    return phase == Phase::ServerTotal || phase == Phase::AssociationGap;
+  }
+
+
+  std::string NanosecondsToSecondsText(uint64_t ns)
+  {
+    std::string text;
+    AppendSeconds(text, ns);
+    return text;
+  }
+
+
+  std::string PrometheusLabelName(LabelDimension dimension)
+  {
+    std::string name;
+    for (const char* c = LabelDimensionName(dimension); *c != '\0'; c++)
+    {
+      if (*c >= 'A' && *c <= 'Z')
+      {
+        name += '_';
+        name += static_cast<char>(*c - 'A' + 'a');
+      }
+      else
+      {
+        name += *c;
+      }
+    }
+    return name;
+  }
+
+
+  std::string EscapePrometheusLabelValue(const std::string& value)
+  {
+    std::string escaped;
+    AppendEscaped(escaped, value);
+    return escaped;
+  }
+
+
+  std::string ExportPrometheus(const IngestReport& report)
+  {
+    std::string out;
+    out.reserve(64 * 1024 + report.eachStream.size() * 8 * 1024);
+    const bool hashPeers = report.status != nullptr && report.status->configuration.hashPeers;
+
+    AppendHeader(out, "orthanc_ingest_up", "gauge", "1 when the plugin is timing ingest, 0 when it is disabled.");
+    out += "orthanc_ingest_up ";
+    out += report.collected ? '1' : '0';
+    out += '\n';
+    if (!report.collected)
+    {
+      return out;
+    }
+    AppendGauge(out, "orthanc_ingest_since_reset_seconds",
+                "Time since the plugin started or the last POST /perf/reset.",
+                NanosecondsToSecondsText(
+                  static_cast<uint64_t>(std::max<int64_t>(0, report.snapshot.takenNs - report.snapshot.resetNs))));
+    AppendTransportFamilies(out, report.snapshot);
+    if (report.catalog != nullptr)
+    {
+      AppendStreamFamilies(out, report, hashPeers);
+    }
+    AppendNowFamilies(out, report);
+    return out;
+  }
+}

@@ -1,0 +1,44 @@
+// IngestReport -> the Prometheus text exposition (format 0.0.4) of GET /perf/metrics: classic
+// histograms in seconds, counters of instances and bytes, gauges of what is open now. The metric
+// names, the `le` ladder and the queries are documented in docs/prometheus.md. Knows nothing of
+// Orthanc.
+#pragma once
+
+#include "Recording/IngestReport.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace IngestPerf
+{
+  constexpr const char* kPrometheusContentType = "text/plain; version=0.0.4";
+
+  // One `le` of the fixed ladder: the internal bucket boundary just at or below a 1-2-5 step from
+  // 10 us to 100 s. Durations are whole nanoseconds, so "<= boundary - 1 ns" counts exactly the
+  // buckets below the boundary: every exported cumulative count is exact.
+  struct PrometheusBucketBound
+  {
+    uint64_t nominalNs;   // the 1-2-5 step
+    uint64_t boundaryNs;  // Histogram::BucketLowest(bucketIndex) <= nominalNs
+    size_t bucketIndex;
+    std::string le;  // boundaryNs - 1 ns, in seconds
+  };
+
+  const std::vector<PrometheusBucketBound>& PrometheusLadder();
+
+  // The phases each labelled stream exports as a histogram (the per-transport ones export all).
+  bool IsPerStreamPhase(Phase phase);
+
+  std::string ExportPrometheus(const IngestReport& report);
+
+  // The label of docs/labels.md in Prometheus' snake_case: remoteAet -> remote_aet.
+  std::string PrometheusLabelName(LabelDimension dimension);
+
+  // A label value as the format wants it: backslash, double quote and line feed escaped.
+  std::string EscapePrometheusLabelValue(const std::string& value);
+
+  // Whole nanoseconds as seconds, exactly: "0.000999423", "12", "0".
+  std::string NanosecondsToSecondsText(uint64_t ns);
+}

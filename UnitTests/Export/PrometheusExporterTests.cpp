@@ -1,0 +1,239 @@
+// PrometheusExporter: the text format, label escaping, the `le` ladder and the exactness of every
+// cumulative count against the values recorded.
+#include "Export/PrometheusExporter.h"
+#include "Labels/PeerPseudonym.h"
+#include "Metrics/Histogram.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+#include <sstream>
+
+using namespace IngestPerf;
+
+namespace
+{
+  constexpr int64_t kMs = 1000000;
+
+  HistogramSnapshot SnapshotOf(const std::vector<int64_t>& values)
+  {
+    Histogram histogram{};
+    for (int64_t value : values)
+    {
+      histogram.Record(value);
+    }
+    return histogram.Snapshot();
+  }
+
+  // Values around every bound of the ladder (below, at, above) and far outside it.
+  std::vector<int64_t> AwkwardValues()
+  {
+    std::vector<int64_t> values = {0, 1, 999, 3 * 3600 * int64_t(1000000000)};
+    for (const PrometheusBucketBound& bound : PrometheusLadder())
+    {
+      const int64_t b = static_cast<int64_t>(bound.boundaryNs);
+      values.insert(values.end(), {b - 2, b - 1, b, b + 1, static_cast<int64_t>(bound.nominalNs)});
+    }
+    return values;
+  }
+
+  struct Fixture
+  {
+    PluginStatus status;
+    LabelCatalog catalog{8};
+    IngestReport report;
+
+    Fixture()
+    {
+      report.status = &status;
+      report.collected = true;
+      report.catalog = &catalog;
+    }
+
+    void AddStream(Transport transport, const char* aet, const std::vector<int64_t>& serverTotal, uint64_t stored)
+    {
+      RawLabels raw;
+      raw.remoteAet = aet;
+      raw.remoteIp = "10.0.0.7";
+      TransportSnapshot snapshot;
+      snapshot.phases[static_cast<size_t>(Phase::ServerTotal)] = SnapshotOf(serverTotal);
+      snapshot.outcomes[static_cast<size_t>(Outcome::Stored)] = stored;
+      report.eachStream.emplace_back(catalog.Intern(transport, raw, 1000), snapshot);
+      report.snapshot.transports[static_cast<size_t>(transport)].Merge(snapshot);
+    }
+  };
+
+  // name{labels} -> value, for every sample line.
+  std::map<std::string, std::string> Samples(const std::string& text)
+  {
+    std::map<std::string, std::string> samples;
+    std::istringstream lines(text);
+    std::string line;
+    while (std::getline(lines, line))
+    {
+      if (!line.empty() && line[0] != '#')
+      {
+        const size_t space = line.rfind(' ');
+        samples[line.substr(0, space)] = line.substr(space + 1);
+      }
+    }
+    return samples;
+  }
+}
+
+
+TEST(PrometheusExporter, LadderIsIncreasingAndMadeOfBucketBoundaries)
+{
+  const std::vector<PrometheusBucketBound>& ladder = PrometheusLadder();
+  ASSERT_EQ(22u, ladder.size());  // 1-2-5 from 10 us to 100 s
+  EXPECT_EQ(10000u, ladder.front().nominalNs);
+  EXPECT_EQ(uint64_t(100000000000), ladder.back().nominalNs);
+  for (size_t i = 0; i < ladder.size(); i++)
+  {
+    EXPECT_EQ(Histogram::BucketLowest(ladder[i].bucketIndex), ladder[i].boundaryNs);
+    EXPECT_LE(ladder[i].boundaryNs, ladder[i].nominalNs);
+    EXPECT_GT(ladder[i].boundaryNs + Histogram::BucketWidth(ladder[i].bucketIndex), ladder[i].nominalNs);
+    EXPECT_EQ(NanosecondsToSecondsText(ladder[i].boundaryNs - 1), ladder[i].le);
+    if (i > 0)
+    {
+      EXPECT_GT(ladder[i].boundaryNs, ladder[i - 1].boundaryNs);
+    }
+  }
+  EXPECT_EQ("0.000999423", ladder[6].le);  // 1 ms: 122 x 8192 ns is the bucket boundary below it
+}
+
+
+TEST(PrometheusExporter, SecondsAreExactDecimals)
+{
+  EXPECT_EQ("0", NanosecondsToSecondsText(0));
+  EXPECT_EQ("0.000000001", NanosecondsToSecondsText(1));
+  EXPECT_EQ("1.5", NanosecondsToSecondsText(1500000000));
+  EXPECT_EQ("12", NanosecondsToSecondsText(12000000000));
+}
+
+
+TEST(PrometheusExporter, EscapesLabelValuesAsTheFormatSays)
+{
+  EXPECT_EQ("plain", EscapePrometheusLabelValue("plain"));
+  EXPECT_EQ("a\\\\b\\\"c\\nd", EscapePrometheusLabelValue("a\\b\"c\nd"));
+  EXPECT_EQ("remote_aet", PrometheusLabelName(LabelDimension::RemoteAet));
+  EXPECT_EQ("size_class", PrometheusLabelName(LabelDimension::SizeClass));
+
+  Fixture fixture;
+  fixture.AddStream(Transport::Dicom, "A\"B\\C", {kMs}, 1);
+  const std::string text = ExportPrometheus(fixture.report);
+  EXPECT_NE(std::string::npos, text.find("remote_aet=\"A\\\"B\\\\C\""));
+}
+
+
+TEST(PrometheusExporter, EveryLineIsHelpTypeOrAWellFormedSample)
+{
+  Fixture fixture;
+  fixture.AddStream(Transport::Dicom, "CT01", {kMs, 2 * kMs, 40 * kMs}, 3);
+  fixture.AddStream(Transport::Rest, nullptr, {5 * kMs}, 1);
+  const std::string text = ExportPrometheus(fixture.report);
+  const std::regex sample(R"re(^[a-z_]+(\{([a-z_]+="([^"\\]|\\.)*",)*[a-z_]+="([^"\\]|\\.)*"\})? [0-9.+Inf]+$)re");
+  const std::regex comment(R"(^# (HELP [a-z_]+ .+|TYPE [a-z_]+ (counter|gauge|histogram))$)");
+  std::istringstream lines(text);
+  std::string line;
+  std::string family;
+  size_t count = 0;
+  while (std::getline(lines, line))
+  {
+    count++;
+    if (line.rfind("# TYPE ", 0) == 0)
+    {
+      family = line.substr(7, line.find(' ', 7) - 7);
+    }
+    if (line[0] == '#')
+    {
+      EXPECT_TRUE(std::regex_match(line, comment)) << line;
+    }
+    else
+    {
+      EXPECT_TRUE(std::regex_match(line, sample)) << line;
+      EXPECT_EQ(0u, line.rfind(family, 0)) << line << " outside its family " << family;
+    }
+  }
+  EXPECT_GT(count, 100u);
+  EXPECT_EQ('\n', text.back());
+}
+
+
+TEST(PrometheusExporter, CumulativeCountsAreExactAndEndWithTheCount)
+{
+  const std::vector<int64_t> values = AwkwardValues();
+  Fixture fixture;
+  fixture.AddStream(Transport::Dicom, "CT01", values, values.size());
+  const auto samples = Samples(ExportPrometheus(fixture.report));
+  const std::string labels = "transport=\"dicom\",phase=\"serverTotal\"";
+  uint64_t previous = 0;
+  for (const PrometheusBucketBound& bound : PrometheusLadder())
+  {
+    // What Prometheus means by le: the values at or below it.
+    uint64_t expected = 0;
+    for (int64_t value : values)
+    {
+      expected += static_cast<uint64_t>(value) <= bound.boundaryNs - 1 ? 1 : 0;
+    }
+    const std::string key = "orthanc_ingest_phase_duration_seconds_bucket{" + labels + ",le=\"" + bound.le + "\"}";
+    ASSERT_EQ(1u, samples.count(key)) << key;
+    const uint64_t exported = std::stoull(samples.at(key));
+    EXPECT_EQ(expected, exported) << bound.le;
+    EXPECT_GE(exported, previous);
+    previous = exported;
+  }
+  const std::string inf = samples.at("orthanc_ingest_phase_duration_seconds_bucket{" + labels + ",le=\"+Inf\"}");
+  EXPECT_EQ(std::to_string(values.size()), inf);
+  EXPECT_EQ(inf, samples.at("orthanc_ingest_phase_duration_seconds_count{" + labels + "}"));
+  uint64_t sum = 0;
+  for (int64_t value : values)
+  {
+    sum += static_cast<uint64_t>(value);
+  }
+  EXPECT_EQ(NanosecondsToSecondsText(sum), samples.at("orthanc_ingest_phase_duration_seconds_sum{" + labels + "}"));
+  // The same histogram per stream, with all its labels.
+  const std::string stream = "orthanc_ingest_stream_duration_seconds_count{transport=\"dicom\",remote_aet=\"CT01\","
+                             "remote_ip=\"10.0.0.7\",called_aet=\"(none)\",received_syntax=\"(none)\",stored_syntax="
+                             "\"(none)\",sop_class=\"(none)\",size_class=\"<64KiB\",phase=\"serverTotal\"}";
+  EXPECT_EQ(inf, samples.at(stream));
+}
+
+
+TEST(PrometheusExporter, CountersMatchTheSnapshot)
+{
+  Fixture fixture;
+  fixture.AddStream(Transport::Dicom, "CT01", {kMs, kMs}, 2);
+  fixture.AddStream(Transport::Dicom, "MR02", {kMs}, 1);
+  fixture.report.snapshot.transports[static_cast<size_t>(Transport::Rest)]
+    .outcomes[static_cast<size_t>(Outcome::NotDicom)] = 4;
+  const auto samples = Samples(ExportPrometheus(fixture.report));
+  EXPECT_EQ("3", samples.at("orthanc_ingest_instances_total{transport=\"dicom\",outcome=\"stored\"}"));
+  EXPECT_EQ("4", samples.at("orthanc_ingest_instances_total{transport=\"rest\",outcome=\"notDicom\"}"));
+  EXPECT_EQ("0", samples.at("orthanc_ingest_instances_total{transport=\"job\",outcome=\"stored\"}"));
+  EXPECT_EQ("1", samples.at("orthanc_ingest_up"));
+}
+
+
+TEST(PrometheusExporter, HashedPeersNeverShowTheValue)
+{
+  Fixture fixture;
+  fixture.status.configuration.hashPeers = true;
+  fixture.AddStream(Transport::Dicom, "SECRET01", {kMs}, 1);
+  const std::string text = ExportPrometheus(fixture.report);
+  EXPECT_EQ(std::string::npos, text.find("SECRET01"));
+  EXPECT_EQ(std::string::npos, text.find("10.0.0.7"));
+  EXPECT_NE(std::string::npos, text.find("remote_aet=\"" + PeerPseudonym("aet", "SECRET01") + "\""));
+}
+
+
+TEST(PrometheusExporter, DisabledPluginSaysSoAndNothingElse)
+{
+  PluginStatus status;
+  IngestReport report;
+  report.status = &status;
+  EXPECT_EQ("# HELP orthanc_ingest_up 1 when the plugin is timing ingest, 0 when it is disabled.\n"
+            "# TYPE orthanc_ingest_up gauge\northanc_ingest_up 0\n",
+            ExportPrometheus(report));
+}
