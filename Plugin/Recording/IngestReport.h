@@ -11,6 +11,7 @@
 #include "Metrics/PluginCost.h"
 #include "Metrics/StatsSnapshot.h"
 #include "Metrics/StorageStats.h"
+#include "Metrics/TimeWindows.h"
 #include "Timeline/ThreadTimelines.h"
 
 #include <array>
@@ -48,6 +49,9 @@ namespace IngestPerf
     const LabelCatalog* catalog = nullptr;  // names of label ids; the pipeline's, null when not collected
     StreamInfo streams;
     GroupedSnapshot grouped;  // the matching streams, when the query uses them
+    bool windowsKept = false;
+    WindowSnapshot window;                 // the query's window, when it has one
+    std::array<WindowSnapshot, 2> recent;  // 1m and 5m, for the answer without window or labels
     std::array<StorageOperationSnapshot, kStorageOperationCount> storage;
     AssociationsView associations;
     ChangeQueueSnapshot changes;
