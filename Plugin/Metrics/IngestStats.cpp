@@ -30,32 +30,32 @@ namespace IngestPerf
   }
 
 
-  void IngestStats::RecordOutcome(Outcome outcome, const InstanceLabels& labels)
+  void IngestStats::RecordOutcome(Outcome outcome, const InstanceLabels& labels, int64_t nowNs)
   {
     series_.FindOrInsert(labels).RecordOutcome(outcome);
     if (windowClock_ != nullptr)
     {
-      windows_.RecordOutcome(labels.GetTransport(), windowClock_(), outcome);
+      windows_.RecordOutcome(labels.GetTransport(), nowNs == kNow ? windowClock_() : nowNs, outcome);
     }
   }
 
 
-  void IngestStats::RecordChangeDispatch(const InstanceLabels& labels, int64_t lagNs)
+  void IngestStats::RecordChangeDispatch(const InstanceLabels& labels, int64_t lagNs, int64_t nowNs)
   {
     series_.FindOrInsert(labels).RecordChangeDispatch(lagNs);
     if (windowClock_ != nullptr)
     {
-      windows_.RecordChangeDispatch(labels.GetTransport(), windowClock_(), lagNs);
+      windows_.RecordChangeDispatch(labels.GetTransport(), nowNs, lagNs);
     }
   }
 
 
-  void IngestStats::Count(Counter counter, const InstanceLabels& labels)
+  void IngestStats::Count(Counter counter, const InstanceLabels& labels, int64_t nowNs)
   {
     series_.FindOrInsert(labels).Count(counter);
     if (windowClock_ != nullptr)
     {
-      windows_.Count(labels.GetTransport(), windowClock_(), counter);
+      windows_.Count(labels.GetTransport(), nowNs, counter);
     }
   }
 

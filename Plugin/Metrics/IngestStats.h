@@ -36,9 +36,12 @@ namespace IngestPerf
 
     // The transport is the one of the labels.
     void RecordStored(const InstanceRecord& record, const InstanceLabels& labels);
-    void RecordOutcome(Outcome outcome, const InstanceLabels& labels);
-    void RecordChangeDispatch(const InstanceLabels& labels, int64_t lagNs);
-    void Count(Counter counter, const InstanceLabels& labels);
+    // nowNs: the monotonic time of the event for the time windows, which every caller but one
+    // already has (kNow: read the window clock).
+    static constexpr int64_t kNow = -1;
+    void RecordOutcome(Outcome outcome, const InstanceLabels& labels, int64_t nowNs = kNow);
+    void RecordChangeDispatch(const InstanceLabels& labels, int64_t lagNs, int64_t nowNs);
+    void Count(Counter counter, const InstanceLabels& labels, int64_t nowNs);
     void RecordCallbackError();
     // An SDK call of the hot path that answered its failure value (null, -1, unknown origin).
     void RecordSdkCallFailed();
