@@ -50,7 +50,8 @@ TRANSPORTS = ["rest", "dicom", "plugin", "job", "all"]
 LABELS = ["transport", "remoteAet", "remoteIp", "calledAet", "receivedSyntax", "storedSyntax", "sopClass",
           "sizeClass"]
 FREE_LABELS = LABELS[1:]  # a value of 1 to 64 bytes, matched or not
-PARAMETERS = LABELS + ["groupBy"]
+PARAMETERS = LABELS + ["groupBy", "window"]
+WINDOWS = ["1m", "5m", "15m", "1h"]
 MAX_LABEL_BYTES = 64
 
 # CivetWeb (Orthanc's HTTP server) refuses a request whose head exceeds 16 KiB with its own
@@ -113,6 +114,8 @@ def stats_parameter(rng):
             value = rng.choice(TRANSPORTS)
         elif key == "groupBy":
             value = rng.choice(LABELS)
+        elif key == "window":
+            value = rng.choice(WINDOWS)
         elif key == "sizeClass":
             value = rng.choice(["<64KiB", "64KiB-1MiB", "1-16MiB", "(none)", "(other)"])
         else:
@@ -122,8 +125,8 @@ def stats_parameter(rng):
     if kind <= 6:  # a known key, a hostile value
         key = rng.choice(PARAMETERS)
         raw = hostile_value(rng)
-        if key in ("transport", "groupBy"):
-            validity = INVALID  # none of the hostile values is a transport or a label name ("dicom\0" neither)
+        if key in ("transport", "groupBy", "window"):
+            validity = INVALID  # no hostile value is a transport, a label name or a window ("dicom\0" neither)
         else:
             validity = label_value_validity(raw)
         return "%s=%s" % (key, encode(raw)), key, validity
@@ -173,6 +176,8 @@ def hostile_request(rng):
         return method, path, {200, 400}
     if len(set(keys)) < len(keys) or any(v == INVALID for v in validities):
         return method, path, {400}
+    if "window" in keys and any(k in FREE_LABELS or k == "groupBy" for k in keys):
+        return method, path, {400}  # windows are kept per transport only, whatever the values
     if any(v == EITHER for v in validities):
         return method, path, {200, 400}
     return method, path, {200}

@@ -511,6 +511,86 @@ namespace IngestPerf
   }
 
 
+  namespace
+  {
+    double Seconds(int64_t ns)
+    {
+      return Round(static_cast<double>(ns) / 1e9, 0.001);
+    }
+
+    Json::Value ExportWindowInfo(Window window, const WindowSnapshot& snapshot)
+    {
+      Json::Value info;
+      info["name"] = WindowName(window);
+      info["seconds"] = Seconds(snapshot.coveredNs);
+      info["slotSeconds"] = Seconds(snapshot.slotNs);
+      info["fullSlots"] = snapshot.fullSlots;
+      info["droppedAtRotation"] = Json::UInt64(snapshot.droppedAtRotation);
+      info["straddledRotation"] = Json::UInt64(snapshot.straddledRotation);
+      return info;
+    }
+
+    // A transport over a window: as since the reset, but the throughput is over the window's
+    // covered seconds (no active span, no per-second rates).
+    Json::Value ExportWindowTransport(const TransportSnapshot& transport, const PluginStatus& status,
+                                      const Transport* which, int64_t coveredNs)
+    {
+      Json::Value result = ExportTransport(transport, status, which, false);
+      const uint64_t stored = transport.outcomes[static_cast<size_t>(Outcome::Stored)];
+      Json::Value throughput;
+      throughput["seconds"] = Seconds(coveredNs);
+      throughput["instancesPerSecond"] = PerSecond(static_cast<double>(stored), coveredNs);
+      throughput["megabytesPerSecond"] = PerSecond(static_cast<double>(transport.storedBytes.Sum()) / 1e6, coveredNs);
+      result["throughput"] = throughput;
+      return result;
+    }
+
+    Json::Value ExportRecentOne(const TransportSnapshot& transport, int64_t coveredNs)
+    {
+      Json::Value value;
+      const uint64_t stored = transport.outcomes[static_cast<size_t>(Outcome::Stored)];
+      const HistogramSnapshot& total = transport.phases[static_cast<size_t>(Phase::ServerTotal)];
+      value["seconds"] = Seconds(coveredNs);
+      value["stored"] = Json::UInt64(stored);
+      value["instancesPerSecond"] = PerSecond(static_cast<double>(stored), coveredNs);
+      for (const Quantile& quantile : {kQuantiles[0], kQuantiles[2]})
+      {
+        value["serverTotalMs"][quantile.name] =
+          total.Count() == 0 ? Json::Value(Json::nullValue)
+                             : Json::Value(NanosecondsToMilliseconds(total.ValueAtQuantile(quantile.q)));
+      }
+      return value;
+    }
+
+    // The last minute and five minutes of each transport of the answer, in short.
+    Json::Value ExportRecent(const std::array<WindowSnapshot, 2>& recent, const StatsQuery& filter)
+    {
+      Json::Value result = Json::objectValue;
+      const Window windows[2] = {Window::OneMinute, Window::FiveMinutes};
+      for (size_t w = 0; w < 2; w++)
+      {
+        TransportSnapshot all;
+        for (size_t t = 0; t < kTransportCount; t++)
+        {
+          const Transport transport = static_cast<Transport>(t);
+          all.Merge(recent[w].transports[t]);
+          if (filter.scope == StatsQuery::Scope::Every ||
+              (filter.scope == StatsQuery::Scope::Single && transport == filter.transport))
+          {
+            result[TransportName(transport)][WindowName(windows[w])] =
+              ExportRecentOne(recent[w].transports[t], recent[w].coveredNs);
+          }
+        }
+        if (filter.scope != StatsQuery::Scope::Single)
+        {
+          result["all"][WindowName(windows[w])] = ExportRecentOne(all, recent[w].coveredNs);
+        }
+      }
+      return result;
+    }
+  }
+
+
 #ifdef INGEST_PERF_FAULT_INJECTION
   namespace
   {
@@ -641,23 +721,37 @@ namespace IngestPerf
     }
 
     INGEST_PERF_INJECT_ALLOCATION_FAULT();
+    const bool windowed = filter.hasWindow && input.collected && input.windowsKept;
+    if (windowed)
+    {
+      result["window"] = ExportWindowInfo(filter.window, input.window);
+    }
     Json::Value& transports = result["transports"];
     transports = Json::objectValue;
-    if (filter.scope != StatsQuery::Scope::MergedOnly)
+    const auto exportOne = [&](const TransportSnapshot& transport, const Transport* which) {
+      return windowed ? ExportWindowTransport(transport, status, which, input.window.coveredNs)
+                      : ExportTransport(transport, status, which);
+    };
+    const std::array<TransportSnapshot, kTransportCount>& source =
+      windowed ? input.window.transports : snapshot.transports;
+    TransportSnapshot all;
+    for (size_t t = 0; t < kTransportCount; t++)
     {
-      for (size_t t = 0; t < kTransportCount; t++)
+      const Transport transport = static_cast<Transport>(t);
+      all.Merge(source[t]);
+      if (filter.scope == StatsQuery::Scope::Every ||
+          (filter.scope == StatsQuery::Scope::Single && transport == filter.transport))
       {
-        const Transport transport = static_cast<Transport>(t);
-        if (filter.scope == StatsQuery::Scope::Single && transport != filter.transport)
-        {
-          continue;
-        }
-        transports[TransportName(transport)] = ExportTransport(snapshot.transports[t], status, &transport);
+        transports[TransportName(transport)] = exportOne(source[t], &transport);
       }
     }
     if (filter.scope != StatsQuery::Scope::Single)
     {
-      transports["all"] = ExportTransport(snapshot.AllTransports(), status, nullptr);
+      transports["all"] = exportOne(all, nullptr);
+    }
+    if (!windowed && input.collected && input.windowsKept)
+    {
+      result["recent"] = ExportRecent(input.recent, filter);
     }
 
     result["unobservable"] = ExportUnobservable(*input.status);

@@ -302,6 +302,25 @@ namespace IngestPerf
   }
 
 
+  void HistogramSnapshot::AddRange(uint64_t lowest, uint64_t highest, uint64_t count)
+  {
+    if (count == 0)
+    {
+      return;
+    }
+    const size_t index = Histogram::BucketIndex(lowest + (highest - lowest) / 2);
+    Widen(index, index + 1);
+    buckets_[index - offset_] += count;
+    count_ += count;
+    if (index + 1 == Histogram::kBucketCount)
+    {
+      saturated_ += count;
+    }
+    min_ = std::min(min_, static_cast<int64_t>(lowest));
+    max_ = std::max(max_, static_cast<int64_t>(highest));
+  }
+
+
   bool HistogramSnapshot::operator==(const HistogramSnapshot& other) const
   {
     if (count_ != other.count_)

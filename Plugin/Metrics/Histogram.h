@@ -91,6 +91,11 @@ namespace IngestPerf
     void Merge(const HistogramSnapshot& other);
     // One more value, as Histogram::Record would count it (readers completing a copy).
     void Add(int64_t value);
+    // `count` values known only to lie in [lowest, highest] (a bucket of a coarser histogram):
+    // counted in the bucket of the range's middle, min and max widened to the range's edges. The
+    // sum is left as it is: add the exact one with AddSum.
+    void AddRange(uint64_t lowest, uint64_t highest, uint64_t count);
+    void AddSum(uint64_t sum) { sum_ += sum; }
 
     bool operator==(const HistogramSnapshot& other) const;
 

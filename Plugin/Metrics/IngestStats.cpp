@@ -10,8 +10,10 @@ namespace IngestPerf
   }
 
 
-  IngestStats::IngestStats(int64_t nowNs, int64_t wallNowNs, size_t maxSeries) :
-    series_(maxSeries)
+  IngestStats::IngestStats(int64_t nowNs, int64_t wallNowNs, size_t maxSeries, Clock windowClock) :
+    series_(maxSeries),
+    windowClock_(windowClock),
+    windows_(nowNs)
   {
     Reset(nowNs, wallNowNs);
   }
@@ -21,24 +23,40 @@ namespace IngestPerf
   {
     series_.FindOrInsert(labels).RecordStored(record);
     rates_[static_cast<size_t>(labels.GetTransport())].Record(record.storedNs / kNsPerSecond, record.storedBytes);
+    if (windowClock_ != nullptr)
+    {
+      windows_.RecordStored(labels.GetTransport(), record.storedNs, record);
+    }
   }
 
 
-  void IngestStats::RecordOutcome(Outcome outcome, const InstanceLabels& labels)
+  void IngestStats::RecordOutcome(Outcome outcome, const InstanceLabels& labels, int64_t nowNs)
   {
     series_.FindOrInsert(labels).RecordOutcome(outcome);
+    if (windowClock_ != nullptr)
+    {
+      windows_.RecordOutcome(labels.GetTransport(), nowNs == kNow ? windowClock_() : nowNs, outcome);
+    }
   }
 
 
-  void IngestStats::RecordChangeDispatch(const InstanceLabels& labels, int64_t lagNs)
+  void IngestStats::RecordChangeDispatch(const InstanceLabels& labels, int64_t lagNs, int64_t nowNs)
   {
     series_.FindOrInsert(labels).RecordChangeDispatch(lagNs);
+    if (windowClock_ != nullptr)
+    {
+      windows_.RecordChangeDispatch(labels.GetTransport(), nowNs, lagNs);
+    }
   }
 
 
-  void IngestStats::Count(Counter counter, const InstanceLabels& labels)
+  void IngestStats::Count(Counter counter, const InstanceLabels& labels, int64_t nowNs)
   {
     series_.FindOrInsert(labels).Count(counter);
+    if (windowClock_ != nullptr)
+    {
+      windows_.Count(labels.GetTransport(), nowNs, counter);
+    }
   }
 
 
@@ -61,6 +79,7 @@ namespace IngestPerf
       rate.Reset();
     }
     series_.ResetAll();
+    windows_.Reset(nowNs);
     callbackErrors_.store(0, std::memory_order_relaxed);
     sdkCallsFailed_.store(0, std::memory_order_relaxed);
     resetNs_.store(nowNs, std::memory_order_relaxed);
@@ -92,6 +111,12 @@ namespace IngestPerf
       target.last60sBytes = last60.bytes;
     }
     return snapshot;
+  }
+
+
+  WindowSnapshot IngestStats::SnapshotWindow(Window window, int64_t nowNs) const
+  {
+    return windows_.Snapshot(window, nowNs);
   }
 
 

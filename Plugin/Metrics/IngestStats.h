@@ -11,6 +11,7 @@
 #include "Metrics/StreamStats.h"
 #include "Metrics/StreamTable.h"
 #include "Metrics/StatsSnapshot.h"
+#include "Metrics/TimeWindows.h"
 
 #include <array>
 #include <atomic>
@@ -24,15 +25,23 @@ namespace IngestPerf
   class IngestStats
   {
   public:
-    IngestStats(int64_t nowNs, int64_t wallNowNs, size_t maxSeries);
+    // The monotonic clock of the time windows' events that carry no time of their own (outcomes,
+    // counters, change dispatch); stored instances use their OnStored time. Null: no time windows
+    // (the benchmarks compare the hot path with and without them).
+    using Clock = int64_t (*)();
+
+    IngestStats(int64_t nowNs, int64_t wallNowNs, size_t maxSeries, Clock windowClock = nullptr);
     IngestStats(const IngestStats&) = delete;
     IngestStats& operator=(const IngestStats&) = delete;
 
     // The transport is the one of the labels.
     void RecordStored(const InstanceRecord& record, const InstanceLabels& labels);
-    void RecordOutcome(Outcome outcome, const InstanceLabels& labels);
-    void RecordChangeDispatch(const InstanceLabels& labels, int64_t lagNs);
-    void Count(Counter counter, const InstanceLabels& labels);
+    // nowNs: the monotonic time of the event for the time windows, which every caller but one
+    // already has (kNow: read the window clock).
+    static constexpr int64_t kNow = -1;
+    void RecordOutcome(Outcome outcome, const InstanceLabels& labels, int64_t nowNs = kNow);
+    void RecordChangeDispatch(const InstanceLabels& labels, int64_t lagNs, int64_t nowNs);
+    void Count(Counter counter, const InstanceLabels& labels, int64_t nowNs);
     void RecordCallbackError();
     // An SDK call of the hot path that answered its failure value (null, -1, unknown origin).
     void RecordSdkCallFailed();
@@ -53,11 +62,17 @@ namespace IngestPerf
     std::vector<std::pair<InstanceLabels, HistogramSnapshot>>
     SnapshotSeriesPhase(Phase phase, const std::function<bool(const InstanceLabels&)>& filter) const;
 
+    // The transports over a recent window (empty when the windows are off).
+    WindowSnapshot SnapshotWindow(Window window, int64_t nowNs) const;
+    bool HasWindows() const { return windowClock_ != nullptr; }
+
     const StreamTable& Series() const { return series_; }
 
   private:
     std::array<RateWindow, kTransportCount> rates_;
     StreamTable series_;
+    Clock windowClock_;
+    TimeWindows windows_;
     std::atomic<uint64_t> callbackErrors_;
     std::atomic<uint64_t> sdkCallsFailed_;
     std::atomic<int64_t> resetNs_;

@@ -5,6 +5,7 @@
 
 #include "Labels/InstanceLabels.h"
 #include "Labels/LabelCatalog.h"
+#include "Metrics/TimeWindows.h"
 #include "Vocabulary/IngestVocabulary.h"
 
 #include <functional>
@@ -34,6 +35,10 @@ namespace IngestPerf
     bool hashedPeers = false;
     // Every labelled stream on its own, with all its labels (GET /perf/metrics).
     bool eachStream = false;
+    // window=1m|5m|15m|1h: the transports over that recent window instead of since the reset. Kept
+    // per transport only, so never with label filters or groupBy.
+    bool hasWindow = false;
+    Window window = Window::OneMinute;
 
     bool UsesStreams() const { return !labels.empty() || hasGroupBy; }
     // The label to group by, nullptr for none.

@@ -27,7 +27,7 @@ namespace IngestPerf
     labels(configuration.maxLabelValues),
     correlator(configuration.changeTableSize),
     associations(configuration.maxPeers, static_cast<int64_t>(configuration.dicomScpTimeoutSeconds) * 1000000000),
-    stats(MonotonicNowNs(), WallNowNs(), configuration.maxSeries),
+    stats(MonotonicNowNs(), WallNowNs(), configuration.maxSeries, MonotonicNowNs),
     recorder(stats, labels, correlator, associations, changes, configuration.overwriteInstances)
   {
   }
@@ -61,6 +61,15 @@ namespace IngestPerf
     if (query.eachStream)
     {
       report.eachStream = stats.SnapshotEachSeries();
+    }
+    report.windowsKept = stats.HasWindows();
+    if (report.windowsKept && query.hasWindow)
+    {
+      report.window = stats.SnapshotWindow(query.window, now);
+    }
+    else if (report.windowsKept && !query.UsesStreams())
+    {
+      report.recent = {stats.SnapshotWindow(Window::OneMinute, now), stats.SnapshotWindow(Window::FiveMinutes, now)};
     }
     report.storage = storage.Snapshot();
     if (connections.available)

@@ -84,12 +84,12 @@ namespace IngestPerf
     {
       stats_.Count(instance.httpAnswerEncoding == 1 ? Counter::AnswersAcceptingCompression
                                                     : Counter::AnswersWithoutCompression,
-                   labels);
+                   labels, instance.storedNs);
     }
     if (instance.removedAfterCreate)
     {
       // Timed storage saw Orthanc remove the file it had just written: the index refused it.
-      stats_.RecordOutcome(Outcome::AlreadyStored, labels);
+      stats_.RecordOutcome(Outcome::AlreadyStored, labels, instance.storedNs);
       return;
     }
     if (!overwriteInstances_)
@@ -103,7 +103,7 @@ namespace IngestPerf
       }
       if (IsAlreadyStored(evidence))
       {
-        stats_.RecordOutcome(Outcome::AlreadyStored, labels);
+        stats_.RecordOutcome(Outcome::AlreadyStored, labels, instance.storedNs);
         return;
       }
     }
@@ -114,9 +114,9 @@ namespace IngestPerf
         strcmp(instance.labels.receivedSyntax, instance.labels.storedSyntax) != 0)
     {
       // Transcoded by a transcoder that ran before this plugin's (e.g. a plugin loaded earlier).
-      stats_.Count(Counter::TranscodedWithoutHook, labels);
+      stats_.Count(Counter::TranscodedWithoutHook, labels, instance.storedNs);
     }
-    RecordPairing(correlator_.Stored(instance.instanceKey, instance.storedNs, labels.Key()));
+    RecordPairing(correlator_.Stored(instance.instanceKey, instance.storedNs, labels.Key()), instance.storedNs);
   }
 
 
@@ -129,7 +129,7 @@ namespace IngestPerf
   int64_t IngestRecorder::NewInstanceChange(uint64_t instanceKey, int64_t nowNs)
   {
     const ChangeCorrelator::Pairing pairing = correlator_.NewInstanceChange(instanceKey, nowNs);
-    RecordPairing(pairing);
+    RecordPairing(pairing, nowNs);
     return pairing.paired ? nowNs - pairing.lagNs : 0;
   }
 
@@ -140,7 +140,7 @@ namespace IngestPerf
   }
 
 
-  void IngestRecorder::RecordPairing(const ChangeCorrelator::Pairing& pairing)
+  void IngestRecorder::RecordPairing(const ChangeCorrelator::Pairing& pairing, int64_t nowNs)
   {
     if (!pairing.paired)
     {
@@ -149,11 +149,11 @@ namespace IngestPerf
     const InstanceLabels labels = InstanceLabels::FromKey(pairing.labelsKey);
     if (pairing.lagNs >= 0)
     {
-      stats_.RecordChangeDispatch(labels, pairing.lagNs);
+      stats_.RecordChangeDispatch(labels, pairing.lagNs, nowNs);
     }
     else
     {
-      stats_.Count(Counter::ChangesBeforeStored, labels);
+      stats_.Count(Counter::ChangesBeforeStored, labels, nowNs);
     }
   }
 }

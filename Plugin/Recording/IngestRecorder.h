@@ -32,7 +32,8 @@ namespace IngestPerf
     void InstanceDeleted(uint64_t instanceKey);
 
   private:
-    void RecordPairing(const ChangeCorrelator::Pairing& pairing);
+    // nowNs: when the pairing was made (OnStored or the change), for the time windows.
+    void RecordPairing(const ChangeCorrelator::Pairing& pairing, int64_t nowNs);
 
     IngestStats& stats_;
     LabelCatalog& labels_;

@@ -11,6 +11,7 @@
 #include "Metrics/PluginCost.h"
 #include "Metrics/StatsSnapshot.h"
 #include "Metrics/StorageStats.h"
+#include "Metrics/TimeWindows.h"
 #include "Timeline/ThreadTimelines.h"
 
 #include <array>
@@ -49,6 +50,9 @@ namespace IngestPerf
     StreamInfo streams;
     GroupedSnapshot grouped;  // the matching streams, when the query uses them
     std::vector<std::pair<InstanceLabels, TransportSnapshot>> eachStream;  // when the query asks for it
+    bool windowsKept = false;
+    WindowSnapshot window;                 // the query's window, when it has one
+    std::array<WindowSnapshot, 2> recent;  // 1m and 5m, for the answer without window or labels
     std::array<StorageOperationSnapshot, kStorageOperationCount> storage;
     AssociationsView associations;
     ChangeQueueSnapshot changes;

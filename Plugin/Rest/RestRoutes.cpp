@@ -150,6 +150,7 @@ namespace IngestPerf
     {
       Json::Value allowed = Json::arrayValue;
       allowed.append("groupBy");
+      allowed.append("window");
       for (size_t d = 0; d < kLabelDimensions; d++)
       {
         allowed.append(LabelDimensionName(static_cast<LabelDimension>(d)));
@@ -192,7 +193,7 @@ namespace IngestPerf
                            const char* const* values)
   {
     filter = StatsQuery();
-    bool seen[kLabelDimensions + 1] = {};
+    bool seen[kLabelDimensions + 2] = {};  // the labels, groupBy, window
     for (uint32_t i = 0; i < count; i++)
     {
       // Orthanc 1.10.1 hands GET arguments to plugins still percent-encoded.
@@ -214,18 +215,34 @@ namespace IngestPerf
       }
       LabelDimension dimension = LabelDimension::Transport;
       const bool isGroupBy = (key == "groupBy");
-      if (!isGroupBy && !ParseLabelDimension(dimension, key.c_str()))
+      const bool isWindow = (key == "window");
+      if (!isGroupBy && !isWindow && !ParseLabelDimension(dimension, key.c_str()))
       {
         return Fail(error, "unknown parameter '" + key + "'", key, AllowedParameters());
       }
-      bool& already = seen[isGroupBy ? kLabelDimensions : static_cast<size_t>(dimension)];
+      bool& already = seen[isGroupBy  ? kLabelDimensions
+                           : isWindow ? kLabelDimensions + 1
+                                      : static_cast<size_t>(dimension)];
       if (already)
       {
         return Fail(error, "parameter '" + key + "' given twice", key, AllowedParameters());
       }
       already = true;
 
-      if (isGroupBy)
+      if (isWindow)
+      {
+        if (!ParseWindow(filter.window, value.c_str()))
+        {
+          Json::Value allowed = Json::arrayValue;
+          for (size_t w = 0; w < kWindowCount; w++)
+          {
+            allowed.append(WindowName(static_cast<Window>(w)));
+          }
+          return Fail(error, "invalid value '" + value + "' for parameter 'window'", key, allowed);
+        }
+        filter.hasWindow = true;
+      }
+      else if (isGroupBy)
       {
         if (!ParseLabelDimension(filter.groupBy, value.c_str()))
         {
@@ -266,6 +283,15 @@ namespace IngestPerf
       {
         filter.labels.emplace_back(dimension, value);
       }
+    }
+    if (filter.hasWindow && filter.UsesStreams())
+    {
+      Json::Value allowed = Json::arrayValue;
+      allowed.append("transport");
+      return Fail(error,
+                  std::string("window=") + WindowName(filter.window) +
+                    " is kept per transport only: it cannot be combined with label filters or groupBy",
+                  "window", allowed);
     }
     return true;
   }

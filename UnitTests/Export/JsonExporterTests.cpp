@@ -381,3 +381,79 @@ TEST(JsonExporter, HashPeersReplacesAetsAndAddressesInEveryPartOfTheAnswer)
   notHashed.labels.emplace_back(LabelDimension::RemoteAet, "aet-d24af19c");
   EXPECT_NE(std::string::npos, exportWith(notHashed).find("\"seriesMatched\" : 0"));
 }
+
+
+namespace
+{
+  int64_t fakeNowNs = 0;
+
+  int64_t FakeClock()
+  {
+    return fakeNowNs;
+  }
+}
+
+
+TEST(JsonExporter, WindowAndRecentBlockOnAnInjectedClock)
+{
+  const PluginStatus status = MakeStatus(true);
+  LabelCatalog catalog{8};
+  IngestStats stats{0, 0, 64, FakeClock};
+  const int64_t start = 1000000 * kMs;  // 1000 s
+  for (int i = 0; i < 4; i++)
+  {
+    const int64_t t = start + i * 1000 * kMs;
+    stats.RecordStored(ToRecord(Instance(Transport::Rest, t, t + 1 * kMs, t + 2 * kMs, t + 6 * kMs), -1),
+                       catalog.Intern(Transport::Rest, RawLabels(), 1000));
+  }
+  fakeNowNs = start + 5000 * kMs;
+  stats.RecordOutcome(Outcome::NotDicom, catalog.InternAbandoned(Transport::Rest, nullptr));  // on the clock
+
+  const auto exportAt = [&](int64_t now, const StatsQuery& filter) {
+    IngestReport report;
+    report.status = &status;
+    report.collected = true;
+    report.snapshot = stats.Snapshot(now);
+    report.catalog = &catalog;
+    report.windowsKept = true;
+    if (filter.hasWindow)
+    {
+      report.window = stats.SnapshotWindow(filter.window, now);
+    }
+    report.recent = {stats.SnapshotWindow(Window::OneMinute, now), stats.SnapshotWindow(Window::FiveMinutes, now)};
+    return ExportStats(report, filter);
+  };
+
+  StatsQuery fiveMinutes;
+  fiveMinutes.hasWindow = true;
+  fiveMinutes.window = Window::FiveMinutes;
+  const int64_t now = start + 8000 * kMs;  // 1008 s
+  Json::Value answer = exportAt(now, fiveMinutes);
+  EXPECT_EQ("5m", answer["window"]["name"].asString());
+  EXPECT_DOUBLE_EQ(308.0, answer["window"]["seconds"].asDouble());  // 30 slots of 10 s and 8 s
+  EXPECT_EQ(30, answer["window"]["fullSlots"].asInt());
+  EXPECT_FALSE(answer.isMember("recent"));
+  const Json::Value& rest = answer["transports"]["rest"];
+  EXPECT_EQ(4u, rest["instances"]["stored"].asUInt64());
+  EXPECT_EQ(1u, rest["instances"]["notDicom"].asUInt64());
+  EXPECT_EQ(4u, rest["phases"]["serverTotal"]["count"].asUInt64());
+  EXPECT_DOUBLE_EQ(24.0, rest["phases"]["serverTotal"]["sum"].asDouble());
+  EXPECT_DOUBLE_EQ(308.0, rest["throughput"]["seconds"].asDouble());
+  EXPECT_FALSE(rest["throughput"].isMember("last10s"));
+  EXPECT_EQ(4u, answer["transports"]["all"]["instances"]["stored"].asUInt64());
+
+  const Json::Value recent = exportAt(now, StatsQuery())["recent"];
+  EXPECT_EQ(4u, recent["rest"]["1m"]["stored"].asUInt64());
+  EXPECT_EQ(4u, recent["all"]["5m"]["stored"].asUInt64());
+  EXPECT_DOUBLE_EQ(60.0 + 8.0, recent["rest"]["1m"]["seconds"].asDouble());
+  EXPECT_NEAR(6.0, recent["rest"]["1m"]["serverTotalMs"]["p50"].asDouble(), 6.0 / 8);
+  EXPECT_TRUE(recent["dicom"]["1m"]["serverTotalMs"]["p99"].isNull());
+
+  // Ten minutes later the 1m and 5m windows are empty, the 1h one still holds the instances.
+  const int64_t later = now + 600000 * kMs;
+  EXPECT_EQ(0u, exportAt(later, StatsQuery())["recent"]["rest"]["5m"]["stored"].asUInt64());
+  StatsQuery hour;
+  hour.hasWindow = true;
+  hour.window = Window::OneHour;
+  EXPECT_EQ(4u, exportAt(later, hour)["transports"]["rest"]["instances"]["stored"].asUInt64());
+}

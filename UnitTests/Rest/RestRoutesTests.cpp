@@ -161,3 +161,38 @@ TEST(RestRoutes, EmptyFragmentsAreIgnored)
   const char* valueOnly[] = {"dicom"};  // "=dicom": a value without a name is still refused
   EXPECT_FALSE(ParseStatsArguments(filter, error, 1, empty, valueOnly));
 }
+
+TEST(RestRoutes, WindowParameter)
+{
+  StatsQuery filter;
+  Json::Value error;
+  const char* keys[] = {"window", "transport"};
+  const char* values[] = {"5m", "dicom"};
+  ASSERT_TRUE(ParseStatsArguments(filter, error, 2, keys, values));
+  EXPECT_TRUE(filter.hasWindow);
+  EXPECT_EQ(Window::FiveMinutes, filter.window);
+  EXPECT_EQ(Transport::Dicom, filter.transport);
+
+  const char* bad[] = {"2m"};
+  EXPECT_FALSE(ParseStatsArguments(filter, error, 1, keys, bad));
+  EXPECT_EQ("invalid value '2m' for parameter 'window'", error["error"].asString());
+  EXPECT_EQ("window", error["parameter"].asString());
+  EXPECT_EQ(4u, error["allowed"].size());
+
+  // Windows are kept per transport only: a label filter or groupBy with a window is refused.
+  for (const char* labelKey : {"remoteAet", "groupBy"})
+  {
+    Json::Value refused;
+    const char* labelKeys[] = {"window", labelKey};
+    const char* labelValues[] = {"1h", "sopClass"};
+    EXPECT_FALSE(ParseStatsArguments(filter, refused, 2, labelKeys, labelValues)) << labelKey;
+    EXPECT_EQ("window", refused["parameter"].asString());
+    EXPECT_EQ("window=1h is kept per transport only: it cannot be combined with label filters or groupBy",
+              refused["error"].asString());
+  }
+
+  const char* twice[] = {"window", "window"};
+  const char* twiceValues[] = {"1m", "1m"};
+  EXPECT_FALSE(ParseStatsArguments(filter, error, 2, twice, twiceValues));
+  EXPECT_EQ("parameter 'window' given twice", error["error"].asString());
+}

@@ -6,6 +6,18 @@ import os
 from . import report
 
 
+# What the time windows' rows of the micro table compare, said once (docs/benchmarks.md shows it).
+TIME_WINDOWS_TEXT = (
+    "### Time windows on the hot path\n\n"
+    "`BM_RecordStored_Windows/0` and `/1` record the aggregate's part of one stored HTTP instance and its "
+    "NewInstance change (the labelled series, the per-second rates, and with `/1` the "
+    "[time windows](rest-api.md#time-windows), both rings) in the same run, so the difference is what the "
+    "windows add to Orthanc's ingest path. `BM_WindowSlotClaim` is a window write that starts a new slot every "
+    "time (the first write of each 10 s slot, and of each 60 s slot, clears it: once per slot and transport in "
+    "a real run); `BM_WindowSnapshot_1h` reads a 1h window with 60 full slots of every transport (a GET, not "
+    "the hot path).")
+
+
 def _rate(rows, workload, clients):
     match = [r for r in rows if r["workload"] == workload and r["clients"] == clients]
     return match[0]["instancesPerSecond"] if match else None
@@ -89,6 +101,8 @@ def write_document(folder, results, plots, quick, client_counts):
         "section below.")
     add("")
     add(report.micro_table(results["micro"]))
+    add("")
+    add(TIME_WINDOWS_TEXT)
     add("")
     add("Memory, `build-bench/MemoryFootprint` (the same code path, default configuration):")
     add("")

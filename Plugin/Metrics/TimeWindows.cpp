@@ -1,0 +1,316 @@
+#include "Metrics/TimeWindows.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    struct WindowDefinition
+    {
+      const char* name;
+      bool fine;  // the 10 s ring, else the 60 s one
+      int fullSlots;
+    };
+
+    const WindowDefinition kWindows[kWindowCount] = {
+      {"1m", true, 6}, {"5m", true, 30}, {"15m", false, 15}, {"1h", false, 60}};
+
+    constexpr size_t kSlotsPerTransport = TimeWindows::kFineSlots + TimeWindows::kCoarseSlots;
+  }
+
+
+  const char* WindowName(Window window)
+  {
+    return kWindows[static_cast<size_t>(window)].name;
+  }
+
+
+  bool ParseWindow(Window& window, const char* name)
+  {
+    for (size_t w = 0; w < kWindowCount; w++)
+    {
+      if (strcmp(kWindows[w].name, name) == 0)
+      {
+        window = static_cast<Window>(w);
+        return true;
+      }
+    }
+    return false;
+  }
+
+
+  // All-zero memory is an empty slot of no epoch.
+  struct TimeWindows::Slot
+  {
+    // epoch + 1 when published, -(epoch + 1) while its claimer clears it, 0 when empty.
+    std::atomic<int64_t> tag;
+    std::array<WindowHistogram, kPhaseCount> phases;
+    WindowHistogram receivedBytes;
+    WindowHistogram storedBytes;
+    std::array<std::atomic<uint64_t>, kOutcomeCount> outcomes;
+    std::array<std::atomic<uint64_t>, kCounterCount> counters;
+
+    void Clear()
+    {
+      for (WindowHistogram& histogram : phases)
+      {
+        histogram.Clear();
+      }
+      receivedBytes.Clear();
+      storedBytes.Clear();
+      for (auto& outcome : outcomes)
+      {
+        outcome.store(0, std::memory_order_relaxed);
+      }
+      for (auto& counter : counters)
+      {
+        counter.store(0, std::memory_order_relaxed);
+      }
+    }
+
+    void AddTo(TransportSnapshot& target) const
+    {
+      for (size_t p = 0; p < kPhaseCount; p++)
+      {
+        phases[p].AddTo(target.phases[p]);
+      }
+      receivedBytes.AddTo(target.receivedBytes);
+      storedBytes.AddTo(target.storedBytes);
+      for (size_t o = 0; o < kOutcomeCount; o++)
+      {
+        target.outcomes[o] += outcomes[o].load(std::memory_order_relaxed);
+      }
+      for (size_t c = 0; c < kCounterCount; c++)
+      {
+        target.counters[c] += counters[c].load(std::memory_order_relaxed);
+      }
+    }
+  };
+
+
+  namespace
+  {
+    const TimeWindows::Ring kFine{TimeWindows::kFineSlotNs, TimeWindows::kFineSlots, 0};
+    const TimeWindows::Ring kCoarse{TimeWindows::kCoarseSlotNs, TimeWindows::kCoarseSlots, TimeWindows::kFineSlots};
+  }
+
+
+  size_t TimeWindows::BytesPerSlot()
+  {
+    return sizeof(Slot);
+  }
+
+
+  size_t TimeWindows::BytesReserved()
+  {
+    return kTransportCount * kSlotsPerTransport * sizeof(Slot);
+  }
+
+
+  TimeWindows::TimeWindows(int64_t nowNs) :
+    memory_(mmap(nullptr, BytesReserved(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)),
+    resetNs_(nowNs),
+    dropped_(0),
+    straddled_(0)
+  {
+    if (memory_ == MAP_FAILED)
+    {
+      throw std::bad_alloc();
+    }
+  }
+
+
+  TimeWindows::~TimeWindows()
+  {
+    munmap(memory_, BytesReserved());
+  }
+
+
+  TimeWindows::Slot& TimeWindows::SlotAt(Transport transport, size_t index) const
+  {
+    return static_cast<Slot*>(memory_)[static_cast<size_t>(transport) * kSlotsPerTransport + index];
+  }
+
+
+  TimeWindows::Slot* TimeWindows::Claim(Transport transport, const Ring& ring, int64_t nowNs, int64_t& tag)
+  {
+    const int64_t epoch = std::max<int64_t>(0, nowNs) / ring.slotNs;
+    Slot& slot = SlotAt(transport, ring.first + static_cast<size_t>(epoch) % ring.slots);
+    tag = epoch + 1;
+    int64_t current = slot.tag.load(std::memory_order_acquire);
+    if (current == tag)
+    {
+      return &slot;
+    }
+    // Being cleared by another writer, or already a later epoch (this record is older than the
+    // ring): waiting would not be wait-free, counting into another slot would be wrong.
+    if (current < 0 || current > tag || !slot.tag.compare_exchange_strong(current, -tag, std::memory_order_acq_rel))
+    {
+      if (current == tag)
+      {
+        return &slot;  // claimed and published by another writer in between
+      }
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      return nullptr;
+    }
+    // A sequence lock's writer: the negated tag is visible before any cleared value.
+    std::atomic_thread_fence(std::memory_order_release);
+    slot.Clear();
+    int64_t claimed = -tag;
+    if (!slot.tag.compare_exchange_strong(claimed, tag, std::memory_order_release))
+    {
+      dropped_.fetch_add(1, std::memory_order_relaxed);  // a reset emptied the slot meanwhile
+      return nullptr;
+    }
+    return &slot;
+  }
+
+
+  void TimeWindows::Release(const Slot& slot, int64_t tag)
+  {
+    if (slot.tag.load(std::memory_order_relaxed) != tag)
+    {
+      straddled_.fetch_add(1, std::memory_order_relaxed);  // the slot rotated (or was reset) under this record
+    }
+  }
+
+
+  void TimeWindows::RecordStored(Transport transport, int64_t nowNs, const InstanceRecord& record)
+  {
+    for (const Ring* ring : {&kFine, &kCoarse})
+    {
+      int64_t tag = 0;
+      Slot* slot = Claim(transport, *ring, nowNs, tag);
+      if (slot == nullptr)
+      {
+        continue;
+      }
+      slot->outcomes[static_cast<size_t>(Outcome::Stored)].fetch_add(1, std::memory_order_relaxed);
+      slot->storedBytes.Record(static_cast<int64_t>(record.storedBytes));
+      if (!record.hasTimeline)
+      {
+        slot->counters[static_cast<size_t>(Counter::StoredWithoutTimeline)].fetch_add(1, std::memory_order_relaxed);
+      }
+      if (record.transcodeAttempted)
+      {
+        slot->counters[static_cast<size_t>(Counter::TranscodeAttempts)].fetch_add(1, std::memory_order_relaxed);
+      }
+      if (record.receivedBytes != InstanceRecord::kNotMeasured)
+      {
+        slot->receivedBytes.Record(record.receivedBytes);
+      }
+      for (size_t p = 0; p < kPhaseCount; p++)
+      {
+        if (record.phaseNs[p] != InstanceRecord::kNotMeasured)
+        {
+          slot->phases[p].Record(record.phaseNs[p]);
+        }
+      }
+      Release(*slot, tag);
+    }
+  }
+
+
+  void TimeWindows::RecordOutcome(Transport transport, int64_t nowNs, Outcome outcome)
+  {
+    for (const Ring* ring : {&kFine, &kCoarse})
+    {
+      int64_t tag = 0;
+      if (Slot* slot = Claim(transport, *ring, nowNs, tag))
+      {
+        slot->outcomes[static_cast<size_t>(outcome)].fetch_add(1, std::memory_order_relaxed);
+        Release(*slot, tag);
+      }
+    }
+  }
+
+
+  void TimeWindows::RecordChangeDispatch(Transport transport, int64_t nowNs, int64_t lagNs)
+  {
+    for (const Ring* ring : {&kFine, &kCoarse})
+    {
+      int64_t tag = 0;
+      if (Slot* slot = Claim(transport, *ring, nowNs, tag))
+      {
+        slot->phases[static_cast<size_t>(Phase::ChangeDispatch)].Record(lagNs);
+        Release(*slot, tag);
+      }
+    }
+  }
+
+
+  void TimeWindows::Count(Transport transport, int64_t nowNs, Counter counter)
+  {
+    for (const Ring* ring : {&kFine, &kCoarse})
+    {
+      int64_t tag = 0;
+      if (Slot* slot = Claim(transport, *ring, nowNs, tag))
+      {
+        slot->counters[static_cast<size_t>(counter)].fetch_add(1, std::memory_order_relaxed);
+        Release(*slot, tag);
+      }
+    }
+  }
+
+
+  void TimeWindows::Reset(int64_t nowNs)
+  {
+    for (size_t t = 0; t < kTransportCount; t++)
+    {
+      for (size_t i = 0; i < kSlotsPerTransport; i++)
+      {
+        std::atomic<int64_t>& tag = SlotAt(static_cast<Transport>(t), i).tag;
+        if (tag.load(std::memory_order_relaxed) != 0)  // untouched memory stays untouched
+        {
+          tag.store(0, std::memory_order_release);
+        }
+      }
+    }
+    dropped_.store(0, std::memory_order_relaxed);
+    straddled_.store(0, std::memory_order_relaxed);
+    resetNs_.store(nowNs, std::memory_order_relaxed);
+  }
+
+
+  WindowSnapshot TimeWindows::Snapshot(Window window, int64_t nowNs) const
+  {
+    const WindowDefinition& definition = kWindows[static_cast<size_t>(window)];
+    const Ring& ring = definition.fine ? kFine : kCoarse;
+    WindowSnapshot result;
+    result.slotNs = ring.slotNs;
+    result.fullSlots = definition.fullSlots;
+    const int64_t nowEpoch = std::max<int64_t>(0, nowNs) / ring.slotNs;
+    const int64_t covered = nowNs - (nowEpoch - definition.fullSlots) * ring.slotNs;
+    result.coveredNs = std::max<int64_t>(0, std::min(covered, nowNs - resetNs_.load(std::memory_order_relaxed)));
+
+    for (size_t t = 0; t < kTransportCount; t++)
+    {
+      for (int64_t epoch = std::max<int64_t>(0, nowEpoch - definition.fullSlots); epoch <= nowEpoch; epoch++)
+      {
+        const Slot& slot = SlotAt(static_cast<Transport>(t), ring.first + static_cast<size_t>(epoch) % ring.slots);
+        const int64_t tag = epoch + 1;
+        if (slot.tag.load(std::memory_order_acquire) != tag)
+        {
+          continue;  // empty, being cleared, or another epoch: nothing of this window
+        }
+        TransportSnapshot part;
+        slot.AddTo(part);
+        // A sequence lock's reader: the values read above are checked against a later tag.
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (slot.tag.load(std::memory_order_relaxed) != tag)
+        {
+          continue;  // rotated while read: it left the window, and may be half cleared
+        }
+        result.transports[t].Merge(part);
+      }
+    }
+    result.droppedAtRotation = dropped_.load(std::memory_order_relaxed);
+    result.straddledRotation = straddled_.load(std::memory_order_relaxed);
+    return result;
+  }
+}

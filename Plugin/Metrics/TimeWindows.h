@@ -1,0 +1,103 @@
+// The recent past of each transport: everything /perf/stats reports per transport (phase
+// histograms, outcomes, counters, bytes) also kept in rotating time slots, merged by the reader
+// into windows of 1 minute, 5 minutes, 15 minutes and 1 hour. Two rings per transport: 32 slots of
+// 10 s (the 1m and 5m windows) and 64 slots of 60 s (15m and 1h). A window is the current, partial
+// slot and the N full slots before it (1m: 6 x 10 s, 5m: 30 x 10 s, 15m: 15 x 60 s, 1h: 60 x 60 s),
+// so its edges are exact to the slot and it covers N slots plus the part of the current one.
+//
+// Writers are wait-free: each slot carries its epoch (slot start / slot length, plus one) in an
+// atomic. A writer that finds an older epoch claims the slot with a compare-and-swap to the
+// negated epoch, clears it, and publishes the epoch; a writer that finds a slot being cleared, or
+// already holding a later epoch, drops its record and counts it (droppedAtRotation); a writer whose
+// slot changed epoch while it recorded (it was stalled for the length of the ring) counts it
+// (straddledRotation). Readers read a slot only while it holds the epoch they expect, and check
+// it again after reading (a sequence lock's reader): a half-cleared slot is never counted.
+//
+// The slots are histograms of WindowHistogram (8 buckets per power of two), reserved as address
+// space the kernel backs only where written: see BytesReserved().
+#pragma once
+
+#include "Metrics/InstanceRecord.h"
+#include "Metrics/StatsSnapshot.h"
+#include "Metrics/WindowHistogram.h"
+#include "Vocabulary/IngestVocabulary.h"
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace IngestPerf
+{
+  enum class Window
+  {
+    OneMinute,
+    FiveMinutes,
+    FifteenMinutes,
+    OneHour,
+    Count
+  };
+  constexpr size_t kWindowCount = static_cast<size_t>(Window::Count);
+
+  // "1m", "5m", "15m", "1h".
+  const char* WindowName(Window window);
+  bool ParseWindow(Window& window, const char* name);
+
+  struct WindowSnapshot
+  {
+    std::array<TransportSnapshot, kTransportCount> transports;  // no active span, no rate windows
+    int64_t slotNs = 0;
+    int fullSlots = 0;
+    // The current slot's elapsed part and the full slots, no longer than since the last reset.
+    int64_t coveredNs = 0;
+    uint64_t droppedAtRotation = 0;  // since the last reset, all rings
+    uint64_t straddledRotation = 0;
+  };
+
+  class TimeWindows
+  {
+  public:
+    static constexpr int64_t kFineSlotNs = 10 * int64_t(1000000000);
+    static constexpr size_t kFineSlots = 32;
+    static constexpr int64_t kCoarseSlotNs = 60 * int64_t(1000000000);
+    static constexpr size_t kCoarseSlots = 64;
+
+    explicit TimeWindows(int64_t nowNs);
+    ~TimeWindows();
+    TimeWindows(const TimeWindows&) = delete;
+    TimeWindows& operator=(const TimeWindows&) = delete;
+
+    // nowNs: monotonic time of the event; every call records into both rings.
+    void RecordStored(Transport transport, int64_t nowNs, const InstanceRecord& record);
+    void RecordOutcome(Transport transport, int64_t nowNs, Outcome outcome);
+    void RecordChangeDispatch(Transport transport, int64_t nowNs, int64_t lagNs);
+    void Count(Transport transport, int64_t nowNs, Counter counter);
+
+    // Every slot emptied (its epoch forgotten: the next writer clears it), nothing before nowNs counted.
+    void Reset(int64_t nowNs);
+
+    WindowSnapshot Snapshot(Window window, int64_t nowNs) const;
+
+    static size_t BytesPerSlot();
+    static size_t BytesReserved();
+
+    struct Ring
+    {
+      int64_t slotNs;
+      size_t slots;
+      size_t first;  // index of its first slot in the transport's block
+    };
+
+  private:
+    struct Slot;
+
+    Slot* Claim(Transport transport, const Ring& ring, int64_t nowNs, int64_t& tag);
+    void Release(const Slot& slot, int64_t tag);
+    Slot& SlotAt(Transport transport, size_t index) const;
+
+    void* memory_;
+    std::atomic<int64_t> resetNs_;
+    std::atomic<uint64_t> dropped_;
+    std::atomic<uint64_t> straddled_;
+  };
+}

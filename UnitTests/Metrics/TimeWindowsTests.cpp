@@ -1,0 +1,190 @@
+// TimeWindows with an injected clock: every time below is a plain number of nanoseconds.
+#include "Metrics/TimeWindows.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+using namespace IngestPerf;
+
+namespace
+{
+  constexpr int64_t kSecond = 1000000000;
+
+  uint64_t Stored(const WindowSnapshot& snapshot, Transport transport = Transport::Dicom)
+  {
+    return snapshot.transports[static_cast<size_t>(transport)].outcomes[static_cast<size_t>(Outcome::Stored)];
+  }
+
+  InstanceRecord Record(int64_t serverTotalNs, uint64_t bytes)
+  {
+    InstanceRecord record;
+    record.hasTimeline = true;
+    record.storedBytes = bytes;
+    record.Set(Phase::ServerTotal, serverTotalNs);
+    return record;
+  }
+}
+
+
+TEST(TimeWindows, WindowEdgesAreExactToTheSlot)
+{
+  TimeWindows windows(0);
+  for (int64_t second : {1000, 1005, 1010, 1055, 1060, 1065})
+  {
+    windows.RecordOutcome(Transport::Dicom, second * kSecond, Outcome::Stored);
+  }
+  // 1m at 1065 s: the current slot [1060, 1070) and the 6 before it, from 1000 s.
+  WindowSnapshot oneMinute = windows.Snapshot(Window::OneMinute, 1065 * kSecond);
+  EXPECT_EQ(6u, Stored(oneMinute));
+  EXPECT_EQ(65 * kSecond, oneMinute.coveredNs);
+  EXPECT_EQ(10 * kSecond, oneMinute.slotNs);
+  EXPECT_EQ(6, oneMinute.fullSlots);
+  // At 1070 s the slot [1000, 1010) has left: exactly 60 s covered.
+  oneMinute = windows.Snapshot(Window::OneMinute, 1070 * kSecond);
+  EXPECT_EQ(4u, Stored(oneMinute));
+  EXPECT_EQ(60 * kSecond, oneMinute.coveredNs);
+  EXPECT_EQ(0u, Stored(oneMinute, Transport::Rest));
+  // 15m (60 s slots): 960..1079 s is two slots of the 15 full ones and the current.
+  const WindowSnapshot fifteen = windows.Snapshot(Window::FifteenMinutes, 1079 * kSecond);
+  EXPECT_EQ(6u, Stored(fifteen));
+  EXPECT_EQ((15 * 60 + 59) * kSecond, fifteen.coveredNs);
+}
+
+TEST(TimeWindows, ASlotIsClearedWhenItsEpochComesRoundAgain)
+{
+  TimeWindows windows(0);
+  windows.RecordOutcome(Transport::Dicom, 1000 * kSecond, Outcome::Stored);
+  // 32 slots of 10 s later the fine ring reuses the same slot: it starts from zero.
+  windows.RecordOutcome(Transport::Dicom, 1320 * kSecond, Outcome::Stored);
+  EXPECT_EQ(1u, Stored(windows.Snapshot(Window::FiveMinutes, 1320 * kSecond)));
+  // The 60 s ring still has both.
+  EXPECT_EQ(2u, Stored(windows.Snapshot(Window::OneHour, 1320 * kSecond)));
+  // A record older than its slot's epoch (stalled for the length of the ring) is dropped, counted.
+  windows.RecordOutcome(Transport::Dicom, 1001 * kSecond, Outcome::Stored);
+  const WindowSnapshot after = windows.Snapshot(Window::FiveMinutes, 1320 * kSecond);
+  EXPECT_EQ(1u, Stored(after));
+  EXPECT_EQ(1u, after.droppedAtRotation);
+  EXPECT_EQ(3u, Stored(windows.Snapshot(Window::OneHour, 1320 * kSecond)));
+  // Long idle: nothing of an hour ago is in any window.
+  EXPECT_EQ(0u, Stored(windows.Snapshot(Window::OneHour, 5000 * kSecond)));
+}
+
+TEST(TimeWindows, SlotsAreMergedOnRead)
+{
+  TimeWindows windows(0);
+  uint64_t bytes = 0;
+  for (int i = 0; i < 100; i++)
+  {
+    const int64_t now = (2000 + 3 * i) * kSecond;  // 300 s, over 30 slots of 10 s
+    windows.RecordStored(Transport::Rest, now, Record((i + 1) * 100000, 1000 + i));
+    bytes += 1000 + i;
+  }
+  windows.RecordOutcome(Transport::Rest, 2290 * kSecond, Outcome::AlreadyStored);
+  windows.Count(Transport::Rest, 2290 * kSecond, Counter::AnswersAcceptingCompression);
+  windows.RecordChangeDispatch(Transport::Rest, 2290 * kSecond, 5000);
+
+  const WindowSnapshot fiveMinutes = windows.Snapshot(Window::FiveMinutes, 2299 * kSecond);
+  const TransportSnapshot& rest = fiveMinutes.transports[static_cast<size_t>(Transport::Rest)];
+  EXPECT_EQ(100u, Stored(fiveMinutes, Transport::Rest));
+  EXPECT_EQ(1u, rest.outcomes[static_cast<size_t>(Outcome::AlreadyStored)]);
+  EXPECT_EQ(1u, rest.Count(Counter::AnswersAcceptingCompression));
+  EXPECT_EQ(1u, rest.phases[static_cast<size_t>(Phase::ChangeDispatch)].Count());
+  const HistogramSnapshot& total = rest.phases[static_cast<size_t>(Phase::ServerTotal)];
+  EXPECT_EQ(100u, total.Count());
+  EXPECT_EQ(uint64_t(5050) * 100000, total.Sum());
+  const int64_t p50 = total.ValueAtQuantile(0.5);
+  EXPECT_LE(std::abs(p50 - 5000000),
+            static_cast<int64_t>(WindowHistogram::BucketWidth(WindowHistogram::BucketIndex(5000000))));
+  EXPECT_EQ(bytes, rest.storedBytes.Sum());
+  EXPECT_EQ(0u, rest.receivedBytes.Count());
+
+  // The 1m window of the same moment: the last 7 slots only.
+  const WindowSnapshot oneMinute = windows.Snapshot(Window::OneMinute, 2299 * kSecond);
+  EXPECT_EQ(23u, Stored(oneMinute, Transport::Rest));  // from 2230 s: 2231..2297 s, every 3 s
+}
+
+TEST(TimeWindows, ResetEmptiesEveryWindow)
+{
+  TimeWindows windows(0);
+  windows.RecordOutcome(Transport::Job, 100 * kSecond, Outcome::Stored);
+  windows.RecordOutcome(Transport::Job, 104 * kSecond, Outcome::Stored);
+  windows.Reset(105 * kSecond);
+  for (size_t w = 0; w < kWindowCount; w++)
+  {
+    const WindowSnapshot snapshot = windows.Snapshot(static_cast<Window>(w), 107 * kSecond);
+    EXPECT_EQ(0u, Stored(snapshot, Transport::Job));
+    EXPECT_EQ(2 * kSecond, snapshot.coveredNs);  // no longer than since the reset
+  }
+  // The same slot, written again after the reset: only the new record.
+  windows.RecordOutcome(Transport::Job, 106 * kSecond, Outcome::Stored);
+  EXPECT_EQ(1u, Stored(windows.Snapshot(Window::OneMinute, 107 * kSecond), Transport::Job));
+  EXPECT_EQ(1u, Stored(windows.Snapshot(Window::OneHour, 107 * kSecond), Transport::Job));
+}
+
+TEST(TimeWindows, NamesAndMemory)
+{
+  Window window = Window::OneMinute;
+  EXPECT_TRUE(ParseWindow(window, "15m"));
+  EXPECT_EQ(Window::FifteenMinutes, window);
+  EXPECT_FALSE(ParseWindow(window, "2m"));
+  EXPECT_FALSE(ParseWindow(window, ""));
+  EXPECT_STREQ("1h", WindowName(Window::OneHour));
+  EXPECT_LT(TimeWindows::BytesPerSlot(), size_t(20000));
+  EXPECT_EQ(kTransportCount * 96 * TimeWindows::BytesPerSlot(), TimeWindows::BytesReserved());
+}
+
+// Writers on a clock that a reader moves forward by a second at each read, 8 slots rotating under
+// them: a reader never sees more than was written nor a count going down in the 1h window, and at
+// the end every record is either in the 1h window or counted as dropped. Run under TSan too.
+TEST(TimeWindows, ConcurrentWritersAndReaderOnARotatingClock)
+{
+  TimeWindows windows(0);
+  std::atomic<int64_t> clock{1000 * kSecond};
+  std::atomic<uint64_t> written{0};
+  std::atomic<bool> stop{false};
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 20000;
+
+  std::thread reader([&] {
+    uint64_t last = 0;
+    for (int step = 0; step < 2400 && !stop.load(); step++)  // at most 40 minutes: the 1h ring never wraps
+    {
+      const WindowSnapshot hour = windows.Snapshot(Window::OneHour, clock.load());
+      const uint64_t counted = Stored(hour);
+      EXPECT_LE(counted, written.load());
+      EXPECT_GE(counted, last);
+      last = counted;
+      (void) windows.Snapshot(Window::OneMinute, clock.load());
+      clock.fetch_add(kSecond);
+    }
+  });
+  std::vector<std::thread> writers;
+  for (int t = 0; t < kThreads; t++)
+  {
+    writers.emplace_back([&] {
+      for (int i = 0; i < kPerThread; i++)
+      {
+        written.fetch_add(1);  // before the record: a reader never counts more than this
+        windows.RecordStored(Transport::Dicom, clock.load(), Record(1000000 + i, 500));
+      }
+    });
+  }
+  for (std::thread& writer : writers)
+  {
+    writer.join();
+  }
+  stop = true;
+  reader.join();
+
+  const WindowSnapshot hour = windows.Snapshot(Window::OneHour, clock.load());
+  const uint64_t total = uint64_t(kThreads) * kPerThread;
+  EXPECT_LE(Stored(hour), total);
+  // Every record of the 60 s ring is either counted or dropped (the dropped count covers both rings).
+  EXPECT_GE(Stored(hour) + hour.droppedAtRotation, total);
+  EXPECT_EQ(
+    Stored(hour),
+    hour.transports[static_cast<size_t>(Transport::Dicom)].phases[static_cast<size_t>(Phase::ServerTotal)].Count());
+}
