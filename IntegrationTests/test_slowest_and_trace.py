@@ -1,8 +1,14 @@
 """GET /perf/slowest and GET /perf/trace against a real Orthanc: the slowest recent instances with their
 whole timelines, named by Orthanc IDs that exist, consistent with /perf/stats; the same instances as a
 Chrome trace whose slices have exactly their phases; bad parameters answered 400."""
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
+from ingest_perf import perf_report
 from ingest_perf.orthanc_process import BOTH_ORTHANCS
 from ingest_perf.stats_checks import stored, wait_for
 
@@ -139,3 +145,22 @@ def test_bad_parameters_400_with_a_reason_and_other_methods_405(orthanc):
     for route in ("/perf/slowest", "/perf/trace"):
         assert orthanc.post(route, data=b"").status_code == 405
         assert orthanc.delete(route).status_code == 405
+
+
+def test_perf_report_slowest_and_trace(ingested, repo_root, tmp_path):
+    script = os.path.join(repo_root, "Resources", "perf_report.py")
+    run = subprocess.run([sys.executable, script, "--url", ingested.url, "--slowest", "3"], capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("3 slowest by serverTotal (ms) of 14 instances stored in the last 5m")
+    top = slowest(ingested, n=3)["instances"]
+    assert [line.split()[-1] for line in lines[2:]] == [i["instanceId"] for i in top]
+
+    saved = tmp_path / "trace.json"
+    run = subprocess.run([sys.executable, script, "--url", ingested.url, "--trace", str(saved), "--seconds", "120"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    trace = json.loads(saved.read_text())
+    assert run.stdout == "%s: %s\n" % (saved, perf_report.trace_summary(trace))
+    assert " 14 instances, " in run.stdout and trace["otherData"]["seconds"] == 120
