@@ -43,9 +43,12 @@ def main(argv=None):
     parser.add_argument("--json", metavar="FILE", help="read a saved /perf/stats answer instead of querying ('-': stdin)")
     parser.add_argument("--slowest", metavar="N", type=positive,
                         help="print the N slowest recent instances (GET /perf/slowest; with --json: a saved answer)")
-    parser.add_argument("--phase", default="serverTotal", help="with --slowest: the phase to rank by (default: %(default)s)")
-    parser.add_argument("--window", default="5m", help="with --slowest: how recent, e.g. 1m, 5m, 1h (default: %(default)s)")
-    parser.add_argument("--trace", metavar="FILE", help="save GET /perf/trace (Chrome trace JSON) to FILE, print a summary")
+    parser.add_argument("--phase", default="serverTotal",
+                        help="with --slowest: the phase to rank by (default: %(default)s)")
+    parser.add_argument("--window", default="5m",
+                        help="with --slowest: how recent, e.g. 1m, 5m, 1h (default: %(default)s)")
+    parser.add_argument("--trace", metavar="FILE",
+                        help="save GET /perf/trace (Chrome trace JSON) to FILE, print a summary")
     parser.add_argument("--seconds", type=positive, default=60, help="with --trace: how recent (default: %(default)s)")
     parser.add_argument("--width", type=int, help="line width, explanations are wrapped to it (default: terminal width or 100)")
     args = parser.parse_args(argv)
