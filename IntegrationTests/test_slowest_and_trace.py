@@ -38,7 +38,7 @@ def test_slowest_names_existing_instances_longest_first(ingested):
     assert answer["matched"] == 14
     ring = answer["ring"]
     assert ring["capacity"] == 4096 and ring["held"] == 14 and ring["pushed"] == 14
-    assert 0 < ring["reachesBackSeconds"] < 300 and ring["oldest"].endswith("Z")
+    assert 0 < ring["reachesBackSeconds"] < 300 and ring["oldest"].endswith("Z") and ring["coversWindow"] is True
     instances = answer["instances"]
     assert len(instances) == 5
     totals = [i["phases"]["serverTotal"] for i in instances]

@@ -71,6 +71,10 @@ namespace IngestPerf
     result["windowSeconds"] = Json::Int64(query.windowSeconds);
     result["units"] = "ms";
     result["ring"] = ExportRing(report);
+    // Whether the window was seen whole: nothing was overwritten since the reset, or what was is older.
+    result["ring"]["coversWindow"] = report.ring.pushed <= report.ring.capacity ||
+                                     (report.ring.oldestStoredNs != 0 &&
+                                      report.nowNs - report.ring.oldestStoredNs >= query.windowSeconds * 1000000000);
     result["matched"] = Json::UInt64(report.matched);
     Json::Value& instances = result["instances"];
     instances = Json::arrayValue;

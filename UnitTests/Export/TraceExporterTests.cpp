@@ -196,6 +196,12 @@ TEST(SlowestExporter, WholeTimelineLabelsAndReach)
   EXPECT_EQ(std::string::npos, first["arrival"].asString().find(' '));
   EXPECT_EQ('Z', first["arrival"].asString().back());
   EXPECT_EQ(16u, answer["ring"]["capacity"].asUInt());
+  EXPECT_TRUE(answer["ring"]["coversWindow"].asBool());  // nothing overwritten
+  RecentReport wrapped = report;
+  wrapped.ring.pushed = 1000;
+  EXPECT_FALSE(ExportSlowest(wrapped, query, false)["ring"]["coversWindow"].asBool());  // reaches back 5 s of 300
+  query.windowSeconds = 4;
+  EXPECT_TRUE(ExportSlowest(wrapped, query, false)["ring"]["coversWindow"].asBool());
   EXPECT_NEAR(5000.0 - 9.0, answer["ring"]["reachesBackSeconds"].asDouble() * 1000, 0.01);
   EXPECT_EQ("aet-", ExportSlowest(report, query, true)["instances"][2]["labels"]["remoteAet"].asString().substr(0, 4));
 }
