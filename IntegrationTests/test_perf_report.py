@@ -272,6 +272,8 @@ def test_render_slowest_and_trace_summary():
     assert lines[2].endswith("1b9e7a3c-7d3c1d2a-0e5f6a7b-8c9d0e1f-2a3b4c5d") and "CT01" in lines[2]
     assert len(perf_report.render_slowest(SLOWEST, 1).splitlines()) == 3
     assert "no instance" in perf_report.render_slowest(dict(SLOWEST, instances=[]))
+    wrapped = dict(SLOWEST, ring=dict(SLOWEST["ring"], coversWindow=False))
+    assert "note: the ring was overwritten within the window" in perf_report.render_slowest(wrapped).splitlines()[1]
     assert perf_report.trace_summary(TRACE) == ("7 events, 1 threads, 1 instances, 0.001 s span "
                                                 "(from 2026-11-23T12:00:00.000Z)")
 

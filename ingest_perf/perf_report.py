@@ -371,6 +371,8 @@ def render_slowest(answer, count=None):
     lines = ["%d slowest by %s (ms) of %s instances stored in the last %s; the ring holds %s of %s, back %s s"
              % (len(instances), phase, _count(answer.get("matched")), answer.get("window", "?"),
                 _count(ring.get("held")), _count(ring.get("capacity")), _number(ring.get("reachesBackSeconds")))]
+    if ring.get("coversWindow") is False:
+        lines.append("  note: the ring was overwritten within the window: older instances of it are not ranked")
     if not instances:
         lines.append("  no instance")
         return "\n".join(lines) + "\n"
