@@ -7,6 +7,8 @@
 #include "Recording/IngestPipeline.h"
 #include "Export/JsonExporter.h"
 #include "Export/PrometheusExporter.h"
+#include "Export/SlowestExporter.h"
+#include "Export/TraceExporter.h"
 #include "Rest/RestRoutes.h"
 #include "Timeline/MonotonicClock.h"
 #include "Metrics/Histogram.h"
@@ -440,3 +442,76 @@ static void BM_MetricsAnswer_FullLabels(benchmark::State& state)
   state.counters["answerBytes"] = static_cast<double>(bytes);
 }
 BENCHMARK(BM_MetricsAnswer_FullLabels)->Unit(benchmark::kMillisecond);
+
+
+// The recorder's push of one instance's whole timeline into the recent ring (issue 12): one
+// fetch_add, one compare-exchange, the record's words; what InstanceCompleted adds for
+// /perf/slowest and /perf/trace. Two threads share the ring's counter.
+static void BM_RecentPush(benchmark::State& state)
+{
+  static RecentInstances ring(4096);
+  InstanceRecord record;
+  for (size_t p = 0; p < kPhaseCount; p++)
+  {
+    record.Set(static_cast<Phase>(p), 1000, 2000);
+  }
+  const char* id = "1b9e7a3c-7d3c1d2a-0e5f6a7b-8c9d0e1f-2a3b4c5d";
+  for (auto _ : state)
+  {
+    RecentInstance instance;
+    FillRecentInstance(instance, record, 0, InstanceLabels(), Outcome::Stored, CurrentThreadNumber(), id);
+    ring.Push(instance);
+  }
+  state.counters["recordBytes"] = static_cast<double>(RecentInstances::BytesPerRecord());
+}
+BENCHMARK(BM_RecentPush)->ThreadRange(1, 2);
+
+
+// GET /perf/slowest (n=20) and GET /perf/trace (60 s) on a full ring of 4096 instances: copy,
+// select, JSON, serialisation.
+static void BM_RecentAnswers_FullRing(benchmark::State& state)
+{
+  static IngestPipeline* pipeline = [] {
+    IngestPipeline* p = new IngestPipeline(Configuration());
+    const RawLabels labels = TypicalLabels();
+    for (uint64_t key = 1; key <= 5000; key++)
+    {
+      InstanceTimeline& timeline = p->timelines.ForCurrentThread();
+      timeline.Received(MonotonicNowNs(), Transport::Dicom, 1000, true, "1.2.840.10008.1.2.1", p->recorder);
+      timeline.Filtered(MonotonicNowNs(), Transport::Dicom, false, p->recorder);
+      StoredEvent event = Stored(Transport::Dicom, key, labels);
+      event.peerKey = 1 + key % 4;
+      event.instanceId = "1b9e7a3c-7d3c1d2a-0e5f6a7b-8c9d0e1f-2a3b4c5d";
+      timeline.Stored(event, p->recorder);
+    }
+    return p;
+  }();
+  const bool trace = state.range(0) != 0;
+  size_t bytes = 0;
+  size_t instances = 0;
+  for (auto _ : state)
+  {
+    Json::Value json;
+    if (trace)
+    {
+      const RecentReport report = pipeline->CollectRecent(60);
+      instances = report.ring.instances.size();
+      json = ExportTrace(report, 60, false);
+    }
+    else
+    {
+      RecentQuery query;
+      const RecentReport report = pipeline->CollectSlowest(query);
+      instances = report.matched;
+      json = ExportSlowest(report, query, false);
+    }
+    Json::StreamWriterBuilder builder;
+    builder["indentation"] = "";
+    const std::string text = Json::writeString(builder, json);
+    bytes = text.size();
+    benchmark::DoNotOptimize(text);
+  }
+  state.counters["answerBytes"] = static_cast<double>(bytes);
+  state.counters["instances"] = static_cast<double>(instances);
+}
+BENCHMARK(BM_RecentAnswers_FullRing)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);

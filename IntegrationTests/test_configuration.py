@@ -12,6 +12,8 @@ from ingest_perf.stats_checks import stored
     ({"MaxThreads": 0}, "IngestPerf.MaxThreads"),
     ({"ChangeTableSize": "big"}, "IngestPerf.ChangeTableSize"),
     ({"MaxPeers": 1.5}, "IngestPerf.MaxPeers"),
+    ({"RecentInstances": 15}, "IngestPerf.RecentInstances: expected an integer from 16 to 262144"),
+    ({"RecentInstances": "big"}, "IngestPerf.RecentInstances"),
     ({"HashPeers": "yes"}, "IngestPerf.HashPeers: expected true or false"),
     ({"HashPeers": 1}, "IngestPerf.HashPeers: expected true or false"),
     ({"ReceivedInstanceCallbak": False}, "IngestPerf.ReceivedInstanceCallbak: unknown option"),

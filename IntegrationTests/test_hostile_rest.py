@@ -41,7 +41,8 @@ SEED = 11
 FUZZ_THREADS = 4
 REQUESTS_PER_THREAD = 500  # 2,000 per Orthanc, 4,000 in all
 
-ROUTES = {"/perf/stats": "GET", "/perf/reset": "POST", "/perf/metrics": "GET"}
+ROUTES = {"/perf/stats": "GET", "/perf/reset": "POST", "/perf/metrics": "GET", "/perf/slowest": "GET",
+          "/perf/trace": "GET"}
 METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]
 # Orthanc answers these itself, before any plugin route (HttpServer knows GET, POST, PUT, DELETE).
 ORTHANC_ONLY_METHODS = {"HEAD", "OPTIONS", "PATCH"}
@@ -146,9 +147,37 @@ def stats_parameter(rng):
     return "%s=%s" % (key, rng.choice(["%", "%2", "%zz", "%%", "a%", "%G0", "%0"])), key, EITHER
 
 
+RECENT_VALUES = {
+    "n": ["1", "20", "1000", "0", "1001", "-1", "1e3", "20x"],
+    "window": ["1m", "5m", "1h", "90s", "24h", "0s", "25h", "5d", "m", "1.5m"],
+    "phase": ["serverTotal", "persist", "associationGap", "changeDispatch", "responseSend", "ServerTotal"],
+    "seconds": ["1", "60", "3600", "0", "3601", "60s", "-60"],
+}
+
+
+def recent_parameter(rng, route):
+    """One raw query fragment of GET /perf/slowest (its own parameters and those of /perf/stats) or
+    GET /perf/trace (seconds): valid or hostile; only 200 or 400 is expected of either."""
+    kind = rng.randrange(4)
+    if kind == 0:
+        return stats_parameter(rng)[0]
+    key = rng.choice(["seconds"] if route == "/perf/trace" and kind != 3 else ["n", "window", "phase", "seconds"])
+    raw = rng.choice(RECENT_VALUES[key]).encode() if kind == 1 else hostile_value(rng)
+    return "%s=%s" % (key, encode(raw))
+
+
 def hostile_request(rng):
     """(method, path, expected statuses or None for "not 5xx")."""
-    route = "/perf/stats" if rng.random() < 0.75 else "/perf/reset"
+    draw = rng.random()
+    if draw >= 0.75:
+        route = "/perf/slowest" if draw < 0.87 else "/perf/trace"
+        method = rng.choices(METHODS, weights=[60, 20, 5, 5, 4, 3, 3])[0]
+        query = "&".join(recent_parameter(rng, route) for _ in range(rng.choice([0, 1, 2, 3])))
+        path = route + ("?" + query if query else "")
+        if method in ORTHANC_ONLY_METHODS:
+            return method, path, None
+        return method, path, ({200, 400} if method == "GET" else {405})
+    route = "/perf/stats" if draw < 0.65 else "/perf/reset"
     method = rng.choices(METHODS, weights=[50, 22, 6, 6, 6, 5, 5])[0]
     fragments, keys, validities = [], [], []
     for _ in range(rng.choice([0, 1, 1, 2, 2, 3, 4])):

@@ -72,11 +72,16 @@ def every_perf_answer(orthanc):
             paths.append("/perf/stats?%s=%s&groupBy=transport" % (label, requests.utils.quote(value, safe="")))
     paths += ["/perf/stats?transport=smtp", "/perf/stats?remoteAet=" + "Q" * 70, "/perf/stats?nope=1"]
     paths += ["/perf/metrics", "/perf/metrics?nope=1"]
+    # The recent instances: every instance with its whole timeline, labels and Orthanc ID.
+    paths += ["/perf/slowest", "/perf/slowest?n=1000&window=1h", "/perf/slowest?transport=dicom&phase=associationGap",
+              "/perf/slowest?transport=rest&phase=receive", "/perf/trace", "/perf/trace?seconds=3600",
+              "/perf/slowest?n=0", "/perf/slowest?remoteAet=" + "Q" * 70, "/perf/trace?seconds=0"]
     for path in paths:
         answer = get(path)
         assert answer.status_code in (200, 400), (path, answer.status_code)
         answers.append(("GET " + path, answer.content))
-    for method, path in (("GET", "/perf/reset"), ("POST", "/perf/stats"), ("POST", "/perf/metrics")):
+    for method, path in (("GET", "/perf/reset"), ("POST", "/perf/stats"), ("POST", "/perf/metrics"),
+                         ("POST", "/perf/slowest"), ("POST", "/perf/trace")):
         answer = orthanc.session.request(method, orthanc.url + path)
         answers.append(("%s %s" % (method, path), answer.content))
     answers.append(("GET /plugins/ingest-perf", get("/plugins/ingest-perf").content))

@@ -230,3 +230,58 @@ def test_command_line_errors(tmp_path):
     result = run_script("--url", "http://127.0.0.1:%d" % free_tcp_port())
     assert result.returncode == 2 and result.stdout == ""
     assert "cannot reach" in result.stderr and result.stderr.count("\n") == 1
+
+
+SLOWEST = {
+    "phase": "serverTotal", "n": 2, "window": "5m", "windowSeconds": 300, "units": "ms", "matched": 14,
+    "ring": {"capacity": 4096, "held": 14, "pushed": 14, "skipped": 0, "oldest": "2026-11-23T12:00:00.000Z",
+             "reachesBackSeconds": 12.5},
+    "instances": [
+        {"instanceId": "1b9e7a3c-7d3c1d2a-0e5f6a7b-8c9d0e1f-2a3b4c5d", "arrival": "2026-11-23T12:00:05.120Z",
+         "thread": 4242, "transport": "dicom", "outcome": "stored", "storedBytes": 8536,
+         "phases": {"preStore": 0.4, "persist": 9.1, "serverTotal": 9.5, "associationGap": 1.25},
+         "labels": {"remoteAet": "CT01"}},
+        {"instanceId": "2c9e7a3c-7d3c1d2a-0e5f6a7b-8c9d0e1f-2a3b4c5d", "arrival": "2026-11-23T12:00:06.000Z",
+         "thread": 4243, "transport": "rest", "outcome": "stored", "storedBytes": 8536,
+         "phases": {"receive": 0.2, "preStore": 0.3, "persist": 4.0, "serverTotal": 4.5},
+         "labels": {"remoteAet": "(none)"}},
+    ],
+}
+
+TRACE = {
+    "displayTimeUnit": "ms", "otherData": {"origin": "2026-11-23T12:00:00.000Z"},
+    "traceEvents": [
+        {"name": "process_name", "ph": "M", "pid": 1, "tid": 0, "args": {"name": "Orthanc ingest threads"}},
+        {"name": "thread_name", "ph": "M", "pid": 1, "tid": 7, "args": {"name": "thread 7"}},
+        {"name": "thread_name", "ph": "M", "pid": 2, "tid": 1, "args": {"name": "C-STORE from CT01 #1"}},
+        {"name": "dicom instance", "cat": "instance", "ph": "X", "pid": 1, "tid": 7, "ts": 1000.0, "dur": 500.0},
+        {"name": "persist", "cat": "phase", "ph": "X", "pid": 1, "tid": 7, "ts": 1100.0, "dur": 400.0},
+        {"name": "C-STORE instance", "cat": "instance", "ph": "X", "pid": 2, "tid": 1, "ts": 1000.0, "dur": 500.0},
+        {"name": "throughput", "ph": "C", "pid": 1, "tid": 0, "ts": 0.0, "args": {"instancesPerSecond": 1}},
+    ],
+}
+
+
+def test_render_slowest_and_trace_summary():
+    text = perf_report.render_slowest(SLOWEST)
+    lines = text.splitlines()
+    assert lines[0] == ("2 slowest by serverTotal (ms) of 14 instances stored in the last 5m; the ring holds 14 of "
+                        "4096, back 12.500 s")
+    assert "instanceId" in lines[1] and lines[1].split()[:2] == ["serverTotal", "receive"]
+    assert lines[2].split()[:6] == ["9.500", "-", "0.400", "9.100", "1.250", "dicom"]
+    assert lines[2].endswith("1b9e7a3c-7d3c1d2a-0e5f6a7b-8c9d0e1f-2a3b4c5d") and "CT01" in lines[2]
+    assert len(perf_report.render_slowest(SLOWEST, 1).splitlines()) == 3
+    assert "no instance" in perf_report.render_slowest(dict(SLOWEST, instances=[]))
+    wrapped = dict(SLOWEST, ring=dict(SLOWEST["ring"], coversWindow=False))
+    assert "note: the ring was overwritten within the window" in perf_report.render_slowest(wrapped).splitlines()[1]
+    assert perf_report.trace_summary(TRACE) == ("7 events, 1 threads, 1 instances, 0.001 s span "
+                                                "(from 2026-11-23T12:00:00.000Z)")
+
+
+def test_command_line_slowest_json_file(tmp_path):
+    saved = tmp_path / "slowest.json"
+    saved.write_text(json.dumps(SLOWEST))
+    result = run_script("--json", str(saved), "--slowest", "1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == perf_report.render_slowest(SLOWEST, 1)
+    assert run_script("--slowest", "0").returncode == 2  # argparse: not a positive integer

@@ -77,11 +77,14 @@ def test_sixteen_concurrent_clients_with_the_sanitized_plugin(orthanc_factory, s
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append("%s %d: %s" % (kind, index, e))
 
-    def reader():  # /perf/stats read concurrently, in every shape
-        shapes = [{}, {"groupBy": "remoteAet"}, {"transport": "dicom"}, {"groupBy": "transport"}]
+    def reader():  # /perf/stats read concurrently, in every shape; the recent ring too
+        shapes = [("/perf/stats", {}), ("/perf/stats", {"groupBy": "remoteAet"}),
+                  ("/perf/stats", {"transport": "dicom"}), ("/perf/stats", {"groupBy": "transport"}),
+                  ("/perf/slowest", {"n": 50}),
+                  ("/perf/slowest", {"transport": "dicom", "phase": "associationGap"}), ("/perf/trace", {})]
         while not done.is_set():
-            for params in shapes:
-                stats_answers.append(requests.get(orthanc.url + "/perf/stats", params=params, timeout=60).status_code)
+            for path, params in shapes:
+                stats_answers.append(requests.get(orthanc.url + path, params=params, timeout=60).status_code)
 
     threads = [threading.Thread(target=client, args=item) for item in work]
     poller = threading.Thread(target=reader)

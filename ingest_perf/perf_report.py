@@ -297,8 +297,13 @@ def _describe_http_error(status, body, user=None):
 
 def fetch_stats(url, transport=None, user=None, password=None, timeout=15):
     """GET <url>/perf/stats and parse it; raises ReportError with a one-line message."""
-    endpoint = url.rstrip("/") + "/perf/stats"
-    params = {"transport": transport} if transport else {}
+    return fetch_json(url, "/perf/stats", {"transport": transport} if transport else {}, user, password, timeout)
+
+
+def fetch_json(url, path, params=None, user=None, password=None, timeout=15):
+    """GET <url><path>?<params> and parse it; raises ReportError with a one-line message."""
+    endpoint = url.rstrip("/") + path
+    params = params or {}
     try:
         import requests
     except ImportError:
@@ -352,6 +357,51 @@ def _fetch_urllib(endpoint, params, user, password, timeout):
         return e.code, e.read().decode("utf-8", "replace")
     except (urllib.error.URLError, OSError) as e:
         raise ReportError("cannot reach %s: %s" % (endpoint, getattr(e, "reason", e)))
+
+
+# Columns of the table of the slowest instances, after the ranked phase.
+SLOWEST_PHASES = ["serverTotal", "receive", "preStore", "persist", "associationGap"]
+
+
+def render_slowest(answer, count=None):
+    """A GET /perf/slowest answer as a table, slowest first; `count` keeps the first ones only."""
+    phase = answer.get("phase", "serverTotal")
+    instances = list(answer.get("instances") or [])[:count]
+    ring = answer.get("ring") or {}
+    lines = ["%d slowest by %s (ms) of %s instances stored in the last %s; the ring holds %s of %s, back %s s"
+             % (len(instances), phase, _count(answer.get("matched")), answer.get("window", "?"),
+                _count(ring.get("held")), _count(ring.get("capacity")), _number(ring.get("reachesBackSeconds")))]
+    if ring.get("coversWindow") is False:
+        lines.append("  note: the ring was overwritten within the window: older instances of it are not ranked")
+    if not instances:
+        lines.append("  no instance")
+        return "\n".join(lines) + "\n"
+    columns = [phase] + [p for p in SLOWEST_PHASES if p != phase]
+    lines.append("  " + "".join(c.rjust(15) for c in columns) + "  transport  remoteAet        thread  arrival"
+                 + " " * 21 + "instanceId")
+    for instance in instances:
+        phases = instance.get("phases") or {}
+        cells = "".join(_number(phases.get(c)).rjust(15) for c in columns)
+        labels = instance.get("labels") or {}
+        lines.append("  %s  %-9s  %-16s %6s  %-27s %s" % (
+            cells, instance.get("transport", "?"), str(labels.get("remoteAet", "?"))[:16], instance.get("thread", "?"),
+            instance.get("arrival", "?"), instance.get("instanceId", "?")))
+    return "\n".join(lines) + "\n"
+
+
+def trace_summary(trace):
+    """One line about a GET /perf/trace answer: events, threads, instances, time span."""
+    events = trace.get("traceEvents") or []
+    slices = [e for e in events if e.get("ph") == "X"]
+    threads = {e.get("tid") for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"
+               and e.get("pid") == 1}
+    instances = [e for e in slices if e.get("pid") == 1 and e.get("cat") == "instance"]
+    span = 0.0
+    if slices:
+        span = (max(e["ts"] + e["dur"] for e in slices) - min(e["ts"] for e in slices)) / 1e6
+    origin = (trace.get("otherData") or {}).get("origin", "?")
+    return ("%d events, %d threads, %d instances, %.3f s span (from %s)"
+            % (len(events), len(threads), len(instances), span, origin))
 
 
 def load_json(path):

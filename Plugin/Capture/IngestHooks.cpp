@@ -211,6 +211,7 @@ namespace IngestPerf
       event.nowNs = now;
       event.wallNowNs = WallNowNs();
       event.instanceKey = HashKey(instanceId);
+      event.instanceId = instanceId;
       const bool received = timeline.OpenedByReceivedInstance();
       const bool unchanged = received && !ingestTranscoding && !timeline.TranscodeAttempted();
       // An open record already holds the origin, read by ReceivedInstance or by the filter.

@@ -26,17 +26,6 @@ namespace IngestPerf
       return std::round(value / resolution) * resolution;
     }
 
-    std::string IsoUtc(int64_t wallNs)
-    {
-      const time_t seconds = static_cast<time_t>(wallNs / 1000000000);
-      struct tm utc;
-      gmtime_r(&seconds, &utc);
-      char buffer[64];
-      snprintf(buffer, sizeof(buffer), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1,
-               utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>((wallNs / 1000000) % 1000));
-      return buffer;
-    }
-
     Json::Value Unobservable(const char* reason)
     {
       Json::Value value;
@@ -427,6 +416,17 @@ namespace IngestPerf
   }
 
 
+  std::string IsoUtc(int64_t wallNs)
+  {
+    const time_t seconds = static_cast<time_t>(wallNs / 1000000000);
+    struct tm utc;
+    gmtime_r(&seconds, &utc);
+    char buffer[64];
+    snprintf(buffer, sizeof(buffer), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1,
+             utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>((wallNs / 1000000) % 1000));
+    return buffer;
+  }
+
   double NanosecondsToMilliseconds(int64_t ns)
   {
     return static_cast<double>(std::llround(static_cast<double>(ns) / 100.0)) / 10000.0;
@@ -641,6 +641,7 @@ namespace IngestPerf
     effective["MaxPeers"] = Json::UInt64(configuration.maxPeers);
     effective["MaxLabelValues"] = Json::UInt64(configuration.maxLabelValues);
     effective["MaxSeries"] = Json::UInt64(configuration.maxSeries);
+    effective["RecentInstances"] = Json::UInt64(configuration.recentInstances);
     effective["TranscodeTiming"] = TranscodeTimingName(configuration.transcodeTiming);
     effective["TimedStorage"] = configuration.timedStorage;
     effective["TimeRestAnswers"] = configuration.timeRestAnswers;

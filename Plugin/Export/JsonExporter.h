@@ -7,12 +7,17 @@
 
 #include <json/value.h>
 
+#include <string>
+
 namespace IngestPerf
 {
   Json::Value ExportStats(const IngestReport& report, const StatsQuery& query);
 
   // Milliseconds with 0.1 microsecond resolution.
   double NanosecondsToMilliseconds(int64_t ns);
+
+  // "2026-11-23T12:00:00.123Z"
+  std::string IsoUtc(int64_t wallNs);
 
   Json::Value ExportHistogram(const HistogramSnapshot& histogram, bool durations);
 }

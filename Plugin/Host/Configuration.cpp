@@ -1,5 +1,7 @@
 #include "Host/Configuration.h"
 
+#include "Metrics/RecentInstances.h"
+
 #include <json/writer.h>
 
 #include <set>
@@ -152,8 +154,8 @@ namespace IngestPerf
     }
 
     static const std::set<std::string> known = {
-      "Enable",    "ReceivedInstanceCallback", "MaxThreads",   "ChangeTableSize", "MaxPeers", "MaxLabelValues",
-      "MaxSeries", "TranscodeTiming",          "TimedStorage", "TimeRestAnswers", "HashPeers"};
+      "Enable",    "ReceivedInstanceCallback", "MaxThreads",   "ChangeTableSize", "MaxPeers",  "MaxLabelValues",
+      "MaxSeries", "TranscodeTiming",          "TimedStorage", "TimeRestAnswers", "HashPeers", "RecentInstances"};
     for (const std::string& key : section.getMemberNames())
     {
       if (known.count(key) == 0)
@@ -176,6 +178,8 @@ namespace IngestPerf
     configuration.maxPeers = ReadInteger(section, "MaxPeers", configuration.maxPeers, 1, 65536);
     configuration.maxLabelValues = ReadInteger(section, "MaxLabelValues", configuration.maxLabelValues, 1, 253);
     configuration.maxSeries = ReadInteger(section, "MaxSeries", configuration.maxSeries, 1, 65536);
+    configuration.recentInstances = ReadInteger(section, "RecentInstances", configuration.recentInstances,
+                                                RecentInstances::kMinCapacity, RecentInstances::kMaxCapacity);
     configuration.timedStorage = ReadBool(section, "TimedStorage", configuration.timedStorage);
     configuration.timeRestAnswers = ReadBool(section, "TimeRestAnswers", configuration.timeRestAnswers);
     configuration.hashPeers = ReadBool(section, "HashPeers", configuration.hashPeers);

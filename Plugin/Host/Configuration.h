@@ -40,6 +40,7 @@ namespace IngestPerf
     size_t maxPeers = 256;
     size_t maxLabelValues = 32;
     size_t maxSeries = 128;
+    size_t recentInstances = 4096;  // the ring of /perf/slowest and /perf/trace (Metrics/RecentInstances.h)
     TranscodeTiming transcodeTiming = TranscodeTiming::Off;
     bool timedStorage = false;
     bool timeRestAnswers = false;

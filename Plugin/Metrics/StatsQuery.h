@@ -45,6 +45,20 @@ namespace IngestPerf
     const LabelDimension* GroupBy() const { return hasGroupBy ? &groupBy : nullptr; }
   };
 
+  // GET /perf/slowest: the `count` instances with the longest `phase` among the recent ones stored
+  // in the last `windowSeconds` that match `filter` (transport and label filters, never groupBy).
+  struct RecentQuery
+  {
+    static constexpr size_t kMaxCount = 1000;
+    static constexpr int64_t kMaxWindowSeconds = 86400;
+
+    StatsQuery filter;
+    Phase phase = Phase::ServerTotal;
+    size_t count = 20;
+    int64_t windowSeconds = 300;
+    std::string window = "5m";  // as given, echoed in the answer
+  };
+
   // Which labelled streams a query selects (transport scope and label filters).
   std::function<bool(const InstanceLabels&)> MakeStreamPredicate(const StatsQuery& query, const LabelCatalog& catalog);
 }

@@ -2,6 +2,8 @@
 
 #include "Timeline/MonotonicClock.h"
 
+#include <algorithm>
+
 namespace IngestPerf
 {
   namespace
@@ -28,7 +30,8 @@ namespace IngestPerf
     correlator(configuration.changeTableSize),
     associations(configuration.maxPeers, static_cast<int64_t>(configuration.dicomScpTimeoutSeconds) * 1000000000),
     stats(MonotonicNowNs(), WallNowNs(), configuration.maxSeries, MonotonicNowNs),
-    recorder(stats, labels, correlator, associations, changes, configuration.overwriteInstances)
+    recent(configuration.recentInstances),
+    recorder(stats, labels, correlator, associations, changes, recent, configuration.overwriteInstances)
   {
   }
 
@@ -92,6 +95,37 @@ namespace IngestPerf
   }
 
 
+  RecentReport IngestPipeline::CollectSlowest(const RecentQuery& query) const
+  {
+    RecentReport report = CollectRecent(query.windowSeconds);
+    const auto matches = MakeStreamPredicate(query.filter, labels);
+    std::vector<RecentInstance>& instances = report.ring.instances;
+    instances.erase(std::remove_if(instances.begin(), instances.end(),
+                                   [&](const RecentInstance& instance) {
+                                     // Like /perf/stats, whose phases are those of stored instances.
+                                     return instance.outcome != Outcome::Stored || !matches(instance.labels) ||
+                                            instance.record.Phase(query.phase) == InstanceRecord::kNotMeasured;
+                                   }),
+                    instances.end());
+    report.matched = instances.size();
+    instances = SelectSlowest(std::move(instances), query.phase, query.count);
+    return report;
+  }
+
+
+  RecentReport IngestPipeline::CollectRecent(int64_t seconds) const
+  {
+    RecentReport report;
+    report.collected = true;
+    report.nowNs = MonotonicNowNs();
+    report.nowWallNs = WallNowNs();
+    report.ring = recent.Snapshot(report.nowNs - seconds * 1000000000);
+    report.matched = report.ring.instances.size();
+    report.catalog = &labels;
+    return report;
+  }
+
+
   void IngestPipeline::Reset()
   {
     stats.Reset(MonotonicNowNs(), WallNowNs());
@@ -99,5 +133,6 @@ namespace IngestPerf
     associations.ResetStatistics();
     changes.ResetStatistics();
     cost.Reset();
+    recent.Reset();
   }
 }

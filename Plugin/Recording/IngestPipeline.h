@@ -13,6 +13,7 @@
 #include "Metrics/IngestStats.h"
 #include "Labels/LabelCatalog.h"
 #include "Metrics/PluginCost.h"
+#include "Metrics/RecentInstances.h"
 #include "Metrics/StorageStats.h"
 #include "Timeline/ThreadTimelines.h"
 
@@ -37,6 +38,10 @@ namespace IngestPerf
     // transport (not in groups, which are read from the streams) rather than shown as open.
     IngestReport Collect(const StatsQuery& query, const PluginStatus& status, OpenConnections connections,
                          const std::function<int64_t()>& restRequestsInProgress = nullptr) const;
+    // GET /perf/slowest: the slowest recent instances that match the query.
+    RecentReport CollectSlowest(const RecentQuery& query) const;
+    // GET /perf/trace: every recent instance stored in the last `seconds`, oldest first.
+    RecentReport CollectRecent(int64_t seconds) const;
     // POST /perf/reset: statistics back to zero; correlation state (open chains, pending changes) kept.
     void Reset();
 
@@ -48,6 +53,7 @@ namespace IngestPerf
     StorageStats storage;
     ChangeQueueStats changes;
     PluginCost cost;
+    RecentInstances recent;
     IngestRecorder recorder;
   };
 }

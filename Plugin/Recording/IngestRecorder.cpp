@@ -1,6 +1,7 @@
 #include "Recording/IngestRecorder.h"
 
 #include "Recording/DuplicateDetection.h"
+#include "Timeline/ThreadTimelines.h"
 
 #include <cstring>
 
@@ -23,11 +24,11 @@ namespace IngestPerf
       record.receivedBytes = static_cast<int64_t>(instance.receivedBytes);
       if (instance.hasReceivePhase)
       {
-        record.Set(Phase::Receive, instance.receivedNs - instance.segmentStartNs);
+        record.Set(Phase::Receive, instance.segmentStartNs, instance.receivedNs - instance.segmentStartNs);
       }
       if (instance.filteredNs != 0)
       {
-        record.Set(Phase::PreStore, instance.filteredNs - instance.receivedNs);
+        record.Set(Phase::PreStore, instance.receivedNs, instance.filteredNs - instance.receivedNs);
       }
     }
     if (instance.transcodeStartNs != 0)
@@ -36,35 +37,38 @@ namespace IngestPerf
       const int64_t end = instance.transcodeEndNs != 0 ? instance.transcodeEndNs : instance.filteredNs;
       if (end >= instance.transcodeStartNs)
       {
-        record.Set(Phase::Transcode, end - instance.transcodeStartNs);
+        record.Set(Phase::Transcode, instance.transcodeStartNs, end - instance.transcodeStartNs);
       }
     }
     if (instance.filteredNs != 0)
     {
-      record.Set(Phase::Persist, instance.storedNs - instance.filteredNs);
+      record.Set(Phase::Persist, instance.filteredNs, instance.storedNs - instance.filteredNs);
       if (instance.firstCreateStartNs != 0)
       {
-        record.Set(Phase::StoragePrepare, instance.firstCreateStartNs - instance.filteredNs);
-        record.Set(Phase::StorageWrite, instance.createTotalNs);
-        record.Set(Phase::IndexUpdate, instance.storedNs - instance.lastCreateEndNs);
+        record.Set(Phase::StoragePrepare, instance.filteredNs, instance.firstCreateStartNs - instance.filteredNs);
+        record.Set(Phase::StorageWrite, instance.firstCreateStartNs, instance.createTotalNs);
+        record.Set(Phase::IndexUpdate, instance.lastCreateEndNs, instance.storedNs - instance.lastCreateEndNs);
       }
     }
-    record.Set(Phase::ServerTotal, instance.storedNs - instance.segmentStartNs);
+    record.Set(Phase::ServerTotal, instance.segmentStartNs, instance.storedNs - instance.segmentStartNs);
     if (associationGapNs >= 0)
     {
-      record.Set(Phase::AssociationGap, associationGapNs);
+      // The gap ends at ReceivedInstance (AssociationTracker::InstanceStored).
+      record.Set(Phase::AssociationGap, instance.receivedNs - associationGapNs, associationGapNs);
     }
     return record;
   }
 
 
   IngestRecorder::IngestRecorder(IngestStats& stats, LabelCatalog& labels, ChangeCorrelator& correlator,
-                                 AssociationTracker& associations, ChangeQueueStats& changes, bool overwriteInstances) :
+                                 AssociationTracker& associations, ChangeQueueStats& changes, RecentInstances& recent,
+                                 bool overwriteInstances) :
     stats_(stats),
     labels_(labels),
     correlator_(correlator),
     associations_(associations),
     changes_(changes),
+    recent_(recent),
     overwriteInstances_(overwriteInstances)
   {
   }
@@ -90,6 +94,7 @@ namespace IngestPerf
     {
       // Timed storage saw Orthanc remove the file it had just written: the index refused it.
       stats_.RecordOutcome(Outcome::AlreadyStored, labels, instance.storedNs);
+      Remember(instance, ToRecord(instance, associationGap), labels, Outcome::AlreadyStored);
       return;
     }
     if (!overwriteInstances_)
@@ -104,10 +109,13 @@ namespace IngestPerf
       if (IsAlreadyStored(evidence))
       {
         stats_.RecordOutcome(Outcome::AlreadyStored, labels, instance.storedNs);
+        Remember(instance, ToRecord(instance, associationGap), labels, Outcome::AlreadyStored);
         return;
       }
     }
-    stats_.RecordStored(ToRecord(instance, associationGap), labels);
+    const InstanceRecord record = ToRecord(instance, associationGap);
+    stats_.RecordStored(record, labels);
+    Remember(instance, record, labels, Outcome::Stored);
     changes_.InstanceStored();
     if (!instance.transcodeAttempted && instance.labels.receivedSyntax != nullptr &&
         instance.labels.storedSyntax != nullptr &&
@@ -117,6 +125,16 @@ namespace IngestPerf
       stats_.Count(Counter::TranscodedWithoutHook, labels, instance.storedNs);
     }
     RecordPairing(correlator_.Stored(instance.instanceKey, instance.storedNs, labels.Key()), instance.storedNs);
+  }
+
+
+  void IngestRecorder::Remember(const CompletedInstance& instance, const InstanceRecord& record,
+                                const InstanceLabels& labels, Outcome outcome)
+  {
+    RecentInstance recent;
+    FillRecentInstance(recent, record, instance.startWallNs, labels, outcome, CurrentThreadNumber(),
+                       instance.instanceId);
+    recent_.Push(recent);
   }
 
 

@@ -9,6 +9,7 @@
 #include "Correlation/ChangeQueueStats.h"
 #include "Metrics/IngestStats.h"
 #include "Metrics/InstanceRecord.h"
+#include "Metrics/RecentInstances.h"
 #include "Labels/LabelCatalog.h"
 #include "Timeline/InstanceTimeline.h"
 
@@ -22,7 +23,8 @@ namespace IngestPerf
   {
   public:
     IngestRecorder(IngestStats& stats, LabelCatalog& labels, ChangeCorrelator& correlator,
-                   AssociationTracker& associations, ChangeQueueStats& changes, bool overwriteInstances);
+                   AssociationTracker& associations, ChangeQueueStats& changes, RecentInstances& recent,
+                   bool overwriteInstances);
 
     void InstanceCompleted(const CompletedInstance& instance) override;
     void InstanceAbandoned(Transport transport, Outcome outcome, const char* receivedSyntax) override;
@@ -34,12 +36,15 @@ namespace IngestPerf
   private:
     // nowNs: when the pairing was made (OnStored or the change), for the time windows.
     void RecordPairing(const ChangeCorrelator::Pairing& pairing, int64_t nowNs);
+    void Remember(const CompletedInstance& instance, const InstanceRecord& record, const InstanceLabels& labels,
+                  Outcome outcome);
 
     IngestStats& stats_;
     LabelCatalog& labels_;
     ChangeCorrelator& correlator_;
     AssociationTracker& associations_;
     ChangeQueueStats& changes_;
+    RecentInstances& recent_;
     bool overwriteInstances_;
   };
 }

@@ -9,6 +9,7 @@
 #include "Host/PluginStatus.h"
 #include "Labels/LabelCatalog.h"
 #include "Metrics/PluginCost.h"
+#include "Metrics/RecentInstances.h"
 #include "Metrics/StatsSnapshot.h"
 #include "Metrics/StorageStats.h"
 #include "Metrics/TimeWindows.h"
@@ -58,5 +59,17 @@ namespace IngestPerf
     ChangeQueueSnapshot changes;
     std::array<HistogramSnapshot, kCallbackCount> pluginCost;
     uint64_t failedAnswers = 0;  // REST answers turned into a 500 or 503 since Orthanc started
+  };
+
+  // What IngestPipeline::CollectSlowest and CollectRecent give the /perf/slowest and /perf/trace
+  // exporters: copies of the ring's records, and where the clocks stood when they were taken.
+  struct RecentReport
+  {
+    bool collected = false;  // false when the plugin is not running
+    RecentSnapshot ring;     // instances: the selected ones (slowest first, or oldest first)
+    uint64_t matched = 0;    // instances in the window that match the query (before keeping `count`)
+    int64_t nowNs = 0;       // monotonic
+    int64_t nowWallNs = 0;   // UTC epoch ns
+    const LabelCatalog* catalog = nullptr;
   };
 }

@@ -1,14 +1,18 @@
 #include "Rest/RestRoutes.h"
 
 #include "Export/PrometheusExporter.h"
+#include "Export/SlowestExporter.h"
+#include "Export/TraceExporter.h"
 #include "Host/OrthancMetrics.h"
 #include "Recording/IngestPipeline.h"
 #include "Host/OrthancSdk.h"
 #include "Host/PluginStatus.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace IngestPerf
 {
@@ -102,6 +106,63 @@ namespace IngestPerf
         if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
         {
           AnswerMetrics(output, request);
+        }
+      });
+    }
+
+    void AnswerSlowest(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
+    {
+      RecentQuery query;
+      Json::Value error;
+      if (!ParseSlowestArguments(query, error, request->getCount, request->getKeys, request->getValues))
+      {
+        AnswerBadRequest(output, error);
+        return;
+      }
+      query.filter.hashedPeers = status->configuration.hashPeers;
+      RecentReport report;
+      if (const IngestPipeline* pipeline = ActivePipeline())
+      {
+        report = pipeline->CollectSlowest(query);
+      }
+      OrthancSdk::AnswerJson(output, ExportSlowest(report, query, status->configuration.hashPeers));
+    }
+
+    void AnswerTrace(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
+    {
+      int64_t seconds = 0;
+      Json::Value error;
+      if (!ParseTraceArguments(seconds, error, request->getCount, request->getKeys, request->getValues))
+      {
+        AnswerBadRequest(output, error);
+        return;
+      }
+      RecentReport report;
+      if (const IngestPipeline* pipeline = ActivePipeline())
+      {
+        report = pipeline->CollectRecent(seconds);
+      }
+      OrthancSdk::AnswerJson(output, ExportTrace(report, seconds, status->configuration.hashPeers));
+    }
+
+    OrthancPluginErrorCode SlowestRoute(OrthancPluginRestOutput* output, const char* /*url*/,
+                                        const OrthancPluginHttpRequest* request)
+    {
+      return OrthancSdk::GuardRest(output, [&] {
+        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
+        {
+          AnswerSlowest(output, request);
+        }
+      });
+    }
+
+    OrthancPluginErrorCode TraceRoute(OrthancPluginRestOutput* output, const char* /*url*/,
+                                      const OrthancPluginHttpRequest* request)
+    {
+      return OrthancSdk::GuardRest(output, [&] {
+        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
+        {
+          AnswerTrace(output, request);
         }
       });
     }
@@ -297,11 +358,206 @@ namespace IngestPerf
   }
 
 
+  namespace
+  {
+    // A whole positive number of at most 9 digits, nothing else.
+    bool ParseCount(const std::string& text, int64_t& value)
+    {
+      if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
+      {
+        return false;
+      }
+      value = std::stoll(text);
+      return true;
+    }
+
+    // "90s", "5m", "1h" or a number of seconds.
+    bool ParseWindow(const std::string& text, int64_t& seconds)
+    {
+      int64_t unit = 1;
+      std::string digits = text;
+      if (!text.empty() && (text.back() == 's' || text.back() == 'm' || text.back() == 'h'))
+      {
+        unit = text.back() == 'h' ? 3600 : (text.back() == 'm' ? 60 : 1);
+        digits.pop_back();
+      }
+      int64_t count = 0;
+      if (!ParseCount(digits, count) || count * unit < 1 || count * unit > RecentQuery::kMaxWindowSeconds)
+      {
+        return false;
+      }
+      seconds = count * unit;
+      return true;
+    }
+
+    Json::Value OneAllowed(const char* text)
+    {
+      Json::Value allowed = Json::arrayValue;
+      allowed.append(text);
+      return allowed;
+    }
+
+    // Splits the arguments of a route into its own (`own`, decoded) and the others.
+    struct Arguments
+    {
+      std::vector<std::pair<std::string, std::string>> own;
+      std::vector<const char*> otherKeys;
+      std::vector<const char*> otherValues;
+    };
+
+    bool SplitArguments(Arguments& arguments, Json::Value& error, uint32_t count, const char* const* keys,
+                        const char* const* values, const std::vector<std::string>& names)
+    {
+      for (uint32_t i = 0; i < count; i++)
+      {
+        const std::string key = DecodeQueryComponent(keys[i]);
+        if (std::find(names.begin(), names.end(), key) == names.end())
+        {
+          arguments.otherKeys.push_back(keys[i]);
+          arguments.otherValues.push_back(values[i]);
+          continue;
+        }
+        for (const auto& seen : arguments.own)
+        {
+          if (seen.first == key)
+          {
+            return Fail(error, "parameter '" + key + "' given twice", key, Json::arrayValue);
+          }
+        }
+        arguments.own.emplace_back(key, DecodeQueryComponent(values[i]));
+      }
+      return true;
+    }
+  }
+
+
+  bool ParseSlowestArguments(RecentQuery& query, Json::Value& error, uint32_t count, const char* const* keys,
+                             const char* const* values)
+  {
+    query = RecentQuery();
+    Arguments arguments;
+    if (!SplitArguments(arguments, error, count, keys, values, {"n", "window", "phase"}))
+    {
+      return false;
+    }
+    for (const auto& argument : arguments.own)
+    {
+      const std::string& key = argument.first;
+      const std::string& value = argument.second;
+      if (key == "n")
+      {
+        int64_t n = 0;
+        if (!ParseCount(value, n) || n < 1 || n > static_cast<int64_t>(RecentQuery::kMaxCount))
+        {
+          return Fail(error, "invalid value '" + value + "' for parameter 'n'", key,
+                      OneAllowed("an integer from 1 to 1000"));
+        }
+        query.count = static_cast<size_t>(n);
+      }
+      else if (key == "window")
+      {
+        if (!ParseWindow(value, query.windowSeconds))
+        {
+          return Fail(error, "invalid value '" + value + "' for parameter 'window'", key,
+                      OneAllowed("seconds, or a number followed by s, m or h (1m, 5m, 15m, 1h), from 1s to 24h"));
+        }
+        query.window = value;
+      }
+      else
+      {
+        bool found = false;
+        Json::Value allowed = Json::arrayValue;
+        for (size_t p = 0; p < kPhaseCount; p++)
+        {
+          const Phase phase = static_cast<Phase>(p);
+          // Neither is known when the instance's record is written: changeDispatch comes later, on
+          // Orthanc's change thread; responseSend is never measured.
+          if (phase == Phase::ChangeDispatch || phase == Phase::ResponseSend)
+          {
+            continue;
+          }
+          allowed.append(DefinitionOf(phase).name);
+          if (value == DefinitionOf(phase).name)
+          {
+            query.phase = phase;
+            found = true;
+          }
+        }
+        if (!found)
+        {
+          return Fail(error, "invalid value '" + value + "' for parameter 'phase'", key, allowed);
+        }
+      }
+    }
+    if (!ParseStatsArguments(query.filter, error, static_cast<uint32_t>(arguments.otherKeys.size()),
+                             arguments.otherKeys.data(), arguments.otherValues.data()))
+    {
+      if (error["allowed"].isArray() && error["error"].asString().rfind("unknown parameter", 0) == 0)
+      {
+        Json::Value allowed = Json::arrayValue;
+        for (const char* name : {"n", "window", "phase"})
+        {
+          allowed.append(name);
+        }
+        for (const Json::Value& name : error["allowed"])
+        {
+          if (name.asString() != "groupBy")
+          {
+            allowed.append(name);
+          }
+        }
+        error["allowed"] = allowed;
+      }
+      return false;
+    }
+    if (query.filter.hasGroupBy)
+    {
+      return Fail(error, "groupBy is not supported by /perf/slowest: filter by a label instead", "groupBy",
+                  Json::arrayValue);
+    }
+    return true;
+  }
+
+
+  bool ParseTraceArguments(int64_t& seconds, Json::Value& error, uint32_t count, const char* const* keys,
+                           const char* const* values)
+  {
+    seconds = 60;
+    bool seen = false;
+    for (uint32_t i = 0; i < count; i++)
+    {
+      const std::string key = DecodeQueryComponent(keys[i]);
+      const std::string value = DecodeQueryComponent(values[i]);
+      if (key.empty() && value.empty())
+      {
+        continue;
+      }
+      if (key != "seconds")
+      {
+        return Fail(error, "unknown parameter '" + key + "'", key, OneAllowed("seconds"));
+      }
+      if (seen)
+      {
+        return Fail(error, "parameter 'seconds' given twice", key, OneAllowed("seconds"));
+      }
+      seen = true;
+      if (!ParseCount(value, seconds) || seconds < 1 || seconds > kMaxTraceSeconds)
+      {
+        return Fail(error, "invalid value '" + value + "' for parameter 'seconds'", key,
+                    OneAllowed("an integer from 1 to 3600"));
+      }
+    }
+    return true;
+  }
+
+
   void RegisterRestRoutes(const PluginStatus& pluginStatus)
   {
     status = &pluginStatus;
     OrthancSdk::RegisterRoute("/perf/stats", StatsRoute);
     OrthancSdk::RegisterRoute("/perf/reset", ResetRoute);
     OrthancSdk::RegisterRoute("/perf/metrics", MetricsRoute);
+    OrthancSdk::RegisterRoute("/perf/slowest", SlowestRoute);
+    OrthancSdk::RegisterRoute("/perf/trace", TraceRoute);
   }
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "Export/JsonExporter.h"
+#include "Metrics/StatsQuery.h"
 
 #include <json/value.h>
 
@@ -23,5 +24,14 @@ namespace IngestPerf
 
   // Validates the GET arguments of /perf/stats. On failure, fills `error` with the JSON reason.
   bool ParseStatsArguments(StatsQuery& filter, Json::Value& error, uint32_t count, const char* const* keys,
+                           const char* const* values);
+
+  // GET /perf/slowest: n (1..1000), window ("90s", "5m", "1h": 1 s to 24 h), phase, and the
+  // transport and label filters of /perf/stats (not groupBy).
+  bool ParseSlowestArguments(RecentQuery& query, Json::Value& error, uint32_t count, const char* const* keys,
+                             const char* const* values);
+
+  // GET /perf/trace: seconds (1..3600, default 60).
+  bool ParseTraceArguments(int64_t& seconds, Json::Value& error, uint32_t count, const char* const* keys,
                            const char* const* values);
 }

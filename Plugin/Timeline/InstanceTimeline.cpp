@@ -280,6 +280,7 @@ namespace IngestPerf
     instance.receptionSecond = event.receptionSecond;
     instance.peerKey = event.peerKey;
     instance.labels = event.labels;
+    instance.instanceId = event.instanceId;
     if (httpActive_ && !httpAnswerCounted_)
     {
       instance.httpAnswerEncoding = httpAcceptsCompression_ ? 1 : 2;

@@ -48,6 +48,7 @@ namespace IngestPerf
     int64_t receptionSecond;  // "ReceptionDate" metadata as UTC epoch seconds, -1 if unknown
     uint64_t peerKey;         // hash of the calling AET for C-STORE, 0 otherwise
     RawLabels labels;         // borrowed strings, valid while the sink handles the instance
+    const char* instanceId;   // Orthanc's ID (borrowed like the labels), nullptr if unknown
   };
 
   struct StoredEvent
@@ -58,8 +59,9 @@ namespace IngestPerf
     uint64_t storedBytes;
     uint64_t instanceKey;
     int64_t receptionSecond;
-    uint64_t peerKey;  // hash of the calling AET for C-STORE, 0 otherwise
-    RawLabels labels;  // receivedSyntax is filled by the timeline
+    uint64_t peerKey;        // hash of the calling AET for C-STORE, 0 otherwise
+    RawLabels labels;        // receivedSyntax is filled by the timeline
+    const char* instanceId;  // Orthanc's ID, borrowed during the callback; nullptr if unknown
   };
 
   class TimelineSink

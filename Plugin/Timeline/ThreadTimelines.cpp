@@ -1,5 +1,8 @@
 #include "Timeline/ThreadTimelines.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <vector>
 
 namespace IngestPerf
@@ -57,6 +60,17 @@ namespace IngestPerf
     // threadHandle, which keeps `fastOwner` alive while it is set.
     __attribute__((tls_model("initial-exec"))) thread_local const void* fastOwner = nullptr;
     __attribute__((tls_model("initial-exec"))) thread_local InstanceTimeline* fastTimeline = nullptr;
+  }
+
+
+  uint32_t CurrentThreadNumber()
+  {
+    static __attribute__((tls_model("initial-exec"))) thread_local uint32_t number = 0;
+    if (number == 0)
+    {
+      number = static_cast<uint32_t>(syscall(SYS_gettid));
+    }
+    return number;
   }
 
 

@@ -34,6 +34,10 @@ namespace IngestPerf
     std::array<uint64_t, kOutcomeCount> endedWithRequest;
   };
 
+  // The kernel's id of the calling thread (gettid), read once per thread and cached: what a trace
+  // shows as the thread of an instance, the same number as in top -H, perf or gdb.
+  uint32_t CurrentThreadNumber();
+
   class ThreadTimelines
   {
   public:

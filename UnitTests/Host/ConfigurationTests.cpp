@@ -43,6 +43,7 @@ TEST(Configuration, DefaultsWithoutASection)
   EXPECT_EQ(512u, configuration.maxThreads);
   EXPECT_EQ(16384u, configuration.changeTableSize);
   EXPECT_EQ(256u, configuration.maxPeers);
+  EXPECT_EQ(4096u, configuration.recentInstances);
   EXPECT_FALSE(configuration.hashPeers);
   EXPECT_FALSE(configuration.overwriteInstances);
   EXPECT_FALSE(configuration.ingestTranscoding);
@@ -55,7 +56,8 @@ TEST(Configuration, ReadsEveryKey)
   const Configuration configuration = ParseConfiguration(Parse(R"({
     "OverwriteInstances": true, "IngestTranscoding": "1.2.840.10008.1.2.4.70", "DicomScpTimeout": 0,
     "IngestPerf": {"Enable": false, "ReceivedInstanceCallback": false, "MaxThreads": 64,
-                   "ChangeTableSize": 1024, "MaxPeers": 8, "HashPeers": true}})"));
+                   "ChangeTableSize": 1024, "MaxPeers": 8, "HashPeers": true, "RecentInstances": 100}})"));
+  EXPECT_EQ(100u, configuration.recentInstances);
   EXPECT_FALSE(configuration.enable);
   EXPECT_FALSE(configuration.receivedInstanceCallback);
   EXPECT_EQ(64u, configuration.maxThreads);
@@ -88,6 +90,12 @@ TEST(Configuration, EveryErrorNamesTheKey)
   EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"MaxPeers": "8"}})").find("IngestPerf.MaxPeers"));
   EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"HashPeers": "yes"}})")
                                  .find("IngestPerf.HashPeers: expected true or false, got \"yes\""));
+  EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"RecentInstances": 15}})")
+                                 .find("IngestPerf.RecentInstances: expected an integer from 16 to 262144, got 15"));
+  EXPECT_NE(std::string::npos,
+            ErrorOf(R"({"IngestPerf": {"RecentInstances": 262145}})").find("IngestPerf.RecentInstances"));
+  EXPECT_NE(std::string::npos,
+            ErrorOf(R"({"IngestPerf": {"RecentInstances": "4k"}})").find("IngestPerf.RecentInstances"));
   const std::string unknown = ErrorOf(R"({"IngestPerf": {"Enabled": true}})");
   EXPECT_NE(std::string::npos, unknown.find("IngestPerf.Enabled: unknown option")) << unknown;
   EXPECT_NE(std::string::npos, unknown.find("Enable,")) << unknown;
@@ -97,6 +105,8 @@ TEST(Configuration, EveryErrorNamesTheKey)
 TEST(Configuration, BoundariesAreAccepted)
 {
   EXPECT_EQ("", ErrorOf(R"({"IngestPerf": {"MaxThreads": 1, "ChangeTableSize": 16777216, "MaxPeers": 65536}})"));
+  EXPECT_EQ("", ErrorOf(R"({"IngestPerf": {"RecentInstances": 16}})"));
+  EXPECT_EQ("", ErrorOf(R"({"IngestPerf": {"RecentInstances": 262144}})"));
   EXPECT_EQ("", ErrorOf(R"({"IngestPerf": {}})"));
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -126,4 +127,53 @@ TEST(IngestPipeline, AnOutcomeRecordedByItsThreadIsNotCountedTwice)
   EXPECT_EQ(1u, RestOutcome(report, Outcome::NotDicom));
   EXPECT_EQ(0u, report.openRecords.count);
   EXPECT_EQ(0u, report.openRecords.endedWithRequest[static_cast<size_t>(Outcome::NotDicom)]);
+}
+
+
+// The recorder keeps each instance's whole timeline in the recent ring, once, with its Orthanc ID
+// and thread; /perf/slowest ranks the stored ones that match, and a reset empties it.
+TEST(IngestPipeline, RecentInstancesFromTheRecorderToCollectSlowest)
+{
+  Configuration configuration = SmallConfiguration();
+  configuration.recentInstances = 16;
+  IngestPipeline pipeline(configuration);
+  InstanceTimeline& timeline = pipeline.timelines.ForCurrentThread();
+  const int64_t start = MonotonicNowNs();
+  const std::string ids[] = {"aaaaaaaa-11111111-22222222-33333333-44444444",
+                             "bbbbbbbb-11111111-22222222-33333333-44444444"};
+  for (int i = 0; i < 2; i++)
+  {
+    const int64_t t0 = start + i * 100000000;
+    timeline.HttpRequest(t0, true, true, Transport::Rest, pipeline.recorder);
+    timeline.Received(t0 + 1000, Transport::Rest, 100, true, "1.2.840.10008.1.2.1", pipeline.recorder);
+    timeline.Filtered(t0 + 3000, Transport::Rest, false, pipeline.recorder);
+    StoredEvent event{};
+    event.nowNs = t0 + 10000 + i * 5000;  // the second one is slower
+    event.wallNowNs = WallNowNs();
+    event.transport = Transport::Rest;
+    event.storedBytes = 100;
+    event.instanceKey = 1 + i;
+    event.receptionSecond = -1;
+    event.instanceId = ids[i].c_str();
+    timeline.Stored(event, pipeline.recorder);
+  }
+
+  RecentQuery query;
+  RecentReport report = pipeline.CollectSlowest(query);
+  ASSERT_EQ(2u, report.ring.instances.size());
+  const RecentInstance& slowest = report.ring.instances[0];
+  EXPECT_EQ(ids[1], slowest.instanceId);
+  EXPECT_EQ(Outcome::Stored, slowest.outcome);
+  EXPECT_EQ(CurrentThreadNumber(), slowest.thread);
+  EXPECT_EQ(15000, slowest.record.Phase(Phase::ServerTotal));
+  EXPECT_EQ(1000, slowest.record.Phase(Phase::Receive));
+  EXPECT_EQ(start + 100000000 + 1000, slowest.record.PhaseStart(Phase::PreStore));
+  EXPECT_EQ(start + 100000000 + 3000, slowest.record.PhaseStart(Phase::Persist));
+
+  query.filter.scope = StatsQuery::Scope::Single;
+  query.filter.transport = Transport::Dicom;
+  EXPECT_TRUE(pipeline.CollectSlowest(query).ring.instances.empty());
+
+  pipeline.Reset();
+  EXPECT_TRUE(pipeline.CollectRecent(60).ring.instances.empty());
 }

@@ -196,3 +196,89 @@ TEST(RestRoutes, WindowParameter)
   EXPECT_FALSE(ParseStatsArguments(filter, error, 2, twice, twiceValues));
   EXPECT_EQ("parameter 'window' given twice", error["error"].asString());
 }
+
+TEST(RestRoutes, SlowestArguments)
+{
+  RecentQuery query;
+  Json::Value error;
+  ASSERT_TRUE(ParseSlowestArguments(query, error, 0, nullptr, nullptr));
+  EXPECT_EQ(20u, query.count);
+  EXPECT_EQ(300, query.windowSeconds);
+  EXPECT_EQ(Phase::ServerTotal, query.phase);
+
+  const char* keys[] = {"n", "window", "phase", "transport", "remoteAet"};
+  const char* values[] = {"5", "15m", "persist", "dicom", "CT01"};
+  ASSERT_TRUE(ParseSlowestArguments(query, error, 5, keys, values));
+  EXPECT_EQ(5u, query.count);
+  EXPECT_EQ(900, query.windowSeconds);
+  EXPECT_EQ("15m", query.window);
+  EXPECT_EQ(Phase::Persist, query.phase);
+  EXPECT_EQ(StatsQuery::Scope::Single, query.filter.scope);
+  ASSERT_EQ(1u, query.filter.labels.size());
+
+  const char* windows[] = {"1h", "90s", "45"};
+  const int64_t seconds[] = {3600, 90, 45};
+  const char* windowKey[] = {"window"};
+  for (size_t i = 0; i < 3; i++)
+  {
+    ASSERT_TRUE(ParseSlowestArguments(query, error, 1, windowKey, &windows[i])) << windows[i];
+    EXPECT_EQ(seconds[i], query.windowSeconds);
+  }
+
+  const struct
+  {
+    const char* key;
+    const char* value;
+  } bad[] = {{"n", "0"},
+             {"n", "1001"},
+             {"n", "-1"},
+             {"n", "x"},
+             {"window", "0m"},
+             {"window", "25h"},
+             {"window", "5d"},
+             {"window", ""},
+             {"phase", "nope"},
+             {"phase", "changeDispatch"},
+             {"phase", "responseSend"},
+             {"groupBy", "remoteAet"},
+             {"transport", "smtp"},
+             {"seconds", "5"}};
+  for (const auto& argument : bad)
+  {
+    Json::Value reason;
+    EXPECT_FALSE(ParseSlowestArguments(query, reason, 1, &argument.key, &argument.value))
+      << argument.key << "=" << argument.value;
+    EXPECT_TRUE(reason["error"].isString());
+    EXPECT_TRUE(reason["parameter"].isString());
+  }
+  Json::Value unknown;
+  const char* unknownKey[] = {"seconds"};
+  const char* unknownValue[] = {"5"};
+  ASSERT_FALSE(ParseSlowestArguments(query, unknown, 1, unknownKey, unknownValue));
+  EXPECT_EQ("n", unknown["allowed"][0].asString());
+
+  const char* twice[] = {"n", "n"};
+  const char* twiceValues[] = {"1", "2"};
+  EXPECT_FALSE(ParseSlowestArguments(query, error, 2, twice, twiceValues));
+}
+
+
+TEST(RestRoutes, TraceArguments)
+{
+  int64_t seconds = 0;
+  Json::Value error;
+  ASSERT_TRUE(ParseTraceArguments(seconds, error, 0, nullptr, nullptr));
+  EXPECT_EQ(60, seconds);
+  const char* keys[] = {"seconds"};
+  const char* good[] = {"3600"};
+  ASSERT_TRUE(ParseTraceArguments(seconds, error, 1, keys, good));
+  EXPECT_EQ(3600, seconds);
+  for (const char* value : {"0", "3601", "-5", "1m", ""})
+  {
+    Json::Value reason;
+    EXPECT_FALSE(ParseTraceArguments(seconds, reason, 1, keys, &value)) << value;
+    EXPECT_EQ("seconds", reason["parameter"].asString());
+  }
+  const char* other[] = {"n"};
+  EXPECT_FALSE(ParseTraceArguments(seconds, error, 1, other, good));
+}

@@ -1,0 +1,90 @@
+#include "Export/SlowestExporter.h"
+
+#include "Export/JsonExporter.h"
+#include "Labels/PeerPseudonym.h"
+
+#include <cmath>
+
+namespace IngestPerf
+{
+  Json::Value ExportRecentInstance(const RecentInstance& instance, const LabelCatalog& catalog, bool hashPeers)
+  {
+    Json::Value value;
+    value["instanceId"] = instance.instanceId;
+    value["arrival"] = IsoUtc(instance.startWallNs);
+    value["thread"] = Json::UInt(instance.thread);
+    value["transport"] = TransportName(instance.labels.GetTransport());
+    value["outcome"] = DefinitionOf(instance.outcome).name;
+    value["storedBytes"] = Json::UInt64(instance.record.storedBytes);
+    Json::Value& phases = value["phases"];
+    phases = Json::objectValue;
+    for (size_t p = 0; p < kPhaseCount; p++)
+    {
+      const int64_t ns = instance.record.phaseNs[p];
+      if (ns != InstanceRecord::kNotMeasured)
+      {
+        phases[DefinitionOf(static_cast<Phase>(p)).name] = NanosecondsToMilliseconds(ns);
+      }
+    }
+    Json::Value& labels = value["labels"];
+    for (size_t d = 0; d < kLabelDimensions; d++)
+    {
+      const LabelDimension dimension = static_cast<LabelDimension>(d);
+      if (dimension != LabelDimension::Transport)
+      {
+        labels[LabelDimensionName(dimension)] =
+          ExportedLabelValue(dimension, catalog.Name(dimension, instance.labels.Get(dimension)), hashPeers);
+      }
+    }
+    return value;
+  }
+
+
+  Json::Value ExportRing(const RecentReport& report)
+  {
+    Json::Value ring;
+    ring["capacity"] = Json::UInt64(report.ring.capacity);
+    ring["held"] = Json::UInt64(report.ring.held);
+    ring["pushed"] = Json::UInt64(report.ring.pushed);
+    ring["skipped"] = Json::UInt64(report.ring.skipped);
+    if (report.ring.oldestStoredNs != 0)
+    {
+      const int64_t back = report.nowNs - report.ring.oldestStoredNs;
+      ring["oldest"] = IsoUtc(report.nowWallNs - back);
+      ring["reachesBackSeconds"] = std::round(static_cast<double>(back) / 1e6) / 1e3;
+    }
+    else
+    {
+      ring["oldest"] = Json::nullValue;
+      ring["reachesBackSeconds"] = 0.0;
+    }
+    return ring;
+  }
+
+
+  Json::Value ExportSlowest(const RecentReport& report, const RecentQuery& query, bool hashPeers)
+  {
+    Json::Value result;
+    result["phase"] = DefinitionOf(query.phase).name;
+    result["n"] = Json::UInt64(query.count);
+    result["window"] = query.window;
+    result["windowSeconds"] = Json::Int64(query.windowSeconds);
+    result["units"] = "ms";
+    result["ring"] = ExportRing(report);
+    // Whether the window was seen whole: nothing was overwritten since the reset, or what was is older.
+    result["ring"]["coversWindow"] = report.ring.pushed <= report.ring.capacity ||
+                                     (report.ring.oldestStoredNs != 0 &&
+                                      report.nowNs - report.ring.oldestStoredNs >= query.windowSeconds * 1000000000);
+    result["matched"] = Json::UInt64(report.matched);
+    Json::Value& instances = result["instances"];
+    instances = Json::arrayValue;
+    if (report.catalog != nullptr)
+    {
+      for (const RecentInstance& instance : report.ring.instances)
+      {
+        instances.append(ExportRecentInstance(instance, *report.catalog, hashPeers));
+      }
+    }
+    return result;
+  }
+}

@@ -1,0 +1,238 @@
+#include "Export/TraceExporter.h"
+
+#include "Export/JsonExporter.h"
+#include "Export/SlowestExporter.h"
+#include "Labels/PeerPseudonym.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    constexpr int kThreadsProcess = 1;
+    constexpr int kAssociationsProcess = 2;
+
+    // The phases drawn inside an instance's slice; each lies within the one before it that
+    // encloses it (receive, preStore > transcode, persist > storagePrepare, storageWrite, indexUpdate).
+    const Phase kNestedPhases[] = {Phase::Receive,        Phase::PreStore,     Phase::Transcode,  Phase::Persist,
+                                   Phase::StoragePrepare, Phase::StorageWrite, Phase::IndexUpdate};
+
+    struct Event
+    {
+      int pid;
+      int64_t tid;
+      int64_t startNs;
+      int64_t durationNs;
+      Json::Value value;
+    };
+
+    class TraceBuilder
+    {
+    public:
+      explicit TraceBuilder(int64_t originNs) :
+        originNs_(originNs)
+      {
+      }
+
+      double Microseconds(int64_t ns) const { return static_cast<double>(ns) / 1000.0; }
+
+      void Slice(int pid, int64_t tid, const char* category, const std::string& name, int64_t startNs,
+                 int64_t durationNs, Json::Value args = Json::nullValue)
+      {
+        Json::Value event;
+        event["name"] = name;
+        event["cat"] = category;
+        event["ph"] = "X";
+        event["ts"] = Microseconds(startNs - originNs_);
+        event["dur"] = Microseconds(durationNs);
+        event["pid"] = pid;
+        event["tid"] = Json::Int64(tid);
+        if (!args.isNull())
+        {
+          event["args"] = std::move(args);
+        }
+        events_.push_back(Event{pid, tid, startNs, durationNs, std::move(event)});
+      }
+
+      void Counter(int64_t atNs, const char* name, const char* series, uint64_t value)
+      {
+        Json::Value event;
+        event["name"] = name;
+        event["ph"] = "C";
+        event["ts"] = Microseconds(atNs - originNs_);
+        event["pid"] = kThreadsProcess;
+        event["tid"] = 0;
+        event["args"][series] = Json::UInt64(value);
+        events_.push_back(Event{kThreadsProcess, 0, atNs, 0, std::move(event)});
+      }
+
+      void Name(int pid, int64_t tid, const char* kind, const std::string& name)
+      {
+        Json::Value event;
+        event["name"] = kind;
+        event["ph"] = "M";
+        event["pid"] = pid;
+        event["tid"] = Json::Int64(tid);
+        event["args"]["name"] = name;
+        metadata_.append(std::move(event));
+      }
+
+      Json::Value Events()
+      {
+        // Per track in time order, an enclosing slice before the slices it encloses.
+        std::stable_sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) {
+          return std::make_tuple(a.pid, a.tid, a.startNs, -a.durationNs) <
+                 std::make_tuple(b.pid, b.tid, b.startNs, -b.durationNs);
+        });
+        Json::Value all = metadata_;
+        for (Event& event : events_)
+        {
+          all.append(std::move(event.value));
+        }
+        return all;
+      }
+
+    private:
+      int64_t originNs_;
+      Json::Value metadata_ = Json::arrayValue;
+      std::vector<Event> events_;
+    };
+
+    int64_t EarliestNs(const RecentInstance& instance)
+    {
+      const InstanceRecord& record = instance.record;
+      int64_t earliest = record.startNs;
+      if (record.Phase(Phase::AssociationGap) != InstanceRecord::kNotMeasured)
+      {
+        earliest = std::min(earliest, record.PhaseStart(Phase::AssociationGap));
+      }
+      return earliest;
+    }
+
+    void AddInstance(TraceBuilder& trace, const RecentInstance& instance, const Json::Value& args)
+    {
+      const InstanceRecord& record = instance.record;
+      const std::string name = std::string(TransportName(instance.labels.GetTransport())) + " instance";
+      trace.Slice(kThreadsProcess, instance.thread, "instance", name, record.startNs, record.storedNs - record.startNs,
+                  args);
+      for (Phase phase : kNestedPhases)
+      {
+        if (record.Phase(phase) != InstanceRecord::kNotMeasured)
+        {
+          trace.Slice(kThreadsProcess, instance.thread, "phase", DefinitionOf(phase).name, record.PhaseStart(phase),
+                      record.Phase(phase));
+        }
+      }
+    }
+
+    // The C-STORE instances of each calling AET, laid out on tracks that never overlap themselves:
+    // one track per chain of instances that followed each other, as an association sends them.
+    void AddAssociations(TraceBuilder& trace, const std::vector<RecentInstance>& instances, const LabelCatalog& catalog,
+                         bool hashPeers)
+    {
+      std::map<LabelId, std::vector<const RecentInstance*>> byPeer;
+      for (const RecentInstance& instance : instances)
+      {
+        if (instance.labels.GetTransport() == Transport::Dicom)
+        {
+          byPeer[instance.labels.Get(LabelDimension::RemoteAet)].push_back(&instance);
+        }
+      }
+      int64_t nextTrack = 1;
+      for (auto& peer : byPeer)
+      {
+        const std::string aet =
+          ExportedLabelValue(LabelDimension::RemoteAet, catalog.Name(LabelDimension::RemoteAet, peer.first), hashPeers);
+        std::vector<const RecentInstance*>& chain = peer.second;
+        std::sort(chain.begin(), chain.end(),
+                  [](const RecentInstance* a, const RecentInstance* b) { return EarliestNs(*a) < EarliestNs(*b); });
+        std::vector<std::pair<int64_t, int64_t>> tracks;  // track id, end of its last slice
+        for (const RecentInstance* instance : chain)
+        {
+          const int64_t begin = EarliestNs(*instance);
+          auto track = std::find_if(tracks.begin(), tracks.end(),
+                                    [begin](const std::pair<int64_t, int64_t>& t) { return t.second <= begin; });
+          if (track == tracks.end())
+          {
+            tracks.emplace_back(nextTrack, 0);
+            trace.Name(kAssociationsProcess, nextTrack, "thread_name",
+                       "C-STORE from " + aet + " #" + std::to_string(tracks.size()));
+            nextTrack++;
+            track = tracks.end() - 1;
+          }
+          track->second = instance->record.storedNs;
+          const InstanceRecord& record = instance->record;
+          Json::Value args;
+          args["instanceId"] = instance->instanceId;
+          args["remoteAet"] = aet;
+          if (record.Phase(Phase::AssociationGap) != InstanceRecord::kNotMeasured)
+          {
+            trace.Slice(kAssociationsProcess, track->first, "associationGap", "associationGap",
+                        record.PhaseStart(Phase::AssociationGap), record.Phase(Phase::AssociationGap), args);
+          }
+          trace.Slice(kAssociationsProcess, track->first, "instance", "C-STORE instance", record.startNs,
+                      record.storedNs - record.startNs, args);
+        }
+      }
+    }
+  }
+
+
+  Json::Value ExportTrace(const RecentReport& report, int64_t seconds, bool hashPeers)
+  {
+    const std::vector<RecentInstance>& instances = report.ring.instances;
+    const int64_t windowStartNs = report.nowNs - seconds * 1000000000;
+    int64_t originNs = windowStartNs;
+    for (const RecentInstance& instance : instances)
+    {
+      originNs = std::min(originNs, EarliestNs(instance));
+    }
+    TraceBuilder trace(originNs);
+    trace.Name(kThreadsProcess, 0, "process_name", "Orthanc ingest threads");
+    trace.Name(kAssociationsProcess, 0, "process_name", "C-STORE associations");
+
+    std::map<uint32_t, bool> threads;
+    std::vector<uint64_t> perSecond(static_cast<size_t>(seconds), 0);
+    for (const RecentInstance& instance : instances)
+    {
+      if (threads.emplace(instance.thread, true).second)
+      {
+        trace.Name(kThreadsProcess, instance.thread, "thread_name", "thread " + std::to_string(instance.thread));
+      }
+      if (report.catalog != nullptr)
+      {
+        AddInstance(trace, instance, ExportRecentInstance(instance, *report.catalog, hashPeers));
+      }
+      const int64_t second = (instance.record.storedNs - windowStartNs) / 1000000000;
+      if (instance.outcome == Outcome::Stored && second >= 0 && second < seconds)
+      {
+        perSecond[static_cast<size_t>(second)]++;
+      }
+    }
+    for (size_t s = 0; s < perSecond.size(); s++)
+    {
+      trace.Counter(windowStartNs + static_cast<int64_t>(s) * 1000000000, "throughput", "instancesPerSecond",
+                    perSecond[s]);
+    }
+    if (report.catalog != nullptr)
+    {
+      AddAssociations(trace, instances, *report.catalog, hashPeers);
+    }
+
+    Json::Value result;
+    result["traceEvents"] = trace.Events();
+    result["displayTimeUnit"] = "ms";
+    Json::Value& other = result["otherData"];
+    other["origin"] = IsoUtc(report.nowWallNs - (report.nowNs - originNs));
+    other["seconds"] = Json::Int64(seconds);
+    other["instances"] = Json::UInt64(instances.size());
+    other["threads"] = Json::UInt64(threads.size());
+    other["ring"] = ExportRing(report);
+    return result;
+  }
+}
