@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <memory>
 
 namespace IngestPerf
 {
@@ -99,8 +100,11 @@ namespace IngestPerf
         {
           return;
         }
-        const IngestReport report = pipeline->Collect(StatsQuery(), *publishedStatus, OpenConnections());
-        for (const auto& value : PublishedOrthancMetrics(report.snapshot))
+        // The statistics only, not a whole Collect: this runs inside Orthanc's answer to
+        // /tools/metrics-prometheus, which /perf/stats itself reads in the middle of its Collect
+        // (OtherRestRequestsInProgress), on an HTTP thread with a small stack.
+        const std::unique_ptr<StatsSnapshot> snapshot(new StatsSnapshot(pipeline->stats.Snapshot(now)));
+        for (const auto& value : PublishedOrthancMetrics(*snapshot))
         {
           OrthancSdk::SetMetricsValue(value.first.c_str(), value.second);
         }

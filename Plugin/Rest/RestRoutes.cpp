@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,6 +38,25 @@ namespace IngestPerf
       return true;
     }
 
+    // On the heap: a report is tens of KB, and Orthanc's HTTP threads have small stacks (Collect
+    // itself reads /tools/metrics-prometheus through Orthanc, deeper on the same stack).
+    std::unique_ptr<IngestReport> CollectReport(const StatsQuery& query)
+    {
+      std::unique_ptr<IngestReport> report;
+      if (const IngestPipeline* pipeline = ActivePipeline())
+      {
+        report.reset(new IngestReport(
+          pipeline->Collect(query, *status, ReadOpenConnections(static_cast<uint16_t>(status->configuration.dicomPort)),
+                            OtherRestRequestsInProgress)));
+      }
+      else
+      {
+        report.reset(new IngestReport());
+      }
+      report->status = status;
+      return report;
+    }
+
     void AnswerStats(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
     {
       StatsQuery filter;
@@ -47,16 +67,9 @@ namespace IngestPerf
         return;
       }
       filter.hashedPeers = status->configuration.hashPeers;
-      IngestReport report;
-      report.status = status;
-      if (const IngestPipeline* pipeline = ActivePipeline())
-      {
-        report = pipeline->Collect(filter, *status,
-                                   ReadOpenConnections(static_cast<uint16_t>(status->configuration.dicomPort)),
-                                   OtherRestRequestsInProgress);
-      }
-      report.failedAnswers = OrthancSdk::FailedAnswers();
-      OrthancSdk::AnswerJson(output, ExportStats(report, filter));
+      const std::unique_ptr<IngestReport> report = CollectReport(filter);
+      report->failedAnswers = OrthancSdk::FailedAnswers();
+      OrthancSdk::AnswerJson(output, ExportStats(*report, filter));
     }
 
     OrthancPluginErrorCode StatsRoute(OrthancPluginRestOutput* output, const char* /*url*/,
@@ -88,15 +101,7 @@ namespace IngestPerf
       }
       StatsQuery query;
       query.eachStream = true;
-      IngestReport report;
-      report.status = status;
-      if (const IngestPipeline* pipeline = ActivePipeline())
-      {
-        report =
-          pipeline->Collect(query, *status, ReadOpenConnections(static_cast<uint16_t>(status->configuration.dicomPort)),
-                            OtherRestRequestsInProgress);
-      }
-      OrthancSdk::AnswerText(output, ExportPrometheus(report), kPrometheusContentType);
+      OrthancSdk::AnswerText(output, ExportPrometheus(*CollectReport(query)), kPrometheusContentType);
     }
 
     OrthancPluginErrorCode MetricsRoute(OrthancPluginRestOutput* output, const char* /*url*/,
