@@ -101,3 +101,20 @@ def test_bad_window_is_400(orthanc, params, message):
     assert answer.status_code == 400
     assert answer.json()["error"] == message
     assert answer.json()["parameter"] == "window"
+
+
+def test_perf_report_shows_a_window_and_the_recent_block(ingested, repo_root):
+    import subprocess
+    import sys
+    script = [sys.executable, repo_root + "/Resources/perf_report.py", "--url", ingested.url, "--width", "200"]
+    windowed = subprocess.run(script + ["--window", "5m", "--transport", "dicom"], capture_output=True, text=True)
+    assert windowed.returncode == 0, windowed.stderr
+    lines = windowed.stdout.splitlines()
+    assert "| last 5m (" in lines[0] and "since" not in lines[0]
+    assert any(line.startswith("DICOM (C-STORE): 6 stored") for line in lines)
+    default = subprocess.run(script, capture_output=True, text=True)
+    assert default.returncode == 0, default.stderr
+    assert any(line.strip().startswith("last 1m: 6 stored") and "; last 5m: 6 stored" in line
+               for line in default.stdout.splitlines()), default.stdout
+    refused = subprocess.run(script + ["--window", "2m"], capture_output=True, text=True)
+    assert refused.returncode == 2 and "window" in refused.stderr

@@ -4,6 +4,7 @@
     perf_report.py                                  # http://localhost:8042, every transport
     perf_report.py --url http://pacs:8042 --user admin --password secret --transport dicom
     perf_report.py --json saved-stats.json          # a saved answer instead of a server ('-': stdin)
+    perf_report.py --window 5m                      # the last 5 minutes only (1m, 5m, 15m or 1h)
     perf_report.py --slowest 20 --transport dicom   # the 20 slowest recent instances (GET /perf/slowest)
     perf_report.py --trace trace.json --seconds 300 # save GET /perf/trace for Perfetto, print a summary
 
@@ -45,8 +46,9 @@ def main(argv=None):
                         help="print the N slowest recent instances (GET /perf/slowest; with --json: a saved answer)")
     parser.add_argument("--phase", default="serverTotal",
                         help="with --slowest: the phase to rank by (default: %(default)s)")
-    parser.add_argument("--window", default="5m",
-                        help="with --slowest: how recent, e.g. 1m, 5m, 1h (default: %(default)s)")
+    parser.add_argument("--window",
+                        help="only the recent past: 1m, 5m, 15m or 1h (default: since the start or the last reset; "
+                             "with --slowest: 5m, and any number of s, m or h)")
     parser.add_argument("--trace", metavar="FILE",
                         help="save GET /perf/trace (Chrome trace JSON) to FILE, print a summary")
     parser.add_argument("--seconds", type=positive, default=60, help="with --trace: how recent (default: %(default)s)")
@@ -64,7 +66,7 @@ def main(argv=None):
                 if args.json:
                     answer = load_json(args.json)
                 else:
-                    params = {"n": args.slowest, "phase": args.phase, "window": args.window}
+                    params = {"n": args.slowest, "phase": args.phase, "window": args.window or "5m"}
                     if args.transport:
                         params["transport"] = args.transport
                     answer = fetch_json(args.url, "/perf/slowest", params, args.user, password)
@@ -83,7 +85,7 @@ def main(argv=None):
         if args.json:
             stats = filter_transport(load_json(args.json), args.transport)
         else:
-            stats = fetch_stats(args.url, args.transport, args.user, password)
+            stats = fetch_stats(args.url, args.transport, args.user, password, window=args.window)
         if not isinstance(stats, dict):
             raise ReportError("not a /perf/stats document (expected a JSON object)")
         sys.stdout.write(render(stats, args.width))

@@ -148,9 +148,13 @@ def render(stats, width=None, context=True):
     width = max(int(width), 40)
     out = []
 
-    header = "%s %s on Orthanc %s | since %s | elapsed %s s" % (
-        stats.get("plugin", "ingest-perf"), stats.get("version", "?"), stats.get("orthancVersion", "?"),
-        stats.get("since", "?"), _number(stats.get("elapsedSeconds"), 1))
+    window = stats.get("window") if isinstance(stats.get("window"), dict) else None
+    if window:
+        scope = "last %s (%s s covered)" % (window.get("name", "?"), _number(window.get("seconds"), 1))
+    else:
+        scope = "since %s | elapsed %s s" % (stats.get("since", "?"), _number(stats.get("elapsedSeconds"), 1))
+    header = "%s %s on Orthanc %s | %s" % (
+        stats.get("plugin", "ingest-perf"), stats.get("version", "?"), stats.get("orthancVersion", "?"), scope)
     out.append(header)
     if stats.get("notStarted"):
         out.extend(_wrap("THE PLUGIN DID NOT START, nothing is measured: " + stats["notStarted"], width, more=""))
@@ -178,6 +182,14 @@ def render(stats, width=None, context=True):
         transport = transports[name] or {}
         out.append("")
         out.append("%s: %s" % (TRANSPORT_TITLES.get(name, name), _transport_summary(transport, outcome_names)))
+        recent = (stats.get("recent") or {}).get(name) or {}
+        now = ["last %s: %s stored, %s/s, serverTotal p50 %s p99 %s ms" % (
+            span, _count(figures.get("stored")), _number(figures.get("instancesPerSecond"), 1),
+            _number((figures.get("serverTotalMs") or {}).get("p50")),
+            _number((figures.get("serverTotalMs") or {}).get("p99")))
+            for span, figures in sorted(recent.items()) if isinstance(figures, dict)]
+        if now:
+            out.extend(_wrap("; ".join(now), width, "  ", "  "))
         out.extend(_phase_table(transport.get("phases") or {}, width))
         answers = transport.get("httpAnswers") or {}
         if answers.get("requests"):
@@ -295,9 +307,13 @@ def _describe_http_error(status, body, user=None):
     return "%s: %s" % (status, text or "no body")
 
 
-def fetch_stats(url, transport=None, user=None, password=None, timeout=15):
-    """GET <url>/perf/stats and parse it; raises ReportError with a one-line message."""
-    return fetch_json(url, "/perf/stats", {"transport": transport} if transport else {}, user, password, timeout)
+def fetch_stats(url, transport=None, user=None, password=None, timeout=15, window=None):
+    """GET <url>/perf/stats (over `window`, e.g. "5m", when given) and parse it; raises ReportError
+    with a one-line message."""
+    params = {"transport": transport} if transport else {}
+    if window:
+        params["window"] = window
+    return fetch_json(url, "/perf/stats", params, user, password, timeout)
 
 
 def fetch_json(url, path, params=None, user=None, password=None, timeout=15):
