@@ -107,3 +107,14 @@ def test_key_figures_in_orthancs_own_metrics(ingested):
     for quantile in ("p50", "p99"):
         published = values["orthanc_ingest_perf_dicom_server_total_%s_seconds_since_start" % quantile]
         assert math.isclose(published * 1000, server_total[quantile], rel_tol=0.001), quantile
+    # The last minute, from the same time windows as /perf/stats?window=1m.
+    window = ingested.stats(window="1m")["transports"]["dicom"]
+    assert math.isclose(values["orthanc_ingest_perf_dicom_server_total_p50_seconds_1m"] * 1000,
+                        window["phases"]["serverTotal"]["p50"], rel_tol=0.001)
+    assert math.isclose(values["orthanc_ingest_perf_dicom_association_gap_p50_seconds_1m"] * 1000,
+                        window["phases"]["associationGap"]["p50"], rel_tol=0.001)
+    # the window's covered time grew between the two readings: the rate differs by that much
+    assert math.isclose(values["orthanc_ingest_perf_dicom_instances_per_second_1m"],
+                        window["throughput"]["instancesPerSecond"], rel_tol=0.3)
+    assert values["orthanc_ingest_perf_dicom_instances_per_second_1m"] > 0
+    assert values["orthanc_ingest_perf_job_instances_per_second_1m"] == 0

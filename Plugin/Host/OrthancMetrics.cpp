@@ -61,8 +61,10 @@ namespace IngestPerf
   }
 
 
-  std::vector<std::pair<std::string, float>> PublishedOrthancMetrics(const StatsSnapshot& snapshot)
+  std::vector<std::pair<std::string, float>> PublishedOrthancMetrics(const StatsSnapshot& snapshot,
+                                                                     const WindowSnapshot* lastMinute)
   {
+    const auto seconds = [](int64_t ns) { return static_cast<float>(static_cast<double>(ns) / 1e9); };
     std::vector<std::pair<std::string, float>> values;
     for (size_t t = 0; t < kTransportCount; t++)
     {
@@ -75,6 +77,22 @@ namespace IngestPerf
                           static_cast<float>(static_cast<double>(serverTotal.ValueAtQuantile(0.5)) / 1e9));
       values.emplace_back(prefix + "_server_total_p99_seconds_since_start",
                           static_cast<float>(static_cast<double>(serverTotal.ValueAtQuantile(0.99)) / 1e9));
+      if (lastMinute == nullptr)
+      {
+        continue;
+      }
+      const TransportSnapshot& recent = lastMinute->transports[t];
+      const HistogramSnapshot& recentTotal = recent.phases[static_cast<size_t>(Phase::ServerTotal)];
+      const double covered = static_cast<double>(lastMinute->coveredNs) / 1e9;
+      const double stored = static_cast<double>(recent.outcomes[static_cast<size_t>(Outcome::Stored)]);
+      values.emplace_back(prefix + "_instances_per_second_1m", static_cast<float>(covered > 0 ? stored / covered : 0));
+      values.emplace_back(prefix + "_server_total_p50_seconds_1m", seconds(recentTotal.ValueAtQuantile(0.5)));
+      values.emplace_back(prefix + "_server_total_p99_seconds_1m", seconds(recentTotal.ValueAtQuantile(0.99)));
+      if (static_cast<Transport>(t) == Transport::Dicom)
+      {
+        values.emplace_back(prefix + "_association_gap_p50_seconds_1m",
+                            seconds(recent.phases[static_cast<size_t>(Phase::AssociationGap)].ValueAtQuantile(0.5)));
+      }
     }
     return values;
   }
@@ -104,7 +122,12 @@ namespace IngestPerf
         // /tools/metrics-prometheus, which /perf/stats itself reads in the middle of its Collect
         // (OtherRestRequestsInProgress), on an HTTP thread with a small stack.
         const std::unique_ptr<StatsSnapshot> snapshot(new StatsSnapshot(pipeline->stats.Snapshot(now)));
-        for (const auto& value : PublishedOrthancMetrics(*snapshot))
+        std::unique_ptr<WindowSnapshot> lastMinute;
+        if (pipeline->stats.HasWindows())
+        {
+          lastMinute.reset(new WindowSnapshot(pipeline->stats.SnapshotWindow(Window::OneMinute, now)));
+        }
+        for (const auto& value : PublishedOrthancMetrics(*snapshot, lastMinute.get()))
         {
           OrthancSdk::SetMetricsValue(value.first.c_str(), value.second);
         }

@@ -14,6 +14,7 @@
 
 #include "Host/PluginStatus.h"
 #include "Metrics/StatsSnapshot.h"
+#include "Metrics/TimeWindows.h"
 
 #include <cstdint>
 #include <string>
@@ -30,9 +31,13 @@ namespace IngestPerf
   // false, or the metric is missing).
   int64_t OtherRestRequestsInProgress();
 
-  // The figures published into Orthanc's metrics, by name: "orthanc_ingest_perf_dicom_stored_instances_since_start",
-  // "..._server_total_p50_seconds_since_start", "..._server_total_p99_seconds_since_start" per transport.
-  std::vector<std::pair<std::string, float>> PublishedOrthancMetrics(const StatsSnapshot& snapshot);
+  // The figures published into Orthanc's metrics, by name, per transport: since the start
+  // "orthanc_ingest_perf_dicom_stored_instances_since_start", "..._server_total_p50_seconds_since_start",
+  // "..._server_total_p99_seconds_since_start"; over the last minute (when lastMinute is given)
+  // "..._instances_per_second_1m", "..._server_total_p50_seconds_1m", "..._server_total_p99_seconds_1m",
+  // and for dicom "orthanc_ingest_perf_dicom_association_gap_p50_seconds_1m".
+  std::vector<std::pair<std::string, float>> PublishedOrthancMetrics(const StatsSnapshot& snapshot,
+                                                                     const WindowSnapshot* lastMinute = nullptr);
 
   // Registers the refresh callback that publishes them from ActivePipeline().
   void RegisterPublishedOrthancMetrics(const PluginStatus& status);
