@@ -16,37 +16,54 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class FileLines:
-    """Under -q: the name of each test file as it starts, then its outcome counts and duration when
-    it ends, instead of a dot per test (a file can take minutes; dots do not say which one runs).
-    Failures are reported at the end as usual."""
+    """Under -q: one line per test file with its outcome counts and duration, instead of a dot per
+    test (a file can take minutes; dots do not say which one runs). Run serially, the file's name is
+    written when it starts and the rest of the line when it ends; with pytest-xdist (-n), each
+    worker runs whole files (--dist loadfile) and a file's line is written whole when its worker
+    moves on. Failures are reported at the end as usual."""
 
-    def __init__(self, reporter):
+    def __init__(self, reporter, parallel):
         self.reporter = reporter
-        self.file = None
-        self.started = 0.0
-        self.counts = {}
+        self.parallel = parallel
+        self.workers = {}  # worker id -> [file, start time, {category: count}]
         self.running = False
 
-    def finish(self):
-        if self.file is not None:
-            counts = ", ".join("%d %s%s" % (n, category, "s" if category == "error" and n > 1 else "")
-                               for category, n in self.counts.items()) or "nothing ran"
-            self.reporter.write("%s in %.0f s\n" % (counts, time.monotonic() - self.started), flush=True)
-            self.file = None
+    def finish(self, worker):
+        state = self.workers.pop(worker, None)
+        if state is None:
+            return
+        file, started, counts = state
+        text = ", ".join("%d %s%s" % (n, category, "s" if category == "error" and n > 1 else "")
+                         for category, n in counts.items()) or "nothing ran"
+        line = "%s in %.0f s\n" % (text, time.monotonic() - started)
+        self.reporter.write(("%s: " % file if self.parallel else "") + line, flush=True)
+
+    def start(self, worker, file):
+        self.finish(worker)
+        self.workers[worker] = [file, time.monotonic(), {}]
+        if not self.parallel:
+            self.reporter.write("%s: " % file, flush=True)
 
     def pytest_runtest_logstart(self, nodeid):
-        file = nodeid.split("::")[0]
-        if file != self.file:
-            self.finish()
-            self.file, self.started, self.counts = file, time.monotonic(), {}
-            self.reporter.write("%s: " % file, flush=True)
+        if not self.parallel:  # with xdist the worker is only known from the reports
+            file = nodeid.split("::")[0]
+            if file != (self.workers.get("main") or [None])[0]:
+                self.start("main", file)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_report_teststatus(self, report):
         category, letter, word = yield
-        if not self.running or not (letter or word):  # the final summary, or a passing setup or teardown
+        if not self.running:  # the final summary
             return category, letter, word
-        self.counts[category] = self.counts.get(category, 0) + 1
+        gateway = getattr(getattr(report, "node", None), "gateway", None)
+        worker = gateway.id if gateway is not None else "main"
+        file = report.nodeid.split("::")[0]
+        if file != (self.workers.get(worker) or [None])[0]:
+            self.start(worker, file)
+        if not (letter or word):  # a passing setup or teardown
+            return category, letter, word
+        counts = self.workers[worker][2]
+        counts[category] = counts.get(category, 0) + 1
         return category, "", ""  # no dot, no F (nor a progress percentage): the counts are on the file's line
 
     @pytest.hookimpl(wrapper=True)
@@ -56,14 +73,16 @@ class FileLines:
             return (yield)
         finally:
             self.running = False
-            self.finish()
+            for worker in list(self.workers):
+                self.finish(worker)
 
 
 @pytest.hookimpl(trylast=True)  # after the terminal reporter is registered
 def pytest_configure(config):
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None and config.get_verbosity() < 0:
-        config.pluginmanager.register(FileLines(reporter), "ingest-perf-file-lines")
+        parallel = bool(getattr(config.option, "numprocesses", None))
+        config.pluginmanager.register(FileLines(reporter, parallel), "ingest-perf-file-lines")
 
 
 # A test module that sets ORTHANC_VERSIONS = BOTH_ORTHANCS (orthanc_process) runs each of its tests
