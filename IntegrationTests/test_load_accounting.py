@@ -375,10 +375,11 @@ def test_sixteen_clients_every_instance_counted_once(orthanc_factory, plugin_pat
     assert final["openRecords"]["count"] == 0, final["openRecords"]
     assert final["errors"]["callbackExceptions"] == 0, final["errors"]
     # Orthanc's change thread lags behind under load: once it caught up, every NewInstance change
-    # was paired with its instance, exactly once, but for the pairings the plugin gave up rather
-    # than wait for a busy table entry (changeCorrelationSkipped: a bounded spin on the hot path,
-    # seen under this load when two test files share the 2 cores) or lost to a full table
-    # (changeTableEvictions): each of those is counted, none is paired twice.
+    # was paired with its instance, at most once, and every pairing missing is covered by a counted
+    # loss: a correlation given up rather than spin on a busy entry (changeCorrelationSkipped) or an
+    # entry waiting for its pair taken by another (changeTableEvictions). Seen on 1.12.7 with two
+    # test files sharing the 2 cores: 4 pairings missing, 6 evictions counted (an eviction does not
+    # always lose its pairing).
     def lost(s):
         return s["errors"]["changeCorrelationSkipped"] + s["errors"]["changeTableEvictions"]
 
@@ -388,7 +389,7 @@ def test_sixteen_clients_every_instance_counted_once(orthanc_factory, plugin_pat
     final = wait_for(orthanc, all_paired, timeout=30)
     for transport in TRANSPORTS:
         assert changes_paired(final, transport) <= stored(final, transport), transport
-    assert sum(changes_paired(final, t) for t in TRANSPORTS) + lost(final) == TOTAL, final["errors"]
+    assert sum(changes_paired(final, t) for t in TRANSPORTS) + lost(final) >= TOTAL, final["errors"]
     assert lost(final) <= TOTAL // 100, final["errors"]  # a rare give-up, not a broken correlation
     sent = {t: sum(len(c.acks) for c in clients if c.transport == t) for t in TRANSPORTS}
     for transport in TRANSPORTS:
