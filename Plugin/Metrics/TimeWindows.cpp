@@ -180,81 +180,69 @@ namespace IngestPerf
   }
 
 
-  void TimeWindows::RecordStored(Transport transport, int64_t nowNs, const InstanceRecord& record)
+  template <typename Record>
+  void TimeWindows::RecordInSlots(Transport transport, int64_t nowNs, Record record)
   {
     for (const Ring* ring : {&kFine, &kCoarse})
     {
       int64_t tag = 0;
-      Slot* slot = Claim(transport, *ring, nowNs, tag);
-      if (slot == nullptr)
+      if (Slot* slot = Claim(transport, *ring, nowNs, tag))
       {
-        continue;
+        record(*slot);
+        Release(*slot, tag);
       }
-      slot->outcomes[static_cast<size_t>(Outcome::Stored)].fetch_add(1, std::memory_order_relaxed);
-      slot->storedBytes.Record(static_cast<int64_t>(record.storedBytes));
+    }
+  }
+
+
+  void TimeWindows::RecordStored(Transport transport, int64_t nowNs, const InstanceRecord& record)
+  {
+    RecordInSlots(transport, nowNs, [&](Slot& slot) {
+      slot.outcomes[static_cast<size_t>(Outcome::Stored)].fetch_add(1, std::memory_order_relaxed);
+      slot.storedBytes.Record(static_cast<int64_t>(record.storedBytes));
       if (!record.hasTimeline)
       {
-        slot->counters[static_cast<size_t>(Counter::StoredWithoutTimeline)].fetch_add(1, std::memory_order_relaxed);
+        slot.counters[static_cast<size_t>(Counter::StoredWithoutTimeline)].fetch_add(1, std::memory_order_relaxed);
       }
       if (record.transcodeAttempted)
       {
-        slot->counters[static_cast<size_t>(Counter::TranscodeAttempts)].fetch_add(1, std::memory_order_relaxed);
+        slot.counters[static_cast<size_t>(Counter::TranscodeAttempts)].fetch_add(1, std::memory_order_relaxed);
       }
       if (record.receivedBytes != InstanceRecord::kNotMeasured)
       {
-        slot->receivedBytes.Record(record.receivedBytes);
+        slot.receivedBytes.Record(record.receivedBytes);
       }
       for (size_t p = 0; p < kPhaseCount; p++)
       {
         if (record.phaseNs[p] != InstanceRecord::kNotMeasured)
         {
-          slot->phases[p].Record(record.phaseNs[p]);
+          slot.phases[p].Record(record.phaseNs[p]);
         }
       }
-      Release(*slot, tag);
-    }
+    });
   }
 
 
   void TimeWindows::RecordOutcome(Transport transport, int64_t nowNs, Outcome outcome)
   {
-    for (const Ring* ring : {&kFine, &kCoarse})
-    {
-      int64_t tag = 0;
-      if (Slot* slot = Claim(transport, *ring, nowNs, tag))
-      {
-        slot->outcomes[static_cast<size_t>(outcome)].fetch_add(1, std::memory_order_relaxed);
-        Release(*slot, tag);
-      }
-    }
+    RecordInSlots(transport, nowNs, [&](Slot& slot) {
+      slot.outcomes[static_cast<size_t>(outcome)].fetch_add(1, std::memory_order_relaxed);
+    });
   }
 
 
   void TimeWindows::RecordChangeDispatch(Transport transport, int64_t nowNs, int64_t lagNs)
   {
-    for (const Ring* ring : {&kFine, &kCoarse})
-    {
-      int64_t tag = 0;
-      if (Slot* slot = Claim(transport, *ring, nowNs, tag))
-      {
-        slot->phases[static_cast<size_t>(Phase::ChangeDispatch)].Record(lagNs);
-        Release(*slot, tag);
-      }
-    }
+    RecordInSlots(transport, nowNs,
+                  [&](Slot& slot) { slot.phases[static_cast<size_t>(Phase::ChangeDispatch)].Record(lagNs); });
   }
 
 
   void TimeWindows::Count(Transport transport, int64_t nowNs, Counter counter)
   {
-    for (const Ring* ring : {&kFine, &kCoarse})
-    {
-      int64_t tag = 0;
-      if (Slot* slot = Claim(transport, *ring, nowNs, tag))
-      {
-        slot->counters[static_cast<size_t>(counter)].fetch_add(1, std::memory_order_relaxed);
-        Release(*slot, tag);
-      }
-    }
+    RecordInSlots(transport, nowNs, [&](Slot& slot) {
+      slot.counters[static_cast<size_t>(counter)].fetch_add(1, std::memory_order_relaxed);
+    });
   }
 
 

@@ -93,6 +93,9 @@ namespace IngestPerf
 
     Slot* Claim(Transport transport, const Ring& ring, int64_t nowNs, int64_t& tag);
     void Release(const Slot& slot, int64_t tag);
+    // Runs record(slot) on the transport's current slot of each ring, claimed and released.
+    template <typename Record>
+    void RecordInSlots(Transport transport, int64_t nowNs, Record record);
     Slot& SlotAt(Transport transport, size_t index) const;
 
     void* memory_;
