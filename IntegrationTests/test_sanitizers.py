@@ -10,46 +10,31 @@ ASan writes its reports to log_path; GCC's UBSan writes them to Orthanc's stderr
 """
 import glob
 import os
-import subprocess
 import threading
 
 import pytest
 import requests
 
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, REPO_ROOT, debian_plugin
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, debian_plugin
+from sanitized_plugin import sanitized_orthanc_kwargs, sanitized_plugin
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 
-ASAN_BUILD = os.environ.get("INGEST_PERF_ASAN_BUILD") or os.path.join(REPO_ROOT, "build-asan")
 CLIENTS = {"storescu": 8, "http": 4, "stow": 4}
 INSTANCES_PER_CLIENT = 6
 
 
 @pytest.fixture(scope="module")
 def sanitized():
-    plugin = os.path.join(ASAN_BUILD, "libOrthancIngestPerf.so")
-    early = os.path.join(ASAN_BUILD, "libAsanEarlyInit.so")
-    for path in (plugin, early):
-        if not os.path.isfile(path):
-            pytest.fail("%s is missing: build it with cmake -DINGEST_PERF_SANITIZE=address,undefined (the test "
-                        "command does)" % path, pytrace=False)
-    needed = subprocess.run(["ldd", plugin], check=True, capture_output=True, text=True).stdout
-    runtime = [line.split("=>")[1].split()[0] for line in needed.splitlines() if "libasan.so" in line]
-    assert runtime, "the sanitized plugin does not link the ASan runtime:\n" + needed
-    return plugin, runtime[0], early
+    return sanitized_plugin()
 
 
 def test_sixteen_concurrent_clients_with_the_sanitized_plugin(orthanc_factory, sanitized, series_factory, tmp_path,
                                                              orthanc_version):
-    plugin, runtime, early = sanitized
+    plugin = sanitized[0]
     reports = str(tmp_path / "reports")
-    os.makedirs(reports)
-    preload = "%s %s %s" % (runtime, early, plugin)  # the runtime's path is the same in both Debians
-    env = {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1:log_path=%s/asan" % reports,
-           "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"}
-    env["LD_PRELOAD" if orthanc_version == HOST_ORTHANC else "INGEST_PERF_ORTHANC_PRELOAD"] = preload
-    orthanc = orthanc_factory(plugin_path=None, env=env, extra_config={
-        "MallocArenaMax": 0, "Plugins": [plugin, debian_plugin("libOrthancDicomWeb.so", orthanc_version)]})
+    orthanc = orthanc_factory(**sanitized_orthanc_kwargs(
+        reports, orthanc_version, [debian_plugin("libOrthancDicomWeb.so", orthanc_version)]))
     maps = open("/proc/%d/maps" % orthanc.pid).read()
     assert "libasan.so" in maps and plugin in maps  # the sanitizer really runs inside this Orthanc
 

@@ -10,37 +10,19 @@ it was freed would show.
 """
 import glob
 import os
-import subprocess
 import threading
 import time
 
 import pytest
 
 from ingest_comparison import crash_markers, run_clients
-from ingest_perf.orthanc_process import CHROOT_ORTHANC, HOST_ORTHANC, REPO_ROOT
+from ingest_perf.orthanc_process import CHROOT_ORTHANC, HOST_ORTHANC
+from sanitized_plugin import sanitized_orthanc_kwargs
 
-ASAN_BUILD = os.environ.get("INGEST_PERF_ASAN_BUILD") or os.path.join(REPO_ROOT, "build-asan")
 HTTP_CLIENTS = 8
 STORESCU_CLIENTS = 8
 INSTANCES_PER_CLIENT = 60
 STOP_AFTER_INSTANCES = 60  # SIGTERM once Orthanc holds this many: every client is still sending
-
-
-def sanitized_orthanc_kwargs(tmp_path):
-    plugin = os.path.join(ASAN_BUILD, "libOrthancIngestPerf.so")
-    early = os.path.join(ASAN_BUILD, "libAsanEarlyInit.so")
-    for path in (plugin, early):
-        if not os.path.isfile(path):
-            pytest.fail("%s is missing: build it with cmake -DINGEST_PERF_SANITIZE=address,undefined (the test "
-                        "command does)" % path, pytrace=False)
-    needed = subprocess.run(["ldd", plugin], check=True, capture_output=True, text=True).stdout
-    runtime = [line.split("=>")[1].split()[0] for line in needed.splitlines() if "libasan.so" in line][0]
-    reports = str(tmp_path / "reports")
-    os.makedirs(reports, exist_ok=True)
-    env = {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1:log_path=%s/asan" % reports,
-           "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1",
-           "LD_PRELOAD": "%s %s %s" % (runtime, early, plugin)}
-    return {"plugin_path": None, "env": env, "extra_config": {"MallocArenaMax": 0, "Plugins": [plugin]}}, reports
 
 
 @pytest.mark.parametrize("build, orthanc_version", [("release", HOST_ORTHANC), ("release", CHROOT_ORTHANC),
@@ -51,7 +33,8 @@ def test_sigterm_during_sixteen_client_ingest_then_restart(orthanc_factory, seri
     reports = None
     kwargs = {}
     if build == "asan":
-        kwargs, reports = sanitized_orthanc_kwargs(tmp_path)
+        reports = str(tmp_path / "reports")
+        kwargs = sanitized_orthanc_kwargs(reports)
     orthanc = orthanc_factory(work_dir=work_dir, **kwargs)
 
     clients = []
