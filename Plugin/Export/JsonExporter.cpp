@@ -382,8 +382,7 @@ namespace IngestPerf
       {
         const Transport transport = static_cast<Transport>(t);
         all.Merge(perTransport[t]);
-        if (filter.scope == StatsQuery::Scope::Every ||
-            (filter.scope == StatsQuery::Scope::Single && transport == filter.transport))
+        if (filter.ListsTransport(transport))
         {
           transports[TransportName(transport)] = ExportTransport(perTransport[t], *input.status, &transport, false);
         }
@@ -574,8 +573,7 @@ namespace IngestPerf
         {
           const Transport transport = static_cast<Transport>(t);
           all.Merge(recent[w].transports[t]);
-          if (filter.scope == StatsQuery::Scope::Every ||
-              (filter.scope == StatsQuery::Scope::Single && transport == filter.transport))
+          if (filter.ListsTransport(transport))
           {
             result[TransportName(transport)][WindowName(windows[w])] =
               ExportRecentOne(recent[w].transports[t], recent[w].coveredNs);
@@ -740,8 +738,7 @@ namespace IngestPerf
     {
       const Transport transport = static_cast<Transport>(t);
       all.Merge(source[t]);
-      if (filter.scope == StatsQuery::Scope::Every ||
-          (filter.scope == StatsQuery::Scope::Single && transport == filter.transport))
+      if (filter.ListsTransport(transport))
       {
         transports[TransportName(transport)] = exportOne(source[t], &transport);
       }

@@ -41,6 +41,11 @@ namespace IngestPerf
     Window window = Window::OneMinute;
 
     bool UsesStreams() const { return !labels.empty() || hasGroupBy; }
+    // Whether the answer lists this transport on its own (every one, or the one asked for).
+    bool ListsTransport(Transport candidate) const
+    {
+      return scope == Scope::Every || (scope == Scope::Single && candidate == transport);
+    }
     // The label to group by, nullptr for none.
     const LabelDimension* GroupBy() const { return hasGroupBy ? &groupBy : nullptr; }
   };
