@@ -68,7 +68,7 @@ if [ ! -x "$venv/bin/python" ]; then
 else
   echo "Python venv: present in $venv"
 fi
-if ! "$venv/bin/python" -c "import pytest, pydicom, pynetdicom, requests, numpy, matplotlib" 2>/dev/null; then
+if ! "$venv/bin/python" -c "import pytest, xdist, pydicom, pynetdicom, requests, numpy, matplotlib" 2>/dev/null; then
   start=$SECONDS
   printf 'Python packages: installing Resources/requirements.txt ...'
   quietly "pip install" "$venv/bin/pip" install -q --disable-pip-version-check -r "$here/Resources/requirements.txt"
