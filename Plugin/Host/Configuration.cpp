@@ -86,6 +86,20 @@ namespace IngestPerf
   }
 
 
+  std::string FindIndexPluginSection(const Json::Value& orthancConfiguration)
+  {
+    for (const char* section : {"PostgreSQL", "MySQL", "Odbc"})
+    {
+      const Json::Value& value = orthancConfiguration[section];
+      if (value.isObject() && value["EnableIndex"].isBool() && value["EnableIndex"].asBool())
+      {
+        return section;
+      }
+    }
+    return "";
+  }
+
+
   const char* TranscodeTimingName(TranscodeTiming timing)
   {
     switch (timing)
@@ -125,6 +139,25 @@ namespace IngestPerf
       {
         configuration.dicomPort = orthancConfiguration["DicomPort"].asUInt();
       }
+      auto readCount = [&](const char* key, unsigned int& target, unsigned int maximum) {
+        if (orthancConfiguration[key].isUInt() && orthancConfiguration[key].asUInt() >= 1 &&
+            orthancConfiguration[key].asUInt() <= maximum)
+        {
+          target = orthancConfiguration[key].asUInt();
+        }
+      };
+      readCount("DicomThreadsCount", configuration.dicomThreadsCount, 65535);
+      readCount("HttpThreadsCount", configuration.httpThreadsCount, 65535);
+      readCount("HttpPort", configuration.httpPort, 65535);
+      if (orthancConfiguration["LuaScripts"].isArray())
+      {
+        configuration.luaScripts = orthancConfiguration["LuaScripts"].size();
+      }
+      else if (orthancConfiguration["LuaScripts"].isString())
+      {
+        configuration.luaScripts = 1;
+      }
+      configuration.indexPluginSection = FindIndexPluginSection(orthancConfiguration);
       readBool("SyncStorageArea", configuration.syncStorageArea);
       readBool("StoreDicom", configuration.storeDicom);
       readBool("StorageCompression", configuration.storageCompression);

@@ -61,6 +61,14 @@ namespace IngestPerf
     bool storeDicom = true;
     bool storageCompression = false;
     bool httpCompressionEnabled = true;  // Orthanc's default, which depends on its version
+    // Orthanc's worker pools and ports, with Orthanc's defaults (read by the diagnosis).
+    unsigned int dicomThreadsCount = 4;
+    unsigned int httpThreadsCount = 50;
+    unsigned int httpPort = 8042;
+    size_t luaScripts = 0;  // entries of LuaScripts
+    // The configuration section of a database plugin that holds the index ("PostgreSQL", "MySQL",
+    // "Odbc"), or "" for Orthanc's own SQLite.
+    std::string indexPluginSection;
     // The configuration section of a known storage plugin that is enabled ("" if none): the timed
     // storage area must not take its place.
     std::string storagePluginSection;
@@ -72,6 +80,9 @@ namespace IngestPerf
 
   // "PostgreSQL.EnableStorage", "AwsS3Storage"...: a known storage plugin enabled, or "".
   std::string FindStoragePluginSection(const Json::Value& orthancConfiguration);
+
+  // "PostgreSQL", "MySQL" or "Odbc" when that database plugin is enabled as the index, or "".
+  std::string FindIndexPluginSection(const Json::Value& orthancConfiguration);
 
   // The section name and the documented keys with their defaults, for the README and errors.
   extern const char* const kConfigurationSection;

@@ -1,5 +1,7 @@
 #include "Rest/RestRoutes.h"
 
+#include "Diagnosis/DiagnosisInput.h"
+#include "Export/DiagnosisExporter.h"
 #include "Export/PrometheusExporter.h"
 #include "Export/SlowestExporter.h"
 #include "Export/TraceExporter.h"
@@ -79,6 +81,36 @@ namespace IngestPerf
         if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
         {
           AnswerStats(output, request);
+        }
+      });
+    }
+
+    void AnswerDiagnosis(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
+    {
+      StatsQuery query;
+      Json::Value error;
+      if (!ParseDiagnosisArguments(query, error, request->getCount, request->getKeys, request->getValues))
+      {
+        AnswerBadRequest(output, error);
+        return;
+      }
+      query.hashedPeers = status->configuration.hashPeers;
+      const std::unique_ptr<IngestReport> report = CollectReport(query);
+      // The connections to HttpPort, this request's own excluded.
+      const OpenConnections http = ReadOpenConnections(static_cast<uint16_t>(status->configuration.httpPort));
+      const int64_t httpConnections = http.available ? std::max<int64_t>(0, int64_t(http.count) - 1) : -1;
+      const std::unique_ptr<DiagnosisInput> input(
+        new DiagnosisInput(GatherDiagnosisInput(*report, query, httpConnections)));
+      OrthancSdk::AnswerJson(output, ExportDiagnosis(Diagnose(*input), *input, *status));
+    }
+
+    OrthancPluginErrorCode DiagnosisRoute(OrthancPluginRestOutput* output, const char* /*url*/,
+                                          const OrthancPluginHttpRequest* request)
+    {
+      return OrthancSdk::GuardRest(output, [&] {
+        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
+        {
+          AnswerDiagnosis(output, request);
         }
       });
     }
@@ -524,6 +556,28 @@ namespace IngestPerf
   }
 
 
+  bool ParseDiagnosisArguments(StatsQuery& query, Json::Value& error, uint32_t count, const char* const* keys,
+                               const char* const* values)
+  {
+    if (!ParseStatsArguments(query, error, count, keys, values))
+    {
+      return false;
+    }
+    if (query.hasGroupBy)
+    {
+      return Fail(error, "groupBy is not supported by /perf/diagnosis: filter by a label instead", "groupBy",
+                  Json::arrayValue);
+    }
+    // "Now" unless asked otherwise: label filters are kept since the reset only.
+    if (!query.hasWindow && !query.UsesStreams())
+    {
+      query.hasWindow = true;
+      query.window = Window::FiveMinutes;
+    }
+    return true;
+  }
+
+
   bool ParseTraceArguments(int64_t& seconds, Json::Value& error, uint32_t count, const char* const* keys,
                            const char* const* values)
   {
@@ -564,5 +618,6 @@ namespace IngestPerf
     OrthancSdk::RegisterRoute("/perf/metrics", MetricsRoute);
     OrthancSdk::RegisterRoute("/perf/slowest", SlowestRoute);
     OrthancSdk::RegisterRoute("/perf/trace", TraceRoute);
+    OrthancSdk::RegisterRoute("/perf/diagnosis", DiagnosisRoute);
   }
 }

@@ -31,6 +31,11 @@ namespace IngestPerf
   bool ParseSlowestArguments(RecentQuery& query, Json::Value& error, uint32_t count, const char* const* keys,
                              const char* const* values);
 
+  // GET /perf/diagnosis: the arguments of /perf/stats but groupBy; without a window or a label
+  // filter, the window is 5m.
+  bool ParseDiagnosisArguments(StatsQuery& query, Json::Value& error, uint32_t count, const char* const* keys,
+                               const char* const* values);
+
   // GET /perf/trace: seconds (1..3600, default 60).
   bool ParseTraceArguments(int64_t& seconds, Json::Value& error, uint32_t count, const char* const* keys,
                            const char* const* values);

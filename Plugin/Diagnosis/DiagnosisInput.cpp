@@ -1,0 +1,147 @@
+#include "Diagnosis/DiagnosisInput.h"
+
+#include <algorithm>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    constexpr double kNsPerMs = 1e6;
+    constexpr int64_t kDelayedAckBandLowNs = 38 * 1000000LL;
+    constexpr int64_t kDelayedAckBandHighNs = 60 * 1000000LL;
+
+    double Ms(int64_t ns)
+    {
+      return static_cast<double>(ns) / kNsPerMs;
+    }
+
+    uint64_t CountBetween(const HistogramSnapshot& histogram, int64_t lowNs, int64_t highNs)
+    {
+      const size_t indexes[2] = {Histogram::BucketIndex(static_cast<uint64_t>(lowNs)),
+                                 Histogram::BucketIndex(static_cast<uint64_t>(highNs))};
+      uint64_t below[2] = {0, 0};
+      histogram.CountsBelow(indexes, 2, below);
+      return below[1] - below[0];
+    }
+
+    TransportFigures FiguresOf(const TransportSnapshot& transport)
+    {
+      TransportFigures figures;
+      figures.outcomes = transport.outcomes;
+      figures.stored = transport.outcomes[static_cast<size_t>(Outcome::Stored)];
+      for (size_t p = 0; p < kPhaseCount; p++)
+      {
+        figures.phases[p] = FiguresOf(transport.phases[p]);
+      }
+      figures.gapsNearDelayedAck = CountBetween(transport.phases[static_cast<size_t>(Phase::AssociationGap)],
+                                                kDelayedAckBandLowNs, kDelayedAckBandHighNs);
+      figures.storedBytes = transport.storedBytes.Sum();
+      figures.receivedBytes = transport.receivedBytes.Sum();
+      figures.answersAcceptingCompression = transport.Count(Counter::AnswersAcceptingCompression);
+      figures.transcodeAttempts = transport.Count(Counter::TranscodeAttempts);
+      figures.transcodedWithoutHook = transport.Count(Counter::TranscodedWithoutHook);
+      return figures;
+    }
+  }
+
+
+  PhaseFigures FiguresOf(const HistogramSnapshot& durations)
+  {
+    PhaseFigures figures;
+    figures.count = durations.Count();
+    if (figures.count == 0)
+    {
+      return figures;
+    }
+    figures.sumMs = Ms(static_cast<int64_t>(durations.Sum()));
+    figures.meanMs = durations.Mean() / kNsPerMs;
+    figures.p50Ms = Ms(durations.ValueAtQuantile(0.5));
+    figures.p90Ms = Ms(durations.ValueAtQuantile(0.9));
+    figures.p99Ms = Ms(durations.ValueAtQuantile(0.99));
+    figures.maxMs = Ms(durations.Max());
+    return figures;
+  }
+
+
+  DiagnosisInput GatherDiagnosisInput(const IngestReport& report, const StatsQuery& query, int64_t httpConnectionsNow)
+  {
+    DiagnosisInput input;
+    const PluginStatus& status = *report.status;
+    input.orthancVersion = status.orthancVersion;
+    input.configuration = status.configuration;
+    input.timedStorageActive = status.storage.active;
+    input.transcoderHook = status.hooks.transcoder.registered;
+    if (!report.collected)
+    {
+      return input;
+    }
+
+    const StatsSnapshot& snapshot = report.snapshot;
+    const double sinceReset = Ms(std::max<int64_t>(0, snapshot.takenNs - snapshot.resetNs)) / 1000;
+    const std::array<TransportSnapshot, kTransportCount>* source = &snapshot.transports;
+    input.window = "sinceReset";
+    input.seconds = sinceReset;
+    if (query.UsesStreams())
+    {
+      source = &report.grouped.transports;
+      input.labelFiltered = true;
+    }
+    else if (query.hasWindow && report.windowsKept)
+    {
+      source = &report.window.transports;
+      input.window = WindowName(query.window);
+      input.seconds = Ms(report.window.coveredNs) / 1000;
+    }
+
+    // The span with ingest: from the first instance (or the window's start, if later) to the last
+    // store; idle minutes before or after would dilute the rates and pool occupancies.
+    int64_t firstStartNs = 0;
+    int64_t lastStoredNs = 0;
+    for (size_t t = 0; t < kTransportCount; t++)
+    {
+      const int64_t start = snapshot.transports[t].firstStartNs;
+      if (start != 0 && (firstStartNs == 0 || start < firstStartNs))
+      {
+        firstStartNs = start;
+      }
+      lastStoredNs = std::max(lastStoredNs, snapshot.transports[t].lastStoredNs);
+    }
+    const int64_t windowStartNs = snapshot.takenNs - static_cast<int64_t>(input.seconds * 1e9);
+    const int64_t fromNs = std::max(firstStartNs, windowStartNs);
+    input.activeSeconds = (firstStartNs == 0 || lastStoredNs <= fromNs) ? 0.0 : Ms(lastStoredNs - fromNs) / 1000;
+
+    TransportSnapshot merged;
+    for (size_t t = 0; t < kTransportCount; t++)
+    {
+      const Transport transport = static_cast<Transport>(t);
+      if (query.scope == StatsQuery::Scope::Single && transport != query.transport)
+      {
+        continue;
+      }
+      input.transports[t] = FiguresOf((*source)[t]);
+      merged.Merge((*source)[t]);
+    }
+    input.all = FiguresOf(merged);
+
+    if (report.associations.connections.available)
+    {
+      input.dicomConnectionsNow = static_cast<int64_t>(report.associations.connections.count);
+    }
+    input.httpConnectionsNow = httpConnectionsNow;
+    input.restRequestsInProgress = report.openRecords.restRequestsInProgress;
+    for (const PeerAssociations& peer : report.associations.peers)
+    {
+      input.associationsInProgress += peer.inProgress;
+    }
+    input.changeBacklog = report.changes.NewInstanceBacklog();
+    input.changePerInstanceWhileBacklogged = FiguresOf(report.changes.perInstanceWhileBacklogged);
+
+    const StorageOperationSnapshot& create = report.storage[static_cast<size_t>(StorageOperation::Create)];
+    if (input.timedStorageActive && create.durations.Sum() > 0)
+    {
+      input.storageCreateMegabytesPerSecond =
+        static_cast<double>(create.bytes) / 1e6 / (static_cast<double>(create.durations.Sum()) / 1e9);
+    }
+    return input;
+  }
+}

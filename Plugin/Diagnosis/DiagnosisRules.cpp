@@ -1,0 +1,777 @@
+#include "Diagnosis/DiagnosisRules.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    // The thresholds of docs/diagnosis.md. A healthy ingest on the 2-core development machine:
+    // serverTotal 4-6 ms per 0.5 MB instance (persist 4-5 of it, with SyncStorageArea), preStore
+    // 0.3 ms, receive 0.2 ms over loopback; a C-STORE association's gap 1-5 ms once TCP_NODELAY is
+    // in effect on both sides, 42-48 ms when it is not.
+    constexpr double kStallShareOfGaps = 0.5;  // of the gaps within 38-60 ms
+    constexpr double kSlowGapMs = 20;          // a gap worth naming
+    constexpr double kBusyGapFactor = 2;       // gap p50 against serverTotal p50
+    constexpr double kTranscodeMs = 2;
+    constexpr double kPreStoreMs = 5;
+    constexpr double kStorageMs = 5;
+    constexpr double kIndexMs = 5;
+    constexpr double kPersistUntimedMs = 20;
+    constexpr double kShareOfServer = 0.25;  // of serverTotal, for the server-side rules
+    constexpr double kDominantShare = 0.4;
+    constexpr double kUploadMs = 20;
+    constexpr double kHttpBusyShare = 0.75;  // of HttpThreadsCount
+    constexpr uint64_t kBacklog = 10;
+    constexpr double kChangePerInstanceMs = 10;
+    constexpr double kChangeLagMs = 100;
+    constexpr double kRejectedShare = 0.05;
+    constexpr uint64_t kRejectedMinimum = 5;
+
+    std::string Format(const char* format, double a, double b = 0, double c = 0, double d = 0)
+    {
+      char text[512];
+      std::snprintf(text, sizeof(text), format, a, b, c, d);
+      return text;
+    }
+
+    double Round(double value, double step = 0.001)
+    {
+      return std::round(value / step) * step;
+    }
+
+    Json::Value PhaseEvidence(const PhaseFigures& phase)
+    {
+      Json::Value value;
+      value["count"] = Json::UInt64(phase.count);
+      value["meanMs"] = Round(phase.meanMs);
+      value["p50Ms"] = Round(phase.p50Ms);
+      value["p90Ms"] = Round(phase.p90Ms);
+      value["p99Ms"] = Round(phase.p99Ms);
+      return value;
+    }
+
+    // The time of one instance through a transport: C-STORE adds the gap between instances.
+    double CycleMs(const TransportFigures& transport)
+    {
+      return transport[Phase::ServerTotal].meanMs + transport[Phase::AssociationGap].meanMs;
+    }
+
+    double Share(double part, double whole)
+    {
+      return whole > 0 ? Round(std::min(1.0, part / whole), 0.001) : -1;
+    }
+
+    class Rules
+    {
+    public:
+      explicit Rules(const DiagnosisInput& input) :
+        input_(input),
+        dicom_(input.transports[static_cast<size_t>(Transport::Dicom)]),
+        rest_(input.transports[static_cast<size_t>(Transport::Rest)])
+      {
+      }
+
+      Diagnosis Run()
+      {
+        // The C-STORE rules exclude each other: workers first (it makes every gap long), then the
+        // stall's signature, then any long gap.
+        const bool saturated = DicomWorkersSaturated();
+        bool stalled = false;
+        if (saturated)
+        {
+          Check("cstore-answer-stall", false, "the gaps are explained by dicom-workers-saturated");
+        }
+        else
+        {
+          stalled = CStoreAnswerStall();
+        }
+        SlowSender(saturated || stalled);
+        HttpThreadsSaturated();
+        const bool transcoding = TranscodingBound();
+        StorageBound();
+        IndexBound();
+        SlowChangeConsumer();
+        SlowFilters(transcoding);
+        SlowUploads();
+        CompressedAnswers();
+        RejectedOrDuplicate();
+
+        std::stable_sort(result_.findings.begin(), result_.findings.end(), [](const Finding& a, const Finding& b) {
+          const bool aKnown = a.costKind != CostKind::Unobservable;
+          const bool bKnown = b.costKind != CostKind::Unobservable;
+          if (aKnown != bKnown)
+          {
+            return aKnown;
+          }
+          return a.costMsPerInstance > b.costMsPerInstance;
+        });
+        return result_;
+      }
+
+    private:
+      const DiagnosisInput& input_;
+      const TransportFigures& dicom_;
+      const TransportFigures& rest_;
+      Diagnosis result_;
+
+      void Check(const char* id, bool fired, const std::string& reason)
+      {
+        result_.checks.push_back(RuleCheck{id, fired, reason});
+      }
+
+      Finding& Add(const char* id, const char* transport, double costMs, CostKind kind, double cycleMs)
+      {
+        Finding finding;
+        finding.id = id;
+        finding.transport = transport;
+        finding.costKind = kind;
+        finding.costMsPerInstance = kind == CostKind::Unobservable ? 0 : Round(costMs);
+        finding.shareOfCycle = kind == CostKind::Unobservable ? -1 : Share(costMs, cycleMs);
+        result_.findings.push_back(finding);
+        return result_.findings.back();
+      }
+
+      bool EnoughGaps(const char* id)
+      {
+        const PhaseFigures& gap = dicom_[Phase::AssociationGap];
+        if (gap.count < kMinimumSamples)
+        {
+          Check(
+            id, false,
+            Format("not judged: %.0f C-STORE gaps (at least %.0f needed)", double(gap.count), double(kMinimumSamples)));
+          return false;
+        }
+        return true;
+      }
+
+      // More simultaneous associations than DICOM workers: Orthanc gives an association a worker
+      // for each command, and a worker waits up to a second for that association's next command,
+      // so the others wait for a worker between their instances.
+      bool DicomWorkersSaturated()
+      {
+        const char* id = "dicom-workers-saturated";
+        if (!EnoughGaps(id))
+        {
+          return false;
+        }
+        const PhaseFigures& gap = dicom_[Phase::AssociationGap];
+        const PhaseFigures& server = dicom_[Phase::ServerTotal];
+        const double threads = input_.configuration.dicomThreadsCount;
+        // Little's law: an association of a steady sender is always either between two instances
+        // or in Orthanc's store, so the time of both over the active span is the number of
+        // associations that were open on average.
+        const double occupancy =
+          input_.activeSeconds > 0 ? (gap.sumMs + server.sumMs) / 1000 / input_.activeSeconds : 0;
+        const double now = static_cast<double>(std::max<int64_t>(0, input_.dicomConnectionsNow));
+        const double associations = std::max(occupancy, now);
+        const bool longGaps = gap.p50Ms >= std::max(10.0, kBusyGapFactor * server.p50Ms);
+        if (associations <= threads || !longGaps)
+        {
+          Check(id, false,
+                Format("%.1f associations on average (%.0f open now) for DicomThreadsCount %.0f; gap p50 %.1f ms",
+                       occupancy, now, threads, gap.p50Ms));
+          return false;
+        }
+        Check(id, true,
+              Format("%.1f associations on average (%.0f open now) for %.0f DICOM workers", occupancy, now, threads));
+        Finding& f = Add(id, "dicom", gap.meanMs, CostKind::Measured, CycleMs(dicom_));
+        const double wanted = std::ceil(associations);
+        f.verdict = Format("More simultaneous C-STORE associations (%.0f) than DICOM worker threads "
+                           "(DicomThreadsCount %.0f): each association waits for a worker between its instances",
+                           wanted, threads);
+        f.evidence["associationsOnAverage"] = Round(occupancy, 0.01);
+        f.evidence["associationsOpenNow"] = Json::Int64(input_.dicomConnectionsNow);
+        f.evidence["DicomThreadsCount"] = Json::UInt(input_.configuration.dicomThreadsCount);
+        f.evidence["associationGap"] = PhaseEvidence(gap);
+        f.evidence["serverTotal"] = PhaseEvidence(server);
+        f.explanation = Format("Orthanc runs a command of an association on one of its %.0f DICOM workers, which then "
+                               "waits up to a second for that association's next command. With %.1f associations "
+                               "on average (the gaps and stores of all associations over the %.1f s of ingest), "
+                               "instances wait for a free worker: the gap p50 is %.1f ms.",
+                               threads, occupancy, input_.activeSeconds, gap.p50Ms);
+        f.fix["configuration"]["DicomThreadsCount"] =
+          Json::UInt(static_cast<unsigned int>(std::max(wanted, threads + 1)));
+        f.fix["action"] =
+          "Raise DicomThreadsCount to at least the number of simultaneous associations (Orthanc restart)";
+        f.fix["effect"] = "Measured with 8 storescu associations into DicomThreadsCount 1 and then 8: see "
+                          "docs/diagnosis.md#dicom-workers-saturated";
+        f.confidence = now > threads ? "high" : "medium";
+        f.confidenceReason = now > threads ? "the open TCP associations outnumber the workers right now"
+                                           : "inferred from the gaps and stores over the window (Little's law); "
+                                             "no more associations than workers are open right now";
+        return true;
+      }
+
+      // Orthanc writes the C-STORE answer's 12-byte PDV header and the rest in two writes without
+      // TCP_NODELAY: Nagle holds the second until the client's delayed ACK, about 40 ms.
+      bool CStoreAnswerStall()
+      {
+        const char* id = "cstore-answer-stall";
+        if (!EnoughGaps(id))
+        {
+          return false;
+        }
+        const PhaseFigures& gap = dicom_[Phase::AssociationGap];
+        const PhaseFigures& server = dicom_[Phase::ServerTotal];
+        const double band = static_cast<double>(dicom_.gapsNearDelayedAck) / static_cast<double>(gap.count);
+        if (input_.dicomTcpNoDelay)
+        {
+          Check(id, false, "TCP_NODELAY is in effect on Orthanc's DICOM associations: its answers do not stall");
+          return false;
+        }
+        if (band < kStallShareOfGaps || server.p50Ms * 2 > gap.p50Ms)
+        {
+          Check(id, false,
+                Format("%.0f%% of the gaps within 38-60 ms (%.0f%% needed); gap p50 %.1f ms, serverTotal p50 %.1f ms",
+                       band * 100, kStallShareOfGaps * 100, gap.p50Ms, server.p50Ms));
+          return false;
+        }
+        Check(id, true,
+              Format("%.0f%% of the gaps within 38-60 ms, serverTotal p50 %.1f ms", band * 100, server.p50Ms));
+        Finding& f = Add(id, "dicom", gap.meanMs, CostKind::Measured, CycleMs(dicom_));
+        f.verdict = Format("C-STORE answer stall: %.0f ms of each instance's %.0f ms pass between instances, the "
+                           "delayed-ACK timer holding Orthanc's C-STORE answer (Nagle); set "
+                           "IngestPerf.DicomTcpNoDelay",
+                           gap.meanMs, CycleMs(dicom_));
+        f.evidence["gapsWithin38To60Ms"] = Round(band, 0.001);
+        f.evidence["associationGap"] = PhaseEvidence(gap);
+        f.evidence["serverTotal"] = PhaseEvidence(server);
+        f.evidence["dicomTcpNoDelayInEffect"] = false;
+        f.explanation = Format("Orthanc stores an instance in %.1f ms (serverTotal p50) but the next one arrives "
+                               "%.1f ms later (gap p50), %.0f%% of the gaps within 38-60 ms: the 40 ms delayed-ACK "
+                               "timer. Orthanc (DCMTK) sends the 12-byte header of its C-STORE answer and the rest "
+                               "in two writes; without TCP_NODELAY, Nagle's algorithm holds the rest until the "
+                               "client acknowledges the header, which it delays. The sender is not idle: it waits "
+                               "for the answer.",
+                               server.p50Ms, gap.p50Ms, band * 100);
+        f.fix["configuration"]["IngestPerf.DicomTcpNoDelay"] = true;
+        f.fix["action"] = "Set \"DicomTcpNoDelay\": true in the IngestPerf section (or start Orthanc with "
+                          "TCP_NODELAY=1 in its environment), restart Orthanc; a DCMTK sender gains as much again "
+                          "with TCP_NODELAY=1 in its own environment";
+        f.fix["effect"] = "One storescu association on the 2-core machine: about 18 instances/s by default, about 60 "
+                          "with Orthanc's side fixed, about 230 with the sender fixed too "
+                          "(docs/benchmarks.md#dicom-tcp_nodelay-the-remedy-for-the-c-store-answer-stall)";
+        f.confidence = band >= 0.8 ? "high" : "medium";
+        f.confidenceReason = Format("%.0f%% of the gaps sit at the delayed-ACK timer; a sender pausing about 40 ms "
+                                    "on its own would look the same, which TCP_NODELAY on Orthanc's side tells apart",
+                                    band * 100);
+        return true;
+      }
+
+      void SlowSender(bool explained)
+      {
+        const char* id = "slow-sender";
+        if (!EnoughGaps(id))
+        {
+          return;
+        }
+        const PhaseFigures& gap = dicom_[Phase::AssociationGap];
+        const PhaseFigures& server = dicom_[Phase::ServerTotal];
+        if (explained)
+        {
+          Check(id, false, "the gaps are explained by the finding above");
+          return;
+        }
+        if (gap.meanMs < kSlowGapMs || gap.p50Ms < kBusyGapFactor * server.p50Ms)
+        {
+          Check(id, false,
+                Format("gap mean %.1f ms (%.0f ms needed), p50 %.1f ms against serverTotal p50 %.1f ms", gap.meanMs,
+                       kSlowGapMs, gap.p50Ms, server.p50Ms));
+          return;
+        }
+        Check(id, true, Format("gap mean %.1f ms against serverTotal p50 %.1f ms", gap.meanMs, server.p50Ms));
+        Finding& f = Add(id, "dicom", gap.meanMs, CostKind::Measured, CycleMs(dicom_));
+        f.verdict = Format("The senders are slow: %.0f ms pass between two instances of an association, Orthanc "
+                           "stores each in %.1f ms",
+                           gap.meanMs, server.meanMs);
+        f.evidence["associationGap"] = PhaseEvidence(gap);
+        f.evidence["serverTotal"] = PhaseEvidence(server);
+        f.evidence["gapsWithin38To60Ms"] =
+          Round(static_cast<double>(dicom_.gapsNearDelayedAck) / static_cast<double>(gap.count), 0.001);
+        f.evidence["dicomTcpNoDelayInEffect"] = input_.dicomTcpNoDelay;
+        f.evidence["megabytesPerInstance"] =
+          Round(dicom_.stored > 0 ? static_cast<double>(dicom_.storedBytes) / 1e6 / double(dicom_.stored) : 0, 0.001);
+        f.explanation = "The gap holds the C-STORE answer going back, the sender preparing its next instance, and "
+                        "the dataset's transfer; Orthanc's DICOM workers are not all busy and the gaps do not sit at "
+                        "the delayed-ACK timer, so the time is the sender's or the network's.";
+        f.fix["action"] = "Look at the sender: its own pacing or queue, its disk, the network between; a DCMTK-based "
+                          "sender gains with TCP_NODELAY=1 in its environment. Orthanc's configuration cannot "
+                          "shorten this gap.";
+        f.fix["effect"] = "not measurable from Orthanc: the time is spent outside it";
+        f.confidence = input_.dicomTcpNoDelay ? "high" : "medium";
+        f.confidenceReason = input_.dicomTcpNoDelay
+                               ? "TCP_NODELAY is in effect on Orthanc's side, the workers are free"
+                               : "the gaps are not at the delayed-ACK timer; without TCP_NODELAY on Orthanc's side a "
+                                 "part of each gap may still be its answer's stall";
+      }
+
+      void HttpThreadsSaturated()
+      {
+        const char* id = "http-threads-saturated";
+        const PhaseFigures& server = rest_[Phase::ServerTotal];
+        if (rest_.stored < kMinimumSamples)
+        {
+          Check(id, false, Format("not judged: %.0f HTTP instances", double(rest_.stored)));
+          return;
+        }
+        const double threads = input_.configuration.httpThreadsCount;
+        const double busy = input_.activeSeconds > 0 ? server.sumMs / 1000 / input_.activeSeconds : 0;
+        const double connections = static_cast<double>(input_.httpConnectionsNow);
+        const bool queued = input_.httpConnectionsNow >= 0 && connections > threads;
+        if (!(queued && busy >= kHttpBusyShare * threads * 0.5) && busy < kHttpBusyShare * threads)
+        {
+          Check(id, false,
+                Format("%.2f HTTP threads busy storing on average, %.0f connections open now, for "
+                       "HttpThreadsCount %.0f",
+                       busy, connections, threads));
+          return;
+        }
+        Check(id, true,
+              Format("%.2f HTTP threads busy storing on average, %.0f connections open now, for %.0f", busy,
+                     connections, threads));
+        const double waiting = queued ? connections / threads - 1 : 0;
+        Finding& f = Add(id, "rest", waiting * server.meanMs, CostKind::Estimated, server.meanMs * (1 + waiting));
+        f.verdict = Format("Orthanc's HTTP threads are all busy (HttpThreadsCount %.0f, %.0f client connections "
+                           "open): uploads wait for a thread before Orthanc reads them",
+                           threads, connections);
+        f.evidence["httpThreadsBusyOnAverage"] = Round(busy, 0.01);
+        f.evidence["HttpThreadsCount"] = Json::UInt(input_.configuration.httpThreadsCount);
+        f.evidence["httpConnectionsOpenNow"] = Json::Int64(input_.httpConnectionsNow);
+        f.evidence["restRequestsInProgress"] = Json::Int64(input_.restRequestsInProgress);
+        f.evidence["serverTotal"] = PhaseEvidence(server);
+        f.explanation = "Orthanc's web server gives each connection a thread; beyond HttpThreadsCount, connections "
+                        "wait unanswered, and no plugin sees that wait. The cost is estimated: each waiting "
+                        "connection queues behind the stores in progress (connections per thread, minus one, times "
+                        "serverTotal's mean).";
+        f.fix["configuration"]["HttpThreadsCount"] =
+          Json::UInt(static_cast<unsigned int>(std::max(threads * 2, std::ceil(connections) + 1)));
+        f.fix["action"] = "Raise HttpThreadsCount above the number of simultaneous clients (Orthanc restart)";
+        f.fix["effect"] = "see docs/diagnosis.md#http-threads-saturated";
+        f.confidence = queued ? "high" : "medium";
+        f.confidenceReason = queued ? "more client connections are open right now than Orthanc has HTTP threads"
+                                    : "the threads were busy storing most of the time, but no queue is visible now";
+      }
+
+      bool TranscodingBound()
+      {
+        const char* id = "transcoding-bound";
+        const TransportFigures& all = input_.all;
+        const PhaseFigures& transcode = all[Phase::Transcode];
+        const PhaseFigures& preStore = all[Phase::PreStore];
+        const PhaseFigures& server = all[Phase::ServerTotal];
+        if (all.stored < kMinimumSamples)
+        {
+          Check(id, false, Format("not judged: %.0f instances stored", double(all.stored)));
+          return false;
+        }
+        const bool measured = transcode.count >= kMinimumSamples;
+        const bool inferred = !measured && input_.configuration.ingestTranscoding && !input_.transcoderHook;
+        const double cost = measured ? transcode.meanMs : preStore.meanMs;
+        if (!(measured || inferred) || cost < (measured ? kTranscodeMs : kPreStoreMs) ||
+            cost < kShareOfServer * server.meanMs)
+        {
+          Check(id, false,
+                measured   ? Format("transcode mean %.1f ms of serverTotal %.1f ms", transcode.meanMs, server.meanMs)
+                : inferred ? Format("IngestTranscoding is set; preStore mean %.1f ms of serverTotal %.1f ms",
+                                    preStore.meanMs, server.meanMs)
+                           : "no transcoding measured, IngestTranscoding is not set");
+          return false;
+        }
+        Check(id, true,
+              std::string(measured ? "transcode" : "preStore (IngestTranscoding set)") +
+                Format(" mean %.1f ms of serverTotal %.1f ms", cost, server.meanMs));
+        Finding& f = Add(id, "all", cost, CostKind::Measured, server.meanMs);
+        const std::string target = input_.configuration.ingestTranscodingSyntax;
+        f.verdict =
+          Format("Transcoding on ingest takes %.1f ms of each instance's %.1f ms in Orthanc", cost, server.meanMs) +
+          (target.empty() ? "" : " (IngestTranscoding " + target + ")");
+        f.evidence["IngestTranscoding"] = target.empty() ? Json::Value(Json::nullValue) : Json::Value(target);
+        f.evidence["transcode"] = measured ? PhaseEvidence(transcode) : Json::Value(Json::nullValue);
+        f.evidence["preStore"] = PhaseEvidence(preStore);
+        f.evidence["serverTotal"] = PhaseEvidence(server);
+        f.evidence["transcodedByAnEarlierPlugin"] = Json::UInt64(all.transcodedWithoutHook);
+        f.evidence["TranscodeTiming"] = TranscodeTimingName(input_.configuration.transcodeTiming);
+        f.explanation = measured ? "The transcode phase is timed (IngestPerf.TranscodeTiming)."
+                                 : "IngestTranscoding is set and preStore, which contains the transcoding, is long; "
+                                   "set IngestPerf.TranscodeTiming to FallThrough to time it on its own.";
+        if (all.transcodedWithoutHook > 0)
+        {
+          f.explanation += " Some instances were transcoded by a plugin loaded before this one (GDCM...).";
+        }
+        f.fix["action"] = "Transcode later, off the ingest path (a job or a Lua/plugin on StableSeries), or choose a "
+                          "cheaper IngestTranscoding syntax, or a faster transcoder plugin";
+        f.fix["effect"] = "removes the transcode from each instance's store: see docs/diagnosis.md#transcoding-bound";
+        f.confidence = measured ? "high" : "medium";
+        f.confidenceReason = measured ? "the transcode phase is measured"
+                                      : "preStore holds the transcoding and the other pre-store steps (parsing, "
+                                        "filters); the transcoding is not timed on its own";
+        return true;
+      }
+
+      void StorageBound()
+      {
+        const char* id = "storage-bound";
+        const TransportFigures& all = input_.all;
+        const PhaseFigures& server = all[Phase::ServerTotal];
+        if (all.stored < kMinimumSamples)
+        {
+          Check(id, false, Format("not judged: %.0f instances stored", double(all.stored)));
+          return;
+        }
+        if (input_.timedStorageActive)
+        {
+          const PhaseFigures& prepare = all[Phase::StoragePrepare];
+          const PhaseFigures& write = all[Phase::StorageWrite];
+          const double cost = prepare.meanMs + write.meanMs;
+          if (cost < kStorageMs || cost < kDominantShare * server.meanMs)
+          {
+            Check(id, false,
+                  Format("storagePrepare %.1f + storageWrite %.1f ms of serverTotal %.1f ms", prepare.meanMs,
+                         write.meanMs, server.meanMs));
+            return;
+          }
+          Check(id, true,
+                Format("storagePrepare %.1f + storageWrite %.1f ms of serverTotal %.1f ms", prepare.meanMs,
+                       write.meanMs, server.meanMs));
+          Finding& f = Add(id, "all", cost, CostKind::Measured, server.meanMs);
+          const bool compression = prepare.meanMs > write.meanMs && input_.configuration.storageCompression;
+          f.evidence["storagePrepare"] = PhaseEvidence(prepare);
+          f.evidence["storageWrite"] = PhaseEvidence(write);
+          f.evidence["serverTotal"] = PhaseEvidence(server);
+          f.evidence["storageWriteMegabytesPerSecond"] = Round(input_.storageCreateMegabytesPerSecond, 0.01);
+          f.evidence["StorageCompression"] = input_.configuration.storageCompression;
+          f.evidence["SyncStorageArea"] = input_.configuration.syncStorageArea;
+          if (compression)
+          {
+            f.verdict = Format("Storage-bound: compressing the files (StorageCompression) takes %.1f ms of each "
+                               "instance's %.1f ms in Orthanc",
+                               prepare.meanMs, server.meanMs);
+            f.explanation = "storagePrepare (MD5 and compression, before the first write) dominates the storage.";
+            f.fix["configuration"]["StorageCompression"] = false;
+            f.fix["action"] = "Set StorageCompression to false (files already stored stay readable)";
+          }
+          else
+          {
+            f.verdict = Format("Storage-bound: writing the files takes %.1f ms of each instance's %.1f ms in Orthanc "
+                               "(%.1f MB/s)",
+                               write.meanMs, server.meanMs, input_.storageCreateMegabytesPerSecond);
+            f.explanation = "storageWrite (the storage area's create calls) dominates the store.";
+            f.fix["action"] = "A faster storage for StorageDirectory (local SSD rather than a network share)" +
+                              std::string(input_.configuration.syncStorageArea
+                                            ? "; SyncStorageArea false trades durability on power loss for speed"
+                                            : "");
+          }
+          f.fix["effect"] = "see docs/diagnosis.md#storage-bound";
+          f.confidence = "high";
+          f.confidenceReason = "the storage is timed by IngestPerf.TimedStorage";
+          return;
+        }
+        const PhaseFigures& persist = all[Phase::Persist];
+        if (persist.meanMs < kPersistUntimedMs || persist.meanMs < kDominantShare * server.meanMs)
+        {
+          Check(id, false,
+                Format("persist %.1f ms of serverTotal %.1f ms (untimed storage: %.0f ms needed)", persist.meanMs,
+                       server.meanMs, kPersistUntimedMs));
+          return;
+        }
+        Check(id, true, Format("persist %.1f ms of serverTotal %.1f ms", persist.meanMs, server.meanMs));
+        Finding& f = Add(id, "all", persist.meanMs, CostKind::Measured, server.meanMs);
+        const std::string index = input_.configuration.indexPluginSection.empty()
+                                    ? std::string("SQLite")
+                                    : input_.configuration.indexPluginSection;
+        f.verdict = Format("Storage- or index-bound: writing each instance (persist) takes %.1f ms of its %.1f ms "
+                           "in Orthanc; set IngestPerf.TimedStorage to tell the storage from the index",
+                           persist.meanMs, server.meanMs);
+        f.evidence["persist"] = PhaseEvidence(persist);
+        f.evidence["serverTotal"] = PhaseEvidence(server);
+        f.evidence["index"] = index;
+        f.evidence["storagePlugin"] = input_.configuration.storagePluginSection.empty()
+                                        ? Json::Value(Json::nullValue)
+                                        : Json::Value(input_.configuration.storagePluginSection);
+        f.explanation = "persist holds the storage write and the index transaction; without the timed storage "
+                        "Orthanc gives no hook between them.";
+        f.fix["configuration"]["IngestPerf.TimedStorage"] = true;
+        f.fix["action"] = "Turn on IngestPerf.TimedStorage (not with a storage plugin) to split persist into "
+                          "storageWrite and indexUpdate, then follow that finding";
+        f.fix["effect"] = "none by itself: it tells which of the two to fix";
+        f.confidence = "low";
+        f.confidenceReason = "storage and index are not told apart";
+      }
+
+      void IndexBound()
+      {
+        const char* id = "index-bound";
+        const TransportFigures& all = input_.all;
+        const PhaseFigures& index = all[Phase::IndexUpdate];
+        const PhaseFigures& server = all[Phase::ServerTotal];
+        if (!input_.timedStorageActive)
+        {
+          Check(id, false, "not judged: indexUpdate needs IngestPerf.TimedStorage");
+          return;
+        }
+        if (index.count < kMinimumSamples || index.meanMs < kIndexMs || index.meanMs < kDominantShare * server.meanMs)
+        {
+          Check(id, false,
+                Format("indexUpdate %.1f ms of serverTotal %.1f ms (%.0f samples)", index.meanMs, server.meanMs,
+                       double(index.count)));
+          return;
+        }
+        Check(id, true, Format("indexUpdate %.1f ms of serverTotal %.1f ms", index.meanMs, server.meanMs));
+        Finding& f = Add(id, "all", index.meanMs, CostKind::Measured, server.meanMs);
+        const std::string backend =
+          input_.configuration.indexPluginSection.empty() ? "SQLite" : input_.configuration.indexPluginSection;
+        f.verdict = Format("Index-bound: Orthanc's index transaction takes %.1f ms of each instance's %.1f ms",
+                           index.meanMs, server.meanMs) +
+                    " (" + backend + ")";
+        f.evidence["index"] = backend;
+        f.evidence["indexUpdate"] = PhaseEvidence(index);
+        f.evidence["serverTotal"] = PhaseEvidence(server);
+        f.explanation = "indexUpdate runs from the end of the last file write to OnStored: the index transaction, "
+                        "and the wait for Orthanc's OnStored lock.";
+        if (backend == "SQLite")
+        {
+          f.fix["action"] = "The SQLite index sits in IndexDirectory: put it on a fast local disk; for many "
+                            "concurrent clients, a PostgreSQL index (orthanc-postgresql) scales better";
+        }
+        else
+        {
+          f.fix["action"] = "Look at the database server: its commit latency (synchronous_commit, disk), the network "
+                            "to it, its load; the plugin's IndexConnectionsCount on Orthanc 1.12";
+        }
+        f.fix["effect"] = "see docs/diagnosis.md#index-bound";
+        f.confidence = "high";
+        f.confidenceReason = "the index transaction is timed between the storage write and OnStored";
+      }
+
+      void SlowChangeConsumer()
+      {
+        const char* id = "slow-change-consumer";
+        const PhaseFigures& perInstance = input_.changePerInstanceWhileBacklogged;
+        const PhaseFigures& dispatch = input_.all[Phase::ChangeDispatch];
+        const bool backlogged = input_.changeBacklog >= kBacklog || dispatch.p50Ms >= kChangeLagMs;
+        if (!backlogged || perInstance.count < kMinimumSamples / 2 || perInstance.meanMs < kChangePerInstanceMs)
+        {
+          Check(id, false,
+                Format("backlog %.0f, changeDispatch p50 %.1f ms, change thread %.1f ms per instance "
+                       "while backlogged",
+                       double(input_.changeBacklog), dispatch.p50Ms, perInstance.meanMs));
+          return;
+        }
+        Check(
+          id, true,
+          Format("backlog %.0f, change thread %.1f ms per instance", double(input_.changeBacklog), perInstance.meanMs));
+        Finding& f = Add(id, "all", perInstance.meanMs, CostKind::Measured, -1);
+        f.verdict = Format("A slow change consumer: Orthanc's change thread spends %.0f ms per instance in Lua or "
+                           "plugins' OnChange, %.0f NewInstance changes wait",
+                           perInstance.meanMs, double(input_.changeBacklog));
+        f.evidence["newInstanceBacklog"] = Json::UInt64(input_.changeBacklog);
+        f.evidence["perInstanceWhileBacklogged"] = PhaseEvidence(perInstance);
+        f.evidence["changeDispatch"] = PhaseEvidence(dispatch);
+        f.evidence["LuaScripts"] = Json::UInt64(input_.configuration.luaScripts);
+        f.explanation = "Orthanc delivers changes to Lua and to every plugin's OnChange on one thread. This is off "
+                        "the ingest path (the store does not wait), but everything that reacts to new instances "
+                        "(routing, auto-forwarding, Lua OnStoredInstance) lags, and the queue grows.";
+        f.fix["action"] = "Find the slow OnChange consumer (Lua scripts, plugins) and make it hand its work to a "
+                          "queue or a job instead of doing it on the change thread";
+        f.fix["effect"] = "see docs/diagnosis.md#slow-change-consumer";
+        f.confidence = "high";
+        f.confidenceReason = "the change thread's time per instance is measured while changes wait";
+      }
+
+      void SlowFilters(bool transcoding)
+      {
+        const char* id = "slow-filters";
+        const TransportFigures& all = input_.all;
+        const PhaseFigures& preStore = all[Phase::PreStore];
+        const PhaseFigures& transcode = all[Phase::Transcode];
+        const PhaseFigures& server = all[Phase::ServerTotal];
+        if (all.stored < kMinimumSamples)
+        {
+          Check(id, false, Format("not judged: %.0f instances stored", double(all.stored)));
+          return;
+        }
+        if (transcoding && transcode.count < kMinimumSamples)
+        {
+          Check(id, false, "preStore is explained by the transcoding finding (not timed on its own)");
+          return;
+        }
+        const double cost = preStore.meanMs - transcode.meanMs;
+        if (cost < kPreStoreMs || cost < kShareOfServer * server.meanMs)
+        {
+          Check(id, false, Format("preStore without transcoding %.1f ms of serverTotal %.1f ms", cost, server.meanMs));
+          return;
+        }
+        Check(id, true, Format("preStore without transcoding %.1f ms of serverTotal %.1f ms", cost, server.meanMs));
+        Finding& f = Add(id, "all", cost, CostKind::Measured, server.meanMs);
+        f.verdict = Format("Slow filters: %.1f ms of each instance's %.1f ms in Orthanc pass before the store, in "
+                           "Lua or other plugins' instance filters",
+                           cost, server.meanMs);
+        f.evidence["preStore"] = PhaseEvidence(preStore);
+        f.evidence["transcode"] = transcode.count > 0 ? PhaseEvidence(transcode) : Json::Value(Json::nullValue);
+        f.evidence["serverTotal"] = PhaseEvidence(server);
+        f.evidence["LuaScripts"] = Json::UInt64(input_.configuration.luaScripts);
+        f.evidence["IngestTranscoding"] = input_.configuration.ingestTranscoding
+                                            ? Json::Value(input_.configuration.ingestTranscodingSyntax)
+                                            : Json::Value(Json::nullValue);
+        f.explanation = "preStore runs from the received instance to the last instance filter: DICOM parsing, "
+                        "Lua's ReceivedInstanceFilter and IncomingInstanceFilter, other plugins' filters; parsing "
+                        "takes well under a millisecond for a 0.5 MB instance.";
+        f.fix["action"] = "Review the Lua filters (ReceivedInstanceFilter, IncomingInstanceFilter) and other "
+                          "plugins' filters: no network calls or heavy work there";
+        f.fix["effect"] = "see docs/diagnosis.md#slow-filters";
+        f.confidence = input_.configuration.luaScripts > 0 ? "high" : "medium";
+        f.confidenceReason = input_.configuration.luaScripts > 0
+                               ? "Lua scripts are configured and nothing else in preStore is slow"
+                               : "no Lua script is configured: a plugin's filter, or very large instances";
+      }
+
+      void SlowUploads()
+      {
+        const char* id = "slow-uploads";
+        const PhaseFigures& receive = rest_[Phase::Receive];
+        const PhaseFigures& server = rest_[Phase::ServerTotal];
+        if (receive.count < kMinimumSamples)
+        {
+          Check(id, false, Format("not judged: %.0f HTTP receive samples", double(receive.count)));
+          return;
+        }
+        if (receive.meanMs < kUploadMs || receive.meanMs < kDominantShare * server.meanMs)
+        {
+          Check(id, false, Format("receive %.1f ms of serverTotal %.1f ms", receive.meanMs, server.meanMs));
+          return;
+        }
+        Check(id, true, Format("receive %.1f ms of serverTotal %.1f ms", receive.meanMs, server.meanMs));
+        Finding& f = Add(id, "rest", receive.meanMs, CostKind::Measured, server.meanMs);
+        const double megabytesPerSecond =
+          receive.sumMs > 0 ? static_cast<double>(rest_.receivedBytes) / 1e6 / (receive.sumMs / 1000) : 0;
+        f.verdict = Format("Slow uploads: HTTP clients take %.0f ms to send each instance (%.1f MB/s), Orthanc "
+                           "stores it in %.1f ms",
+                           receive.meanMs, megabytesPerSecond, server.meanMs - receive.meanMs);
+        f.evidence["receive"] = PhaseEvidence(receive);
+        f.evidence["serverTotal"] = PhaseEvidence(server);
+        f.evidence["uploadMegabytesPerSecond"] = Round(megabytesPerSecond, 0.01);
+        f.explanation = "receive runs from Orthanc's HTTP request filter (headers read) to the instance received: "
+                        "the body's upload by the client and its reading by Orthanc.";
+        f.fix["action"] = "Look at the client and the network: bandwidth, a proxy, the client reading its files "
+                          "slowly; several uploads in parallel hide the latency";
+        f.fix["effect"] = "not measurable from Orthanc: the time is spent by the client or the network";
+        f.confidence = "high";
+        f.confidenceReason = "receive is measured per instance";
+      }
+
+      void CompressedAnswers()
+      {
+        const char* id = "compressed-answers";
+        const uint64_t accepting = rest_.answersAcceptingCompression;
+        const bool compresses =
+          input_.configuration.httpCompressionEnabled && input_.configuration.orthanc.CompressesSmallAnswers();
+        if (rest_.stored < kMinimumSamples || accepting < kMinimumSamples || !compresses)
+        {
+          Check(id, false,
+                Format("%.0f HTTP ingest answers to clients accepting gzip/deflate; ", double(accepting)) +
+                  (compresses ? "Orthanc compresses them" : "this Orthanc does not compress them"));
+          return;
+        }
+        Check(id, true, Format("%.0f HTTP ingest answers compressed by Orthanc", double(accepting)));
+        Finding& f = Add(id, "rest", 0, CostKind::Unobservable, -1);
+        f.verdict = Format("Orthanc gzip-compresses each of its %.0f ingest answers (a few hundred bytes): a cost no "
+                           "plugin can time; set HttpCompressionEnabled to false",
+                           double(accepting));
+        f.evidence["answersToClientsAcceptingCompression"] = Json::UInt64(accepting);
+        f.evidence["HttpCompressionEnabled"] = true;
+        f.evidence["orthancVersion"] = input_.orthancVersion;
+        f.evidence["serverTotal"] = PhaseEvidence(rest_[Phase::ServerTotal]);
+        f.explanation = "Orthanc before 1.12.2 compresses any answer when the client accepts gzip or deflate; the "
+                        "compression happens after every plugin hook (responseSend is unobservable).";
+        f.fix["configuration"]["HttpCompressionEnabled"] = false;
+        f.fix["action"] = "Set HttpCompressionEnabled to false (Orthanc 1.12.2 and later default to it)";
+        f.fix["effect"] = "see docs/diagnosis.md#compressed-answers";
+        f.confidence = "medium";
+        f.confidenceReason = "the compression is certain from Orthanc's rule; its cost is not observable";
+      }
+
+      void RejectedOrDuplicate()
+      {
+        const char* id = "rejected-or-duplicate";
+        const TransportFigures& all = input_.all;
+        const uint64_t duplicates = all.Outcomes(Outcome::AlreadyStored);
+        const uint64_t rejected = all.Outcomes(Outcome::NotDicom) + all.Outcomes(Outcome::DiscardedBeforeFilter) +
+                                  all.Outcomes(Outcome::DiscardedAfterFilter);
+        uint64_t total = 0;
+        for (uint64_t n : all.outcomes)
+        {
+          total += n;
+        }
+        const double share = total > 0 ? static_cast<double>(duplicates + rejected) / double(total) : 0;
+        if (duplicates + rejected < kRejectedMinimum || share < kRejectedShare)
+        {
+          Check(
+            id, false,
+            Format("%.0f already stored, %.0f rejected of %.0f", double(duplicates), double(rejected), double(total)));
+          return;
+        }
+        Check(
+          id, true,
+          Format("%.0f already stored, %.0f rejected of %.0f", double(duplicates), double(rejected), double(total)));
+        const PhaseFigures& server = all[Phase::ServerTotal];
+        // A duplicate costs a whole store; a rejected instance at most its parsing, not counted.
+        const double cost =
+          all.stored > 0 ? server.meanMs * static_cast<double>(duplicates) / static_cast<double>(all.stored) : 0;
+        Finding& f = Add(id, "all", cost, CostKind::Estimated, server.meanMs);
+        f.verdict = Format("%.0f%% of the instances received were not stored: %.0f already stored (sent again), "
+                           "%.0f rejected",
+                           share * 100, double(duplicates), double(rejected));
+        for (size_t o = 0; o < kOutcomeCount; o++)
+        {
+          f.evidence["outcomes"][DefinitionOf(static_cast<Outcome>(o)).name] = Json::UInt64(all.outcomes[o]);
+        }
+        f.evidence["OverwriteInstances"] = input_.configuration.overwriteInstances;
+        f.evidence["serverTotal"] = PhaseEvidence(server);
+        f.explanation = "A duplicate goes through the whole store before Orthanc finds it in its index; the cost "
+                        "is estimated as serverTotal's mean per duplicate, spread over the stored instances.";
+        f.fix["action"] = "Duplicates: a sender re-sending (retries after timeouts, a router sending twice): look at "
+                          "its queue and logs. Rejected: a client posting non-DICOM files, or filters discarding "
+                          "on purpose";
+        f.fix["effect"] = "each duplicate not sent saves a whole store";
+        f.confidence = "high";
+        f.confidenceReason = "the outcomes are counted exactly";
+      }
+    };
+  }
+
+
+  const char* CostKindName(CostKind kind)
+  {
+    switch (kind)
+    {
+      case CostKind::Estimated:
+        return "estimated";
+      case CostKind::Unobservable:
+        return "unobservable";
+      default:
+        return "measured";
+    }
+  }
+
+
+  Diagnosis Diagnose(const DiagnosisInput& input)
+  {
+    return Rules(input).Run();
+  }
+
+
+  std::vector<std::string> DiagnosisRuleIds()
+  {
+    DiagnosisInput empty;
+    std::vector<std::string> ids;
+    for (const RuleCheck& check : Diagnose(empty).checks)
+    {
+      ids.push_back(check.id);
+    }
+    return ids;
+  }
+}

@@ -1,0 +1,127 @@
+#include "Export/DiagnosisExporter.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    double Round(double value, double step = 0.001)
+    {
+      return std::round(value / step) * step;
+    }
+
+    Json::Value ExportFinding(const Finding& finding)
+    {
+      Json::Value value;
+      value["id"] = finding.id;
+      value["transport"] = finding.transport;
+      value["verdict"] = finding.verdict;
+      value["cost"] = CostKindName(finding.costKind);
+      value["costMsPerInstance"] = finding.costKind == CostKind::Unobservable ? Json::Value(Json::nullValue)
+                                                                              : Json::Value(finding.costMsPerInstance);
+      value["shareOfCycle"] =
+        finding.shareOfCycle < 0 ? Json::Value(Json::nullValue) : Json::Value(finding.shareOfCycle);
+      value["evidence"] = finding.evidence;
+      value["explanation"] = finding.explanation;
+      value["fix"] = finding.fix;
+      value["confidence"] = finding.confidence;
+      value["confidenceReason"] = finding.confidenceReason;
+      return value;
+    }
+
+    Json::Value ExportSummary(const TransportFigures& transport, double activeSeconds, bool association)
+    {
+      Json::Value value;
+      value["stored"] = Json::UInt64(transport.stored);
+      value["instancesPerSecond"] =
+        activeSeconds > 0 ? Round(static_cast<double>(transport.stored) / activeSeconds, 0.01) : 0.0;
+      const PhaseFigures& server = transport[Phase::ServerTotal];
+      value["serverTotalMs"]["mean"] = Round(server.meanMs);
+      value["serverTotalMs"]["p50"] = Round(server.p50Ms);
+      value["serverTotalMs"]["p99"] = Round(server.p99Ms);
+      if (association)
+      {
+        const PhaseFigures& gap = transport[Phase::AssociationGap];
+        value["associationGapMs"]["mean"] = Round(gap.meanMs);
+        value["associationGapMs"]["p50"] = Round(gap.p50Ms);
+        value["associationGapMs"]["p99"] = Round(gap.p99Ms);
+      }
+      return value;
+    }
+
+    std::string NothingStandsOut(const DiagnosisInput& input)
+    {
+      std::string text = "Nothing stands out";
+      bool first = true;
+      for (size_t t = 0; t < kTransportCount; t++)
+      {
+        const TransportFigures& transport = input.transports[t];
+        if (transport.stored == 0)
+        {
+          continue;
+        }
+        char part[256];
+        const Transport which = static_cast<Transport>(t);
+        if (which == Transport::Dicom && transport[Phase::AssociationGap].count > 0)
+        {
+          std::snprintf(part, sizeof(part), "%s %s: %llu stored, serverTotal p50 %.1f ms, gap p50 %.1f ms",
+                        first ? ":" : ";", TransportName(which), static_cast<unsigned long long>(transport.stored),
+                        transport[Phase::ServerTotal].p50Ms, transport[Phase::AssociationGap].p50Ms);
+        }
+        else
+        {
+          std::snprintf(part, sizeof(part), "%s %s: %llu stored, serverTotal p50 %.1f ms", first ? ":" : ";",
+                        TransportName(which), static_cast<unsigned long long>(transport.stored),
+                        transport[Phase::ServerTotal].p50Ms);
+        }
+        text += part;
+        first = false;
+      }
+      return first ? "Nothing to diagnose: no instance stored in the window" : text;
+    }
+  }
+
+
+  Json::Value ExportDiagnosis(const Diagnosis& diagnosis, const DiagnosisInput& input, const PluginStatus& status)
+  {
+    Json::Value result;
+    result["plugin"] = "ingest-perf";
+    result["version"] = status.pluginVersion;
+    result["orthancVersion"] = status.orthancVersion;
+    result["window"] = input.window;
+    result["seconds"] = Round(input.seconds);
+    result["activeSeconds"] = Round(input.activeSeconds);
+    result["verdict"] = diagnosis.findings.empty() ? NothingStandsOut(input) : diagnosis.findings.front().verdict;
+    Json::Value& findings = result["findings"];
+    findings = Json::arrayValue;
+    for (const Finding& finding : diagnosis.findings)
+    {
+      findings.append(ExportFinding(finding));
+    }
+    Json::Value& summary = result["summary"];
+    summary = Json::objectValue;
+    for (size_t t = 0; t < kTransportCount; t++)
+    {
+      if (input.transports[t].stored > 0)
+      {
+        const Transport transport = static_cast<Transport>(t);
+        summary[TransportName(transport)] =
+          ExportSummary(input.transports[t], input.activeSeconds, transport == Transport::Dicom);
+      }
+    }
+    Json::Value& checks = result["rules"];
+    checks = Json::arrayValue;
+    for (const RuleCheck& check : diagnosis.checks)
+    {
+      Json::Value value;
+      value["id"] = check.id;
+      value["fired"] = check.fired;
+      value["reason"] = check.reason;
+      checks.append(value);
+    }
+    result["documentation"] = "docs/diagnosis.md";
+    return result;
+  }
+}
