@@ -282,3 +282,36 @@ TEST(RestRoutes, TraceArguments)
   const char* other[] = {"n"};
   EXPECT_FALSE(ParseTraceArguments(seconds, error, 1, other, good));
 }
+
+
+TEST(RestRoutes, DiagnosisArgumentsDefaultToTheLastFiveMinutes)
+{
+  StatsQuery query;
+  Json::Value error;
+  ASSERT_TRUE(ParseDiagnosisArguments(query, error, 0, nullptr, nullptr));
+  EXPECT_TRUE(query.hasWindow);
+  EXPECT_EQ(Window::FiveMinutes, query.window);
+
+  const char* windowKey[] = {"window", "transport"};
+  const char* hour[] = {"1h", "dicom"};
+  ASSERT_TRUE(ParseDiagnosisArguments(query, error, 2, windowKey, hour));
+  EXPECT_EQ(Window::OneHour, query.window);
+  EXPECT_EQ(Transport::Dicom, query.transport);
+
+  // Label filters are kept since the reset only: no window then.
+  const char* labelKey[] = {"remoteAet"};
+  const char* aet[] = {"CT01"};
+  ASSERT_TRUE(ParseDiagnosisArguments(query, error, 1, labelKey, aet));
+  EXPECT_FALSE(query.hasWindow);
+
+  const char* groupKey[] = {"groupBy"};
+  const char* label[] = {"remoteAet"};
+  EXPECT_FALSE(ParseDiagnosisArguments(query, error, 1, groupKey, label));
+  EXPECT_EQ("groupBy", error["parameter"].asString());
+
+  const char* both[] = {"window", "remoteAet"};
+  const char* bothValues[] = {"5m", "CT01"};
+  Json::Value combined;
+  EXPECT_FALSE(ParseDiagnosisArguments(query, combined, 2, both, bothValues));
+  EXPECT_EQ("window", combined["parameter"].asString());
+}

@@ -1,0 +1,412 @@
+#include "Diagnosis/DiagnosisRules.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace IngestPerf;
+
+namespace
+{
+  PhaseFigures Phase_(uint64_t count, double meanMs, double p50Ms = -1)
+  {
+    PhaseFigures figures;
+    figures.count = count;
+    figures.meanMs = meanMs;
+    figures.p50Ms = p50Ms < 0 ? meanMs : p50Ms;
+    figures.p90Ms = meanMs * 1.2;
+    figures.p99Ms = meanMs * 1.5;
+    figures.maxMs = meanMs * 2;
+    figures.sumMs = meanMs * static_cast<double>(count);
+    return figures;
+  }
+
+  PhaseFigures& At(TransportFigures& transport, Phase phase)
+  {
+    return transport.phases[static_cast<size_t>(phase)];
+  }
+
+  void SetStored(TransportFigures& transport, uint64_t stored)
+  {
+    transport.stored = stored;
+    transport.outcomes[static_cast<size_t>(Outcome::Stored)] = stored;
+  }
+
+  // A healthy Orthanc on the development machine: 200 HTTP instances and 200 by one C-STORE
+  // association with TCP_NODELAY on both sides, over 20 s of ingest.
+  DiagnosisInput Healthy()
+  {
+    DiagnosisInput input;
+    input.window = "5m";
+    input.seconds = 300;
+    input.activeSeconds = 20;
+    input.orthancVersion = "1.12.7";
+    input.configuration.orthanc = OrthancVersion::Parse("1.12.7");
+    input.configuration.httpCompressionEnabled = false;
+    input.dicomTcpNoDelay = true;
+    input.dicomConnectionsNow = 0;
+    input.httpConnectionsNow = 0;
+    input.restRequestsInProgress = 0;
+
+    TransportFigures& rest = input.transports[static_cast<size_t>(Transport::Rest)];
+    SetStored(rest, 200);
+    At(rest, Phase::Receive) = Phase_(200, 0.2);
+    At(rest, Phase::PreStore) = Phase_(200, 0.3);
+    At(rest, Phase::Persist) = Phase_(200, 4.5);
+    At(rest, Phase::ServerTotal) = Phase_(200, 5.0);
+    rest.receivedBytes = rest.storedBytes = 200 * 525000;
+
+    TransportFigures& dicom = input.transports[static_cast<size_t>(Transport::Dicom)];
+    SetStored(dicom, 200);
+    At(dicom, Phase::PreStore) = Phase_(200, 0.3);
+    At(dicom, Phase::Persist) = Phase_(200, 4.5);
+    At(dicom, Phase::ServerTotal) = Phase_(200, 4.8);
+    At(dicom, Phase::AssociationGap) = Phase_(199, 2.5);
+    dicom.storedBytes = 200 * 525000;
+    return input;
+  }
+
+  // `all` as GatherDiagnosisInput makes it: the transports merged (means weighted by counts).
+  DiagnosisInput& Merge(DiagnosisInput& input)
+  {
+    TransportFigures all;
+    for (const TransportFigures& transport : input.transports)
+    {
+      all.stored += transport.stored;
+      for (size_t o = 0; o < kOutcomeCount; o++)
+      {
+        all.outcomes[o] += transport.outcomes[o];
+      }
+      for (size_t p = 0; p < kPhaseCount; p++)
+      {
+        PhaseFigures& target = all.phases[p];
+        const PhaseFigures& source = transport.phases[p];
+        if (source.count == 0)
+        {
+          continue;
+        }
+        target.sumMs += source.sumMs;
+        target.count += source.count;
+        target.meanMs = target.sumMs / static_cast<double>(target.count);
+        target.p50Ms = std::max(target.p50Ms, source.p50Ms);
+        target.p99Ms = std::max(target.p99Ms, source.p99Ms);
+      }
+      all.gapsNearDelayedAck += transport.gapsNearDelayedAck;
+      all.answersAcceptingCompression += transport.answersAcceptingCompression;
+    }
+    input.all = all;
+    return input;
+  }
+
+  std::set<std::string> Fired(const DiagnosisInput& input)
+  {
+    std::set<std::string> fired;
+    for (const Finding& finding : Diagnose(input).findings)
+    {
+      fired.insert(finding.id);
+    }
+    return fired;
+  }
+
+  TransportFigures& Dicom(DiagnosisInput& input)
+  {
+    return input.transports[static_cast<size_t>(Transport::Dicom)];
+  }
+
+  TransportFigures& Rest(DiagnosisInput& input)
+  {
+    return input.transports[static_cast<size_t>(Transport::Rest)];
+  }
+}
+
+
+TEST(DiagnosisRules, HealthyIngestHasNoFindingAndEveryRuleSaysWhy)
+{
+  DiagnosisInput input = Healthy();
+  const Diagnosis diagnosis = Diagnose(Merge(input));
+  EXPECT_TRUE(diagnosis.findings.empty());
+  ASSERT_EQ(12u, diagnosis.checks.size());
+  std::set<std::string> ids;
+  for (const RuleCheck& check : diagnosis.checks)
+  {
+    EXPECT_FALSE(check.fired) << check.id;
+    EXPECT_FALSE(check.reason.empty()) << check.id;
+    ids.insert(check.id);
+  }
+  EXPECT_EQ(12u, ids.size());
+  EXPECT_EQ(12u, DiagnosisRuleIds().size());
+}
+
+
+TEST(DiagnosisRules, NothingIsJudgedOnTooFewInstances)
+{
+  DiagnosisInput input;
+  const Diagnosis diagnosis = Diagnose(input);
+  EXPECT_TRUE(diagnosis.findings.empty());
+  for (const RuleCheck& check : diagnosis.checks)
+  {
+    EXPECT_FALSE(check.fired);
+  }
+}
+
+
+TEST(DiagnosisRules, GapsAtTheDelayedAckTimerAreTheAnswerStall)
+{
+  DiagnosisInput input = Healthy();
+  input.dicomTcpNoDelay = false;
+  At(Dicom(input), Phase::AssociationGap) = Phase_(199, 44.5, 43.8);
+  Dicom(input).gapsNearDelayedAck = 190;
+  const Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  const Finding& finding = diagnosis.findings[0];
+  EXPECT_EQ("cstore-answer-stall", finding.id);
+  EXPECT_EQ("dicom", finding.transport);
+  EXPECT_NEAR(44.5, finding.costMsPerInstance, 0.01);
+  EXPECT_NEAR(44.5 / (44.5 + 4.8), finding.shareOfCycle, 0.001);
+  EXPECT_TRUE(finding.fix["configuration"]["IngestPerf.DicomTcpNoDelay"].asBool());
+  EXPECT_EQ("high", finding.confidence);
+
+  // The same gaps with TCP_NODELAY already in effect are the sender's.
+  input.dicomTcpNoDelay = true;
+  EXPECT_EQ(std::set<std::string>{"slow-sender"}, Fired(Merge(input)));
+
+  // Gaps spread far from the timer are not the stall either.
+  input.dicomTcpNoDelay = false;
+  Dicom(input).gapsNearDelayedAck = 40;
+  EXPECT_EQ(std::set<std::string>{"slow-sender"}, Fired(Merge(input)));
+}
+
+
+TEST(DiagnosisRules, LongGapsWithFreeWorkersAreASlowSender)
+{
+  DiagnosisInput input = Healthy();
+  At(Dicom(input), Phase::AssociationGap) = Phase_(199, 160);
+  input.activeSeconds = 199 * 0.165;
+  const Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_EQ("slow-sender", diagnosis.findings[0].id);
+  EXPECT_FALSE(diagnosis.findings[0].fix.isMember("configuration"));  // nothing to change in Orthanc
+}
+
+
+TEST(DiagnosisRules, MoreAssociationsThanWorkersSaturateThePool)
+{
+  DiagnosisInput input = Healthy();
+  input.configuration.dicomThreadsCount = 1;
+  // 8 associations of 20 instances, each waiting ~7 stores of the others between its instances.
+  SetStored(Dicom(input), 160);
+  At(Dicom(input), Phase::ServerTotal) = Phase_(160, 5);
+  At(Dicom(input), Phase::AssociationGap) = Phase_(152, 38);
+  input.activeSeconds = 160 * 0.005 + 0.2;
+  Dicom(input).gapsNearDelayedAck = 120;  // in the timer's band, by chance: the pool explains them
+  input.dicomTcpNoDelay = false;
+  Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_EQ("dicom-workers-saturated", diagnosis.findings[0].id);
+  EXPECT_EQ("medium", diagnosis.findings[0].confidence);
+  EXPECT_GE(diagnosis.findings[0].fix["configuration"]["DicomThreadsCount"].asUInt(), 2u);
+
+  input.dicomConnectionsNow = 8;
+  diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_EQ("high", diagnosis.findings[0].confidence);
+  EXPECT_EQ(8u, diagnosis.findings[0].fix["configuration"]["DicomThreadsCount"].asUInt());
+
+  // The same load with 8 workers: one association per worker, short gaps, nothing to say.
+  input.configuration.dicomThreadsCount = 8;
+  At(Dicom(input), Phase::AssociationGap) = Phase_(152, 2);
+  Dicom(input).gapsNearDelayedAck = 0;
+  EXPECT_TRUE(Fired(Merge(input)).empty());
+}
+
+
+TEST(DiagnosisRules, ConnectionsBeyondBusyHttpThreadsSaturateThem)
+{
+  DiagnosisInput input = Healthy();
+  input.configuration.httpThreadsCount = 2;
+  input.httpConnectionsNow = 8;
+  input.activeSeconds = 200 * 5.0 / 1000 / 1.9;  // 1.9 threads busy storing on average
+  Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  const Finding& finding = diagnosis.findings[0];
+  EXPECT_EQ("http-threads-saturated", finding.id);
+  EXPECT_EQ(CostKind::Estimated, finding.costKind);
+  EXPECT_NEAR(3 * 5.0, finding.costMsPerInstance, 0.01);  // 8 / 2 - 1 requests ahead, 5 ms each
+  EXPECT_GT(finding.fix["configuration"]["HttpThreadsCount"].asUInt(), 8u);
+
+  // Busy threads without a queue of connections: only when they are nearly always busy.
+  input.httpConnectionsNow = 2;
+  EXPECT_EQ(std::set<std::string>{"http-threads-saturated"}, Fired(Merge(input)));
+  input.activeSeconds = 200 * 5.0 / 1000 / 1.0;  // one of two threads busy
+  EXPECT_TRUE(Fired(Merge(input)).empty());
+}
+
+
+TEST(DiagnosisRules, TranscodingIsMeasuredOrInferredFromPreStore)
+{
+  DiagnosisInput input = Healthy();
+  input.configuration.ingestTranscoding = true;
+  input.configuration.ingestTranscodingSyntax = "1.2.840.10008.1.2.4.70";
+  At(Rest(input), Phase::PreStore) = Phase_(200, 12.3);
+  At(Rest(input), Phase::ServerTotal) = Phase_(200, 17);
+  Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_FALSE(diagnosis.findings.empty());
+  EXPECT_EQ("transcoding-bound", diagnosis.findings[0].id);
+  EXPECT_EQ("medium", diagnosis.findings[0].confidence);
+  EXPECT_EQ(1u, diagnosis.findings.size());  // preStore is not blamed on filters as well
+
+  input.transcoderHook = true;
+  At(Rest(input), Phase::Transcode) = Phase_(200, 11.9);
+  diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_EQ("transcoding-bound", diagnosis.findings[0].id);
+  EXPECT_EQ("high", diagnosis.findings[0].confidence);
+  EXPECT_NEAR(11.9, diagnosis.findings[0].costMsPerInstance, 0.01);  // per transcoded instance
+}
+
+
+TEST(DiagnosisRules, SlowFiltersArePreStoreWithoutTranscoding)
+{
+  DiagnosisInput input = Healthy();
+  input.configuration.luaScripts = 1;
+  At(Rest(input), Phase::PreStore) = Phase_(200, 30.5);
+  At(Rest(input), Phase::ServerTotal) = Phase_(200, 35.2);
+  At(Dicom(input), Phase::PreStore) = Phase_(200, 30.5);
+  At(Dicom(input), Phase::ServerTotal) = Phase_(200, 35.0);
+  const Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_EQ("slow-filters", diagnosis.findings[0].id);
+  EXPECT_EQ("high", diagnosis.findings[0].confidence);
+}
+
+
+TEST(DiagnosisRules, StorageAndIndexAreToldApartOnlyWithTheTimedStorage)
+{
+  DiagnosisInput input = Healthy();
+  for (TransportFigures* transport : {&Rest(input), &Dicom(input)})
+  {
+    At(*transport, Phase::Persist) = Phase_(200, 30);
+    At(*transport, Phase::ServerTotal) = Phase_(200, 30.5);
+  }
+  Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_EQ("storage-bound", diagnosis.findings[0].id);
+  EXPECT_EQ("low", diagnosis.findings[0].confidence);
+  EXPECT_TRUE(diagnosis.findings[0].fix["configuration"]["IngestPerf.TimedStorage"].asBool());
+
+  input.timedStorageActive = true;
+  for (TransportFigures* transport : {&Rest(input), &Dicom(input)})
+  {
+    At(*transport, Phase::StoragePrepare) = Phase_(200, 0.5);
+    At(*transport, Phase::StorageWrite) = Phase_(200, 1.5);
+    At(*transport, Phase::IndexUpdate) = Phase_(200, 28);
+  }
+  EXPECT_EQ(std::set<std::string>{"index-bound"}, Fired(Merge(input)));
+
+  for (TransportFigures* transport : {&Rest(input), &Dicom(input)})
+  {
+    At(*transport, Phase::StorageWrite) = Phase_(200, 26);
+    At(*transport, Phase::IndexUpdate) = Phase_(200, 3.5);
+  }
+  input.storageCreateMegabytesPerSecond = 20;
+  diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_EQ("storage-bound", diagnosis.findings[0].id);
+  EXPECT_EQ("high", diagnosis.findings[0].confidence);
+  EXPECT_FALSE(diagnosis.findings[0].fix.isMember("configuration"));
+
+  input.configuration.storageCompression = true;
+  for (TransportFigures* transport : {&Rest(input), &Dicom(input)})
+  {
+    At(*transport, Phase::StoragePrepare) = Phase_(200, 24);
+    At(*transport, Phase::StorageWrite) = Phase_(200, 2);
+  }
+  diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_FALSE(diagnosis.findings[0].fix["configuration"]["StorageCompression"].asBool());
+}
+
+
+TEST(DiagnosisRules, ABacklogOfChangesNamesTheSlowConsumer)
+{
+  DiagnosisInput input = Healthy();
+  input.changeBacklog = 120;
+  input.changePerInstanceWhileBacklogged = Phase_(80, 100.2);
+  At(Rest(input), Phase::ChangeDispatch) = Phase_(80, 4000);
+  const Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_EQ("slow-change-consumer", diagnosis.findings[0].id);
+  EXPECT_NEAR(100.2, diagnosis.findings[0].costMsPerInstance, 0.01);
+  EXPECT_LT(diagnosis.findings[0].shareOfCycle, 0);  // off the ingest path: no share of it
+
+  // A consumer that keeps up is not named, however many changes there are.
+  input.changeBacklog = 0;
+  At(Rest(input), Phase::ChangeDispatch) = Phase_(80, 0.3);
+  EXPECT_TRUE(Fired(Merge(input)).empty());
+}
+
+
+TEST(DiagnosisRules, SlowUploadsAreTheHttpReceive)
+{
+  DiagnosisInput input = Healthy();
+  At(Rest(input), Phase::Receive) = Phase_(200, 105);
+  At(Rest(input), Phase::ServerTotal) = Phase_(200, 110);
+  const Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_EQ("slow-uploads", diagnosis.findings[0].id);
+  EXPECT_NEAR(5.0, diagnosis.findings[0].evidence["uploadMegabytesPerSecond"].asDouble(), 0.01);
+}
+
+
+TEST(DiagnosisRules, CompressedAnswersAreNamedWithAnUnobservableCostAndListedLast)
+{
+  DiagnosisInput input = Healthy();
+  input.configuration.orthanc = OrthancVersion::Parse("1.10.1");
+  input.configuration.httpCompressionEnabled = true;
+  Rest(input).answersAcceptingCompression = 200;
+  At(Rest(input), Phase::Receive) = Phase_(200, 105);
+  At(Rest(input), Phase::ServerTotal) = Phase_(200, 110);
+  const Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(2u, diagnosis.findings.size());
+  EXPECT_EQ("slow-uploads", diagnosis.findings[0].id);
+  EXPECT_EQ("compressed-answers", diagnosis.findings[1].id);
+  EXPECT_EQ(CostKind::Unobservable, diagnosis.findings[1].costKind);
+  EXPECT_FALSE(diagnosis.findings[1].fix["configuration"]["HttpCompressionEnabled"].asBool());
+
+  // From 1.12.2, Orthanc never compresses an answer this small.
+  input.configuration.orthanc = OrthancVersion::Parse("1.12.7");
+  EXPECT_EQ(std::set<std::string>{"slow-uploads"}, Fired(Merge(input)));
+}
+
+
+TEST(DiagnosisRules, DuplicatesAreCountedAndCostedAsWholeStores)
+{
+  DiagnosisInput input = Healthy();
+  Rest(input).outcomes[static_cast<size_t>(Outcome::AlreadyStored)] = 100;
+  Rest(input).outcomes[static_cast<size_t>(Outcome::NotDicom)] = 5;
+  const Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_EQ("rejected-or-duplicate", diagnosis.findings[0].id);
+  EXPECT_EQ(CostKind::Estimated, diagnosis.findings[0].costKind);
+  EXPECT_EQ(100u, diagnosis.findings[0].evidence["outcomes"]["alreadyStored"].asUInt64());
+}
+
+
+TEST(DiagnosisRules, FindingsAreOrderedByTheirCostPerInstance)
+{
+  DiagnosisInput input = Healthy();
+  input.dicomTcpNoDelay = false;
+  At(Dicom(input), Phase::AssociationGap) = Phase_(199, 44.5, 43.8);
+  Dicom(input).gapsNearDelayedAck = 190;
+  input.configuration.luaScripts = 1;
+  for (TransportFigures* transport : {&Rest(input), &Dicom(input)})
+  {
+    At(*transport, Phase::PreStore) = Phase_(200, 15);
+    At(*transport, Phase::ServerTotal) = Phase_(200, 20);
+  }
+  const Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(2u, diagnosis.findings.size());
+  EXPECT_EQ("cstore-answer-stall", diagnosis.findings[0].id);
+  EXPECT_EQ("slow-filters", diagnosis.findings[1].id);
+  EXPECT_GT(diagnosis.findings[0].costMsPerInstance, diagnosis.findings[1].costMsPerInstance);
+}
