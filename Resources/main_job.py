@@ -26,7 +26,7 @@ sys.path.insert(0, REPO_ROOT)
 
 from ingest_perf.generate_series import write_series  # noqa: E402
 from ingest_perf.orthanc_process import OrthancProcess, default_plugin_path  # noqa: E402
-from ingest_perf.perf_report import render  # noqa: E402
+from ingest_perf.perf_report import render, render_diagnosis  # noqa: E402
 
 
 def log(message=""):
@@ -125,6 +125,9 @@ def main():
         stats, settled = settle(orthanc, "dicom", len(files))
         banner("C-STORE: /usr/bin/storescu, %d file(s) in %d association(s), %.2f s wall clock"
                % (len(files), len(runs), dicom_wall))
+        diagnoses = {"dicom": orthanc.get("/perf/diagnosis").json()}
+        log(render_diagnosis(diagnoses["dicom"], width=100).rstrip())
+        log()
         log(render(stats, width=100).rstrip())
         if not settled:
             log("(statistics had not settled after 15 s: some changes or records were still open)")
@@ -147,6 +150,9 @@ def main():
                "(after reset and deleting %d patient(s); Orthanc answered %s)"
                % (len(files), rest_wall, deleted, ", ".join("%d %s" % (n, s) for s, n in sorted(statuses.items()))))
         # The associations, the hooks and what no plugin can see were in the C-STORE report above.
+        diagnoses["rest"] = orthanc.get("/perf/diagnosis").json()
+        log(render_diagnosis(diagnoses["rest"], width=100).rstrip())
+        log()
         log(render(stats, width=100, context=False).rstrip())
         if not settled:
             log("(statistics had not settled after 15 s: some changes or records were still open)")
@@ -158,6 +164,8 @@ def main():
     for transport, (stats, _) in results.items():
         with open(os.path.join(work_dir, "stats-%s.json" % transport), "w", encoding="utf-8") as f:
             json.dump(stats, f, indent=2)
+        with open(os.path.join(work_dir, "diagnosis-%s.json" % transport), "w", encoding="utf-8") as f:
+            json.dump(diagnoses[transport], f, indent=2)
 
     # --- comparison ------------------------------------------------------------------------------
     dicom_stats, dicom_wall = results["dicom"]

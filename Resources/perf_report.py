@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Print the ingest-perf statistics of an Orthanc (GET /perf/stats) as a plain-text report.
+"""Print the ingest-perf diagnosis and statistics of an Orthanc (GET /perf/diagnosis, /perf/stats)
+as a plain-text report: the findings first, most costly first, each with its fix; then the phases.
 
     perf_report.py                                  # http://localhost:8042, every transport
     perf_report.py --url http://pacs:8042 --user admin --password secret --transport dicom
     perf_report.py --json saved-stats.json          # a saved answer instead of a server ('-': stdin)
+    perf_report.py --no-diagnosis                   # the statistics only
     perf_report.py --window 5m                      # the last 5 minutes only (1m, 5m, 15m or 1h)
     perf_report.py --slowest 20 --transport dicom   # the 20 slowest recent instances (GET /perf/slowest)
     perf_report.py --trace trace.json --seconds 300 # save GET /perf/trace for Perfetto, print a summary
@@ -22,7 +24,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from ingest_perf.perf_report import (EXIT_ERROR, ReportError, fetch_json, fetch_stats, filter_transport,  # noqa: E402
-                                     load_json, render, render_slowest, trace_summary)
+                                     load_json, render, render_diagnosis, render_slowest,
+                                     trace_summary)
 
 
 def positive(text):
@@ -52,6 +55,8 @@ def main(argv=None):
     parser.add_argument("--trace", metavar="FILE",
                         help="save GET /perf/trace (Chrome trace JSON) to FILE, print a summary")
     parser.add_argument("--seconds", type=positive, default=60, help="with --trace: how recent (default: %(default)s)")
+    parser.add_argument("--no-diagnosis", action="store_true",
+                        help="do not print GET /perf/diagnosis before the statistics (it is never read with --json)")
     parser.add_argument("--width", type=int, help="line width, explanations are wrapped to it (default: terminal width or 100)")
     args = parser.parse_args(argv)
 
@@ -86,6 +91,12 @@ def main(argv=None):
             stats = filter_transport(load_json(args.json), args.transport)
         else:
             stats = fetch_stats(args.url, args.transport, args.user, password, window=args.window)
+            if not args.no_diagnosis:
+                params = {"window": args.window or "5m"}
+                if args.transport:
+                    params["transport"] = args.transport
+                sys.stdout.write(render_diagnosis(
+                    fetch_json(args.url, "/perf/diagnosis", params, args.user, password), args.width))
         if not isinstance(stats, dict):
             raise ReportError("not a /perf/stats document (expected a JSON object)")
         sys.stdout.write(render(stats, args.width))

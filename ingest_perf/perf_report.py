@@ -405,6 +405,39 @@ def render_slowest(answer, count=None):
     return "\n".join(lines) + "\n"
 
 
+def _fix_text(fix):
+    """'HttpCompressionEnabled = false; <action>' from a finding's fix."""
+    settings = ["%s = %s" % (key, json.dumps(value)) for key, value in sorted((fix.get("configuration") or {}).items())]
+    return "; ".join(settings + ([fix["action"]] if fix.get("action") else []))
+
+
+def render_diagnosis(answer, width=None):
+    """A GET /perf/diagnosis answer: the findings, most costly first, each with its fix."""
+    width = width or terminal_width()
+    span = answer.get("window", "?")
+    header = "Diagnosis (%s, %s s with ingest):" % (
+        "since the reset" if span == "sinceReset" else "last " + span, _number(answer.get("activeSeconds"), 1))
+    findings = answer.get("findings") or []
+    if not findings:
+        return "\n".join([header] + _wrap(answer.get("verdict", "?"), width, "  ")) + "\n\n"
+    lines = [header]
+    for rank, finding in enumerate(findings, 1):
+        if finding.get("cost") == "unobservable":
+            cost = "cost not observable"
+        else:
+            share = finding.get("shareOfCycle")
+            cost = "%s ms per instance%s, %s" % (
+                _number(finding.get("costMsPerInstance"), 1),
+                "" if share is None else ", %d%% of its time" % round(100 * share), finding.get("cost"))
+        lines += _wrap("%d. [%s] %s (%s; confidence %s)" % (rank, finding.get("transport"), finding.get("verdict"),
+                                                          cost, finding.get("confidence")), width, "  ", "   ")
+        fix = finding.get("fix") or {}
+        lines += _wrap("fix: " + _fix_text(fix), width, "     ", "  ")
+        if fix.get("effect"):
+            lines += _wrap("effect: " + fix["effect"], width, "     ", "  ")
+    return "\n".join(lines) + "\n\n"
+
+
 def trace_summary(trace):
     """One line about a GET /perf/trace answer: events, threads, instances, time span."""
     events = trace.get("traceEvents") or []

@@ -7,8 +7,7 @@ namespace IngestPerf
   namespace
   {
     constexpr double kNsPerMs = 1e6;
-    constexpr int64_t kDelayedAckBandLowNs = 38 * 1000000LL;
-    constexpr int64_t kDelayedAckBandHighNs = 60 * 1000000LL;
+    constexpr int64_t kMs = 1000000LL;
 
     double Ms(int64_t ns)
     {
@@ -33,8 +32,9 @@ namespace IngestPerf
       {
         figures.phases[p] = FiguresOf(transport.phases[p]);
       }
-      figures.gapsNearDelayedAck = CountBetween(transport.phases[static_cast<size_t>(Phase::AssociationGap)],
-                                                kDelayedAckBandLowNs, kDelayedAckBandHighNs);
+      const HistogramSnapshot& gaps = transport.phases[static_cast<size_t>(Phase::AssociationGap)];
+      figures.gapsNearDelayedAck = CountBetween(gaps, 38 * kMs, 60 * kMs);
+      figures.gapsNearTwoDelayedAcks = CountBetween(gaps, 78 * kMs, 100 * kMs);
       figures.storedBytes = transport.storedBytes.Sum();
       figures.receivedBytes = transport.receivedBytes.Sum();
       figures.answersAcceptingCompression = transport.Count(Counter::AnswersAcceptingCompression);

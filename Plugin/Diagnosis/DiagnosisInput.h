@@ -34,8 +34,10 @@ namespace IngestPerf
     std::array<uint64_t, kOutcomeCount> outcomes{};
     std::array<PhaseFigures, kPhaseCount> phases;
     // associationGap samples from 38 to 60 ms: the delayed-ACK timer (40 ms on Linux) plus the few
-    // milliseconds of the dataset's transfer and the client's own work.
+    // milliseconds of the dataset's transfer and the client's own work; and from 78 to 100 ms: two
+    // of them, Orthanc's answer and a small dataset of a sender without TCP_NODELAY either.
     uint64_t gapsNearDelayedAck = 0;
+    uint64_t gapsNearTwoDelayedAcks = 0;
     uint64_t storedBytes = 0;
     uint64_t receivedBytes = 0;
     uint64_t answersAcceptingCompression = 0;

@@ -177,6 +177,21 @@ TEST(DiagnosisRules, GapsAtTheDelayedAckTimerAreTheAnswerStall)
 }
 
 
+TEST(DiagnosisRules, SmallDatasetsStallTwiceAnInstance)
+{
+  // storescu without TCP_NODELAY sending 8 KB instances: its dataset waits for Orthanc's delayed
+  // ACK as Orthanc's answer waits for its own, about 86 ms a gap (measured).
+  DiagnosisInput input = Healthy();
+  input.dicomTcpNoDelay = false;
+  At(Dicom(input), Phase::AssociationGap) = Phase_(199, 86.6);
+  Dicom(input).gapsNearTwoDelayedAcks = 199;
+  const Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_EQ("cstore-answer-stall", diagnosis.findings[0].id);
+  EXPECT_NE(std::string::npos, diagnosis.findings[0].verdict.find("and the sender's dataset"));
+}
+
+
 TEST(DiagnosisRules, LongGapsWithFreeWorkersAreASlowSender)
 {
   DiagnosisInput input = Healthy();

@@ -1,0 +1,87 @@
+"""GET /perf/diagnosis on a real Orthanc: the answer's shape, its arguments, and the two cases every
+site meets first: a default storescu association (the C-STORE answer stall) and a healthy HTTP
+ingest (nothing stands out). Each rule on the bottleneck it names, and against every other
+scenario, is in test_diagnosis_scenarios.py; the rules' thresholds are unit-tested on synthetic
+figures (UnitTests/Diagnosis/DiagnosisRulesTests.cpp)."""
+import pytest
+import requests
+from ingest_perf.orthanc_process import BOTH_ORTHANCS
+
+ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+
+RULES = ["dicom-workers-saturated", "cstore-answer-stall", "slow-sender", "http-threads-saturated",
+         "transcoding-bound", "storage-bound", "index-bound", "slow-change-consumer", "slow-filters",
+         "slow-uploads", "compressed-answers", "rejected-or-duplicate"]
+
+
+def diagnosis(orthanc, **params):
+    answer = orthanc.get("/perf/diagnosis", params=params)
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def test_a_default_storescu_association_is_diagnosed_as_the_answer_stall(orthanc, series_factory):
+    orthanc.storescu(series_factory(30, 41, size=64))
+    answer = diagnosis(orthanc)
+    assert answer["window"] == "5m"
+    assert [rule["id"] for rule in answer["rules"]] == RULES
+    top = answer["findings"][0]
+    assert top["id"] == "cstore-answer-stall", answer["rules"]
+    assert answer["verdict"] == top["verdict"]
+    assert top["transport"] == "dicom" and top["cost"] == "measured" and top["confidence"] in ("high", "medium")
+    assert top["fix"]["configuration"] == {"IngestPerf.DicomTcpNoDelay": True}
+    stats = orthanc.stats(transport="dicom", window="5m")["transports"]["dicom"]["phases"]
+    # the finding's figures are the window's
+    assert top["evidence"]["associationGap"]["count"] == stats["associationGap"]["count"] == 29
+    assert top["costMsPerInstance"] == pytest.approx(stats["associationGap"]["mean"], abs=0.001)
+    # 4 KB instances: the sender's own dataset stalls too, two delayed-ACK timers a gap (about 86 ms)
+    assert top["evidence"]["gapsWithin38To60Ms"] + top["evidence"]["gapsWithin78To100Ms"] >= 0.5
+    assert answer["summary"]["dicom"]["stored"] == 30
+    # the only finding: nothing else is slow in this ingest
+    assert [f["id"] for f in answer["findings"]] == ["cstore-answer-stall"]
+
+
+def test_a_healthy_http_ingest_has_nothing_that_stands_out(orthanc, series_factory):
+    session = requests.Session()
+    session.headers["Accept-Encoding"] = "identity"
+    for path in series_factory(20, 42, size=64):
+        with open(path, "rb") as f:
+            assert session.post(orthanc.url + "/instances", data=f.read()).status_code == 200
+    answer = diagnosis(orthanc)
+    assert answer["findings"] == [], answer["findings"]
+    assert answer["verdict"].startswith("Nothing stands out: rest: 20 stored")
+    assert not any(rule["fired"] for rule in answer["rules"])
+    # a rule that had too little to judge says so
+    stall = next(rule for rule in answer["rules"] if rule["id"] == "cstore-answer-stall")
+    assert stall["reason"].startswith("not judged")
+
+
+def test_nothing_stored_nothing_to_diagnose(orthanc):
+    answer = diagnosis(orthanc)
+    assert answer["findings"] == []
+    assert answer["verdict"].startswith("Nothing to diagnose")
+
+
+def test_label_filters_are_diagnosed_since_the_reset(orthanc, series_factory):
+    orthanc.storescu(series_factory(12, 43, size=64))
+    answer = diagnosis(orthanc, remoteAet="STORESCU")
+    assert answer["window"] == "sinceReset"
+    assert answer["summary"]["dicom"]["stored"] == 12
+    assert diagnosis(orthanc, remoteAet="NOBODY")["summary"] == {}
+
+
+@pytest.mark.parametrize("params, parameter", [
+    ({"groupBy": "remoteAet"}, "groupBy"),
+    ({"window": "2m"}, "window"),
+    ({"window": "5m", "remoteAet": "STORESCU"}, "window"),
+    ({"transport": "smtp"}, "transport"),
+    ({"verbose": "1"}, "verbose"),
+])
+def test_bad_arguments_are_refused_with_a_reason(orthanc, params, parameter):
+    answer = orthanc.get("/perf/diagnosis", params=params)
+    assert answer.status_code == 400
+    assert answer.json()["parameter"] == parameter
+
+
+def test_only_get(orthanc):
+    assert orthanc.post("/perf/diagnosis", data=b"").status_code == 405
