@@ -3,6 +3,10 @@ site meets first: a default storescu association (the C-STORE answer stall) and 
 ingest (nothing stands out). Each rule on the bottleneck it names, and against every other
 scenario, is in test_diagnosis_scenarios.py; the rules' thresholds are unit-tested on synthetic
 figures (UnitTests/Diagnosis/DiagnosisRulesTests.cpp)."""
+import os
+import subprocess
+import sys
+
 import pytest
 import requests
 from ingest_perf.orthanc_process import BOTH_ORTHANCS
@@ -85,3 +89,21 @@ def test_bad_arguments_are_refused_with_a_reason(orthanc, params, parameter):
 
 def test_only_get(orthanc):
     assert orthanc.post("/perf/diagnosis", data=b"").status_code == 405
+
+
+def test_perf_report_prints_the_diagnosis_first(orthanc, series_factory, repo_root):
+    orthanc.storescu(series_factory(15, 44, size=64))
+    script = os.path.join(repo_root, "Resources", "perf_report.py")
+    run = subprocess.run([sys.executable, script, "--url", orthanc.url, "--width", "100"], capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("Diagnosis (last 5m, ")
+    top = diagnosis(orthanc)["findings"][0]
+    assert lines[1].startswith("  1. [dicom] " + top["verdict"][:40])
+    assert any(line.strip().startswith("fix: IngestPerf.DicomTcpNoDelay = true;") for line in lines[1:8])
+    assert any(line.startswith("ingest-perf ") for line in lines)  # then the statistics
+
+    run = subprocess.run([sys.executable, script, "--url", orthanc.url, "--no-diagnosis"], capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.startswith("ingest-perf "), run.stdout[:200]
