@@ -2,7 +2,8 @@
 // string, cut at '&' into arguments and at their first '=' into key and value, still
 // percent-encoded, as Orthanc 1.10.1 hands them over. Beyond not crashing: an accepted query
 // names only known parameters, exactly, once each, with exact values; a refused one gets a 400
-// body with a reason, the parameter and the allowed values, which is valid JSON.
+// body with a reason, the parameter and the allowed values, which is valid JSON. The same for
+// ParseDiagnosisArguments (/perf/diagnosis), which must agree with it but for groupBy.
 #include "FuzzProperty.h"
 
 #include "Rest/RestRoutes.h"
@@ -148,6 +149,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   else
   {
     CheckRefused(error);
+  }
+
+  // /perf/diagnosis takes the same arguments but groupBy, and then always has a window unless a
+  // label filter is given.
+  StatsQuery diagnosis;
+  Json::Value diagnosisError;
+  const bool accepted = ParseDiagnosisArguments(diagnosis, diagnosisError, static_cast<uint32_t>(keys.size()),
+                                                keyPointers.data(), valuePointers.data());
+  const bool statsAccepted = error.isNull();
+  FUZZ_PROPERTY(accepted == (statsAccepted && !filter.hasGroupBy));
+  if (accepted)
+  {
+    FUZZ_PROPERTY(diagnosis.hasWindow != diagnosis.UsesStreams());
+  }
+  else
+  {
+    CheckRefused(diagnosisError);
   }
   return 0;
 }

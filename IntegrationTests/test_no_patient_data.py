@@ -76,12 +76,15 @@ def every_perf_answer(orthanc):
     paths += ["/perf/slowest", "/perf/slowest?n=1000&window=1h", "/perf/slowest?transport=dicom&phase=associationGap",
               "/perf/slowest?transport=rest&phase=receive", "/perf/trace", "/perf/trace?seconds=3600",
               "/perf/slowest?n=0", "/perf/slowest?remoteAet=" + "Q" * 70, "/perf/trace?seconds=0"]
+    # The diagnosis: verdicts and evidence, over every window and since the reset.
+    paths += ["/perf/diagnosis", "/perf/diagnosis?window=1h", "/perf/diagnosis?transport=dicom",
+              "/perf/diagnosis?remoteAet=STORESCU", "/perf/diagnosis?groupBy=remoteAet"]
     for path in paths:
         answer = get(path)
         assert answer.status_code in (200, 400), (path, answer.status_code)
         answers.append(("GET " + path, answer.content))
     for method, path in (("GET", "/perf/reset"), ("POST", "/perf/stats"), ("POST", "/perf/metrics"),
-                         ("POST", "/perf/slowest"), ("POST", "/perf/trace")):
+                         ("POST", "/perf/slowest"), ("POST", "/perf/trace"), ("POST", "/perf/diagnosis")):
         answer = orthanc.session.request(method, orthanc.url + path)
         answers.append(("%s %s" % (method, path), answer.content))
     answers.append(("GET /plugins/ingest-perf", get("/plugins/ingest-perf").content))

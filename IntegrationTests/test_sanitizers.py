@@ -66,7 +66,8 @@ def test_sixteen_concurrent_clients_with_the_sanitized_plugin(orthanc_factory, s
         shapes = [("/perf/stats", {}), ("/perf/stats", {"groupBy": "remoteAet"}),
                   ("/perf/stats", {"transport": "dicom"}), ("/perf/stats", {"groupBy": "transport"}),
                   ("/perf/slowest", {"n": 50}),
-                  ("/perf/slowest", {"transport": "dicom", "phase": "associationGap"}), ("/perf/trace", {})]
+                  ("/perf/slowest", {"transport": "dicom", "phase": "associationGap"}), ("/perf/trace", {}),
+                  ("/perf/diagnosis", {}), ("/perf/diagnosis", {"window": "1m", "transport": "dicom"})]
         while not done.is_set():
             for path, params in shapes:
                 stats_answers.append(requests.get(orthanc.url + path, params=params, timeout=60).status_code)

@@ -25,6 +25,12 @@ REQUESTS = [
     ("POST", "/perf/stats", 405),
     ("PUT", "/perf/stats", 405),
     ("DELETE", "/perf/reset", 405),
+    ("GET", "/perf/metrics", 200),
+    ("GET", "/perf/slowest?n=5", 200),
+    ("GET", "/perf/trace", 200),
+    ("GET", "/perf/diagnosis", 200),
+    ("GET", "/perf/diagnosis?groupBy=remoteAet", 400),
+    ("POST", "/perf/diagnosis", 405),
 ]
 
 

@@ -565,8 +565,9 @@ namespace IngestPerf
     }
     if (query.hasGroupBy)
     {
-      return Fail(error, "groupBy is not supported by /perf/diagnosis: filter by a label instead", "groupBy",
-                  Json::arrayValue);
+      Json::Value allowed = AllowedParameters();
+      allowed.removeIndex(0, nullptr);  // "groupBy" itself
+      return Fail(error, "groupBy is not supported by /perf/diagnosis: filter by a label instead", "groupBy", allowed);
     }
     // "Now" unless asked otherwise: label filters are kept since the reset only.
     if (!query.hasWindow && !query.UsesStreams())
