@@ -24,7 +24,7 @@ namespace IngestPerf
     constexpr double kShareOfServer = 0.25;  // of serverTotal, for the server-side rules
     constexpr double kDominantShare = 0.4;
     constexpr double kUploadMs = 20;
-    constexpr double kHttpBusyShare = 0.75;  // of HttpThreadsCount
+    constexpr double kHttpBusyShare = 0.9;  // of HttpThreadsCount, when no queue is visible now
     constexpr uint64_t kBacklog = 10;
     constexpr double kChangePerInstanceMs = 10;
     constexpr double kChangeLagMs = 100;
@@ -193,6 +193,14 @@ namespace IngestPerf
                                "on average (the gaps and stores of all associations over the %.1f s of ingest), "
                                "instances wait for a free worker: the gap p50 is %.1f ms.",
                                threads, occupancy, input_.activeSeconds, gap.p50Ms);
+        const double stalled = static_cast<double>(dicom_.gapsNearDelayedAck + dicom_.gapsNearTwoDelayedAcks) /
+                               static_cast<double>(gap.count);
+        if (!input_.dicomTcpNoDelay && stalled >= kStallShareOfGaps)
+        {
+          f.explanation += Format(" %.0f%% of the gaps also sit at the delayed-ACK timer and TCP_NODELAY is not in "
+                                  "effect: with enough workers, expect cstore-answer-stall next.",
+                                  stalled * 100);
+        }
         f.fix["configuration"]["DicomThreadsCount"] =
           Json::UInt(static_cast<unsigned int>(std::max(wanted, threads + 1)));
         f.fix["action"] =
@@ -334,7 +342,10 @@ namespace IngestPerf
         const double busy = input_.activeSeconds > 0 ? server.sumMs / 1000 / input_.activeSeconds : 0;
         const double connections = static_cast<double>(input_.httpConnectionsNow);
         const bool queued = input_.httpConnectionsNow >= 0 && connections > threads;
-        if (!(queued && busy >= kHttpBusyShare * threads * 0.5) && busy < kHttpBusyShare * threads)
+        // A connection beyond HttpThreadsCount waits for a thread: CivetWeb serves one connection per
+        // thread, keep-alive requests included, and queues the others. Without a queue to see now,
+        // only threads that were nearly always busy storing say the same.
+        if (!queued && busy < kHttpBusyShare * threads)
         {
           Check(id, false,
                 Format("%.2f HTTP threads busy storing on average, %.0f connections open now, for "
@@ -355,9 +366,10 @@ namespace IngestPerf
         f.evidence["httpConnectionsOpenNow"] = Json::Int64(input_.httpConnectionsNow);
         f.evidence["restRequestsInProgress"] = Json::Int64(input_.restRequestsInProgress);
         f.evidence["serverTotal"] = PhaseEvidence(server);
-        f.explanation = "Orthanc's web server gives each connection a thread; beyond HttpThreadsCount, connections "
-                        "wait unanswered, and no plugin sees that wait. The cost is estimated: each waiting "
-                        "connection queues behind the stores in progress (connections per thread, minus one, times "
+        f.explanation = "Orthanc's web server (CivetWeb) gives each connection a thread for as long as it stays "
+                        "open, keep-alive included; beyond HttpThreadsCount, connections wait unanswered, and no "
+                        "plugin sees that wait. The cost is estimated, and low: each waiting connection queues "
+                        "behind at least the stores in progress (connections per thread, minus one, times "
                         "serverTotal's mean).";
         f.fix["configuration"]["HttpThreadsCount"] =
           Json::UInt(static_cast<unsigned int>(std::max(threads * 2, std::ceil(connections) + 1)));

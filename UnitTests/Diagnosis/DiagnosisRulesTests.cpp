@@ -249,6 +249,11 @@ TEST(DiagnosisRules, ConnectionsBeyondBusyHttpThreadsSaturateThem)
   EXPECT_NEAR(3 * 5.0, finding.costMsPerInstance, 0.01);  // 8 / 2 - 1 requests ahead, 5 ms each
   EXPECT_GT(finding.fix["configuration"]["HttpThreadsCount"].asUInt(), 8u);
 
+  // A queue of connections is enough, however little the threads store (keep-alive clients hold them).
+  input.activeSeconds = 200 * 5.0 / 1000 / 0.4;
+  EXPECT_EQ(std::set<std::string>{"http-threads-saturated"}, Fired(Merge(input)));
+  input.activeSeconds = 200 * 5.0 / 1000 / 1.9;
+
   // Busy threads without a queue of connections: only when they are nearly always busy.
   input.httpConnectionsNow = 2;
   EXPECT_EQ(std::set<std::string>{"http-threads-saturated"}, Fired(Merge(input)));
