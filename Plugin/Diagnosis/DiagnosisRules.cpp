@@ -167,17 +167,20 @@ namespace IngestPerf
         const double occupancy =
           input_.activeSeconds > 0 ? (gap.sumMs + server.sumMs) / 1000 / input_.activeSeconds : 0;
         const double now = static_cast<double>(std::max<int64_t>(0, input_.dicomConnectionsNow));
-        const double associations = std::max(occupancy, now);
+        const double peak = input_.connections.dicomMax;  // sampled twice a second over the span
+        const double associations = std::max(std::max(occupancy, now), peak);
         const bool longGaps = gap.p50Ms >= std::max(10.0, kBusyGapFactor * server.p50Ms);
         if (associations <= threads || !longGaps)
         {
           Check(id, false,
-                Format("%.1f associations on average (%.0f open now) for DicomThreadsCount %.0f; gap p50 %.1f ms",
-                       occupancy, now, threads, gap.p50Ms));
+                Format("%.1f associations on average (%.0f open at most, %.0f now) for DicomThreadsCount %.0f",
+                       occupancy, peak, now, threads) +
+                  Format("; gap p50 %.1f ms", gap.p50Ms));
           return false;
         }
         Check(id, true,
-              Format("%.1f associations on average (%.0f open now) for %.0f DICOM workers", occupancy, now, threads));
+              Format("%.1f associations on average (%.0f open at most, %.0f now) for %.0f DICOM workers", occupancy,
+                     peak, now, threads));
         Finding& f = Add(id, "dicom", gap.meanMs, CostKind::Measured, CycleMs(dicom_));
         const double wanted = std::ceil(associations);
         f.verdict = Format("More simultaneous C-STORE associations (%.0f) than DICOM worker threads "
@@ -185,6 +188,9 @@ namespace IngestPerf
                            wanted, threads);
         f.evidence["associationsOnAverage"] = Round(occupancy, 0.01);
         f.evidence["associationsOpenNow"] = Json::Int64(input_.dicomConnectionsNow);
+        f.evidence["associationsOpenAtMost"] = Json::UInt(input_.connections.dicomMax);
+        f.evidence["connectionSamples"] = Json::UInt64(input_.connections.samples);
+        f.evidence["samplesWithMoreAssociationsThanWorkers"] = Json::UInt64(input_.connections.dicomOverThreads);
         f.evidence["DicomThreadsCount"] = Json::UInt(input_.configuration.dicomThreadsCount);
         f.evidence["associationGap"] = PhaseEvidence(gap);
         f.evidence["serverTotal"] = PhaseEvidence(server);
@@ -207,10 +213,12 @@ namespace IngestPerf
           "Raise DicomThreadsCount to at least the number of simultaneous associations (Orthanc restart)";
         f.fix["effect"] = "Measured with 8 storescu associations into DicomThreadsCount 1 and then 8: see "
                           "docs/diagnosis.md#dicom-workers-saturated";
-        f.confidence = now > threads ? "high" : "medium";
-        f.confidenceReason = now > threads ? "the open TCP associations outnumber the workers right now"
-                                           : "inferred from the gaps and stores over the window (Little's law); "
-                                             "no more associations than workers are open right now";
+        const bool seen = now > threads || input_.connections.dicomOverThreads > 0;
+        f.confidence = seen ? "high" : "medium";
+        f.confidenceReason = seen ? "the open TCP associations outnumbered the workers (right now, or in the samples "
+                                    "taken twice a second)"
+                                  : "inferred from the gaps and stores over the window (Little's law); no more "
+                                    "associations than workers were seen open";
         return true;
       }
 
@@ -340,22 +348,25 @@ namespace IngestPerf
         }
         const double threads = input_.configuration.httpThreadsCount;
         const double busy = input_.activeSeconds > 0 ? server.sumMs / 1000 / input_.activeSeconds : 0;
-        const double connections = static_cast<double>(input_.httpConnectionsNow);
-        const bool queued = input_.httpConnectionsNow >= 0 && connections > threads;
+        // Now, or in the samples of the span: a reader's own request waits for a thread when they are
+        // all held, and may find the queue drained once served.
+        const double now = static_cast<double>(std::max<int64_t>(0, input_.httpConnectionsNow));
+        const double connections = std::max(now, static_cast<double>(input_.connections.httpMax));
+        const bool queued = connections > threads;
         // A connection beyond HttpThreadsCount waits for a thread: CivetWeb serves one connection per
         // thread, keep-alive requests included, and queues the others. Without a queue to see now,
         // only threads that were nearly always busy storing say the same.
         if (!queued && busy < kHttpBusyShare * threads)
         {
           Check(id, false,
-                Format("%.2f HTTP threads busy storing on average, %.0f connections open now, for "
+                Format("%.2f HTTP threads busy storing on average, %.0f connections open at most (%.0f now), for "
                        "HttpThreadsCount %.0f",
-                       busy, connections, threads));
+                       busy, connections, now, threads));
           return;
         }
         Check(id, true,
-              Format("%.2f HTTP threads busy storing on average, %.0f connections open now, for %.0f", busy,
-                     connections, threads));
+              Format("%.2f HTTP threads busy storing on average, %.0f connections open at most (%.0f now), for %.0f",
+                     busy, connections, now, threads));
         const double waiting = queued ? connections / threads - 1 : 0;
         Finding& f = Add(id, "rest", waiting * server.meanMs, CostKind::Estimated, server.meanMs * (1 + waiting));
         f.verdict = Format("Orthanc's HTTP threads are all busy (HttpThreadsCount %.0f, %.0f client connections "
@@ -364,6 +375,9 @@ namespace IngestPerf
         f.evidence["httpThreadsBusyOnAverage"] = Round(busy, 0.01);
         f.evidence["HttpThreadsCount"] = Json::UInt(input_.configuration.httpThreadsCount);
         f.evidence["httpConnectionsOpenNow"] = Json::Int64(input_.httpConnectionsNow);
+        f.evidence["httpConnectionsOpenAtMost"] = Json::UInt(input_.connections.httpMax);
+        f.evidence["connectionSamples"] = Json::UInt64(input_.connections.samples);
+        f.evidence["samplesWithMoreConnectionsThanThreads"] = Json::UInt64(input_.connections.httpOverThreads);
         f.evidence["restRequestsInProgress"] = Json::Int64(input_.restRequestsInProgress);
         f.evidence["serverTotal"] = PhaseEvidence(server);
         f.explanation = "Orthanc's web server (CivetWeb) gives each connection a thread for as long as it stays "
@@ -376,7 +390,8 @@ namespace IngestPerf
         f.fix["action"] = "Raise HttpThreadsCount above the number of simultaneous clients (Orthanc restart)";
         f.fix["effect"] = "see docs/diagnosis.md#http-threads-saturated";
         f.confidence = queued ? "high" : "medium";
-        f.confidenceReason = queued ? "more client connections are open right now than Orthanc has HTTP threads"
+        f.confidenceReason = queued ? "more client connections were open than Orthanc has HTTP threads (right now, or "
+                                      "in the samples taken twice a second)"
                                     : "the threads were busy storing most of the time, but no queue is visible now";
       }
 
@@ -576,8 +591,15 @@ namespace IngestPerf
         const char* id = "slow-change-consumer";
         const PhaseFigures& perInstance = input_.changePerInstanceWhileBacklogged;
         const PhaseFigures& dispatch = input_.all[Phase::ChangeDispatch];
-        const bool backlogged = input_.changeBacklog >= kBacklog || dispatch.p50Ms >= kChangeLagMs;
-        if (!backlogged || perInstance.count < kMinimumSamples / 2 || perInstance.meanMs < kChangePerInstanceMs)
+        // A backlog now is the sign during an incident (right after a burst, the change thread has
+        // timed one or two changes); once drained, the lag of the changes says the same.
+        const bool backlogged =
+          input_.changeBacklog >= kBacklog || (dispatch.count >= kMinimumSamples / 2 && dispatch.p50Ms >= kChangeLagMs);
+        // Right after a burst the change thread may not have timed a change while others waited: the
+        // lag of those it delivered stands for it then.
+        const bool timed = perInstance.count > 0;
+        const double perChangeMs = timed ? perInstance.meanMs : dispatch.p50Ms;
+        if (!backlogged || perChangeMs < kChangePerInstanceMs)
         {
           Check(id, false,
                 Format("backlog %.0f, changeDispatch p50 %.1f ms, change thread %.1f ms per instance "
@@ -585,13 +607,12 @@ namespace IngestPerf
                        double(input_.changeBacklog), dispatch.p50Ms, perInstance.meanMs));
           return;
         }
-        Check(
-          id, true,
-          Format("backlog %.0f, change thread %.1f ms per instance", double(input_.changeBacklog), perInstance.meanMs));
-        Finding& f = Add(id, "all", perInstance.meanMs, CostKind::Measured, -1);
+        Check(id, true,
+              Format("backlog %.0f, change thread %.1f ms per instance", double(input_.changeBacklog), perChangeMs));
+        Finding& f = Add(id, "all", perChangeMs, timed ? CostKind::Measured : CostKind::Estimated, -1);
         f.verdict = Format("A slow change consumer: Orthanc's change thread spends %.0f ms per instance in Lua or "
                            "plugins' OnChange, %.0f NewInstance changes wait",
-                           perInstance.meanMs, double(input_.changeBacklog));
+                           perChangeMs, double(input_.changeBacklog));
         f.evidence["newInstanceBacklog"] = Json::UInt64(input_.changeBacklog);
         f.evidence["perInstanceWhileBacklogged"] = PhaseEvidence(perInstance);
         f.evidence["changeDispatch"] = PhaseEvidence(dispatch);
@@ -602,8 +623,10 @@ namespace IngestPerf
         f.fix["action"] = "Find the slow OnChange consumer (Lua scripts, plugins) and make it hand its work to a "
                           "queue or a job instead of doing it on the change thread";
         f.fix["effect"] = "see docs/diagnosis.md#slow-change-consumer";
-        f.confidence = "high";
-        f.confidenceReason = "the change thread's time per instance is measured while changes wait";
+        f.confidence = timed ? "high" : "medium";
+        f.confidenceReason = timed ? "the change thread's time per instance is measured while changes wait"
+                                   : "changes wait now; the change thread's time per instance is not timed yet, the "
+                                     "lag of the changes delivered stands for it";
       }
 
       void SlowFilters(bool transcoding)

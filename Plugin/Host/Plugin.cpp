@@ -8,6 +8,7 @@
 #include "Capture/TimedStorageArea.h"
 #include "Recording/IngestPipeline.h"
 #include "Host/LoadedCopy.h"
+#include "Correlation/ConnectionSampler.h"
 #include "Host/OrthancMetrics.h"
 #include "Timeline/MonotonicClock.h"
 #include "Host/OrthancSdk.h"
@@ -27,6 +28,7 @@ namespace
 
   // Live until the library is unloaded: Orthanc may still run a callback while finalizing.
   std::unique_ptr<IngestPipeline> pipeline;
+  std::unique_ptr<ConnectionSampler> sampler;
   PluginStatus status;
 }
 
@@ -52,6 +54,10 @@ namespace
     status.storage = RegisterTimedStorageArea(status.configuration);
     status.restAnswers = RestAnswerTimingState(status.configuration.timeRestAnswers);
     RegisterPublishedOrthancMetrics(status);
+    sampler.reset(new ConnectionSampler(static_cast<uint16_t>(status.configuration.dicomPort),
+                                        static_cast<uint16_t>(status.configuration.httpPort)));
+    sampler->Start();
+    SetActiveConnectionSampler(sampler.get());
     if (status.storage.requested && !status.storage.active)
     {
       OrthancSdk::LogWarning("IngestPerf: timed storage not started: " + status.storage.reason);
@@ -168,6 +174,11 @@ extern "C"
   ORTHANC_PLUGINS_API void OrthancPluginFinalize()
   {
     // Called for every registration, duplicates included, once Orthanc serves nothing any more.
+    if (sampler)
+    {
+      SetActiveConnectionSampler(nullptr);
+      sampler->Stop();
+    }
     LoadedCopy::Release();
   }
 

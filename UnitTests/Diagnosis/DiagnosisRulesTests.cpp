@@ -254,6 +254,17 @@ TEST(DiagnosisRules, ConnectionsBeyondBusyHttpThreadsSaturateThem)
   EXPECT_EQ(std::set<std::string>{"http-threads-saturated"}, Fired(Merge(input)));
   input.activeSeconds = 200 * 5.0 / 1000 / 1.9;
 
+  // The queue drained before the reader was served: the samples of the span still saw it.
+  input.httpConnectionsNow = 0;
+  input.connections.samples = 6;
+  input.connections.httpMax = 8;
+  input.connections.httpOverThreads = 3;
+  diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_EQ("high", diagnosis.findings[0].confidence);
+  input.connections = ConnectionSummary();
+  input.httpConnectionsNow = 2;
+
   // Busy threads without a queue of connections: only when they are nearly always busy.
   input.httpConnectionsNow = 2;
   EXPECT_EQ(std::set<std::string>{"http-threads-saturated"}, Fired(Merge(input)));
@@ -358,6 +369,17 @@ TEST(DiagnosisRules, ABacklogOfChangesNamesTheSlowConsumer)
   EXPECT_EQ("slow-change-consumer", diagnosis.findings[0].id);
   EXPECT_NEAR(100.2, diagnosis.findings[0].costMsPerInstance, 0.01);
   EXPECT_LT(diagnosis.findings[0].shareOfCycle, 0);  // off the ingest path: no share of it
+
+  // Right after a burst: changes wait, none timed while others waited yet; their lag stands for it.
+  input.changePerInstanceWhileBacklogged = PhaseFigures();
+  At(Rest(input), Phase::ChangeDispatch) = Phase_(1, 96);
+  Diagnosis early = Diagnose(Merge(input));
+  ASSERT_EQ(1u, early.findings.size());
+  EXPECT_EQ(CostKind::Estimated, early.findings[0].costKind);
+  EXPECT_EQ("medium", early.findings[0].confidence);
+  // ... but a backlog of changes that are delivered fast is a burst, not a slow consumer.
+  At(Rest(input), Phase::ChangeDispatch) = Phase_(1, 0.4);
+  EXPECT_TRUE(Fired(Merge(input)).empty());
 
   // A consumer that keeps up is not named, however many changes there are.
   input.changeBacklog = 0;
