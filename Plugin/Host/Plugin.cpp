@@ -2,6 +2,7 @@
 // Data flow: IngestHooks -> InstanceTimeline (per thread) -> IngestRecorder -> IngestStats
 //            -> StatsSnapshot -> JsonExporter / PrometheusExporter -> RestRoutes.
 #include "Host/Configuration.h"
+#include "Host/DicomTcpNoDelay.h"
 #include "Host/FaultInjection.h"
 #include "Capture/IngestHooks.h"
 #include "Capture/RestAnswerTiming.h"
@@ -122,6 +123,15 @@ extern "C"
       return -1;
     }
 
+    // Now, before Orthanc starts its DICOM server and while its main thread is alone.
+    status.dicomTcpNoDelay = ApplyDicomTcpNoDelay(status.configuration);
+    if (status.dicomTcpNoDelay.configured || status.dicomTcpNoDelay.inEffect)
+    {
+      OrthancSdk::LogWarning("IngestPerf: DICOM TCP_NODELAY " +
+                             std::string(status.dicomTcpNoDelay.inEffect ? "in effect" : "NOT in effect") + ": " +
+                             status.dicomTcpNoDelay.detail);
+    }
+
     try
     {
       OrthancSdk::SetDescription(LoadedCopy::PluginName(),
@@ -168,6 +178,7 @@ extern "C"
   ORTHANC_PLUGINS_API void OrthancPluginFinalize()
   {
     // Called for every registration, duplicates included, once Orthanc serves nothing any more.
+    RestoreDicomTcpNoDelay();
     LoadedCopy::Release();
   }
 
