@@ -136,8 +136,9 @@ def _not_measured(transports, shown, unobservable, width):
 def _tcp_nodelay_line(no_delay):
     """Whether DCMTK disables Nagle's algorithm on Orthanc's DICOM associations, in one line."""
     if no_delay.get("inEffect"):
+        source = no_delay.get("source")
         who = {"IngestPerf.DicomTcpNoDelay": "set by IngestPerf.DicomTcpNoDelay",
-               "environment": "TCP_NODELAY in Orthanc's environment"}.get(no_delay.get("source"), no_delay.get("source"))
+               "environment": "TCP_NODELAY in Orthanc's environment"}.get(source, source)
         return "DICOM TCP_NODELAY: in effect (%s): no Nagle wait on Orthanc's side of its associations" % who
     return ("DICOM TCP_NODELAY: not in effect: each C-STORE answer can wait about 40 ms for a delayed ACK "
             "(IngestPerf.DicomTcpNoDelay: true removes Orthanc's side of it)")
