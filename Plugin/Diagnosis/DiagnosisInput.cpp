@@ -72,6 +72,7 @@ namespace IngestPerf
     input.configuration = status.configuration;
     input.timedStorageActive = status.storage.active;
     input.transcoderHook = status.hooks.transcoder.registered;
+    input.dicomTcpNoDelay = status.dicomTcpNoDelay.inEffect;
     if (!report.collected)
     {
       return input;

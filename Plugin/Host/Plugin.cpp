@@ -2,6 +2,7 @@
 // Data flow: IngestHooks -> InstanceTimeline (per thread) -> IngestRecorder -> IngestStats
 //            -> StatsSnapshot -> JsonExporter / PrometheusExporter -> RestRoutes.
 #include "Host/Configuration.h"
+#include "Host/DicomTcpNoDelay.h"
 #include "Host/FaultInjection.h"
 #include "Capture/IngestHooks.h"
 #include "Capture/RestAnswerTiming.h"
@@ -128,6 +129,15 @@ extern "C"
       return -1;
     }
 
+    // Now, before Orthanc starts its DICOM server and while its main thread is alone.
+    status.dicomTcpNoDelay = ApplyDicomTcpNoDelay(status.configuration);
+    if (status.dicomTcpNoDelay.configured || status.dicomTcpNoDelay.inEffect)
+    {
+      OrthancSdk::LogWarning("IngestPerf: DICOM TCP_NODELAY " +
+                             std::string(status.dicomTcpNoDelay.inEffect ? "in effect" : "NOT in effect") + ": " +
+                             status.dicomTcpNoDelay.detail);
+    }
+
     try
     {
       OrthancSdk::SetDescription(LoadedCopy::PluginName(),
@@ -179,6 +189,7 @@ extern "C"
       SetActiveConnectionSampler(nullptr);
       sampler->Stop();
     }
+    RestoreDicomTcpNoDelay();
     LoadedCopy::Release();
   }
 
