@@ -80,7 +80,11 @@ namespace IngestPerf
         // An unreadable /proc (or no memory) skips a sample; the next one may work.
       }
       std::unique_lock<std::mutex> lock(mutex_);
-      if (wake_.wait_for(lock, std::chrono::nanoseconds(kPeriodNs), [this] { return stopping_; }))
+      // On the system clock: libstdc++ waits on the steady clock with pthread_cond_clockwait, from
+      // glibc 2.34, which the release must not need (BUILD-INFO: glibc 2.32). A jump of the wall
+      // clock only lengthens or shortens one period.
+      const auto until = std::chrono::system_clock::now() + std::chrono::nanoseconds(kPeriodNs);
+      if (wake_.wait_until(lock, until, [this] { return stopping_; }))
       {
         return;
       }
