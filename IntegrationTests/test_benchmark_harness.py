@@ -97,3 +97,14 @@ def test_the_callgrind_section_survives_a_rewrite(tmp_path):
            "new", ""]
     assert document.keep_sections(str(path), new) == new[:5] + section + [""] + new[5:]
     assert document.keep_sections(str(tmp_path / "none.md"), new) == new  # a first run: nothing to keep
+
+
+def test_the_diagnosis_effects_section_survives_a_rewrite(tmp_path):
+    """Benchmarks/diagnosis_effects.py's figures, recorded by hand, are kept too, after the callgrind section."""
+    path = tmp_path / "benchmarks.md"
+    callgrind = ["## Instructions per instance (callgrind)", "", "callgrind figures"]
+    effects = ["## The fixes of the diagnosis, before and after", "", "| fix | before | after |", "| a | 1 | 2 |"]
+    path.write_text("\n".join(["# Benchmarks", ""] + callgrind + [""] + effects +
+                              ["", "## Compared with the published Orthanc figures", "old", ""]))
+    new = ["# Benchmarks", "", "## Compared with the published Orthanc figures", "new", ""]
+    assert document.keep_sections(str(path), new) == new[:2] + callgrind + [""] + effects + [""] + new[2:]

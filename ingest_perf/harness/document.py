@@ -30,9 +30,10 @@ def _best(rows, workload, clients_list):
 
 
 # Sections of docs/benchmarks.md that another command writes (Benchmarks/instruction_count.py, run
-# separately: it takes longer than the rest together): kept as they are when the file is rewritten,
-# before the section named second.
-KEPT_SECTIONS = [("## Instructions per instance (callgrind)", "## Compared with the published Orthanc figures")]
+# separately: it takes longer than the rest together; Benchmarks/diagnosis_effects.py): kept as they
+# are when the file is rewritten, before the section named second.
+KEPT_SECTIONS = [("## Instructions per instance (callgrind)", "## Compared with the published Orthanc figures"),
+                 ("## The fixes of the diagnosis, before and after", "## Compared with the published Orthanc figures")]
 
 
 def keep_sections(path, lines):
