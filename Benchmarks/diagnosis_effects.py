@@ -24,7 +24,9 @@ rules whose fix is outside Orthanc's configuration: index-bound (the database se
 (the Lua or plugin filters), slow-uploads and slow-sender (the client or the network).
 
 Client figures are as the clients see them: instances/s is the instances stored over the wall time
-of the whole ingest (clients started to last one done), request times are each upload's. The
+of the whole ingest (clients started to last one done), request times are each upload's. A ratio is
+taken within each round (the two sides ran seconds apart, under the same load), then its median and
+range over the rounds: the figure to read when other work shares the machine. The
 plugin's figures are GET /perf/stats right after the ingest (throughput over its activeSeconds).
 "Orthanc CPU" is the Orthanc process's user+system time from its start to the end of the ingest, per
 instance (/proc). The machine's 1-minute load average is printed with the figures: clients and
@@ -247,10 +249,23 @@ def _number(value, decimals):
     return "%.*f" % (decimals, value)
 
 
-def _ratio(after, before):
-    if after is None or before is None or before == 0:
+def _spread(values, decimals):
+    """median (lowest-highest), or '-'."""
+    if not values:
         return "-"
-    return "%.2f" % (after / before)
+    median = _number(statistics.median(values), decimals)
+    return median if len(values) == 1 else "%s (%s-%s)" % (median, _number(min(values), decimals),
+                                                            _number(max(values), decimals))
+
+
+def _paired_ratios(runs, before_runs, function):
+    """side / before within each round (the two ran a few seconds apart, under the same load)."""
+    ratios = []
+    for run, before in zip(runs, before_runs):
+        a, b = function(run), function(before)
+        if a is not None and b:
+            ratios.append(a / b)
+    return ratios
 
 
 def table(fix, side_runs, markdown):
@@ -259,15 +274,10 @@ def table(fix, side_runs, markdown):
         ["after/before"] + ["%s/before" % label.split(" (")[0] for label in labels[2:]]
     rows = []
     for label, function, decimals in fix.metrics:
-        medians, cells = [], []
-        for runs in side_runs:
-            values = [v for v in (function(run) for run in runs) if v is not None]
-            median = statistics.median(values) if values else None
-            medians.append(median)
-            cells.append("-" if median is None else "%s (%s-%s)" % (
-                _number(median, decimals), _number(min(values), decimals), _number(max(values), decimals))
-                if len(values) > 1 else _number(median, decimals))
-        rows.append([label] + cells + [_ratio(m, medians[0]) for m in medians[1:]])
+        cells = [_spread([v for v in (function(run) for run in runs) if v is not None], decimals)
+                 for runs in side_runs]
+        ratios = [_spread(_paired_ratios(runs, side_runs[0], function), 2) for runs in side_runs[1:]]
+        rows.append([label] + cells + ratios)
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(["---"] + ["---:"] * (len(header) - 1)) + " |"]
         lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -280,9 +290,9 @@ def table(fix, side_runs, markdown):
 
 def report(fixes, runs, rounds, orthanc_version, markdown, seconds):
     loads = [value for fix in fixes for side in runs[fix.name] for run in side for value in run["load"]]
-    lines = ["", "Orthanc %s, %d rounds (sides alternating), medians (min-max) over the rounds; %.0f s in all, "
-                 "1-minute load average %.2f-%.2f during the runs" % (orthanc_version, rounds, seconds, min(loads),
-                                                                      max(loads))]
+    lines = ["", "Orthanc %s, %d rounds (sides alternating), medians (lowest-highest) over the rounds, ratios "
+                 "taken within each round; %.0f s in all, 1-minute load average %.2f-%.2f during the runs"
+             % (orthanc_version, rounds, seconds, min(loads), max(loads))]
     for fix in fixes:
         lines += ["", ("**%s**" if markdown else "== %s") % fix.name + " (%s): %s" % (fix.rule, fix.description), ""]
         lines.append(table(fix, runs[fix.name], markdown))
