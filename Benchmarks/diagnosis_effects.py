@@ -107,14 +107,14 @@ def gzip_answers(run):
 # (label, function, decimals)
 GAP_P50 = ("associationGap p50 (ms)", phase("associationGap"), 2)
 TOTAL_P50 = ("serverTotal p50 (ms)", phase("serverTotal"), 2)
-CLIENT_RATE = ("instances/s, client wall clock", client_rate, 1)
-PLUGIN_RATE = ("instances/s, plugin (activeSeconds)", plugin_rate, 1)
-WALL = ("wall time of the ingest (s)", wall_seconds, 2)
+CLIENT_RATE = ("instances/s (client)", client_rate, 1)
+PLUGIN_RATE = ("instances/s (plugin)", plugin_rate, 1)
+WALL = ("wall time (s)", wall_seconds, 2)
 CPU = ("Orthanc CPU per instance (ms)", cpu_per_instance, 2)
-REQUEST_P50 = ("client ms per request, p50", request(50), 2)
-REQUEST_P99 = ("client ms per request, p99", request(99), 1)
-REQUEST_MAX = ("client ms per request, max", request(100), 1)
-REQUEST_MEAN = ("client ms per request, mean", request_mean, 2)
+REQUEST_P50 = ("request p50 (ms)", request(50), 2)
+REQUEST_P99 = ("request p99 (ms)", request(99), 1)
+REQUEST_MAX = ("request max (ms)", request(100), 1)
+REQUEST_MEAN = ("request mean (ms)", request_mean, 2)
 
 
 class Fix:
@@ -152,7 +152,7 @@ FIXES = [
         [("HttpCompressionEnabled true (default)", {"compression": None}),
          ("HttpCompressionEnabled false", {"compression": False})],
         [REQUEST_P50, REQUEST_MEAN, CLIENT_RATE, PLUGIN_RATE, TOTAL_P50, CPU,
-         ("answers gzip-compressed", gzip_answers, 0)],
+         ("gzip answers", gzip_answers, 0)],
         orthancs=(HOST_ORTHANC,),
         description="200 instances of 0.53 MB by one keep-alive client sending Accept-Encoding: gzip, deflate"),
     Fix("compressed-answers-x4", "compressed-answers", "compressed_answers", "rest",
@@ -160,7 +160,7 @@ FIXES = [
         [("HttpCompressionEnabled true (default)", {"compression": None}),
          ("HttpCompressionEnabled false", {"compression": False})],
         [REQUEST_P50, REQUEST_MEAN, CLIENT_RATE, PLUGIN_RATE, TOTAL_P50, CPU,
-         ("answers gzip-compressed", gzip_answers, 0)],
+         ("gzip answers", gzip_answers, 0)],
         orthancs=(HOST_ORTHANC,),
         description="the same 200 instances shared by 4 keep-alive clients"),
     Fix("storage-compression", "storage-bound", "storage_bound", "rest",
@@ -268,22 +268,26 @@ def _paired_ratios(runs, before_runs, function):
     return ratios
 
 
-def table(fix, side_runs, markdown):
+def table(fix, side_runs, orthanc_version, markdown):
+    """One row per side, then one per ratio to the first side; a column per figure. The Orthanc's
+    version begins each row, so that the tables of two runs (--orthanc) can be put together."""
     labels = [label for label, _ in fix.sides]
-    header = ["", "before: " + labels[0], "after: " + labels[1]] + labels[2:] + \
-        ["after/before"] + ["%s/before" % label.split(" (")[0] for label in labels[2:]]
+    header = ["Orthanc", "configuration"] + [label for label, _, _ in fix.metrics]
     rows = []
-    for label, function, decimals in fix.metrics:
-        cells = [_spread([v for v in (function(run) for run in runs) if v is not None], decimals)
-                 for runs in side_runs]
-        ratios = [_spread(_paired_ratios(runs, side_runs[0], function), 2) for runs in side_runs[1:]]
-        rows.append([label] + cells + ratios)
+    for index, (label, runs) in enumerate(zip(labels, side_runs)):
+        name = ("before: " if index == 0 else "after: " if index == 1 else "") + label
+        rows.append([orthanc_version, name] + [_spread([v for v in (f(run) for run in runs) if v is not None], d)
+                                                for _, f, d in fix.metrics])
+    for index, (label, runs) in enumerate(zip(labels[1:], side_runs[1:])):
+        name = "after / before" if index == 0 else "%s / before" % label.split(" (")[0]
+        rows.append([orthanc_version, name] + [_spread(_paired_ratios(runs, side_runs[0], f), 2)
+                                                for _, f, _ in fix.metrics])
     if markdown:
-        lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(["---"] + ["---:"] * (len(header) - 1)) + " |"]
+        lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(["---"] * 2 + ["---:"] * len(fix.metrics)) + " |"]
         lines += ["| " + " | ".join(row) + " |" for row in rows]
     else:
         widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
-        lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
+        lines = ["  ".join(cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
                  for r in [header] + rows]
     return "\n".join(lines)
 
@@ -295,7 +299,7 @@ def report(fixes, runs, rounds, orthanc_version, markdown, seconds):
              % (orthanc_version, rounds, seconds, min(loads), max(loads))]
     for fix in fixes:
         lines += ["", ("**%s**" if markdown else "== %s") % fix.name + " (%s): %s" % (fix.rule, fix.description), ""]
-        lines.append(table(fix, runs[fix.name], markdown))
+        lines.append(table(fix, runs[fix.name], orthanc_version, markdown))
     lines += ["", SKIPPED + "."]
     return "\n".join(lines)
 
