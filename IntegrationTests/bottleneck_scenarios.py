@@ -62,17 +62,22 @@ dicom_pool_saturated   DicomThreadsCount 1, 8 simultaneous storescu associations
                        to SCU07) of 40 instances, TCP_NODELAY both sides. During the load: 8
                        openConnections, 8 AETs inProgress; associationGap p50 22 ms (each
                        association waits for the 7 others' instances), serverTotal 2.5; once done,
-                       0 open. Throughput as healthy: on 2 cores one DICOM thread keeps up. during=. 2 s.
+                       0 open. threads=8 (the fix): gap 4.5, and 1.6 times the instances/s (60 per
+                       association, docs/benchmarks.md); threads=None: Orthanc's 4. during=. 2 s.
 http_threads_saturated HttpThreadsCount 1 (Orthanc's minimum; 0 is refused), 8 keep-alive HTTP clients
                        of 40 instances. Orthanc's HTTP server keeps a worker for a keep-alive
                        connection until it closes, so the clients are served one after the other and
                        a request read during the load waits for the last of them (duringSeconds
-                       0.85 of 1.1). In /perf/stats nothing moves: serverTotal 2.6, instances/s as
-                       healthy, openRecords.threadsTracked 1. during=. 2 s.
+                       0.85 of 1.1). In /perf/stats nothing moves: serverTotal 2.6,
+                       openRecords.threadsTracked 1. From threads=2 to 16 (the fix; 60 per client):
+                       a request's p99 falls from 420 to 44 ms as the clients see it (requestMs), its
+                       p50 rises from 6 to 20, the instances/s 1.2 times (docs/benchmarks.md);
+                       threads=None: Orthanc's 50. during=. 2 s.
 transcoding_bound      IngestTranscoding JPEG lossless (1.2.840.10008.1.2.4.70, not JPEG-LS: it
                        crashes 1.10.1), 40 instances by HTTP; timing="Off" (default): rest preStore
                        10.4, transcode unobservable, outcome transcodedWithoutHook 40; "FallThrough":
-                       preStore 10.6 and transcode 10.6. 1 s.
+                       preStore 10.6 and transcode 10.6. config={"IngestTranscoding": None} (the fix):
+                       serverTotal 14 -> 3.3, 3.7 times the instances/s. 1 s.
 storage_bound          40 instances by HTTP into a slow storage; variant (STORAGE_VARIANTS)
                        "slow-disk" (default): a preloaded library (libTestSlowDisk.so) makes each
                        flush of a storage file wait 30 ms, plugin's TimedStorage on: storageWrite
@@ -81,7 +86,8 @@ storage_bound          40 instances by HTTP into a slow storage; variant (STORAG
                        and waits 30 ms per create, as an object store would; TimedStorage asked for
                        but not in effect (notInEffect, storage.reason): persist 33;
                        "compression": TimedStorage and StorageCompression, 30 slices of 1024x1024:
-                       storagePrepare 75 of persist 84. 2-3 s.
+                       storagePrepare 75 of persist 84; config={"StorageCompression": False} (the
+                       fix): storagePrepare 3, serverTotal 13, 6 times the instances/s. 2-3 s.
 index_bound            40 instances by HTTP, TimedStorage on, SyncStorageArea false; database
                        (INDEX_DATABASES) "sqlite": indexUpdate 0.5; "postgresql": orthanc-postgresql
                        on a local server (fsync off): indexUpdate 1.5-3, not clearly slower;
@@ -101,7 +107,9 @@ slow_upload            one HTTP client sends each body in 10 pieces 10 ms apart,
 compressed_answers     Orthanc's default HttpCompressionEnabled, 60 instances by HTTP with
                        `Accept-Encoding: gzip, deflate`. 1.10.1: httpAnswers 60 compressed of 60,
                        every answer gzip (scenario["answerEncodings"], as the client saw them); no
-                       phase moves. 1.12.7: 0 compressed, no answer gzip. 0.5 s.
+                       phase moves. 1.12.7: 0 compressed, no answer gzip. compression=False (the
+                       fix), with 1 or 4 clients: none compressed, and no change in the clients'
+                       times or instances/s beyond the run-to-run spread. 0.5 s.
 duplicates_and_rejects one series of 30 instances sent twice by HTTP, then 10 bodies that are not
                        DICOM (400). Outcomes stored 30, alreadyStored 30, notDicom 10. 0.5 s.
 healthy                60 instances by HTTP (identity), then another 60 by storescu, TCP_NODELAY on
