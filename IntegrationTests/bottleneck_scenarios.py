@@ -24,7 +24,20 @@ stand out in /perf/stats, in words), `sent` (instances or requests per client ki
 (`dicom_pool_saturated`, `http_threads_saturated`, option `during=callable(orthanc)`) `during`
 (what the callable returned, called once while the load runs), `duringStartedAfter` and
 `duringSeconds` (when it was called after the load started, and how long it took: the time an
-operator's request waits). The ingest-perf plugin is the one of conftest's `plugin_path`; the test
+operator's request waits), `orthancCpuSeconds` (Orthanc's CPU time from its start to the end of the
+ingest), and for the HTTP scenarios that measure their fix `requestMs` (each upload's time as its
+client saw it).
+
+Measuring a fix: the scenarios whose finding recommends a configuration change take it as an option,
+with the bottleneck as the default: `dicom_pool_saturated(threads=8)`,
+`http_threads_saturated(threads=16)`, `compressed_answers(compression=False, clients=4)` (None for
+these three: Orthanc's own default), and `config=` on those and on `transcoding_bound` and
+`storage_bound`: orthanc.json keys applied over the scenario's own, None leaving a key out
+(`transcoding_bound(config={"IngestTranscoding": None})`, `storage_bound(variant="compression",
+config={"StorageCompression": False})`); `configOverrides` says which. Benchmarks/diagnosis_effects.py
+measures each fix against its bottleneck.
+
+The ingest-perf plugin is the one of conftest's `plugin_path`; the test
 plugins (libTestSlowChangeConsumer.so, libTestStorageOwner.so, libTestSlowDisk.so) are taken from
 its folder, so build with the tests on (the default). Instances are synthetic CT slices of 512x512,
 16-bit, explicit little endian (0.53 MB), unless said otherwise.
@@ -49,17 +62,22 @@ dicom_pool_saturated   DicomThreadsCount 1, 8 simultaneous storescu associations
                        to SCU07) of 40 instances, TCP_NODELAY both sides. During the load: 8
                        openConnections, 8 AETs inProgress; associationGap p50 22 ms (each
                        association waits for the 7 others' instances), serverTotal 2.5; once done,
-                       0 open. Throughput as healthy: on 2 cores one DICOM thread keeps up. during=. 2 s.
+                       0 open. threads=8 (the fix): gap 4.5, and 1.6 times the instances/s (60 per
+                       association, docs/benchmarks.md); threads=None: Orthanc's 4. during=. 2 s.
 http_threads_saturated HttpThreadsCount 1 (Orthanc's minimum; 0 is refused), 8 keep-alive HTTP clients
                        of 40 instances. Orthanc's HTTP server keeps a worker for a keep-alive
                        connection until it closes, so the clients are served one after the other and
                        a request read during the load waits for the last of them (duringSeconds
-                       0.85 of 1.1). In /perf/stats nothing moves: serverTotal 2.6, instances/s as
-                       healthy, openRecords.threadsTracked 1. during=. 2 s.
+                       0.85 of 1.1). In /perf/stats nothing moves: serverTotal 2.6,
+                       openRecords.threadsTracked 1. From threads=2 to 16 (the fix; 60 per client):
+                       a request's p99 falls from 420 to 44 ms as the clients see it (requestMs), its
+                       p50 rises from 6 to 20, the instances/s 1.2 times (docs/benchmarks.md);
+                       threads=None: Orthanc's 50. during=. 2 s.
 transcoding_bound      IngestTranscoding JPEG lossless (1.2.840.10008.1.2.4.70, not JPEG-LS: it
                        crashes 1.10.1), 40 instances by HTTP; timing="Off" (default): rest preStore
                        10.4, transcode unobservable, outcome transcodedWithoutHook 40; "FallThrough":
-                       preStore 10.6 and transcode 10.6. 1 s.
+                       preStore 10.6 and transcode 10.6. config={"IngestTranscoding": None} (the fix):
+                       serverTotal 14 -> 3.3, 3.7 times the instances/s. 1 s.
 storage_bound          40 instances by HTTP into a slow storage; variant (STORAGE_VARIANTS)
                        "slow-disk" (default): a preloaded library (libTestSlowDisk.so) makes each
                        flush of a storage file wait 30 ms, plugin's TimedStorage on: storageWrite
@@ -68,7 +86,8 @@ storage_bound          40 instances by HTTP into a slow storage; variant (STORAG
                        and waits 30 ms per create, as an object store would; TimedStorage asked for
                        but not in effect (notInEffect, storage.reason): persist 33;
                        "compression": TimedStorage and StorageCompression, 30 slices of 1024x1024:
-                       storagePrepare 75 of persist 84. 2-3 s.
+                       storagePrepare 75 of persist 84; config={"StorageCompression": False} (the
+                       fix): storagePrepare 3, serverTotal 13, 6 times the instances/s. 2-3 s.
 index_bound            40 instances by HTTP, TimedStorage on, SyncStorageArea false; database
                        (INDEX_DATABASES) "sqlite": indexUpdate 0.5; "postgresql": orthanc-postgresql
                        on a local server (fsync off): indexUpdate 1.5-3, not clearly slower;
@@ -88,7 +107,9 @@ slow_upload            one HTTP client sends each body in 10 pieces 10 ms apart,
 compressed_answers     Orthanc's default HttpCompressionEnabled, 60 instances by HTTP with
                        `Accept-Encoding: gzip, deflate`. 1.10.1: httpAnswers 60 compressed of 60,
                        every answer gzip (scenario["answerEncodings"], as the client saw them); no
-                       phase moves. 1.12.7: 0 compressed, no answer gzip. 0.5 s.
+                       phase moves. 1.12.7: 0 compressed, no answer gzip. compression=False (the
+                       fix), with 1 or 4 clients: none compressed, and no change in the clients'
+                       times or instances/s beyond the run-to-run spread. 0.5 s.
 duplicates_and_rejects one series of 30 instances sent twice by HTTP, then 10 bodies that are not
                        DICOM (400). Outcomes stored 30, alreadyStored 30, notDicom 10. 0.5 s.
 healthy                60 instances by HTTP (identity), then another 60 by storescu, TCP_NODELAY on
@@ -112,6 +133,8 @@ NODELAY = {"TCP_NODELAY": "1"}
 # caller's environment holds.
 NAGLE = {"TCP_NODELAY": "0"}
 IDENTITY = "identity"
+ORTHANC_DICOM_THREADS = 4  # Orthanc's default DicomThreadsCount
+ORTHANC_HTTP_THREADS = 50  # Orthanc's default HttpThreadsCount
 GZIP = "gzip, deflate"  # what python-requests sends by default
 
 
@@ -173,15 +196,33 @@ def _test_library(orthanc, name):
     return path
 
 
-def _start(orthanc_factory, prepare=None, **kwargs):
+def _start(orthanc_factory, prepare=None, config=None, **kwargs):
     """An Orthanc with the ingest-perf plugin; prepare(orthanc), if given, completes its
-    configuration (extra_config, env) before it starts."""
+    configuration (extra_config, env) before it starts. config: orthanc.json keys applied last, over
+    the scenario's own (a fix to measure); a key set to None is left out, so Orthanc's default applies."""
     orthanc = orthanc_factory(start=False, **kwargs)
     if prepare is not None:
         prepare(orthanc)
+    for key, value in (config or {}).items():
+        if value is None:
+            orthanc.extra_config.pop(key, None)
+        else:
+            orthanc.extra_config[key] = value
+    orthanc.config_overrides = dict(config or {})
     orthanc.start(timeout=60)
     orthanc.session.close()  # no idle keep-alive connection left holding an HTTP thread
+    orthanc.cpu_at_start = _cpu_seconds(orthanc.pid)
     return orthanc
+
+
+def _cpu_seconds(pid):
+    """User and system CPU time of a process, all its threads (Linux /proc; None elsewhere)."""
+    try:
+        with open("/proc/%d/stat" % pid) as stream:
+            fields = stream.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError, TypeError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 def _load_plugins(orthanc, before=(), after=()):
@@ -190,8 +231,16 @@ def _load_plugins(orthanc, before=(), after=()):
 
 
 def _describe(orthanc, name, expected, sent, seconds, variant=None, **more):
+    overrides = getattr(orthanc, "config_overrides", None)
+    if overrides:
+        expected += " [configuration overridden: %s; a fix may have removed this]" % overrides
+    begin, now = getattr(orthanc, "cpu_at_start", None), _cpu_seconds(orthanc.pid)
     orthanc.scenario = dict({"name": name, "variant": variant, "expected": expected, "sent": sent,
-                             "clientSeconds": round(seconds, 3), "orthancVersion": orthanc.orthanc}, **more)
+                             "clientSeconds": round(seconds, 3), "orthancVersion": orthanc.orthanc,
+                             "configOverrides": overrides or {},
+                             # Orthanc's CPU time since it answered, the ingest and any reads during it
+                             "orthancCpuSeconds": round(now - begin, 3) if None not in (begin, now) else None},
+                            **more)
     return orthanc
 
 
@@ -210,13 +259,17 @@ def _http_session(accept_encoding=IDENTITY):
     return session
 
 
-def _http_upload(orthanc, bodies, accept_encoding=IDENTITY, expect=(200,), after_each=None):
+def _http_upload(orthanc, bodies, accept_encoding=IDENTITY, expect=(200,), after_each=None, request_ms=None):
     """POSTs each body to /instances on one keep-alive connection; returns how many answers came
-    back with each Content-Encoding ("identity" for none), as the client saw them."""
+    back with each Content-Encoding ("identity" for none), as the client saw them. request_ms, a
+    list, gets each request's time as the client saw it (connection included for the first)."""
     encodings = {}
     with _http_session(accept_encoding) as session:
         for body in bodies:
+            begin = time.monotonic()
             answer = session.post(orthanc.url + "/instances", data=body, timeout=120)
+            if request_ms is not None:
+                request_ms.append(round((time.monotonic() - begin) * 1000, 3))
             if answer.status_code not in expect:
                 raise RuntimeError("POST /instances answered %d: %s" % (answer.status_code, answer.text[:300]))
             encoding = answer.headers.get("Content-Encoding") or "identity"
@@ -224,6 +277,51 @@ def _http_upload(orthanc, bodies, accept_encoding=IDENTITY, expect=(200,), after
             if after_each is not None:
                 after_each()
     return encodings
+
+
+class _HttpClients:
+    """One keep-alive HTTP client per part, each on a thread of its own, uploading at the same time:
+
+        clients = _HttpClients(orthanc, _split(bodies, 8)).start()
+        seconds = clients.join()  # raises the first client's error
+        clients.encodings, clients.request_ms"""
+
+    def __init__(self, orthanc, parts, accept_encoding=IDENTITY, after_each=None):
+        self.encodings = {}
+        self.request_ms = []
+        self._errors = []
+        self._lock = threading.Lock()
+        self._begin = None
+        self._threads = [threading.Thread(target=self._client, args=(orthanc, part, accept_encoding, after_each))
+                         for part in parts]
+
+    def _client(self, orthanc, part, accept_encoding, after_each):
+        request_ms = []
+        try:
+            encodings = _http_upload(orthanc, part, accept_encoding, after_each=after_each, request_ms=request_ms)
+        except Exception as error:  # noqa: BLE001 - raised by join()
+            with self._lock:
+                self._errors.append(error)
+            return
+        with self._lock:
+            self.request_ms.extend(request_ms)
+            for encoding, count in encodings.items():
+                self.encodings[encoding] = self.encodings.get(encoding, 0) + count
+
+    def start(self):
+        self._begin = time.monotonic()
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def join(self):
+        """Waits for every client; returns the seconds from start() to the last client's end."""
+        for thread in self._threads:
+            thread.join(600)
+        seconds = time.monotonic() - self._begin
+        if self._errors:
+            raise RuntimeError("HTTP client failed: %r" % self._errors[0])
+        return seconds
 
 
 def _timed(function, *args, **kwargs):
@@ -304,12 +402,15 @@ def slow_sender(orthanc_factory, series_factory, instances=40, pause=0.150):
                      {"pynetdicom": instances}, time.monotonic() - begin, pauseMs=pause * 1000)
 
 
-def dicom_pool_saturated(orthanc_factory, series_factory, associations=8, per_association=40, during=None):
-    """DicomThreadsCount 1 and `associations` storescu associations at once (TCP_NODELAY both sides).
+def dicom_pool_saturated(orthanc_factory, series_factory, associations=8, per_association=40, during=None,
+                         threads=1, config=None):
+    """DicomThreadsCount `threads` (None: Orthanc's default, 4) and `associations` storescu
+    associations at once (TCP_NODELAY both sides); threads >= associations is the fix.
 
     during(orthanc), if given, is called once while the associations are open, once a quarter of
     the instances are stored (or when they end, if that came first: duringStartedAfter says when)."""
-    orthanc = _start(orthanc_factory, env=NODELAY, extra_config={"DicomThreadsCount": 1})
+    orthanc = _start(orthanc_factory, env=NODELAY, config=config,
+                     extra_config={} if threads is None else {"DicomThreadsCount": threads})
     files = series_factory(associations * per_association, 13)
     total = len(files)
     begin = time.monotonic()
@@ -334,26 +435,33 @@ def dicom_pool_saturated(orthanc_factory, series_factory, associations=8, per_as
     failed = [(p.returncode, out[-500:]) for p, out in zip(processes, outputs) if p.returncode != 0]
     if failed:
         raise RuntimeError("storescu failed: %r" % (failed[0],))
-    return _describe(orthanc, "dicom_pool_saturated",
-                     "%d openConnections during the load with DicomThreadsCount 1; associationGap of each "
-                     "association ~ the other associations' serverTotal (queued for the one DICOM thread)"
-                     % associations, {"storescu": total, "associations": associations}, seconds,
-                     dicomThreadsCount=1, **more)
+    named = "%d" % threads if threads is not None else "%d (Orthanc's default)" % ORTHANC_DICOM_THREADS
+    if (threads or ORTHANC_DICOM_THREADS) < associations:
+        expected = ("%d openConnections during the load with DicomThreadsCount %s; associationGap of each "
+                    "association ~ the other associations' serverTotal (queued for the DICOM threads)"
+                    % (associations, named))
+    else:
+        expected = ("%d associations for DicomThreadsCount %s: none waits for a DICOM thread, associationGap a few "
+                    "ms" % (associations, named))
+    return _describe(orthanc, "dicom_pool_saturated", expected, {"storescu": total, "associations": associations},
+                     seconds, dicomThreadsCount=threads, **more)
 
 
-def http_threads_saturated(orthanc_factory, series_factory, clients=8, per_client=40, threads=1, during=None):
-    """HttpThreadsCount `threads` (1 is Orthanc's minimum: 0 is refused) and `clients` keep-alive HTTP
-    clients uploading at once.
+def http_threads_saturated(orthanc_factory, series_factory, clients=8, per_client=40, threads=1, during=None,
+                           config=None):
+    """HttpThreadsCount `threads` (1 is Orthanc's minimum: 0 is refused; None: Orthanc's default, 50)
+    and `clients` keep-alive HTTP clients uploading at once; threads > clients is the fix.
 
     during(orthanc), if given, is called from another thread once a quarter of the uploads have
     been answered, as an operator's request would be: Orthanc's HTTP server keeps a worker thread
-    for each keep-alive connection, so it waits for a free one (duringSeconds)."""
-    orthanc = _start(orthanc_factory, extra_config={"HttpThreadsCount": threads})
+    for each keep-alive connection, so it waits for a free one (duringSeconds). The scenario's
+    requestMs is every upload's time as its client saw it."""
+    orthanc = _start(orthanc_factory, config=config,
+                     extra_config={} if threads is None else {"HttpThreadsCount": threads})
     bodies = _read(series_factory(clients * per_client, 14))
     answered = [0]
     lock = threading.Lock()
     quarter = threading.Event()
-    errors = []
 
     def count():
         with lock:
@@ -361,17 +469,10 @@ def http_threads_saturated(orthanc_factory, series_factory, clients=8, per_clien
             if answered[0] >= len(bodies) // 4:
                 quarter.set()
 
-    def client(part):
-        try:
-            _http_upload(orthanc, part, after_each=count)
-        except Exception as error:  # noqa: BLE001 - reported below
-            errors.append(error)
-
     more = {}
-    workers = [threading.Thread(target=client, args=(part,)) for part in _split(bodies, clients)]
+    uploads = _HttpClients(orthanc, _split(bodies, clients), after_each=count)
     begin = time.monotonic()
-    for worker in workers:
-        worker.start()
+    uploads.start()
 
     def reader():
         quarter.wait(600)
@@ -380,40 +481,44 @@ def http_threads_saturated(orthanc_factory, series_factory, clients=8, per_clien
     reading = threading.Thread(target=reader) if during is not None else None
     if reading is not None:
         reading.start()
-    for worker in workers:
-        worker.join(600)
-    seconds = time.monotonic() - begin
-    if reading is not None:
-        reading.join(600)
-    if errors:
-        raise RuntimeError("HTTP client failed: %r" % errors[0])
-    return _describe(orthanc, "http_threads_saturated",
-                     "HttpThreadsCount %d with %d keep-alive clients: connections queue for a worker before any "
-                     "plugin hook, so no phase moves; a /perf/stats read during the load waits for a worker "
-                     "(duringSeconds), and few threads ever ingest (openRecords.threadsTracked)"
-                     % (threads, clients), {"http": len(bodies), "clients": clients}, seconds,
-                     httpThreadsCount=threads, **more)
+    try:
+        seconds = uploads.join()
+    finally:
+        if reading is not None:
+            reading.join(600)
+    named = "%d" % threads if threads is not None else "%d (Orthanc's default)" % ORTHANC_HTTP_THREADS
+    if (threads or ORTHANC_HTTP_THREADS) <= clients:
+        expected = ("HttpThreadsCount %s with %d keep-alive clients: connections queue for a worker before any "
+                    "plugin hook, so no phase moves; a /perf/stats read during the load waits for a worker "
+                    "(duringSeconds), and few threads ever ingest (openRecords.threadsTracked)" % (named, clients))
+    else:
+        expected = "HttpThreadsCount %s for %d keep-alive clients: no connection waits for a worker" % (named, clients)
+    return _describe(orthanc, "http_threads_saturated", expected, {"http": len(bodies), "clients": clients}, seconds,
+                     httpThreadsCount=threads, requestMs=uploads.request_ms, **more)
 
 
-def transcoding_bound(orthanc_factory, series_factory, timing="Off", instances=40):
+def transcoding_bound(orthanc_factory, series_factory, timing="Off", instances=40, config=None):
     """IngestTranscoding to JPEG lossless (not JPEG-LS: Orthanc 1.10.1 crashes), HTTP ingest.
-    timing: IngestPerf.TranscodeTiming, "Off" (the default) or "FallThrough"."""
+    timing: IngestPerf.TranscodeTiming, "Off" (the default) or "FallThrough". The fix:
+    config={"IngestTranscoding": None}."""
     orthanc = _start(orthanc_factory, extra_config={"IngestTranscoding": JPEG_LOSSLESS},
-                     ingest_perf={"TranscodeTiming": timing})
+                     ingest_perf={"TranscodeTiming": timing}, config=config)
     bodies = _read(series_factory(instances, 15))
-    _, seconds = _timed(_http_upload, orthanc, bodies)
+    request_ms = []
+    _, seconds = _timed(_http_upload, orthanc, bodies, request_ms=request_ms)
     return _describe(orthanc, "transcoding_bound",
                      "rest preStore ~10-20 ms (DCMTK's JPEG lossless encoder)%s"
                      % (", and the transcode phase inside it" if timing != "Off" else
                         "; transcode unobservable (TranscodeTiming Off)"),
-                     {"http": instances}, seconds, variant=timing.lower())
+                     {"http": instances}, seconds, variant=timing.lower(), requestMs=request_ms)
 
 
 STORAGE_VARIANTS = ("slow-disk", "slow-disk-untimed", "storage-plugin", "compression")
 
 
-def storage_bound(orthanc_factory, series_factory, variant="slow-disk", delay_ms=30, instances=40):
-    """A slow storage, HTTP ingest; variant in STORAGE_VARIANTS (see the module's docstring)."""
+def storage_bound(orthanc_factory, series_factory, variant="slow-disk", delay_ms=30, instances=40, config=None):
+    """A slow storage, HTTP ingest; variant in STORAGE_VARIANTS (see the module's docstring). The fix
+    of "compression": config={"StorageCompression": False}."""
     if variant not in STORAGE_VARIANTS:
         raise ValueError("unknown storage_bound variant %r (known: %s)" % (variant, ", ".join(STORAGE_VARIANTS)))
     size = 512
@@ -423,25 +528,28 @@ def storage_bound(orthanc_factory, series_factory, variant="slow-disk", delay_ms
             orthanc.env.update({"SLOW_DISK_PREFIX": os.path.join(orthanc.work_dir, "storage") + "/",
                                 "SLOW_DISK_MS": str(delay_ms), preload: _test_library(orthanc, "SlowDisk")})
 
-        orthanc = _start(orthanc_factory, slow_disk, ingest_perf={"TimedStorage": variant == "slow-disk"})
+        orthanc = _start(orthanc_factory, slow_disk, ingest_perf={"TimedStorage": variant == "slow-disk"},
+                         config=config)
         expected = ("rest storageWrite ~%d ms per instance (each storage file's flush waits), inside persist"
                     % delay_ms if variant == "slow-disk" else
                     "rest persist ~%d ms more than usual; storageWrite/indexUpdate unobservable (TimedStorage off)"
                     % delay_ms)
     elif variant == "storage-plugin":
         orthanc = _start(orthanc_factory, lambda o: _load_plugins(o, before=[_test_library(o, "StorageOwner")]),
-                         ingest_perf={"TimedStorage": True}, env={"STORAGE_OWNER_CREATE_MS": str(delay_ms)})
+                         ingest_perf={"TimedStorage": True}, env={"STORAGE_OWNER_CREATE_MS": str(delay_ms)},
+                         config=config)
         expected = ("rest persist ~%d ms more than usual; TimedStorage not in effect (notInEffect, storage.reason: "
                     "another plugin owns the storage), so storageWrite is unobservable" % delay_ms)
     else:
         size, instances = 1024, min(instances, 30)
         orthanc = _start(orthanc_factory, ingest_perf={"TimedStorage": True},
-                         extra_config={"StorageCompression": True})
+                         extra_config={"StorageCompression": True}, config=config)
         expected = "rest storagePrepare (MD5 and zlib of 2 MB instances) stands out within persist"
     bodies = _read(series_factory(instances, 16, size=size))
-    _, seconds = _timed(_http_upload, orthanc, bodies)
+    request_ms = []
+    _, seconds = _timed(_http_upload, orthanc, bodies, request_ms=request_ms)
     return _describe(orthanc, "storage_bound", expected, {"http": instances}, seconds, variant=variant,
-                     delayMs=delay_ms if variant != "compression" else None, size=size)
+                     delayMs=delay_ms if variant != "compression" else None, size=size, requestMs=request_ms)
 
 
 INDEX_DATABASES = ("sqlite", "postgresql", "postgresql-slow")
@@ -566,15 +674,20 @@ def slow_upload(orthanc_factory, series_factory, instances=30, pieces=10, pause=
                      pauseMs=pause * 1000)
 
 
-def compressed_answers(orthanc_factory, series_factory, instances=60):
-    """Orthanc's default HttpCompressionEnabled; the client accepts gzip, as python-requests does."""
-    orthanc = _start(orthanc_factory)
+def compressed_answers(orthanc_factory, series_factory, instances=60, compression=None, clients=1, config=None):
+    """HttpCompressionEnabled `compression` (None: Orthanc's default, true before 1.12.2; False is the
+    fix); `clients` keep-alive clients accepting gzip, as python-requests does, share the instances."""
+    orthanc = _start(orthanc_factory, config=config,
+                     extra_config={} if compression is None else {"HttpCompressionEnabled": compression})
     bodies = _read(series_factory(instances, 21))
-    encodings, seconds = _timed(_http_upload, orthanc, bodies, accept_encoding=GZIP)
-    return _describe(orthanc, "compressed_answers",
-                     "httpAnswers.compressedByOrthanc == requests (1.10.1; none from 1.12.2: off by default, "
-                     "and answers under 2048 bytes are never compressed); no phase moves",
-                     {"http": instances}, seconds, answerEncodings=encodings)
+    uploads = _HttpClients(orthanc, _split(bodies, clients), accept_encoding=GZIP).start()
+    seconds = uploads.join()
+    expected = ("httpAnswers.compressedByOrthanc == requests (1.10.1; none from 1.12.2: off by default, and answers "
+                "under 2048 bytes are never compressed); no phase moves" if compression is not False else
+                "HttpCompressionEnabled false: no answer compressed, whatever the client accepts")
+    return _describe(orthanc, "compressed_answers", expected, {"http": instances, "clients": clients}, seconds,
+                     answerEncodings=uploads.encodings, httpCompressionEnabled=compression,
+                     requestMs=uploads.request_ms)
 
 
 def duplicates_and_rejects(orthanc_factory, series_factory, instances=30, rejects=10):

@@ -130,3 +130,13 @@ def load_tcp_nodelay_cases(script):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.CASES
+
+def test_the_diagnosis_effects_section_survives_a_rewrite(tmp_path):
+    """Benchmarks/diagnosis_effects.py's figures, recorded by hand, are kept too, after the callgrind section."""
+    path = tmp_path / "benchmarks.md"
+    callgrind = ["## Instructions per instance (callgrind)", "", "callgrind figures"]
+    effects = ["## The fixes of the diagnosis, before and after", "", "| fix | before | after |", "| a | 1 | 2 |"]
+    path.write_text("\n".join(["# Benchmarks", ""] + callgrind + [""] + effects +
+                              ["", "## Compared with the published Orthanc figures", "old", ""]))
+    new = ["# Benchmarks", "", "## Compared with the published Orthanc figures", "new", ""]
+    assert document.keep_sections(str(path), new) == new[:2] + callgrind + [""] + effects + [""] + new[2:]

@@ -108,6 +108,13 @@ namespace
     return fired;
   }
 
+  // A configuration fix measured by Benchmarks/diagnosis_effects.py quotes its figures from there.
+  bool QuotesItsMeasurement(const Finding& finding)
+  {
+    return finding.fix["effect"].asString().find("docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after") !=
+           std::string::npos;
+  }
+
   TransportFigures& Dicom(DiagnosisInput& input)
   {
     return input.transports[static_cast<size_t>(Transport::Dicom)];
@@ -223,6 +230,7 @@ TEST(DiagnosisRules, MoreAssociationsThanWorkersSaturateThePool)
   EXPECT_EQ("dicom-workers-saturated", diagnosis.findings[0].id);
   EXPECT_EQ("medium", diagnosis.findings[0].confidence);
   EXPECT_GE(diagnosis.findings[0].fix["configuration"]["DicomThreadsCount"].asUInt(), 2u);
+  EXPECT_TRUE(QuotesItsMeasurement(diagnosis.findings[0]));
 
   input.dicomConnectionsNow = 8;
   diagnosis = Diagnose(Merge(input));
@@ -251,6 +259,7 @@ TEST(DiagnosisRules, ConnectionsBeyondBusyHttpThreadsSaturateThem)
   EXPECT_EQ(CostKind::Estimated, finding.costKind);
   EXPECT_NEAR(3 * 5.0, finding.costMsPerInstance, 0.01);  // 8 / 2 - 1 requests ahead, 5 ms each
   EXPECT_GT(finding.fix["configuration"]["HttpThreadsCount"].asUInt(), 8u);
+  EXPECT_TRUE(QuotesItsMeasurement(finding));
 
   // A queue of connections is enough, however little the threads store (keep-alive clients hold them).
   input.activeSeconds = 200 * 5.0 / 1000 / 0.4;
@@ -288,6 +297,7 @@ TEST(DiagnosisRules, TranscodingIsMeasuredOrInferredFromPreStore)
   EXPECT_EQ("transcoding-bound", diagnosis.findings[0].id);
   EXPECT_EQ("medium", diagnosis.findings[0].confidence);
   EXPECT_EQ(1u, diagnosis.findings.size());  // preStore is not blamed on filters as well
+  EXPECT_TRUE(QuotesItsMeasurement(diagnosis.findings[0]));
 
   input.transcoderHook = true;
   At(Rest(input), Phase::Transcode) = Phase_(200, 11.9);
@@ -348,6 +358,7 @@ TEST(DiagnosisRules, StorageAndIndexAreToldApartOnlyWithTheTimedStorage)
   EXPECT_EQ("storage-bound", diagnosis.findings[0].id);
   EXPECT_EQ("high", diagnosis.findings[0].confidence);
   EXPECT_FALSE(diagnosis.findings[0].fix.isMember("configuration"));
+  EXPECT_FALSE(QuotesItsMeasurement(diagnosis.findings[0]));  // a faster disk: not a configuration change
 
   input.configuration.storageCompression = true;
   for (TransportFigures* transport : {&Rest(input), &Dicom(input)})
@@ -358,6 +369,7 @@ TEST(DiagnosisRules, StorageAndIndexAreToldApartOnlyWithTheTimedStorage)
   diagnosis = Diagnose(Merge(input));
   ASSERT_EQ(1u, diagnosis.findings.size());
   EXPECT_FALSE(diagnosis.findings[0].fix["configuration"]["StorageCompression"].asBool());
+  EXPECT_TRUE(QuotesItsMeasurement(diagnosis.findings[0]));
 }
 
 
@@ -417,6 +429,7 @@ TEST(DiagnosisRules, CompressedAnswersAreNamedWithAnUnobservableCostAndListedLas
   EXPECT_EQ("compressed-answers", diagnosis.findings[1].id);
   EXPECT_EQ(CostKind::Unobservable, diagnosis.findings[1].costKind);
   EXPECT_FALSE(diagnosis.findings[1].fix["configuration"]["HttpCompressionEnabled"].asBool());
+  EXPECT_TRUE(QuotesItsMeasurement(diagnosis.findings[1]));
 
   // From 1.12.2, Orthanc never compresses an answer this small.
   input.configuration.orthanc = OrthancVersion::Parse("1.12.7");

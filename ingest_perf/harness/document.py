@@ -30,11 +30,13 @@ def _best(rows, workload, clients_list):
 
 
 # Sections of docs/benchmarks.md that another command writes (Benchmarks/instruction_count.py, run
-# separately: it takes longer than the rest together; Benchmarks/tcp_nodelay.py): kept as they are
-# when the file is rewritten, before the section named second.
+# separately: they take longer than the rest together; Benchmarks/tcp_nodelay.py,
+# Benchmarks/diagnosis_effects.py): kept as they are when the file is rewritten, before the section
+# named second.
 KEPT_SECTIONS = [("## Instructions per instance (callgrind)", "## Compared with the published Orthanc figures"),
                  ("## DICOM TCP_NODELAY: the remedy for the C-STORE answer stall",
-                  "## Compared with the published Orthanc figures")]
+                  "## Compared with the published Orthanc figures"),
+                 ("## The fixes of the diagnosis, before and after", "## Compared with the published Orthanc figures")]
 
 
 def keep_sections(path, lines):
