@@ -124,6 +124,7 @@ import time
 import requests
 
 from ingest_perf.generate_series import write_series
+from ingest_perf.harness.workloads import read_files
 from ingest_perf.orthanc_process import HOST_ORTHANC, STORESCU_BINARY, OrthancProcess, debian_plugin, \
     default_plugin_path
 
@@ -242,14 +243,6 @@ def _describe(orthanc, name, expected, sent, seconds, variant=None, **more):
                              "orthancCpuSeconds": round(now - begin, 3) if None not in (begin, now) else None},
                             **more)
     return orthanc
-
-
-def _read(paths):
-    bodies = []
-    for path in paths:
-        with open(path, "rb") as stream:
-            bodies.append(stream.read())
-    return bodies
 
 
 def _http_session(accept_encoding=IDENTITY):
@@ -458,7 +451,7 @@ def http_threads_saturated(orthanc_factory, series_factory, clients=8, per_clien
     requestMs is every upload's time as its client saw it."""
     orthanc = _start(orthanc_factory, config=config,
                      extra_config={} if threads is None else {"HttpThreadsCount": threads})
-    bodies = _read(series_factory(clients * per_client, 14))
+    bodies = read_files(series_factory(clients * per_client, 14))
     answered = [0]
     lock = threading.Lock()
     quarter = threading.Event()
@@ -503,7 +496,7 @@ def transcoding_bound(orthanc_factory, series_factory, timing="Off", instances=4
     config={"IngestTranscoding": None}."""
     orthanc = _start(orthanc_factory, extra_config={"IngestTranscoding": JPEG_LOSSLESS},
                      ingest_perf={"TranscodeTiming": timing}, config=config)
-    bodies = _read(series_factory(instances, 15))
+    bodies = read_files(series_factory(instances, 15))
     request_ms = []
     _, seconds = _timed(_http_upload, orthanc, bodies, request_ms=request_ms)
     return _describe(orthanc, "transcoding_bound",
@@ -545,7 +538,7 @@ def storage_bound(orthanc_factory, series_factory, variant="slow-disk", delay_ms
         orthanc = _start(orthanc_factory, ingest_perf={"TimedStorage": True},
                          extra_config={"StorageCompression": True}, config=config)
         expected = "rest storagePrepare (MD5 and zlib of 2 MB instances) stands out within persist"
-    bodies = _read(series_factory(instances, 16, size=size))
+    bodies = read_files(series_factory(instances, 16, size=size))
     request_ms = []
     _, seconds = _timed(_http_upload, orthanc, bodies, request_ms=request_ms)
     return _describe(orthanc, "storage_bound", expected, {"http": instances}, seconds, variant=variant,
@@ -593,7 +586,7 @@ def index_bound(orthanc_factory, series_factory, database="postgresql-slow", pos
     if database == "postgresql-slow":
         # Orthanc has created its schema by now; the trigger applies from the first instance on.
         postgresql.psql(SLOW_TRIGGER_SQL % {"seconds": trigger_ms / 1000.0}, database=name)
-    bodies = _read(series_factory(instances, 17))
+    bodies = read_files(series_factory(instances, 17))
     _, seconds = _timed(_http_upload, orthanc, bodies)
     expected = {"sqlite": "rest indexUpdate: SQLite's transaction, the reference (a few ms)",
                 "postgresql": "rest indexUpdate: orthanc-postgresql's transaction on a local server",
@@ -607,7 +600,7 @@ def slow_change_consumer(orthanc_factory, series_factory, delay_ms=100, instance
     """The SlowChangeConsumer test plugin (loaded before ingest-perf) sleeps in each NewInstance change."""
     orthanc = _start(orthanc_factory, lambda o: _load_plugins(o, before=[_test_library(o, "SlowChangeConsumer")]),
                      env={"SLOW_CHANGE_MS": str(delay_ms)})
-    bodies = _read(series_factory(instances, 18))
+    bodies = read_files(series_factory(instances, 18))
     _, seconds = _timed(_http_upload, orthanc, bodies)
     return _describe(orthanc, "slow_change_consumer",
                      "changes.newInstanceBacklog right after the ingest, changeDispatch growing by ~%d ms per "
@@ -635,7 +628,7 @@ def slow_filter(orthanc_factory, series_factory, busy_ms=30, instances=40):
         orthanc.extra_config["LuaScripts"] = [script]
 
     orthanc = _start(orthanc_factory, lua)
-    bodies = _read(series_factory(instances, 19))
+    bodies = read_files(series_factory(instances, 19))
     _, seconds = _timed(_http_upload, orthanc, bodies)
     return _describe(orthanc, "slow_filter",
                      "rest preStore ~%d ms (Orthanc runs Lua's filter before the plugins' instance filter), "
@@ -665,7 +658,7 @@ class _SlowBody:
 def slow_upload(orthanc_factory, series_factory, instances=30, pieces=10, pause=0.010):
     """One keep-alive HTTP client that sends each body slowly (~pieces x pause per instance)."""
     orthanc = _start(orthanc_factory)
-    bodies = _read(series_factory(instances, 20))
+    bodies = read_files(series_factory(instances, 20))
     slow = [_SlowBody(body, pieces, pause) for body in bodies]
     _, seconds = _timed(_http_upload, orthanc, slow)
     return _describe(orthanc, "slow_upload",
@@ -679,7 +672,7 @@ def compressed_answers(orthanc_factory, series_factory, instances=60, compressio
     fix); `clients` keep-alive clients accepting gzip, as python-requests does, share the instances."""
     orthanc = _start(orthanc_factory, config=config,
                      extra_config={} if compression is None else {"HttpCompressionEnabled": compression})
-    bodies = _read(series_factory(instances, 21))
+    bodies = read_files(series_factory(instances, 21))
     uploads = _HttpClients(orthanc, _split(bodies, clients), accept_encoding=GZIP).start()
     seconds = uploads.join()
     expected = ("httpAnswers.compressedByOrthanc == requests (1.10.1; none from 1.12.2: off by default, and answers "
@@ -693,7 +686,7 @@ def compressed_answers(orthanc_factory, series_factory, instances=60, compressio
 def duplicates_and_rejects(orthanc_factory, series_factory, instances=30, rejects=10):
     """The same series sent twice, then `rejects` bodies that are not DICOM (Orthanc answers 400)."""
     orthanc = _start(orthanc_factory)
-    bodies = _read(series_factory(instances, 22))
+    bodies = read_files(series_factory(instances, 22))
     junk = [("not DICOM %d " % i).encode() * (50 * (i + 1)) for i in range(rejects)]
     begin = time.monotonic()
     _http_upload(orthanc, bodies)
@@ -708,7 +701,7 @@ def healthy(orthanc_factory, series_factory, instances=60):
     """Nothing slow: HTTP with identity answers, then C-STORE with TCP_NODELAY at both ends."""
     orthanc = _start(orthanc_factory, env=NODELAY)
     begin = time.monotonic()
-    _http_upload(orthanc, _read(series_factory(instances, 23)))
+    _http_upload(orthanc, read_files(series_factory(instances, 23)))
     _storescu(orthanc, series_factory(instances, 24), NODELAY)
     return _describe(orthanc, "healthy", "nothing: serverTotal a few ms on both transports, associationGap a few ms",
                      {"http": instances, "storescu": instances}, time.monotonic() - begin)

@@ -135,6 +135,15 @@ namespace IngestPerf
         return result_.findings.back();
       }
 
+      // The C-STORE gaps at one delayed-ACK timer or two (38-60, 78-100 ms), of all gaps.
+      double ShareAtDelayedAckTimers() const
+      {
+        const uint64_t gaps = dicom_[Phase::AssociationGap].count;
+        return gaps == 0 ? 0.0
+                         : static_cast<double>(dicom_.gapsNearDelayedAck + dicom_.gapsNearTwoDelayedAcks) /
+                             static_cast<double>(gaps);
+      }
+
       bool EnoughGaps(const char* id)
       {
         const PhaseFigures& gap = dicom_[Phase::AssociationGap];
@@ -199,8 +208,7 @@ namespace IngestPerf
                                "on average (the gaps and stores of all associations over the %.1f s of ingest), "
                                "instances wait for a free worker: the gap p50 is %.1f ms.",
                                threads, occupancy, input_.activeSeconds, gap.p50Ms);
-        const double stalled = static_cast<double>(dicom_.gapsNearDelayedAck + dicom_.gapsNearTwoDelayedAcks) /
-                               static_cast<double>(gap.count);
+        const double stalled = ShareAtDelayedAckTimers();
         if (!input_.dicomTcpNoDelay && stalled >= kStallShareOfGaps)
         {
           f.explanation += Format(" %.0f%% of the gaps also sit at the delayed-ACK timer and TCP_NODELAY is not in "
@@ -313,8 +321,7 @@ namespace IngestPerf
                        kSlowGapMs, gap.p50Ms, server.p50Ms));
           return;
         }
-        const double atTimer =
-          static_cast<double>(dicom_.gapsNearDelayedAck + dicom_.gapsNearTwoDelayedAcks) / double(gap.count);
+        const double atTimer = ShareAtDelayedAckTimers();
         // Orthanc's answers no longer stall, yet the gaps sit at the timer: the sender's own datasets
         // wait for Orthanc's delayed ACK (DCMTK's storescu writes its last small PDU behind Nagle).
         const bool senderStall = input_.dicomTcpNoDelay && atTimer >= kStallShareOfGaps;

@@ -19,7 +19,8 @@ def _partition(items, clients):
     return [items[i::clients] for i in range(clients)]
 
 
-def _read(paths):
+def read_files(paths):
+    """The bytes of each file, in order."""
     out = []
     for path in paths:
         with open(path, "rb") as stream:
@@ -68,7 +69,7 @@ def _client_pynetdicom(paths, target, ready, start, results, env):
 
 
 def _client_http(paths, target, ready, start, results, env):
-    bodies = _read(paths)
+    bodies = read_files(paths)
     session = requests.Session()
     ready.put(True)
     start.wait()
@@ -90,7 +91,7 @@ def _multipart(bodies, boundary):
 
 
 def _client_stow(paths, target, ready, start, results, env, per_series):
-    bodies = _read(paths)
+    bodies = read_files(paths)
     boundary = b"ingest-perf-benchmark"
     headers = {"Content-Type": 'multipart/related; type="application/dicom"; boundary=%s' % boundary.decode(),
                "Accept": "application/dicom+json"}
@@ -198,7 +199,7 @@ def _pool_worker(kind, inbox, outbox, env):
                 session = sessions.setdefault(target["url"], requests.Session())
                 for path in paths:
                     if path not in bodies:
-                        bodies[path] = _read([path])[0]
+                        bodies[path] = read_files([path])[0]
                     answer = session.post(target["url"] + "/instances", data=bodies[path],
                                           headers={"Content-Type": "application/dicom"})
                     if answer.status_code != 200:
