@@ -93,7 +93,25 @@ namespace IngestPerf
     result["window"] = input.window;
     result["seconds"] = Round(input.seconds);
     result["activeSeconds"] = Round(input.activeSeconds);
-    result["verdict"] = diagnosis.findings.empty() ? NothingStandsOut(input) : diagnosis.findings.front().verdict;
+    // The verdict is the costliest finding whose cost is known; findings resting on counts alone
+    // (listed last) do not make a verdict of their own: their effect could not be measured.
+    const Finding* top = nullptr;
+    std::string unmeasured;
+    for (const Finding& finding : diagnosis.findings)
+    {
+      if (finding.costKind != CostKind::Unobservable)
+      {
+        top = top == nullptr ? &finding : top;
+      }
+      else
+      {
+        unmeasured += (unmeasured.empty() ? "" : ", ") + finding.id;
+      }
+    }
+    result["verdict"] = top != nullptr ? top->verdict
+                        : unmeasured.empty()
+                          ? NothingStandsOut(input)
+                          : NothingStandsOut(input) + " (a finding without a measurable cost: " + unmeasured + ")";
     Json::Value& findings = result["findings"];
     findings = Json::arrayValue;
     for (const Finding& finding : diagnosis.findings)
