@@ -3,6 +3,7 @@
 #include "Diagnosis/DiagnosisInput.h"
 #include "Export/DiagnosisExporter.h"
 #include "Export/PrometheusExporter.h"
+#include "Export/SeriesExporter.h"
 #include "Export/SlowestExporter.h"
 #include "Export/TraceExporter.h"
 #include "Host/OrthancMetrics.h"
@@ -200,6 +201,34 @@ namespace IngestPerf
         if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
         {
           AnswerTrace(output, request);
+        }
+      });
+    }
+
+    void AnswerSeries(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
+    {
+      StatsQuery query;
+      Json::Value error;
+      if (!ParseSeriesArguments(query, error, request->getCount, request->getKeys, request->getValues))
+      {
+        AnswerBadRequest(output, error);
+        return;
+      }
+      SeriesReport report;
+      if (const IngestPipeline* pipeline = ActivePipeline())
+      {
+        report = pipeline->CollectSeries(query.window);
+      }
+      OrthancSdk::AnswerJson(output, ExportSeries(report, query));
+    }
+
+    OrthancPluginErrorCode SeriesRoute(OrthancPluginRestOutput* output, const char* /*url*/,
+                                       const OrthancPluginHttpRequest* request)
+    {
+      return OrthancSdk::GuardRest(output, [&] {
+        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
+        {
+          AnswerSeries(output, request);
         }
       });
     }
@@ -579,6 +608,34 @@ namespace IngestPerf
   }
 
 
+  bool ParseSeriesArguments(StatsQuery& query, Json::Value& error, uint32_t count, const char* const* keys,
+                            const char* const* values)
+  {
+    Json::Value allowed = Json::arrayValue;
+    allowed.append("transport");
+    allowed.append("window");
+    for (uint32_t i = 0; i < count; i++)
+    {
+      const std::string key = DecodeQueryComponent(keys[i]);
+      if (key != "transport" && key != "window" && !(key.empty() && DecodeQueryComponent(values[i]).empty()))
+      {
+        return Fail(error, "unknown parameter '" + key + "': /perf/series is kept per transport only", key, allowed);
+      }
+    }
+    // The rest (values, NUL bytes, a parameter given twice) as /perf/stats checks them.
+    if (!ParseStatsArguments(query, error, count, keys, values))
+    {
+      return false;
+    }
+    if (!query.hasWindow)
+    {
+      query.hasWindow = true;
+      query.window = Window::OneHour;
+    }
+    return true;
+  }
+
+
   bool ParseTraceArguments(int64_t& seconds, Json::Value& error, uint32_t count, const char* const* keys,
                            const char* const* values)
   {
@@ -620,5 +677,6 @@ namespace IngestPerf
     OrthancSdk::RegisterRoute("/perf/slowest", SlowestRoute);
     OrthancSdk::RegisterRoute("/perf/trace", TraceRoute);
     OrthancSdk::RegisterRoute("/perf/diagnosis", DiagnosisRoute);
+    OrthancSdk::RegisterRoute("/perf/series", SeriesRoute);
   }
 }
