@@ -10,6 +10,7 @@
 #include "Recording/IngestPipeline.h"
 #include "Host/OrthancSdk.h"
 #include "Host/PluginStatus.h"
+#include "Ui/UiFiles.h"
 
 #include <algorithm>
 #include <cstring>
@@ -229,6 +230,62 @@ namespace IngestPerf
         if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
         {
           AnswerSeries(output, request);
+        }
+      });
+    }
+
+    // The page's files. The page itself makes only same-origin requests (relative URLs, so that
+    // the browser's credentials for Orthanc apply): the policy refuses anything else, and a page
+    // that tried would show it in the browser's console.
+    void AnswerUiFile(OrthancPluginRestOutput* output, const std::string& path)
+    {
+      const UiFile* file = FindUiFile(path);
+      if (file == nullptr)
+      {
+        Json::Value error;
+        error["error"] = "no such file of the ingest-perf page: '" + path + "'";
+        error["page"] = kUiPage;
+        OrthancSdk::AnswerError(output, 404, error);
+        return;
+      }
+      OrthancSdk::SetHttpHeader(output, "Cache-Control", "no-cache");
+      OrthancSdk::SetHttpHeader(output, "X-Content-Type-Options", "nosniff");
+      OrthancSdk::SetHttpHeader(output, "Content-Security-Policy",
+                                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                                "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'");
+      OrthancSdk::AnswerBytes(output, file->data, file->size, UiContentType(file->path));
+    }
+
+    // Orthanc drops a URL's trailing slash before it calls a plugin: /perf/ui and /perf/ui/ both
+    // arrive here, and the page's relative URLs need its folder. Both are sent to ui/index.html,
+    // which from /perf/ui/ is /perf/ui/ui/index.html, sent one level up (UiFileRoute).
+    OrthancPluginErrorCode UiRoute(OrthancPluginRestOutput* output, const char* /*url*/,
+                                   const OrthancPluginHttpRequest* request)
+    {
+      return OrthancSdk::GuardRest(output, [&] {
+        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
+        {
+          OrthancSdk::Redirect(output, "ui/index.html");
+        }
+      });
+    }
+
+    OrthancPluginErrorCode UiFileRoute(OrthancPluginRestOutput* output, const char* /*url*/,
+                                       const OrthancPluginHttpRequest* request)
+    {
+      return OrthancSdk::GuardRest(output, [&] {
+        if (!RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
+        {
+          return;
+        }
+        const std::string path = request->groupsCount == 1 ? request->groups[0] : "";
+        if (path == "ui/index.html")
+        {
+          OrthancSdk::Redirect(output, "../index.html");
+        }
+        else
+        {
+          AnswerUiFile(output, path);
         }
       });
     }
@@ -678,5 +735,7 @@ namespace IngestPerf
     OrthancSdk::RegisterRoute("/perf/trace", TraceRoute);
     OrthancSdk::RegisterRoute("/perf/diagnosis", DiagnosisRoute);
     OrthancSdk::RegisterRoute("/perf/series", SeriesRoute);
+    OrthancSdk::RegisterRoute("/perf/ui", UiRoute);
+    OrthancSdk::RegisterRoute("/perf/ui/(.*)", UiFileRoute);
   }
 }

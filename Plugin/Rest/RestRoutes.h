@@ -1,5 +1,5 @@
 // The /perf routes: parse (400 with a JSON reason), call the pipeline (Collect, CollectSlowest,
-// CollectRecent, CollectSeries or Reset), answer.
+// CollectRecent, CollectSeries or Reset), answer; and the page of /perf/ui/ (Ui/UiFiles).
 // Registered without Orthanc's global plugin lock: the handlers only read snapshots (or zero
 // counters), so they never stall an ingest; a GET changes nothing.
 #pragma once
@@ -19,6 +19,9 @@ namespace IngestPerf
   // The routes answer from ActivePipeline() (null when the plugin is disabled); `status` must
   // outlive them.
   void RegisterRestRoutes(const PluginStatus& status);
+
+  // Where the page is, relative to Orthanc's root (GET /perf/ui redirects there).
+  constexpr const char* kUiPage = "/perf/ui/index.html";
 
   // Percent-decodes a query key or value ('+' is a space).
   std::string DecodeQueryComponent(const char* text);
