@@ -118,10 +118,15 @@
     return getComputedStyle(document.documentElement).getPropertyValue(`--c-${phase}`).trim() || "#888";
   }
 
-  function setStatus(text, isError) {
-    const status = $("status");
+  // The refreshes' state, and under it what the buttons did (kept until the next press).
+  function setStatus(text, isError, id) {
+    const status = $(id || "status");
     status.textContent = text;
     status.classList.toggle("error", Boolean(isError));
+  }
+
+  function setNotice(text, isError) {
+    setStatus(text, isError, "notice");
   }
 
   // --- requests -----------------------------------------------------------------------------------
@@ -549,10 +554,10 @@
       setTimeout(() => URL.revokeObjectURL(url), 60000);
       button.dataset.events = String(trace.traceEvents.length);
       button.dataset.file = file;
-      setStatus(`Saved ${file}: ${trace.traceEvents.length} events of the ${WINDOWS[state.window].text}; ` +
+      setNotice(`Saved ${file}: ${trace.traceEvents.length} events of the ${WINDOWS[state.window].text}; ` +
         "open it in Perfetto or chrome://tracing.");
     } catch (error) {
-      setStatus(`Trace not saved: ${error.message}.`, true);
+      setNotice(`Trace not saved: ${error.message}.`, true);
     } finally {
       button.removeAttribute("aria-busy");
     }
@@ -562,7 +567,7 @@
     const question = "Reset every statistic of the ingest-perf plugin on this Orthanc?\n\n" +
       "Counts, histograms, time windows and the slowest instances start again from zero, for everyone who reads them.";
     if (!window.confirm(question)) {
-      setStatus("Reset cancelled: nothing was changed.");
+      setNotice("Reset cancelled: nothing was changed.");
       return;
     }
     try {
@@ -571,10 +576,10 @@
         throw new Error(`/perf/reset answered HTTP ${response.status}`);
       }
       document.body.dataset.resets = String(Number(document.body.dataset.resets || 0) + 1);
-      setStatus(`Statistics reset at ${clock(new Date())}.`);
+      setNotice(`Statistics reset at ${clock(new Date())}.`);
       loop();
     } catch (error) {
-      setStatus(`Reset failed: ${error.message}.`, true);
+      setNotice(`Reset failed: ${error.message}.`, true);
     }
   }
 
