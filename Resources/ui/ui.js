@@ -186,7 +186,9 @@
       setStatus(`Refresh failed at ${clock(new Date())}: ${error.message}${last}.`, true);
     } finally {
       state.running = false;
-      state.timer = setTimeout(loop, REFRESH_MS);
+      if (!document.hidden) {
+        state.timer = setTimeout(loop, REFRESH_MS);
+      }
     }
   }
 
@@ -406,6 +408,8 @@
     }
     container.dataset.points = String(countValues(data));
     container.dataset.stored = JSON.stringify(stored);
+    container.setAttribute("aria-label", "Instances stored per second over the last hour: " +
+      transports.map((t) => `${TRANSPORT_TEXT[t]} ${stored[t]} stored`).join(", "));
     container.dataset.window = hour.window;
     $("throughput-legend").replaceChildren(...transports.map((t) => el("li", {},
       el("span", { class: "swatch", style: { background: TRANSPORT_COLORS[t] } }),
@@ -450,6 +454,8 @@
     drawPlot("latency", container, `${transport}:${phases.join()}:${series.slotSeconds}`,
       () => plotOptions(container, lines, "milliseconds (log scale)", true, series.slotSeconds), data);
     container.dataset.points = String(countValues(data));
+    container.setAttribute("aria-label", `p50 and p99 per phase over the ${WINDOWS[state.window].text}, ` +
+      `${TRANSPORT_TEXT[transport]}: ` + phases.map((phase) => `${phase} (${counts[phase]} samples)`).join(", "));
     $("latency-legend").replaceChildren(...phases.map((phase) => el("li", {},
       el("span", { class: "swatch", style: { background: phaseColor(phase) } }), phase)),
     el("li", {}, el("span", { class: "swatch dashed", style: { borderColor: "#57606a" } }), "p99"));
@@ -597,6 +603,14 @@
     $("latency-transport").addEventListener("change", () => loop());
     $("trace").addEventListener("click", downloadTrace);
     $("reset").addEventListener("click", resetStatistics);
+    // No requests while nobody looks: a tab left open in the background costs Orthanc nothing.
+    document.addEventListener("visibilitychange", () => {
+      if (document.hidden) {
+        clearTimeout(state.timer);
+      } else {
+        loop();
+      }
+    });
     let resizing = null;
     window.addEventListener("resize", () => {
       clearTimeout(resizing);
