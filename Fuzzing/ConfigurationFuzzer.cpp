@@ -28,7 +28,8 @@ namespace
            a.ingestTranscoding == b.ingestTranscoding && a.ingestTranscodingSyntax == b.ingestTranscodingSyntax &&
            a.storageDirectory == b.storageDirectory && a.syncStorageArea == b.syncStorageArea &&
            a.storeDicom == b.storeDicom && a.storageCompression == b.storageCompression &&
-           a.httpCompressionEnabled == b.httpCompressionEnabled && a.storagePluginSection == b.storagePluginSection;
+           a.httpCompressionEnabled == b.httpCompressionEnabled && a.storagePluginSection == b.storagePluginSection &&
+           a.dicomTcpNoDelay == b.dicomTcpNoDelay;
   }
 
   void CheckAccepted(const Configuration& configuration, const Json::Value& root)
@@ -50,7 +51,8 @@ namespace
                     configuration.changeTableSize == defaults.changeTableSize &&
                     configuration.maxLabelValues == defaults.maxLabelValues &&
                     configuration.transcodeTiming == defaults.transcodeTiming &&
-                    configuration.timedStorage == defaults.timedStorage);
+                    configuration.timedStorage == defaults.timedStorage &&
+                    configuration.dicomTcpNoDelay == defaults.dicomTcpNoDelay);
     }
   }
 }

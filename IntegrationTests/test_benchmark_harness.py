@@ -97,3 +97,36 @@ def test_the_callgrind_section_survives_a_rewrite(tmp_path):
            "new", ""]
     assert document.keep_sections(str(path), new) == new[:5] + section + [""] + new[5:]
     assert document.keep_sections(str(tmp_path / "none.md"), new) == new  # a first run: nothing to keep
+
+
+def test_the_tcp_nodelay_section_survives_a_rewrite(tmp_path):
+    """Benchmarks/tcp_nodelay.py's figures, recorded by hand, are kept too, after the callgrind section."""
+    path = tmp_path / "benchmarks.md"
+    callgrind = ["## Instructions per instance (callgrind)", "", "callgrind"]
+    nodelay = ["## DICOM TCP_NODELAY: the remedy for the C-STORE answer stall", "", "| a |", "| --- |", "| 1 |"]
+    path.write_text("\n".join(["# Benchmarks", ""] + callgrind + [""] + nodelay +
+                              ["", "## Compared with the published Orthanc figures", "old", ""]))
+    new = ["# Benchmarks", "", "## Compared with the published Orthanc figures", "new", ""]
+    assert document.keep_sections(str(path), new) == new[:2] + callgrind + [""] + nodelay + [""] + new[2:]
+
+
+def test_tcp_nodelay_command_in_miniature(plugin_path):
+    """Benchmarks/tcp_nodelay.py, whose figures docs/benchmarks.md gives: every case runs, each
+    Orthanc reports the dicomTcpNoDelay its case asks for, and the table has a rate for each."""
+    import subprocess
+    import sys
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Benchmarks", "tcp_nodelay.py")
+    result = subprocess.run([sys.executable, script, "--plugin", plugin_path, "--slices", "4", "--size", "64",
+                             "--rounds", "1", "--orthanc", "1.10.1"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = [line.split("|") for line in result.stdout.splitlines() if line.startswith("| 1.10.1 |")]
+    assert [row[2].strip() for row in rows] == [case[0] for case in load_tcp_nodelay_cases(script)]
+    assert all(float(row[3]) > 0 for row in rows)
+
+
+def load_tcp_nodelay_cases(script):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("tcp_nodelay", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.CASES

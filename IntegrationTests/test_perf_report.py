@@ -192,6 +192,23 @@ def test_each_reason_once_for_every_transport(document):
     assert "DICOM (C-STORE): 30 stored" in again
 
 
+def test_one_line_says_whether_dicom_tcp_nodelay_is_in_effect(document):
+    assert "TCP_NODELAY" not in perf_report.render(document, width=100)  # an answer from before the option
+    document["dicomTcpNoDelay"] = {"configured": False, "inEffect": False, "source": "", "detail": "..."}
+    lines = [line for line in perf_report.render(document, width=200).splitlines() if "TCP_NODELAY" in line]
+    assert lines == ["DICOM TCP_NODELAY: not in effect: each C-STORE answer can wait about 40 ms for a delayed ACK "
+                     "(IngestPerf.DicomTcpNoDelay: true removes Orthanc's side of it)"]
+    document["dicomTcpNoDelay"] = {"configured": True, "inEffect": True, "source": "IngestPerf.DicomTcpNoDelay",
+                                   "detail": "..."}
+    assert ("DICOM TCP_NODELAY: in effect (set by IngestPerf.DicomTcpNoDelay): no Nagle wait on Orthanc's side of "
+            "its associations") in perf_report.render(document, width=200).splitlines()
+    document["dicomTcpNoDelay"] = {"configured": False, "inEffect": True, "source": "environment", "detail": "..."}
+    assert "DICOM TCP_NODELAY: in effect (TCP_NODELAY in Orthanc's environment)" in perf_report.render(document,
+                                                                                                       width=200)
+    # Fixed at start-up: not repeated in a report without context.
+    assert "TCP_NODELAY" not in perf_report.render(document, width=100, context=False)
+
+
 def test_render_nothing_recorded(document):
     for name in document["transports"]:
         document["transports"][name] = transport()

@@ -17,7 +17,7 @@ DOCUMENTS = [os.path.join(REPO, "README.md")] + sorted(glob.glob(os.path.join(RE
 MARKER = re.compile(r"(?m)^<!-- doc-test:")
 BLOCK = re.compile(r"<!-- doc-test: (?P<kind>[a-z-]+)(?P<options>[^>]*)-->\s*```(?P<lang>\w+)\n(?P<body>.*?)```"
                    r"(?:\s*```json\n(?P<answer>.*?)```)?", re.DOTALL)
-KINDS = {"configuration", "shell", "stats-example", "metrics-example"}
+KINDS = {"configuration", "shell", "stats-example", "metrics-example", "diagnosis-example"}
 
 
 def all_blocks():
@@ -112,6 +112,15 @@ def test_stats_example_has_the_live_structure(readme_orthanc):
     # and the shell example that fetches it is the same request
     (fetch,) = [b for b in blocks("shell") if "/perf/stats?transport=dicom\"" in b.group("body")]
     assert fetch
+
+
+def test_diagnosis_example_has_the_live_structure(orthanc, series_factory):
+    (example,) = blocks("diagnosis-example")
+    documented = json.loads(example.group("body"))
+    orthanc.storescu(series_factory(15, 61, size=64))  # enough gaps for the stall to be judged
+    live = orthanc.get("/perf/diagnosis").json()
+    assert live["findings"] and live["findings"][0]["id"] == documented["findings"][0]["id"]
+    same_shape(documented, live)
 
 
 def metric_series(text):

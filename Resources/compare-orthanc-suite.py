@@ -29,6 +29,12 @@ configurations differ only in "Plugins". The modes:
     timed-storage-nocache  (not run by default) timed-storage with "MaximumStorageCacheSize": 0 on
                            both sides: Orthanc's storage cache serves nearly every read of the suite,
                            so only this mode sends the suite's reads through the plugin's storage.
+    tcp-nodelay            (not run by default) "IngestPerf": {"DicomTcpNoDelay": true}: the Orthanc with
+                           the plugin runs its DICOM associations (received and opened: C-STORE,
+                           C-MOVE, C-GET, echo, storage commitment) without Nagle's algorithm, the
+                           other one with it; checks GET /perf/stats "dicomTcpNoDelay" before and
+                           after the suite (in effect, set by the option: run it without
+                           TCP_NODELAY in the environment).
 
 Tests/Run.py starts the second Orthanc the suite needs (its peer, AET ORTHANCTEST) itself; the tool
 keeps the peer's log. Outcomes are recorded per test by a small runner that replaces unittest.main
@@ -89,8 +95,11 @@ MODES = {
     # Not in the default list: Orthanc's storage cache serves the suite's reads, so with the cache
     # off the plugin's read path is exercised too.
     "timed-storage-nocache": {"IngestPerf": {"TimedStorage": True}, "MaximumStorageCacheSize": 0},
+    # The remedy for the C-STORE answer stall changes the sockets of every DICOM association of the
+    # Orthanc with the plugin: in the default list, as the opt-in the diagnosis recommends most.
+    "tcp-nodelay": {"IngestPerf": {"DicomTcpNoDelay": True}},
 }
-DEFAULT_MODES = ["default", "timed-storage", "rest-answers", "transcoding"]
+DEFAULT_MODES = ["default", "timed-storage", "rest-answers", "transcoding", "tcp-nodelay"]
 DB_STORAGE_SECTIONS = ("PostgreSQL", "MySQL", "Odbc")
 # The tests that exercise ingest, its metadata and what is stored: every upload path (REST, ZIP,
 # C-STORE in and out, peers, WebDAV, Lua, modification and anonymization that store new instances),
@@ -491,6 +500,11 @@ class Tools:
         if mode in ("transcoding", "transcode-timing") and (stats.get("orthancOptions") or {}).get("IngestTranscoding") != \
                 MODES["transcoding"]["IngestTranscoding"]:
             problems.append("the plugin does not see IngestTranscoding")
+        no_delay = stats.get("dicomTcpNoDelay") or {}
+        if mode == "tcp-nodelay" and (no_delay.get("inEffect"), no_delay.get("source")) != (
+                True, "IngestPerf.DicomTcpNoDelay"):
+            problems.append("DicomTcpNoDelay is not in effect as set by the option: dicomTcpNoDelay is %s"
+                            % json.dumps(no_delay))
         if problems:
             raise CompareError("%s, %s the suite: %s" % (mode, when, "; ".join(problems)))
         return stats

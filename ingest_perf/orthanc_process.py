@@ -141,6 +141,15 @@ def _die_with_parent():
 _DEFAULT = object()
 
 
+def _update_environment(environment, changes):
+    """Apply {name: value} to an environment dict; a value of None removes the variable."""
+    for name, value in changes.items():
+        if value is None:
+            environment.pop(name, None)
+        else:
+            environment[name] = str(value)
+
+
 
 class OrthancProcess:
     """One Orthanc server with its own folder and ports.
@@ -150,7 +159,8 @@ class OrthancProcess:
                   None loads no plugin at all (the "A" of an A/B benchmark)
     ingest_perf   dict written as the "IngestPerf" section, or None to omit the section
     extra_config  dict merged into the top level of orthanc.json (overrides the defaults)
-    env           extra environment variables for Orthanc, e.g. {"TCP_NODELAY": "1"}
+    env           extra environment variables for Orthanc, e.g. {"TCP_NODELAY": "1"}; a value of None
+                  removes the variable from the environment Orthanc inherits
     aet           Orthanc's own AE title
     orthanc       "1.10.1" (the host's /usr/sbin/Orthanc) or "1.12.7" (Debian 13's, run in the root of
                   Resources/make-debian13-root.sh with the host's /tmp, /work, /root, work_dir, the
@@ -289,7 +299,7 @@ class OrthancProcess:
         command, extra = self._orthanc_command()
         environment = dict(os.environ)
         environment.update(extra)
-        environment.update({k: str(v) for k, v in self.env.items()})
+        _update_environment(environment, self.env)
         with open(self.log_path, "ab") as log:
             self._process = subprocess.Popen(
                 self.command_prefix + command, cwd=self.work_dir, stdin=subprocess.DEVNULL, stdout=log,
@@ -471,7 +481,7 @@ class OrthancProcess:
         One storescu run is one association. If the command line would be too long
         (> ~100 KB), the files are split into chunks and each chunk is its own storescu run,
         hence its own association (the first instance of each association has no
-        associationGap). `env` adds environment variables (e.g. {"TCP_NODELAY": "1"}).
+        associationGap). `env` adds environment variables (e.g. {"TCP_NODELAY": "1"}; None removes one).
         Raises StorescuError with stdout/stderr if an exit code is non-zero; returns the list of
         subprocess.CompletedProcess, one per association. Exit code 0 does not mean "stored":
         Orthanc answers Success to instances its filters (Lua, plugins) discarded.
@@ -482,7 +492,7 @@ class OrthancProcess:
         base = [STORESCU_BINARY, "-aet", calling_aet, "-aec", self._aet] + [str(a) for a in extra_args] + [
             "127.0.0.1", str(self._dicom_port)]
         environment = dict(os.environ)
-        environment.update({k: str(v) for k, v in (env or {}).items()})
+        _update_environment(environment, env or {})
         base_size = sum(len(a) + 1 for a in base)
         chunks, current, size = [], [], base_size
         for f in files:

@@ -133,6 +133,17 @@ def _not_measured(transports, shown, unobservable, width):
     return lines
 
 
+def _tcp_nodelay_line(no_delay):
+    """Whether DCMTK disables Nagle's algorithm on Orthanc's DICOM associations, in one line."""
+    if no_delay.get("inEffect"):
+        source = no_delay.get("source")
+        who = {"IngestPerf.DicomTcpNoDelay": "set by IngestPerf.DicomTcpNoDelay",
+               "environment": "TCP_NODELAY in Orthanc's environment"}.get(source, source)
+        return "DICOM TCP_NODELAY: in effect (%s): no Nagle wait on Orthanc's side of its associations" % who
+    return ("DICOM TCP_NODELAY: not in effect: each C-STORE answer can wait about 40 ms for a delayed ACK "
+            "(IngestPerf.DicomTcpNoDelay: true removes Orthanc's side of it)")
+
+
 def render(stats, width=None, context=True):
     """The plain-text report of one GET /perf/stats answer (a parsed JSON document).
 
@@ -229,6 +240,11 @@ def render(stats, width=None, context=True):
             out.append("  %-16s %d finished, %d in progress, %s instances/association, gap mean %s ms p99 %s ms" % (
                 peer.get("remoteAet", "?"), peer.get("finished", 0), peer.get("inProgress", 0),
                 _number(per.get("mean"), 1), _number(gap.get("mean")), _number(gap.get("p99"))))
+
+    no_delay = stats.get("dicomTcpNoDelay")
+    if context and isinstance(no_delay, dict):  # fixed at start-up, like the hooks
+        out.append("")
+        out.extend(_wrap(_tcp_nodelay_line(no_delay), width, more="  "))
 
     changes = stats.get("changes") or {}
     if changes.get("newInstanceBacklog") or (changes.get("perInstanceWhileBackloggedMs") or {}).get("count"):

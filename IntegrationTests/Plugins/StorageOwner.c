@@ -1,14 +1,17 @@
 /* A stand-in for "another plugin that owns the storage area" (Orthanc accepts one per process), for
  * the integration tests only: a flat folder "owner-storage" in Orthanc's working directory, one file
- * per attachment. Not a storage anyone should use. */
+ * per attachment. STORAGE_OWNER_CREATE_MS (default 0) makes each create wait that long first, as an
+ * object store's round trip would (the storage_bound scenario). Not a storage anyone should use. */
 #include <orthanc/OrthancCPlugin.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static OrthancPluginContext* context = NULL;
+static long createDelayMs = 0;
 
 static void PathOf(char* path, size_t size, const char* uuid)
 {
@@ -20,6 +23,13 @@ static OrthancPluginErrorCode Create(const char* uuid, const void* content, int6
   char path[512];
   FILE* file;
   (void) type;
+  if (createDelayMs > 0)
+  {
+    struct timespec pause;
+    pause.tv_sec = createDelayMs / 1000;
+    pause.tv_nsec = (createDelayMs % 1000) * 1000000L;
+    nanosleep(&pause, NULL);
+  }
   PathOf(path, sizeof(path), uuid);
   file = fopen(path, "wb");
   if (file == NULL)
@@ -90,7 +100,12 @@ static OrthancPluginErrorCode Remove(const char* uuid, OrthancPluginContentType 
 
 ORTHANC_PLUGINS_API int32_t OrthancPluginInitialize(OrthancPluginContext* c)
 {
+  const char* delay = getenv("STORAGE_OWNER_CREATE_MS");
   context = c;
+  if (delay != NULL)
+  {
+    createDelayMs = atol(delay);
+  }
   mkdir("owner-storage", 0755);
   OrthancPluginRegisterStorageArea2(context, Create, ReadWhole, ReadRange, Remove);
   return 0;

@@ -63,7 +63,8 @@ namespace IngestPerf
   }
 
 
-  DiagnosisInput GatherDiagnosisInput(const IngestReport& report, const StatsQuery& query, int64_t httpConnectionsNow)
+  DiagnosisInput GatherDiagnosisInput(const IngestReport& report, const StatsQuery& query, int64_t httpConnectionsNow,
+                                      const ConnectionSampler* sampler)
   {
     DiagnosisInput input;
     const PluginStatus& status = *report.status;
@@ -71,6 +72,7 @@ namespace IngestPerf
     input.configuration = status.configuration;
     input.timedStorageActive = status.storage.active;
     input.transcoderHook = status.hooks.transcoder.registered;
+    input.dicomTcpNoDelay = status.dicomTcpNoDelay.inEffect;
     if (!report.collected)
     {
       return input;
@@ -109,6 +111,11 @@ namespace IngestPerf
     const int64_t windowStartNs = snapshot.takenNs - static_cast<int64_t>(input.seconds * 1e9);
     const int64_t fromNs = std::max(firstStartNs, windowStartNs);
     input.activeSeconds = (firstStartNs == 0 || lastStoredNs <= fromNs) ? 0.0 : Ms(lastStoredNs - fromNs) / 1000;
+    if (sampler != nullptr && firstStartNs != 0)
+    {
+      input.connections = sampler->Summarize(fromNs, snapshot.takenNs, status.configuration.dicomThreadsCount,
+                                             status.configuration.httpThreadsCount);
+    }
 
     TransportSnapshot merged;
     for (size_t t = 0; t < kTransportCount; t++)

@@ -4,6 +4,7 @@
 // Plain numbers, so that the rules can be tested on any situation without an Orthanc.
 #pragma once
 
+#include "Correlation/ConnectionSampler.h"
 #include "Host/Configuration.h"
 #include "Metrics/StatsQuery.h"
 #include "Recording/IngestReport.h"
@@ -69,12 +70,16 @@ namespace IngestPerf
     int64_t httpConnectionsNow = -1;      // to HttpPort, this request's own excluded; -1 unknown
     int64_t restRequestsInProgress = -1;  // Orthanc's count, this request excluded; -1 unknown
     uint64_t associationsInProgress = 0;  // inferred chains, all calling AETs
+    // The connections sampled over the span with ingest (ConnectionSampler); samples == 0 if none.
+    ConnectionSummary connections;
     uint64_t changeBacklog = 0;
     PhaseFigures changePerInstanceWhileBacklogged;
     double storageCreateMegabytesPerSecond = -1;  // timed storage only
   };
 
   // From a report collected for `query` (its window, transport and label filters). The connection
-  // counts are read by the caller (the route), when the request is served.
-  DiagnosisInput GatherDiagnosisInput(const IngestReport& report, const StatsQuery& query, int64_t httpConnectionsNow);
+  // counts now are read by the caller (the route), when the request is served; `sampler` (null if
+  // none) gives those of the span with ingest.
+  DiagnosisInput GatherDiagnosisInput(const IngestReport& report, const StatsQuery& query, int64_t httpConnectionsNow,
+                                      const ConnectionSampler* sampler);
 }

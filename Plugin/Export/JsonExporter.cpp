@@ -505,6 +505,10 @@ namespace IngestPerf
       {
         add("IngestPerf.ReceivedInstanceCallback", status.hooks.receivedInstance.reason);
       }
+      if (configuration.dicomTcpNoDelay && !status.dicomTcpNoDelay.inEffect)
+      {
+        add("IngestPerf.DicomTcpNoDelay", status.dicomTcpNoDelay.detail);
+      }
       return list;
     }
   }
@@ -644,11 +648,17 @@ namespace IngestPerf
     effective["TimedStorage"] = configuration.timedStorage;
     effective["TimeRestAnswers"] = configuration.timeRestAnswers;
     effective["HashPeers"] = configuration.hashPeers;
+    effective["DicomTcpNoDelay"] = configuration.dicomTcpNoDelay;
     Json::Value& orthanc = result["orthancOptions"];
     orthanc["OverwriteInstances"] = configuration.overwriteInstances;
     orthanc["DicomScpTimeout"] = configuration.dicomScpTimeoutSeconds;
     orthanc["IngestTranscoding"] = configuration.ingestTranscoding ? Json::Value(configuration.ingestTranscodingSyntax)
                                                                    : Json::Value(Json::nullValue);
+    Json::Value& noDelay = result["dicomTcpNoDelay"];
+    noDelay["configured"] = status.dicomTcpNoDelay.configured;
+    noDelay["inEffect"] = status.dicomTcpNoDelay.inEffect;
+    noDelay["source"] = status.dicomTcpNoDelay.source;
+    noDelay["detail"] = status.dicomTcpNoDelay.detail;
 
     Json::Value& hooks = result["hooks"];
     hooks["httpRequestFilter"] = ExportHook(status.hooks.httpRequestFilter);

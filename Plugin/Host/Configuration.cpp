@@ -187,8 +187,9 @@ namespace IngestPerf
     }
 
     static const std::set<std::string> known = {
-      "Enable",    "ReceivedInstanceCallback", "MaxThreads",   "ChangeTableSize", "MaxPeers",  "MaxLabelValues",
-      "MaxSeries", "TranscodeTiming",          "TimedStorage", "TimeRestAnswers", "HashPeers", "RecentInstances"};
+      "Enable",         "ReceivedInstanceCallback", "MaxThreads",   "ChangeTableSize", "MaxPeers",  "MaxLabelValues",
+      "MaxSeries",      "TranscodeTiming",          "TimedStorage", "TimeRestAnswers", "HashPeers", "RecentInstances",
+      "DicomTcpNoDelay"};
     for (const std::string& key : section.getMemberNames())
     {
       if (known.count(key) == 0)
@@ -216,6 +217,7 @@ namespace IngestPerf
     configuration.timedStorage = ReadBool(section, "TimedStorage", configuration.timedStorage);
     configuration.timeRestAnswers = ReadBool(section, "TimeRestAnswers", configuration.timeRestAnswers);
     configuration.hashPeers = ReadBool(section, "HashPeers", configuration.hashPeers);
+    configuration.dicomTcpNoDelay = ReadBool(section, "DicomTcpNoDelay", configuration.dicomTcpNoDelay);
     if (section.isMember("TranscodeTiming"))
     {
       const Json::Value& timing = section["TranscodeTiming"];

@@ -46,6 +46,9 @@ namespace IngestPerf
     bool timeRestAnswers = false;
     // AETs and client addresses exported as stable short hashes (Labels/PeerPseudonym.h).
     bool hashPeers = false;
+    // Disable Nagle's algorithm on Orthanc's DICOM associations, through DCMTK's TCP_NODELAY
+    // variable (Host/DicomTcpNoDelay.h): the remedy for the C-STORE answer stall.
+    bool dicomTcpNoDelay = false;
 
     // The running Orthanc, and what it does by default.
     OrthancVersion orthanc;

@@ -3,12 +3,14 @@
 //            -> StatsSnapshot -> JsonExporter / PrometheusExporter -> RestRoutes (and the page of
 //            /perf/ui/, Ui/UiFiles, which reads them over HTTP).
 #include "Host/Configuration.h"
+#include "Host/DicomTcpNoDelay.h"
 #include "Host/FaultInjection.h"
 #include "Capture/IngestHooks.h"
 #include "Capture/RestAnswerTiming.h"
 #include "Capture/TimedStorageArea.h"
 #include "Recording/IngestPipeline.h"
 #include "Host/LoadedCopy.h"
+#include "Correlation/ConnectionSampler.h"
 #include "Host/OrthancMetrics.h"
 #include "Timeline/MonotonicClock.h"
 #include "Host/OrthancSdk.h"
@@ -29,6 +31,7 @@ namespace
 
   // Live until the library is unloaded: Orthanc may still run a callback while finalizing.
   std::unique_ptr<IngestPipeline> pipeline;
+  std::unique_ptr<ConnectionSampler> sampler;
   PluginStatus status;
 }
 
@@ -54,6 +57,10 @@ namespace
     status.storage = RegisterTimedStorageArea(status.configuration);
     status.restAnswers = RestAnswerTimingState(status.configuration.timeRestAnswers);
     RegisterPublishedOrthancMetrics(status);
+    sampler.reset(new ConnectionSampler(static_cast<uint16_t>(status.configuration.dicomPort),
+                                        static_cast<uint16_t>(status.configuration.httpPort)));
+    sampler->Start();
+    SetActiveConnectionSampler(sampler.get());
     if (status.storage.requested && !status.storage.active)
     {
       OrthancSdk::LogWarning("IngestPerf: timed storage not started: " + status.storage.reason);
@@ -126,6 +133,15 @@ extern "C"
       return -1;
     }
 
+    // Now, before Orthanc starts its DICOM server and while its main thread is alone.
+    status.dicomTcpNoDelay = ApplyDicomTcpNoDelay(status.configuration);
+    if (status.dicomTcpNoDelay.configured || status.dicomTcpNoDelay.inEffect)
+    {
+      OrthancSdk::LogWarning("IngestPerf: DICOM TCP_NODELAY " +
+                             std::string(status.dicomTcpNoDelay.inEffect ? "in effect" : "NOT in effect") + ": " +
+                             status.dicomTcpNoDelay.detail);
+    }
+
     try
     {
       OrthancSdk::SetDescription(
@@ -173,6 +189,12 @@ extern "C"
   ORTHANC_PLUGINS_API void OrthancPluginFinalize()
   {
     // Called for every registration, duplicates included, once Orthanc serves nothing any more.
+    if (sampler)
+    {
+      SetActiveConnectionSampler(nullptr);
+      sampler->Stop();
+    }
+    RestoreDicomTcpNoDelay();
     LoadedCopy::Release();
   }
 

@@ -41,6 +41,16 @@ namespace IngestPerf
     std::string reason;
   };
 
+  // Whether DCMTK disables Nagle's algorithm on Orthanc's DICOM associations (TCP_NODELAY), and
+  // who decided it (Host/DicomTcpNoDelay.h).
+  struct DicomTcpNoDelayStatus
+  {
+    bool configured = false;  // IngestPerf.DicomTcpNoDelay
+    bool inEffect = false;    // DCMTK will set TCP_NODELAY on the associations Orthanc accepts and opens
+    std::string source;       // "IngestPerf.DicomTcpNoDelay", "environment", or "" when not in effect
+    std::string detail;
+  };
+
   struct PluginStatus
   {
     std::string pluginVersion;
@@ -53,5 +63,6 @@ namespace IngestPerf
     HookRegistrations hooks;
     StorageAreaState storage;
     RestAnswerState restAnswers;
+    DicomTcpNoDelayStatus dicomTcpNoDelay;
   };
 }

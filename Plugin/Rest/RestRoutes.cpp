@@ -102,7 +102,7 @@ namespace IngestPerf
       const OpenConnections http = ReadOpenConnections(static_cast<uint16_t>(status->configuration.httpPort));
       const int64_t httpConnections = http.available ? std::max<int64_t>(0, int64_t(http.count) - 1) : -1;
       const std::unique_ptr<DiagnosisInput> input(
-        new DiagnosisInput(GatherDiagnosisInput(*report, query, httpConnections)));
+        new DiagnosisInput(GatherDiagnosisInput(*report, query, httpConnections, ActiveConnectionSampler())));
       OrthancSdk::AnswerJson(output, ExportDiagnosis(Diagnose(*input), *input, *status));
     }
 

@@ -147,6 +147,36 @@ TEST(JsonExporter, MissingReceivedInstanceHookMakesItsPhasesUnobservable)
 }
 
 
+TEST(JsonExporter, DicomTcpNoDelayNextToOrthancOptionsAndInNotInEffectWhenAskedButNotApplied)
+{
+  LabelledStats stats;
+  PluginStatus status = MakeStatus(true);
+  const Json::Value off = Export(stats, status);
+  EXPECT_FALSE(off["dicomTcpNoDelay"]["configured"].asBool());
+  EXPECT_FALSE(off["dicomTcpNoDelay"]["inEffect"].asBool());
+  EXPECT_EQ("", off["dicomTcpNoDelay"]["source"].asString());
+  EXPECT_TRUE(off["dicomTcpNoDelay"]["detail"].isString());
+  EXPECT_FALSE(off["configuration"]["DicomTcpNoDelay"].asBool());
+  EXPECT_EQ(0u, off["notInEffect"].size());
+
+  status.configuration.dicomTcpNoDelay = true;
+  status.dicomTcpNoDelay = DicomTcpNoDelayStatus{true, true, "IngestPerf.DicomTcpNoDelay", "set"};
+  const Json::Value on = Export(stats, status);
+  EXPECT_TRUE(on["configuration"]["DicomTcpNoDelay"].asBool());
+  EXPECT_TRUE(on["dicomTcpNoDelay"]["inEffect"].asBool());
+  EXPECT_EQ("IngestPerf.DicomTcpNoDelay", on["dicomTcpNoDelay"]["source"].asString());
+  EXPECT_EQ("set", on["dicomTcpNoDelay"]["detail"].asString());
+  EXPECT_EQ(0u, on["notInEffect"].size());
+
+  // The operator's TCP_NODELAY=0 wins over the option: said first in the answer.
+  status.dicomTcpNoDelay = DicomTcpNoDelayStatus{true, false, "", "TCP_NODELAY=\"0\" is in Orthanc's environment"};
+  const Json::Value refused = Export(stats, status);
+  ASSERT_EQ(1u, refused["notInEffect"].size());
+  EXPECT_EQ("IngestPerf.DicomTcpNoDelay", refused["notInEffect"][0]["option"].asString());
+  EXPECT_EQ(status.dicomTcpNoDelay.detail, refused["notInEffect"][0]["reason"].asString());
+}
+
+
 TEST(JsonExporter, PluginCostPerStoredInstanceAndShareOfServerTotal)
 {
   LabelledStats stats;

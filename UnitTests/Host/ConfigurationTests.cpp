@@ -45,6 +45,7 @@ TEST(Configuration, DefaultsWithoutASection)
   EXPECT_EQ(256u, configuration.maxPeers);
   EXPECT_EQ(4096u, configuration.recentInstances);
   EXPECT_FALSE(configuration.hashPeers);
+  EXPECT_FALSE(configuration.dicomTcpNoDelay);
   EXPECT_FALSE(configuration.overwriteInstances);
   EXPECT_FALSE(configuration.ingestTranscoding);
   EXPECT_EQ(30u, configuration.dicomScpTimeoutSeconds);
@@ -56,8 +57,10 @@ TEST(Configuration, ReadsEveryKey)
   const Configuration configuration = ParseConfiguration(Parse(R"({
     "OverwriteInstances": true, "IngestTranscoding": "1.2.840.10008.1.2.4.70", "DicomScpTimeout": 0,
     "IngestPerf": {"Enable": false, "ReceivedInstanceCallback": false, "MaxThreads": 64,
-                   "ChangeTableSize": 1024, "MaxPeers": 8, "HashPeers": true, "RecentInstances": 100}})"));
+                   "ChangeTableSize": 1024, "MaxPeers": 8, "HashPeers": true, "RecentInstances": 100,
+                   "DicomTcpNoDelay": true}})"));
   EXPECT_EQ(100u, configuration.recentInstances);
+  EXPECT_TRUE(configuration.dicomTcpNoDelay);
   EXPECT_FALSE(configuration.enable);
   EXPECT_FALSE(configuration.receivedInstanceCallback);
   EXPECT_EQ(64u, configuration.maxThreads);
@@ -96,6 +99,16 @@ TEST(Configuration, EveryErrorNamesTheKey)
             ErrorOf(R"({"IngestPerf": {"RecentInstances": 262145}})").find("IngestPerf.RecentInstances"));
   EXPECT_NE(std::string::npos,
             ErrorOf(R"({"IngestPerf": {"RecentInstances": "4k"}})").find("IngestPerf.RecentInstances"));
+  // Not DCMTK's reading of the variable ("1", "0"): the option is a JSON boolean like the others.
+  EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"DicomTcpNoDelay": 1}})")
+                                 .find("IngestPerf.DicomTcpNoDelay: expected true or false, got 1"));
+  EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"DicomTcpNoDelay": "true"}})")
+                                 .find("IngestPerf.DicomTcpNoDelay: expected true or false, got \"true\""));
+  EXPECT_NE(std::string::npos,
+            ErrorOf(R"({"IngestPerf": {"DicomTcpNoDelay": null}})").find("IngestPerf.DicomTcpNoDelay"));
+  EXPECT_NE(
+    std::string::npos,
+    ErrorOf(R"({"IngestPerf": {"TcpNoDelay": true}})").find("IngestPerf.TcpNoDelay: unknown option (known options: "));
   const std::string unknown = ErrorOf(R"({"IngestPerf": {"Enabled": true}})");
   EXPECT_NE(std::string::npos, unknown.find("IngestPerf.Enabled: unknown option")) << unknown;
   EXPECT_NE(std::string::npos, unknown.find("Enable,")) << unknown;
@@ -108,6 +121,7 @@ TEST(Configuration, BoundariesAreAccepted)
   EXPECT_EQ("", ErrorOf(R"({"IngestPerf": {"RecentInstances": 16}})"));
   EXPECT_EQ("", ErrorOf(R"({"IngestPerf": {"RecentInstances": 262144}})"));
   EXPECT_EQ("", ErrorOf(R"({"IngestPerf": {}})"));
+  EXPECT_EQ("", ErrorOf(R"({"IngestPerf": {"DicomTcpNoDelay": false}})"));
 }
 
 

@@ -30,9 +30,11 @@ def _best(rows, workload, clients_list):
 
 
 # Sections of docs/benchmarks.md that another command writes (Benchmarks/instruction_count.py, run
-# separately: it takes longer than the rest together): kept as they are when the file is rewritten,
-# before the section named second.
-KEPT_SECTIONS = [("## Instructions per instance (callgrind)", "## Compared with the published Orthanc figures")]
+# separately: it takes longer than the rest together; Benchmarks/tcp_nodelay.py): kept as they are
+# when the file is rewritten, before the section named second.
+KEPT_SECTIONS = [("## Instructions per instance (callgrind)", "## Compared with the published Orthanc figures"),
+                 ("## DICOM TCP_NODELAY: the remedy for the C-STORE answer stall",
+                  "## Compared with the published Orthanc figures")]
 
 
 def keep_sections(path, lines):

@@ -1,0 +1,226 @@
+"""Every rule of GET /perf/diagnosis on the bottleneck it names, and on no other: each case runs one
+scenario of bottleneck_scenarios.py on a real Orthanc (a slow sender, one DICOM worker for 8
+associations, ingest transcoding, a slow disk, a slow PostgreSQL index, a slow Lua filter...), checks
+first that the scenario created its bottleneck (the figure it should move in /perf/stats: a scenario
+that stops doing so fails here by name, not as a rule that seems wrong), then that the diagnosis's
+top finding is the scenario's rule and that no other rule fired. Every case writes its row of the
+confusion table (scenario x top finding, every rule that fired) to build/diagnosis-scenarios/, and the
+module prints the table at its end; docs/diagnosis.md holds one.
+
+Orthanc 1.10.1 runs every case; 1.12.7 the ones where the Orthancs differ or that every site meets
+(the stall, the pools, compressed answers, which 1.12.7 never compresses, and a healthy ingest).
+"""
+import json
+import os
+
+import pytest
+import requests
+
+import bottleneck_scenarios as scenarios
+from ingest_perf.orthanc_process import CHROOT_ORTHANC, HOST_ORTHANC, REPO_ROOT
+from ingest_perf.postgresql_server import PostgreSQLServer
+
+RESULTS = os.path.join(REPO_ROOT, "build", "diagnosis-scenarios")
+
+
+def phases(stats, transport):
+    return stats["transports"][transport]["phases"]
+
+
+def p50(stats, transport, phase):
+    return phases(stats, transport)[phase]["p50"]
+
+
+def diagnosis_now(orthanc):
+    """GET /perf/diagnosis on a connection of its own, as an operator's browser would."""
+    answer = requests.get(orthanc.url + "/perf/diagnosis", timeout=600)
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def during_the_load(orthanc):
+    """What an operator reads during the load: the statistics, then the diagnosis."""
+    stats = requests.get(orthanc.url + "/perf/stats", timeout=600).json()
+    return {"stats": stats, "diagnosis": diagnosis_now(orthanc)}
+
+
+# --- the premises: what each scenario must show in /perf/stats ------------------------------------
+
+def nagle_premise(orthanc, stats):
+    assert 30 <= p50(stats, "dicom", "associationGap") <= 100
+    assert p50(stats, "dicom", "serverTotal") < 20
+
+
+def slow_sender_premise(orthanc, stats):
+    assert p50(stats, "dicom", "associationGap") >= 150
+    assert p50(stats, "dicom", "serverTotal") < 30
+
+
+def pool_premise(orthanc, stats):
+    during = orthanc.scenario["during"]["stats"]
+    assert during["associations"]["openConnections"]["count"] == 8, during["associations"]
+    dicom = phases(stats, "dicom")
+    assert dicom["associationGap"]["p50"] > 3 * dicom["serverTotal"]["p50"]
+
+
+def http_pool_premise(orthanc, stats):
+    # a reader waits for a thread: CivetWeb holds one per keep-alive connection
+    assert orthanc.scenario["duringSeconds"] > 0.05, orthanc.scenario
+
+
+def transcoding_premise(orthanc, stats):
+    rest = phases(stats, "rest")
+    assert rest["preStore"]["p50"] > 5
+    if orthanc.scenario["variant"] == "off":
+        assert rest["transcode"]["observable"] is False
+    else:
+        assert rest["transcode"]["p50"] > 5
+
+
+def storage_premise(orthanc, stats):
+    rest = phases(stats, "rest")
+    variant = orthanc.scenario["variant"]
+    if variant == "slow-disk":
+        assert rest["storageWrite"]["p50"] >= 25
+    elif variant == "compression":
+        assert rest["storagePrepare"]["p50"] > 5 * max(rest["storageWrite"]["p50"], rest["indexUpdate"]["p50"])
+    else:
+        assert rest["persist"]["p50"] >= 25
+        assert rest["storageWrite"]["observable"] is False
+        assert bool(stats["notInEffect"]) == (variant == "storage-plugin")
+
+
+def index_premise(orthanc, stats):
+    assert p50(stats, "rest", "indexUpdate") >= 15
+
+
+def change_premise(orthanc, stats):
+    assert stats["changes"]["newInstanceBacklog"] >= 20
+
+
+def filter_premise(orthanc, stats):
+    assert p50(stats, "rest", "preStore") >= 20
+
+
+def upload_premise(orthanc, stats):
+    assert p50(stats, "rest", "receive") >= 60
+
+
+def compressed_premise(orthanc, stats):
+    answers = stats["transports"]["rest"]["httpAnswers"]
+    compressed = orthanc.version == HOST_ORTHANC  # from 1.12.2, an answer this small never is
+    assert answers["compressedByOrthanc"] == (answers["requests"] if compressed else 0)
+    assert ("gzip" in orthanc.scenario["answerEncodings"]) == compressed
+
+
+def duplicates_premise(orthanc, stats):
+    instances = stats["transports"]["rest"]["instances"]
+    assert instances["alreadyStored"] >= 10 and instances["notDicom"] >= 4
+
+
+def healthy_premise(orthanc, stats):
+    assert p50(stats, "dicom", "associationGap") < 20
+    assert p50(stats, "rest", "serverTotal") < 30
+
+
+# (case, scenario, its options, premise, the rule expected on 1.10.1, on 1.12.7 if it runs there)
+CASES = [
+    ("nagle_stall", "nagle_stall", {"instances": 40}, nagle_premise, "cstore-answer-stall", "cstore-answer-stall"),
+    ("slow_sender", "slow_sender", {"instances": 15}, slow_sender_premise, "slow-sender", None),
+    ("dicom_pool_saturated", "dicom_pool_saturated", {"during": during_the_load}, pool_premise,
+     "dicom-workers-saturated", "dicom-workers-saturated"),
+    ("http_threads_saturated", "http_threads_saturated", {"threads": 2, "clients": 8, "per_client": 60,
+                                                          "during": during_the_load},
+     http_pool_premise, "http-threads-saturated", "http-threads-saturated"),
+    ("transcoding_bound-Off", "transcoding_bound", {"timing": "Off", "instances": 15}, transcoding_premise,
+     "transcoding-bound", None),
+    ("transcoding_bound-FallThrough", "transcoding_bound", {"timing": "FallThrough", "instances": 15},
+     transcoding_premise, "transcoding-bound", None),
+    ("storage_bound-slow-disk", "storage_bound", {"variant": "slow-disk", "instances": 15}, storage_premise,
+     "storage-bound", None),
+    ("storage_bound-slow-disk-untimed", "storage_bound", {"variant": "slow-disk-untimed", "instances": 15},
+     storage_premise, "storage-bound", None),
+    ("storage_bound-storage-plugin", "storage_bound", {"variant": "storage-plugin", "instances": 15},
+     storage_premise, "storage-bound", None),
+    ("storage_bound-compression", "storage_bound", {"variant": "compression", "instances": 15}, storage_premise,
+     "storage-bound", None),
+    ("index_bound-postgresql-slow", "index_bound", {"database": "postgresql-slow", "instances": 15},
+     index_premise, "index-bound", None),
+    ("slow_change_consumer", "slow_change_consumer", {}, change_premise, "slow-change-consumer", None),
+    ("slow_filter", "slow_filter", {"instances": 15}, filter_premise, "slow-filters", None),
+    ("slow_upload", "slow_upload", {"instances": 12}, upload_premise, "slow-uploads", None),
+    ("compressed_answers", "compressed_answers", {"instances": 20}, compressed_premise, "compressed-answers", None),
+    ("duplicates_and_rejects", "duplicates_and_rejects", {"instances": 12, "rejects": 4}, duplicates_premise,
+     "rejected-or-duplicate", None),
+    ("healthy", "healthy", {"instances": 20}, healthy_premise, None, None),
+]
+ON_BOTH = {"nagle_stall", "dicom_pool_saturated", "http_threads_saturated", "compressed_answers", "healthy"}
+
+
+def params():
+    for case in CASES:
+        yield pytest.param(HOST_ORTHANC, case, id="%s-%s" % (HOST_ORTHANC, case[0]))
+        if case[0] in ON_BOTH:
+            yield pytest.param(CHROOT_ORTHANC, case, id="%s-%s" % (CHROOT_ORTHANC, case[0]))
+
+
+@pytest.fixture(scope="module")
+def postgresql():
+    server = PostgreSQLServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def confusion():
+    """Rows of the confusion table, printed (and saved) once every case of the module ran."""
+    rows = []
+    yield rows
+    if rows:
+        table = confusion_table(rows)
+        os.makedirs(RESULTS, exist_ok=True)
+        with open(os.path.join(RESULTS, "confusion.md"), "w") as f:
+            f.write(table)
+        print("\n" + table)
+
+
+def confusion_table(rows):
+    lines = ["| Orthanc | scenario | expected | top finding | every rule that fired |", "| --- | --- | --- | --- | --- |"]
+    for row in sorted(rows, key=lambda r: (r["orthanc"], r["case"])):
+        lines.append("| %s | %s | %s | %s | %s |" % (row["orthanc"], row["case"], row["expected"] or "(none)",
+                                                   row["top"] or "(none)", ", ".join(row["fired"]) or "(none)"))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("orthanc_version, case", params())
+def test_the_diagnosis_names_the_scenario_and_nothing_else(orthanc_version, case, orthanc_factory, series_factory,
+                                                           postgresql, confusion):
+    name, scenario, options, premise, expected_old, expected_new = case
+    expected = expected_old if orthanc_version == HOST_ORTHANC else expected_new
+    if name == "compressed_answers" and orthanc_version == CHROOT_ORTHANC:
+        expected = None  # 1.12.7 sends these answers uncompressed: nothing to name
+    options = dict(options)
+    if scenario == "index_bound":
+        options["postgresql"] = postgresql
+    orthanc = getattr(scenarios, scenario)(orthanc_factory, series_factory, **options)
+
+    premise(orthanc, orthanc.stats())
+    answer = orthanc.scenario["during"]["diagnosis"] if "during" in options else diagnosis_now(orthanc)
+    fired = [rule["id"] for rule in answer["rules"] if rule["fired"]]
+    top = answer["findings"][0]["id"] if answer["findings"] else None
+    row = {"orthanc": orthanc_version, "case": name, "expected": expected, "top": top, "fired": fired}
+    confusion.append(row)
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(os.path.join(RESULTS, "%s-%s.json" % (orthanc_version, name)), "w") as f:
+        json.dump({"row": row, "diagnosis": answer}, f, indent=1)
+
+    reasons = {rule["id"]: rule["reason"] for rule in answer["rules"]}
+    assert top == expected, (answer["verdict"], reasons)
+    assert fired == ([expected] if expected else []), reasons
+    if expected:
+        finding = answer["findings"][0]
+        assert finding["verdict"] == answer["verdict"]
+        assert finding["fix"]["action"] and finding["confidence"] in ("high", "medium", "low")
+        assert finding["evidence"]
+    else:
+        assert answer["verdict"].startswith("Nothing stands out")

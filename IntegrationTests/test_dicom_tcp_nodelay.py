@@ -1,0 +1,215 @@
+"""IngestPerf.DicomTcpNoDelay: the remedy for the C-STORE answer stall (Nagle's algorithm on
+Orthanc's DICOM associations), on both Orthancs.
+
+Orthanc writes each C-STORE-RSP in two write() calls; with Nagle's algorithm on, the second waits
+for the client's delayed ACK, about 40 ms per instance. DCMTK disables it on a socket when
+TCP_NODELAY is in the environment (it reads it for every association); the option sets it at
+start-up. Checked three ways: the associationGap of one storescu association (storescu itself
+without TCP_NODELAY), what /perf/stats reports, and the socket option itself, read from Orthanc's
+own sockets (pidfd_getfd: the test duplicates Orthanc's descriptor and asks getsockopt), for an
+association Orthanc accepts and for one it opens.
+"""
+import ctypes
+import os
+import socket
+import threading
+import time
+
+import pytest
+from pynetdicom import AE, evt
+from pynetdicom.sop_class import Verification
+
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, free_tcp_port
+
+ORTHANC_VERSIONS = BOTH_ORTHANCS
+
+# Neither Orthanc nor storescu inherits a TCP_NODELAY of the shell that runs the tests.
+UNSET = {"TCP_NODELAY": None}
+OPTION_SOURCE = "IngestPerf.DicomTcpNoDelay"
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_SYS_PIDFD_GETFD = 438  # x86_64 and every other Linux architecture since 5.6
+
+
+def established_connections(pid):
+    """{socket inode: (local port, remote port)} of the established TCP connections pid sees."""
+    connections = {}
+    for table in ("tcp", "tcp6"):
+        with open("/proc/%d/net/%s" % (pid, table)) as f:
+            next(f)
+            for line in f:
+                fields = line.split()
+                if fields[3] == "01":  # TCP_ESTABLISHED
+                    connections[int(fields[9])] = (int(fields[1].rsplit(":", 1)[1], 16),
+                                                   int(fields[2].rsplit(":", 1)[1], 16))
+    return connections
+
+
+def tcp_nodelay_of_sockets(pid, match):
+    """TCP_NODELAY (0 or 1) of each of pid's established TCP sockets for which match(local port,
+    remote port) is true, read with getsockopt on a duplicate of pid's own descriptor."""
+    connections = established_connections(pid)
+    values = []
+    pidfd = os.pidfd_open(pid)
+    try:
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            try:
+                target = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+            except OSError:  # closed meanwhile
+                continue
+            if not target.startswith("socket:["):
+                continue
+            ports = connections.get(int(target[len("socket:["):-1]))
+            if ports is None or not match(*ports):
+                continue
+            duplicate = _libc.syscall(_SYS_PIDFD_GETFD, pidfd, int(fd), 0)
+            if duplicate < 0:
+                raise OSError(ctypes.get_errno(), "pidfd_getfd(%d, %s)" % (pid, fd))
+            sock = socket.socket(fileno=duplicate)  # closing it closes the duplicate only
+            try:
+                values.append(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            finally:
+                sock.close()
+    finally:
+        os.close(pidfd)
+    return values
+
+
+def accepted_association_nodelay(orthanc):
+    """TCP_NODELAY of the socket of an association Orthanc accepted (held open by pynetdicom)."""
+    ae = AE(ae_title="PROBE")
+    ae.add_requested_context(Verification)
+    association = ae.associate("127.0.0.1", orthanc.dicom_port, ae_title=orthanc.aet)
+    assert association.is_established
+    try:
+        values = tcp_nodelay_of_sockets(orthanc.pid, lambda local, remote: local == orthanc.dicom_port)
+    finally:
+        association.release()
+    assert len(values) == 1, values
+    return values[0]
+
+
+def requested_association_nodelay(orthanc):
+    """TCP_NODELAY of the socket of an association Orthanc opened (C-ECHO to a pynetdicom SCP that
+    holds the echo until the socket has been read)."""
+    port = free_tcp_port()
+    arrived, release = threading.Event(), threading.Event()
+
+    def on_echo(event):
+        arrived.set()
+        release.wait(20)
+        return 0x0000
+
+    scp = AE(ae_title="NODELAYSCP")
+    scp.add_supported_context(Verification)
+    server = scp.start_server(("127.0.0.1", port), block=False, evt_handlers=[(evt.EVT_C_ECHO, on_echo)])
+    try:
+        answer = orthanc.session.put(orthanc.url + "/modalities/nodelayscp",
+                                     json={"AET": "NODELAYSCP", "Host": "127.0.0.1", "Port": port}, timeout=10)
+        assert answer.status_code == 200, answer.text
+        echo = {}
+        thread = threading.Thread(target=lambda: echo.update(
+            status=orthanc.post("/modalities/nodelayscp/echo", data="{}", timeout=30).status_code))
+        thread.start()
+        try:
+            assert arrived.wait(20), "Orthanc's C-ECHO never arrived"
+            values = tcp_nodelay_of_sockets(orthanc.pid, lambda local, remote: remote == port)
+        finally:
+            release.set()
+            thread.join(30)
+        assert echo.get("status") == 200, echo
+    finally:
+        server.shutdown()
+    assert len(values) == 1, values
+    return values[0]
+
+
+def association_gap_p50(orthanc, files):
+    """associationGap p50 (ms) of one storescu association, storescu without TCP_NODELAY."""
+    orthanc.storescu(files, env=UNSET)
+    phases = orthanc.stats(transport="dicom")["transports"]["dicom"]["phases"]
+    assert phases["associationGap"]["count"] == len(files) - 1
+    return phases["associationGap"]["p50"]
+
+
+def test_off_by_default_and_environment_untouched(orthanc_factory):
+    orthanc = orthanc_factory(env=UNSET)
+    stats = orthanc.stats()
+    assert stats["configuration"]["DicomTcpNoDelay"] is False
+    status = stats["dicomTcpNoDelay"]
+    assert (status["configured"], status["inEffect"], status["source"]) == (False, False, "")
+    assert "TCP_NODELAY is not in Orthanc's environment" in status["detail"]
+    assert stats["notInEffect"] == []
+    assert "IngestPerf: DICOM TCP_NODELAY" not in orthanc.log_text()
+    # DCMTK found no variable: Nagle's algorithm stays on, both ways.
+    assert accepted_association_nodelay(orthanc) == 0
+    assert requested_association_nodelay(orthanc) == 0
+
+
+def test_option_removes_the_c_store_answer_stall(orthanc_factory, series_factory):
+    # 512x512 slices on purpose. storescu, without TCP_NODELAY, still writes with Nagle's
+    # algorithm: the small last PDU of a dataset waits for Orthanc's delayed ACK whenever earlier
+    # data is still unacknowledged. That race strikes 15-20% of 512x512 instances here, about two
+    # thirds of 256x256 ones and every 128x128 one, so only with large instances does the median
+    # show Orthanc's half of the stall gone (benchmarks.md has both halves side by side).
+    files = series_factory(30, 7)
+    default = orthanc_factory(env=UNSET)
+    default_gap = association_gap_p50(default, files)
+    default.stop()
+
+    orthanc = orthanc_factory(env=UNSET, ingest_perf={"DicomTcpNoDelay": True})
+    status = orthanc.stats()["dicomTcpNoDelay"]
+    assert (status["configured"], status["inEffect"], status["source"]) == (True, True, OPTION_SOURCE)
+    assert "set TCP_NODELAY=1" in status["detail"]
+    assert "IngestPerf: DICOM TCP_NODELAY in effect" in orthanc.log_text()
+    gap = association_gap_p50(orthanc, files)
+    # About 45 ms without (the delayed-ACK timer), about 1 ms with.
+    assert default_gap > 20, "no stall to remove: default associationGap p50 %.3f ms" % default_gap
+    assert gap < default_gap / 2, "associationGap p50 %.3f ms with the option, %.3f ms without" % (gap, default_gap)
+    # Both kinds of association: those Orthanc accepts and those it opens (C-STORE/C-MOVE/echo SCU).
+    assert accepted_association_nodelay(orthanc) == 1
+    assert requested_association_nodelay(orthanc) == 1
+
+
+def test_operator_environment_is_reported_as_the_source(orthanc_factory):
+    orthanc = orthanc_factory(env={"TCP_NODELAY": "1"})
+    status = orthanc.stats()["dicomTcpNoDelay"]
+    assert (status["configured"], status["inEffect"], status["source"]) == (False, True, "environment")
+    assert 'TCP_NODELAY="1"' in status["detail"]
+    assert accepted_association_nodelay(orthanc) == 1
+
+
+def test_operator_zero_wins_over_the_option(orthanc_factory):
+    orthanc = orthanc_factory(env={"TCP_NODELAY": "0"}, ingest_perf={"DicomTcpNoDelay": True})
+    stats = orthanc.stats()
+    status = stats["dicomTcpNoDelay"]
+    assert (status["configured"], status["inEffect"], status["source"]) == (True, False, "")
+    assert 'TCP_NODELAY="0"' in status["detail"] and "leaves the operator's setting" in status["detail"]
+    assert [item["option"] for item in stats["notInEffect"]] == ["IngestPerf.DicomTcpNoDelay"]
+    assert "IngestPerf: DICOM TCP_NODELAY NOT in effect" in orthanc.log_text()
+    assert accepted_association_nodelay(orthanc) == 0  # the plugin did not overwrite it
+
+
+def test_reloaded_plugins_start_again_from_the_operators_environment(orthanc_factory):
+    """POST /tools/reset reloads the plugins in the same process: the variable the plugin set was
+    removed at finalisation, so the reloaded plugin sets it again, rather than report it as the
+    operator's."""
+    orthanc = orthanc_factory(env=UNSET, ingest_perf={"DicomTcpNoDelay": True})
+    line = "DICOM TCP_NODELAY in effect: IngestPerf.DicomTcpNoDelay set TCP_NODELAY=1"
+    assert orthanc.log_text().count(line) == 1
+    assert orthanc.post("/tools/reset").status_code == 200
+    deadline = time.monotonic() + 30
+    while orthanc.log_text().count(line) < 2:
+        assert time.monotonic() < deadline, "the reloaded plugin did not set TCP_NODELAY itself:\n" + orthanc.log_tail()
+        time.sleep(0.1)
+    orthanc._wait_until_ready(30)
+    assert orthanc.stats()["dicomTcpNoDelay"]["source"] == OPTION_SOURCE
+    assert accepted_association_nodelay(orthanc) == 1
+
+
+@pytest.mark.parametrize("value", ["true", 1, None])
+def test_wrong_type_stops_startup_naming_the_key(orthanc_factory, value):
+    orthanc = orthanc_factory(start=False, ingest_perf={"DicomTcpNoDelay": value})
+    code, log = orthanc.start_expect_failure()
+    assert code != 0
+    assert "IngestPerf.DicomTcpNoDelay: expected true or false" in log, log[-2000:]
