@@ -3,7 +3,8 @@
 // percent-encoded, as Orthanc 1.10.1 hands them over. Beyond not crashing: an accepted query
 // names only known parameters, exactly, once each, with exact values; a refused one gets a 400
 // body with a reason, the parameter and the allowed values, which is valid JSON. The same for
-// ParseDiagnosisArguments (/perf/diagnosis), which must agree with it but for groupBy.
+// ParseDiagnosisArguments (/perf/diagnosis), which must agree with it but for groupBy, and for
+// ParseSeriesArguments (/perf/series), which must agree with it on transport and window alone.
 #include "FuzzProperty.h"
 
 #include "Rest/RestRoutes.h"
@@ -166,6 +167,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   else
   {
     CheckRefused(diagnosisError);
+  }
+
+  // /perf/series takes transport and window only, with a window always.
+  StatsQuery series;
+  Json::Value seriesError;
+  const bool seriesAccepted = ParseSeriesArguments(series, seriesError, static_cast<uint32_t>(keys.size()),
+                                                   keyPointers.data(), valuePointers.data());
+  FUZZ_PROPERTY(seriesAccepted == (statsAccepted && !filter.UsesStreams()));
+  if (seriesAccepted)
+  {
+    FUZZ_PROPERTY(series.hasWindow && !series.UsesStreams() && series.scope == filter.scope);
+    FUZZ_PROPERTY(series.window == (filter.hasWindow ? filter.window : Window::OneHour));
+  }
+  else
+  {
+    CheckRefused(seriesError);
   }
   return 0;
 }

@@ -42,7 +42,7 @@ FUZZ_THREADS = 4
 REQUESTS_PER_THREAD = 500  # 2,000 per Orthanc, 4,000 in all
 
 ROUTES = {"/perf/stats": "GET", "/perf/reset": "POST", "/perf/metrics": "GET", "/perf/slowest": "GET",
-          "/perf/trace": "GET", "/perf/diagnosis": "GET"}
+          "/perf/trace": "GET", "/perf/diagnosis": "GET", "/perf/series": "GET"}
 METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]
 # Orthanc answers these itself, before any plugin route (HttpServer knows GET, POST, PUT, DELETE).
 ORTHANC_ONLY_METHODS = {"HEAD", "OPTIONS", "PATCH"}
@@ -177,8 +177,9 @@ def hostile_request(rng):
         if method in ORTHANC_ONLY_METHODS:
             return method, path, None
         return method, path, ({200, 400} if method == "GET" else {405})
-    # /perf/diagnosis takes the arguments of /perf/stats, groupBy excepted
-    route = "/perf/stats" if draw < 0.55 else ("/perf/diagnosis" if draw < 0.65 else "/perf/reset")
+    # /perf/diagnosis takes the arguments of /perf/stats, groupBy excepted; /perf/series only transport and window
+    route = ("/perf/stats" if draw < 0.48 else "/perf/series" if draw < 0.55 else "/perf/diagnosis" if draw < 0.65
+             else "/perf/reset")
     method = rng.choices(METHODS, weights=[50, 22, 6, 6, 6, 5, 5])[0]
     fragments, keys, validities = [], [], []
     for _ in range(rng.choice([0, 1, 1, 2, 2, 3, 4])):
@@ -210,6 +211,8 @@ def hostile_request(rng):
         return method, path, {400}  # windows are kept per transport only, whatever the values
     if route == "/perf/diagnosis" and "groupBy" in keys:
         return method, path, {400}
+    if route == "/perf/series" and any(k not in ("transport", "window") and not k.startswith("unknown::") for k in keys):
+        return method, path, {400}  # kept per transport only: a label or groupBy is an unknown parameter there
     if any(v == EITHER for v in validities):
         return method, path, {200, 400}
     return method, path, {200}

@@ -79,12 +79,16 @@ def every_perf_answer(orthanc):
     # The diagnosis: verdicts and evidence, over every window and since the reset.
     paths += ["/perf/diagnosis", "/perf/diagnosis?window=1h", "/perf/diagnosis?transport=dicom",
               "/perf/diagnosis?remoteAet=STORESCU", "/perf/diagnosis?groupBy=remoteAet"]
+    # The windows slot by slot.
+    paths += ["/perf/series", "/perf/series?window=1m", "/perf/series?transport=dicom",
+              "/perf/series?remoteAet=STORESCU"]
     for path in paths:
         answer = get(path)
         assert answer.status_code in (200, 400), (path, answer.status_code)
         answers.append(("GET " + path, answer.content))
     for method, path in (("GET", "/perf/reset"), ("POST", "/perf/stats"), ("POST", "/perf/metrics"),
-                         ("POST", "/perf/slowest"), ("POST", "/perf/trace"), ("POST", "/perf/diagnosis")):
+                         ("POST", "/perf/slowest"), ("POST", "/perf/trace"), ("POST", "/perf/diagnosis"),
+                         ("POST", "/perf/series")):
         answer = orthanc.session.request(method, orthanc.url + path)
         answers.append(("%s %s" % (method, path), answer.content))
     answers.append(("GET /plugins/ingest-perf", get("/plugins/ingest-perf").content))

@@ -31,6 +31,14 @@ REQUESTS = [
     ("GET", "/perf/diagnosis", 200),
     ("GET", "/perf/diagnosis?groupBy=remoteAet", 400),
     ("POST", "/perf/diagnosis", 405),
+    ("GET", "/perf/series", 200),
+    ("GET", "/perf/series?window=5m&transport=dicom", 200),
+    ("GET", "/perf/series?remoteAet=STORESCU", 400),
+    ("POST", "/perf/series", 405),
+    ("GET", "/perf/ui/", 200),  # by its redirections, to /perf/ui/index.html
+    ("GET", "/perf/ui/ui.js", 200),
+    ("GET", "/perf/ui/nothing.js", 404),
+    ("POST", "/perf/ui/index.html", 405),
 ]
 
 

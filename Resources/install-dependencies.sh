@@ -20,6 +20,7 @@ packages=(
   valgrind  # callgrind: instructions per instance (Benchmarks/instruction_count.py)
   clang-14 libclang-rt-14-dev  # libFuzzer and its sanitizers (Resources/run-fuzzers.sh)
   prometheus  # promtool and a real server scraping /perf/metrics (IntegrationTests/test_prometheus*.py)
+  chromium chromium-driver  # the page of /perf/ui/ in a real, headless browser (IntegrationTests/test_ui.py)
 )
 
 # quietly DESCRIPTION COMMAND...: runs COMMAND with its output in the log; on failure, says which
@@ -68,7 +69,7 @@ if [ ! -x "$venv/bin/python" ]; then
 else
   echo "Python venv: present in $venv"
 fi
-if ! "$venv/bin/python" -c "import pytest, xdist, pydicom, pynetdicom, requests, numpy, matplotlib" 2>/dev/null; then
+if ! "$venv/bin/python" -c "import pytest, xdist, pydicom, pynetdicom, requests, numpy, matplotlib, selenium" 2>/dev/null; then
   start=$SECONDS
   printf 'Python packages: installing Resources/requirements.txt ...'
   quietly "pip install" "$venv/bin/pip" install -q --disable-pip-version-check -r "$here/Resources/requirements.txt"

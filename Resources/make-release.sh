@@ -39,6 +39,7 @@ commit: $commit
 built on: $(. /etc/os-release && echo "$PRETTY_NAME"), $(g++ --version | sed -n 1p)
 SDK header: orthanc-dev $(dpkg-query -W -f='${Version}' orthanc-dev 2>/dev/null || echo unknown)
 jsoncpp: $(cat build-deps/jsoncpp/.complete 2>/dev/null || echo unknown), compiled in
+page /perf/ui/: Resources/ui/ compiled in, with $(cd Resources/ui/vendor && ls uPlot-*.iife.min.js | sed 's/-\([0-9.]*\)\.iife\.min\.js$/ \1/') (MIT license, served at /perf/ui/vendor/)
 needs: Orthanc >= 1.10.1, x86_64 Linux with $glibc and $glibcxx (Debian 12, Ubuntu 22.04, RHEL 9 or newer)
 exports: $expected
 INFO

@@ -4,7 +4,8 @@
 # AddressSanitizer+UndefinedBehaviorSanitizer, under ThreadSanitizer), fuzzes every parser of
 # outside input for 30 s (libFuzzer, Resources/run-fuzzers.sh), then the integration tests
 # against real Orthanc processes (Debian 12's 1.10.1, and Debian 13's 1.12.7 in a cached root),
-# storescu and HTTP clients on loopback, the sanitized plugin inside Orthanc included; last,
+# storescu and HTTP clients on loopback, the sanitized plugin inside Orthanc included, the page of
+# /perf/ui/ in headless Chromium (a screenshot in build/ui-screenshot.png); last,
 # Orthanc's own integration suite with and without the plugin where a checkout of it is present
 # (Resources/run-orthanc-suite.sh; skipped, saying so, where not).
 set -euo pipefail
@@ -60,6 +61,8 @@ step "integration tests (real Orthanc 1.10.1 and 1.12.7, storescu, HTTP clients)
 # so two run side by side in about 60% of the time of one after the other (10.5 against 18 min).
 INGEST_PERF_PLUGIN="$repo/build/libOrthancIngestPerf.so" ./.venv/bin/python -m pytest -q -n "$jobs" --dist loadfile \
   IntegrationTests "$@"
+# IntegrationTests/test_ui.py drives the page of /perf/ui/ in headless Chromium and saves it.
+[ ! -f build/ui-screenshot.png ] || echo "the page /perf/ui/, as the browser showed it: build/ui-screenshot.png"
 
 step "Orthanc's own integration suite with and without the plugin, ingest tests, every mode (when a checkout is present)"
 INGEST_PERF_PLUGIN="$repo/build/libOrthancIngestPerf.so" ./Resources/run-orthanc-suite.sh \

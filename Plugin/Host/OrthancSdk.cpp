@@ -111,6 +111,24 @@ namespace IngestPerf
   }
 
 
+  void OrthancSdk::AnswerBytes(OrthancPluginRestOutput* output, const void* data, size_t size, const char* contentType)
+  {
+    OrthancPluginAnswerBuffer(globalContext, output, data, static_cast<uint32_t>(size), contentType);
+  }
+
+
+  void OrthancSdk::SetHttpHeader(OrthancPluginRestOutput* output, const char* name, const char* value)
+  {
+    OrthancPluginSetHttpHeader(globalContext, output, name, value);
+  }
+
+
+  void OrthancSdk::Redirect(OrthancPluginRestOutput* output, const char* location)
+  {
+    OrthancPluginRedirect(globalContext, output, location);
+  }
+
+
   void OrthancSdk::SetMetricsValue(const char* name, float value)
   {
     OrthancPluginSetMetricsValue(globalContext, name, value, OrthancPluginMetricsType_Default);
@@ -220,6 +238,17 @@ namespace IngestPerf
   void OrthancSdk::RegisterRoute(const char* path, OrthancPluginRestCallback callback)
   {
     OrthancPluginRegisterRestCallbackNoLock(globalContext, path, callback);
+  }
+
+
+  void OrthancSdk::ExtendOrthancExplorer(const char* name, const char* script)
+  {
+    // As OrthancPluginExtendOrthancExplorer, with the name this copy registered under (see SetDescription).
+    _OrthancPluginSetPluginProperty params;
+    params.plugin = name;
+    params.property = _OrthancPluginProperty_OrthancExplorer;
+    params.value = script;
+    globalContext->InvokeService(globalContext, _OrthancPluginService_SetPluginProperty, &params);
   }
 
 

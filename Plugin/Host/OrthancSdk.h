@@ -34,6 +34,11 @@ namespace IngestPerf
 
     void AnswerJson(OrthancPluginRestOutput* output, const Json::Value& body);
     void AnswerText(OrthancPluginRestOutput* output, const std::string& body, const char* contentType);
+    void AnswerBytes(OrthancPluginRestOutput* output, const void* data, size_t size, const char* contentType);
+    // A header of the answer; before the answer itself.
+    void SetHttpHeader(OrthancPluginRestOutput* output, const char* name, const char* value);
+    // Orthanc's redirection (Location: `location`, relative to the request's URL or not).
+    void Redirect(OrthancPluginRestOutput* output, const char* location);
     // HTTP error status with a JSON body {"error": reason, ...extra}.
     void AnswerError(OrthancPluginRestOutput* output, uint16_t status, const Json::Value& body);
 
@@ -54,6 +59,8 @@ namespace IngestPerf
     bool CheckVersion();
     void SetDescription(const char* name, const char* description);
     void RegisterRoute(const char* path, OrthancPluginRestCallback callback);  // without Orthanc's lock
+    // JavaScript that Orthanc Explorer runs after its own, for the plugin registered as `name`.
+    void ExtendOrthancExplorer(const char* name, const char* script);
     OrthancPluginErrorCode RegisterHttpFilter(OrthancPluginIncomingHttpRequestFilter2 callback);
     OrthancPluginErrorCode RegisterReceivedInstance(OrthancPluginReceivedInstanceCallback callback);
     OrthancPluginErrorCode RegisterTranscoder(OrthancPluginTranscoderCallback callback);

@@ -1,6 +1,7 @@
 // Entry point: reads the configuration, builds the pipeline, registers hooks and routes.
 // Data flow: IngestHooks -> InstanceTimeline (per thread) -> IngestRecorder -> IngestStats
-//            -> StatsSnapshot -> JsonExporter / PrometheusExporter -> RestRoutes.
+//            -> StatsSnapshot -> JsonExporter / PrometheusExporter -> RestRoutes (and the page of
+//            /perf/ui/, Ui/UiFiles, which reads them over HTTP).
 #include "Host/Configuration.h"
 #include "Host/DicomTcpNoDelay.h"
 #include "Host/FaultInjection.h"
@@ -15,6 +16,7 @@
 #include "Host/OrthancSdk.h"
 #include "Host/PluginStatus.h"
 #include "Rest/RestRoutes.h"
+#include "Ui/UiFiles.h"
 
 #include <cstdlib>
 #include <memory>
@@ -78,6 +80,8 @@ extern "C"
   ORTHANC_PLUGINS_API int32_t OrthancPluginInitialize(OrthancPluginContext* context)
   {
     OrthancSdk::SetContext(context);
+    // The name Orthanc registered this copy under: once claimed, PluginName() names a later copy.
+    const char* const name = LoadedCopy::PluginName();
     if (!LoadedCopy::Claim())
     {
       OrthancSdk::LogWarning("IngestPerf: a second copy of this plugin was loaded from " + LoadedCopy::Path() +
@@ -140,8 +144,8 @@ extern "C"
 
     try
     {
-      OrthancSdk::SetDescription(LoadedCopy::PluginName(),
-                                 "Times every phase of DICOM ingest and serves the breakdown at /perf/stats.");
+      OrthancSdk::SetDescription(
+        name, "Times every phase of DICOM ingest: the breakdown at /perf/stats, a page at /perf/ui/.");
       if (status.configuration.enable)
       {
         Start();
@@ -172,6 +176,7 @@ extern "C"
     try
     {
       RegisterRestRoutes(status);
+      OrthancSdk::ExtendOrthancExplorer(name, OrthancExplorerLinkScript());
     }
     catch (const std::exception& e)
     {

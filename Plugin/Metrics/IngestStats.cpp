@@ -120,6 +120,12 @@ namespace IngestPerf
   }
 
 
+  WindowSeries IngestStats::SeriesOfWindow(Window window, int64_t nowNs) const
+  {
+    return windows_.Series(window, nowNs);
+  }
+
+
   GroupedSnapshot IngestStats::SnapshotGrouped(const std::function<bool(const InstanceLabels&)>& filter,
                                                const LabelDimension* groupBy) const
   {

@@ -265,37 +265,92 @@ namespace IngestPerf
   }
 
 
+  bool TimeWindows::ReadSlot(Transport transport, const Ring& ring, int64_t epoch, TransportSnapshot& target) const
+  {
+    const Slot& slot = SlotAt(transport, ring.first + static_cast<size_t>(epoch) % ring.slots);
+    const int64_t tag = epoch + 1;
+    if (slot.tag.load(std::memory_order_acquire) != tag)
+    {
+      return false;  // empty, being cleared, or another epoch: nothing of this window
+    }
+    TransportSnapshot part;
+    slot.AddTo(part);
+    // A sequence lock's reader: the values read above are checked against a later tag.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (slot.tag.load(std::memory_order_relaxed) != tag)
+    {
+      return false;  // rotated while read: it left the window, and may be half cleared
+    }
+    target.Merge(part);
+    return true;
+  }
+
+
+  namespace
+  {
+    // The slots of a window at nowNs: [firstEpoch, nowEpoch], and how much of it is covered.
+    struct WindowSpan
+    {
+      int64_t firstEpoch;
+      int64_t nowEpoch;
+      int64_t coveredNs;
+    };
+
+    WindowSpan SpanOf(const WindowDefinition& definition, const TimeWindows::Ring& ring, int64_t nowNs, int64_t resetNs)
+    {
+      const int64_t nowEpoch = std::max<int64_t>(0, nowNs) / ring.slotNs;
+      const int64_t covered = nowNs - (nowEpoch - definition.fullSlots) * ring.slotNs;
+      return {std::max<int64_t>(0, nowEpoch - definition.fullSlots), nowEpoch,
+              std::max<int64_t>(0, std::min(covered, nowNs - resetNs))};
+    }
+  }
+
+
   WindowSnapshot TimeWindows::Snapshot(Window window, int64_t nowNs) const
   {
     const WindowDefinition& definition = kWindows[static_cast<size_t>(window)];
     const Ring& ring = definition.fine ? kFine : kCoarse;
+    const WindowSpan span = SpanOf(definition, ring, nowNs, resetNs_.load(std::memory_order_relaxed));
     WindowSnapshot result;
     result.slotNs = ring.slotNs;
     result.fullSlots = definition.fullSlots;
-    const int64_t nowEpoch = std::max<int64_t>(0, nowNs) / ring.slotNs;
-    const int64_t covered = nowNs - (nowEpoch - definition.fullSlots) * ring.slotNs;
-    result.coveredNs = std::max<int64_t>(0, std::min(covered, nowNs - resetNs_.load(std::memory_order_relaxed)));
-
+    result.coveredNs = span.coveredNs;
     for (size_t t = 0; t < kTransportCount; t++)
     {
-      for (int64_t epoch = std::max<int64_t>(0, nowEpoch - definition.fullSlots); epoch <= nowEpoch; epoch++)
+      for (int64_t epoch = span.firstEpoch; epoch <= span.nowEpoch; epoch++)
       {
-        const Slot& slot = SlotAt(static_cast<Transport>(t), ring.first + static_cast<size_t>(epoch) % ring.slots);
-        const int64_t tag = epoch + 1;
-        if (slot.tag.load(std::memory_order_acquire) != tag)
-        {
-          continue;  // empty, being cleared, or another epoch: nothing of this window
-        }
-        TransportSnapshot part;
-        slot.AddTo(part);
-        // A sequence lock's reader: the values read above are checked against a later tag.
-        std::atomic_thread_fence(std::memory_order_acquire);
-        if (slot.tag.load(std::memory_order_relaxed) != tag)
-        {
-          continue;  // rotated while read: it left the window, and may be half cleared
-        }
-        result.transports[t].Merge(part);
+        ReadSlot(static_cast<Transport>(t), ring, epoch, result.transports[t]);
       }
+    }
+    result.droppedAtRotation = dropped_.load(std::memory_order_relaxed);
+    result.straddledRotation = straddled_.load(std::memory_order_relaxed);
+    return result;
+  }
+
+
+  WindowSeries TimeWindows::Series(Window window, int64_t nowNs) const
+  {
+    const WindowDefinition& definition = kWindows[static_cast<size_t>(window)];
+    const Ring& ring = definition.fine ? kFine : kCoarse;
+    const int64_t resetNs = resetNs_.load(std::memory_order_relaxed);
+    const WindowSpan span = SpanOf(definition, ring, nowNs, resetNs);
+    WindowSeries result;
+    result.slotNs = ring.slotNs;
+    result.fullSlots = definition.fullSlots;
+    result.coveredNs = span.coveredNs;
+    result.slots.reserve(static_cast<size_t>(span.nowEpoch - span.firstEpoch + 1));
+    for (int64_t epoch = span.firstEpoch; epoch <= span.nowEpoch; epoch++)
+    {
+      SlotSnapshot slot;
+      slot.startNs = epoch * ring.slotNs;
+      const int64_t from = std::max(slot.startNs, resetNs);
+      const int64_t to = std::min(slot.startNs + ring.slotNs, nowNs);
+      slot.coveredNs = std::max<int64_t>(0, to - from);
+      for (size_t t = 0; t < kTransportCount; t++)
+      {
+        ReadSlot(static_cast<Transport>(t), ring, epoch, slot.transports[t]);
+      }
+      result.slots.push_back(std::move(slot));
     }
     result.droppedAtRotation = dropped_.load(std::memory_order_relaxed);
     result.straddledRotation = straddled_.load(std::memory_order_relaxed);

@@ -11,7 +11,8 @@
 // already holding a later epoch, drops its record and counts it (droppedAtRotation); a writer whose
 // slot changed epoch while it recorded (it was stalled for the length of the ring) counts it
 // (straddledRotation). Readers read a slot only while it holds the epoch they expect, and check
-// it again after reading (a sequence lock's reader): a half-cleared slot is never counted.
+// it again after reading (a sequence lock's reader): a half-cleared slot is never counted. Series()
+// reads the same slots the same way, one by one instead of merged.
 //
 // The slots are histograms of WindowHistogram (8 buckets per power of two), reserved as address
 // space the kernel backs only where written: see BytesReserved().
@@ -26,6 +27,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace IngestPerf
 {
@@ -54,6 +56,26 @@ namespace IngestPerf
     uint64_t straddledRotation = 0;
   };
 
+  // One slot of a window, as Series() reads it: its figures alone, not merged with the others.
+  struct SlotSnapshot
+  {
+    int64_t startNs = 0;    // monotonic, the slot's first nanosecond
+    int64_t coveredNs = 0;  // the part of the slot before now and after the last reset (0: none of it)
+    // Only the outcomes, counters, byte and phase histograms: no active span, no rate windows.
+    std::array<TransportSnapshot, kTransportCount> transports;
+  };
+
+  // The slots of a window, oldest first: its N full slots and the current one, each on its own.
+  struct WindowSeries
+  {
+    int64_t slotNs = 0;
+    int fullSlots = 0;
+    int64_t coveredNs = 0;  // as WindowSnapshot::coveredNs: the sum of the slots' coveredNs
+    std::vector<SlotSnapshot> slots;
+    uint64_t droppedAtRotation = 0;
+    uint64_t straddledRotation = 0;
+  };
+
   class TimeWindows
   {
   public:
@@ -77,6 +99,9 @@ namespace IngestPerf
     void Reset(int64_t nowNs);
 
     WindowSnapshot Snapshot(Window window, int64_t nowNs) const;
+    // The same slots as Snapshot(window, nowNs), each kept apart: the window over time. A slot
+    // that rotated while it was read (it left the window meanwhile) is empty in the answer.
+    WindowSeries Series(Window window, int64_t nowNs) const;
 
     static size_t BytesPerSlot();
     static size_t BytesReserved();
@@ -97,6 +122,9 @@ namespace IngestPerf
     template <typename Record>
     void RecordInSlots(Transport transport, int64_t nowNs, Record record);
     Slot& SlotAt(Transport transport, size_t index) const;
+    // A sequence lock's reader: adds the slot of `epoch` to `target` if it holds that epoch before
+    // and after being read; false (nothing added) when it is empty, being cleared or of another epoch.
+    bool ReadSlot(Transport transport, const Ring& ring, int64_t epoch, TransportSnapshot& target) const;
 
     void* memory_;
     std::atomic<int64_t> resetNs_;

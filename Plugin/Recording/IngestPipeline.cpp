@@ -126,6 +126,21 @@ namespace IngestPerf
   }
 
 
+  SeriesReport IngestPipeline::CollectSeries(Window window) const
+  {
+    SeriesReport report;
+    report.collected = true;
+    report.windowsKept = stats.HasWindows();
+    report.nowNs = MonotonicNowNs();
+    report.nowWallNs = WallNowNs();
+    if (report.windowsKept)
+    {
+      report.series = stats.SeriesOfWindow(window, report.nowNs);
+    }
+    return report;
+  }
+
+
   void IngestPipeline::Reset()
   {
     stats.Reset(MonotonicNowNs(), WallNowNs());

@@ -42,6 +42,8 @@ namespace IngestPerf
     RecentReport CollectSlowest(const RecentQuery& query) const;
     // GET /perf/trace: every recent instance stored in the last `seconds`, oldest first.
     RecentReport CollectRecent(int64_t seconds) const;
+    // GET /perf/series: the slots of one time window, each on its own.
+    SeriesReport CollectSeries(Window window) const;
     // POST /perf/reset: statistics back to zero; correlation state (open chains, pending changes) kept.
     void Reset();
 

@@ -72,4 +72,15 @@ namespace IngestPerf
     int64_t nowWallNs = 0;   // UTC epoch ns
     const LabelCatalog* catalog = nullptr;
   };
+
+  // What IngestPipeline::CollectSeries gives the /perf/series exporter: one window slot by slot,
+  // and where the clocks stood when it was read (to put the slots on UTC).
+  struct SeriesReport
+  {
+    bool collected = false;  // false when the plugin is not running
+    bool windowsKept = false;
+    WindowSeries series;
+    int64_t nowNs = 0;      // monotonic
+    int64_t nowWallNs = 0;  // UTC epoch ns
+  };
 }

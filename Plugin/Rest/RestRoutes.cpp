@@ -3,12 +3,14 @@
 #include "Diagnosis/DiagnosisInput.h"
 #include "Export/DiagnosisExporter.h"
 #include "Export/PrometheusExporter.h"
+#include "Export/SeriesExporter.h"
 #include "Export/SlowestExporter.h"
 #include "Export/TraceExporter.h"
 #include "Host/OrthancMetrics.h"
 #include "Recording/IngestPipeline.h"
 #include "Host/OrthancSdk.h"
 #include "Host/PluginStatus.h"
+#include "Ui/UiFiles.h"
 
 #include <algorithm>
 #include <cstring>
@@ -200,6 +202,90 @@ namespace IngestPerf
         if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
         {
           AnswerTrace(output, request);
+        }
+      });
+    }
+
+    void AnswerSeries(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
+    {
+      StatsQuery query;
+      Json::Value error;
+      if (!ParseSeriesArguments(query, error, request->getCount, request->getKeys, request->getValues))
+      {
+        AnswerBadRequest(output, error);
+        return;
+      }
+      SeriesReport report;
+      if (const IngestPipeline* pipeline = ActivePipeline())
+      {
+        report = pipeline->CollectSeries(query.window);
+      }
+      OrthancSdk::AnswerJson(output, ExportSeries(report, query));
+    }
+
+    OrthancPluginErrorCode SeriesRoute(OrthancPluginRestOutput* output, const char* /*url*/,
+                                       const OrthancPluginHttpRequest* request)
+    {
+      return OrthancSdk::GuardRest(output, [&] {
+        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
+        {
+          AnswerSeries(output, request);
+        }
+      });
+    }
+
+    // The page's files. The page itself makes only same-origin requests (relative URLs, so that
+    // the browser's credentials for Orthanc apply): the policy refuses anything else, and a page
+    // that tried would show it in the browser's console.
+    void AnswerUiFile(OrthancPluginRestOutput* output, const std::string& path)
+    {
+      const UiFile* file = FindUiFile(path);
+      if (file == nullptr)
+      {
+        Json::Value error;
+        error["error"] = "no such file of the ingest-perf page: '" + path + "'";
+        error["page"] = kUiPage;
+        OrthancSdk::AnswerError(output, 404, error);
+        return;
+      }
+      OrthancSdk::SetHttpHeader(output, "Cache-Control", "no-cache");
+      OrthancSdk::SetHttpHeader(output, "X-Content-Type-Options", "nosniff");
+      OrthancSdk::SetHttpHeader(output, "Content-Security-Policy",
+                                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                                "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'");
+      OrthancSdk::AnswerBytes(output, file->data, file->size, UiContentType(file->path));
+    }
+
+    // Orthanc drops a URL's trailing slash before it calls a plugin: /perf/ui and /perf/ui/ both
+    // arrive here, and the page's relative URLs need its folder. Both are sent to ui/index.html,
+    // which from /perf/ui/ is /perf/ui/ui/index.html, sent one level up (UiFileRoute).
+    OrthancPluginErrorCode UiRoute(OrthancPluginRestOutput* output, const char* /*url*/,
+                                   const OrthancPluginHttpRequest* request)
+    {
+      return OrthancSdk::GuardRest(output, [&] {
+        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
+        {
+          OrthancSdk::Redirect(output, "ui/index.html");
+        }
+      });
+    }
+
+    OrthancPluginErrorCode UiFileRoute(OrthancPluginRestOutput* output, const char* /*url*/,
+                                       const OrthancPluginHttpRequest* request)
+    {
+      return OrthancSdk::GuardRest(output, [&] {
+        if (!RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
+        {
+          return;
+        }
+        const std::string path = request->groupsCount == 1 ? request->groups[0] : "";
+        if (path == "ui/index.html")
+        {
+          OrthancSdk::Redirect(output, "../index.html");
+        }
+        else
+        {
+          AnswerUiFile(output, path);
         }
       });
     }
@@ -579,6 +665,34 @@ namespace IngestPerf
   }
 
 
+  bool ParseSeriesArguments(StatsQuery& query, Json::Value& error, uint32_t count, const char* const* keys,
+                            const char* const* values)
+  {
+    Json::Value allowed = Json::arrayValue;
+    allowed.append("transport");
+    allowed.append("window");
+    for (uint32_t i = 0; i < count; i++)
+    {
+      const std::string key = DecodeQueryComponent(keys[i]);
+      if (key != "transport" && key != "window" && !(key.empty() && DecodeQueryComponent(values[i]).empty()))
+      {
+        return Fail(error, "unknown parameter '" + key + "': /perf/series is kept per transport only", key, allowed);
+      }
+    }
+    // The rest (values, NUL bytes, a parameter given twice) as /perf/stats checks them.
+    if (!ParseStatsArguments(query, error, count, keys, values))
+    {
+      return false;
+    }
+    if (!query.hasWindow)
+    {
+      query.hasWindow = true;
+      query.window = Window::OneHour;
+    }
+    return true;
+  }
+
+
   bool ParseTraceArguments(int64_t& seconds, Json::Value& error, uint32_t count, const char* const* keys,
                            const char* const* values)
   {
@@ -620,5 +734,8 @@ namespace IngestPerf
     OrthancSdk::RegisterRoute("/perf/slowest", SlowestRoute);
     OrthancSdk::RegisterRoute("/perf/trace", TraceRoute);
     OrthancSdk::RegisterRoute("/perf/diagnosis", DiagnosisRoute);
+    OrthancSdk::RegisterRoute("/perf/series", SeriesRoute);
+    OrthancSdk::RegisterRoute("/perf/ui", UiRoute);
+    OrthancSdk::RegisterRoute("/perf/ui/(.*)", UiFileRoute);
   }
 }

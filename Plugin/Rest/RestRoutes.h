@@ -1,4 +1,5 @@
-// GET /perf/stats and POST /perf/reset: parse, call IngestPipeline::Collect or Reset, answer.
+// The /perf routes: parse (400 with a JSON reason), call the pipeline (Collect, CollectSlowest,
+// CollectRecent, CollectSeries or Reset), answer; and the page of /perf/ui/ (Ui/UiFiles).
 // Registered without Orthanc's global plugin lock: the handlers only read snapshots (or zero
 // counters), so they never stall an ingest; a GET changes nothing.
 #pragma once
@@ -19,6 +20,9 @@ namespace IngestPerf
   // outlive them.
   void RegisterRestRoutes(const PluginStatus& status);
 
+  // Where the page is, relative to Orthanc's root (GET /perf/ui redirects there).
+  constexpr const char* kUiPage = "/perf/ui/index.html";
+
   // Percent-decodes a query key or value ('+' is a space).
   std::string DecodeQueryComponent(const char* text);
 
@@ -35,6 +39,11 @@ namespace IngestPerf
   // filter, the window is 5m.
   bool ParseDiagnosisArguments(StatsQuery& query, Json::Value& error, uint32_t count, const char* const* keys,
                                const char* const* values);
+
+  // GET /perf/series: window (1m, 5m, 15m, 1h; default 1h) and transport (as for /perf/stats); no
+  // label filter, no groupBy (the windows are kept per transport only).
+  bool ParseSeriesArguments(StatsQuery& query, Json::Value& error, uint32_t count, const char* const* keys,
+                            const char* const* values);
 
   // GET /perf/trace: seconds (1..3600, default 60).
   bool ParseTraceArguments(int64_t& seconds, Json::Value& error, uint32_t count, const char* const* keys,

@@ -188,3 +188,149 @@ TEST(TimeWindows, ConcurrentWritersAndReaderOnARotatingClock)
     Stored(hour),
     hour.transports[static_cast<size_t>(Transport::Dicom)].phases[static_cast<size_t>(Phase::ServerTotal)].Count());
 }
+
+
+TEST(TimeWindows, SeriesListsTheWindowsSlotsOneByOne)
+{
+  TimeWindows windows(995 * kSecond);
+  windows.RecordStored(Transport::Dicom, 1001 * kSecond, Record(2000000, 100));
+  windows.RecordStored(Transport::Dicom, 1003 * kSecond, Record(4000000, 300));
+  windows.RecordStored(Transport::Rest, 1031 * kSecond, Record(1000000, 50));
+  windows.RecordOutcome(Transport::Rest, 1032 * kSecond, Outcome::AlreadyStored);
+
+  // 1m at 1035 s: the slots [970, 980) ... [1030, 1040), 6 full and the current one.
+  const WindowSeries series = windows.Series(Window::OneMinute, 1035 * kSecond);
+  EXPECT_EQ(10 * kSecond, series.slotNs);
+  EXPECT_EQ(6, series.fullSlots);
+  ASSERT_EQ(7u, series.slots.size());
+  EXPECT_EQ(970 * kSecond, series.slots[0].startNs);
+  EXPECT_EQ(1030 * kSecond, series.slots[6].startNs);
+  // Covered: nothing before the start (995 s), half of [990, 1000), up to now in the current slot.
+  EXPECT_EQ(0, series.slots[0].coveredNs);
+  EXPECT_EQ(0, series.slots[1].coveredNs);
+  EXPECT_EQ(5 * kSecond, series.slots[2].coveredNs);
+  EXPECT_EQ(10 * kSecond, series.slots[3].coveredNs);
+  EXPECT_EQ(5 * kSecond, series.slots[6].coveredNs);
+  int64_t covered = 0;
+  for (const SlotSnapshot& slot : series.slots)
+  {
+    covered += slot.coveredNs;
+  }
+  EXPECT_EQ(series.coveredNs, covered);
+  EXPECT_EQ(windows.Snapshot(Window::OneMinute, 1035 * kSecond).coveredNs, series.coveredNs);
+
+  // Each slot holds its own instances, and only those.
+  const TransportSnapshot& first = series.slots[3].transports[static_cast<size_t>(Transport::Dicom)];
+  EXPECT_EQ(2u, first.outcomes[static_cast<size_t>(Outcome::Stored)]);
+  EXPECT_EQ(400u, first.storedBytes.Sum());
+  EXPECT_EQ(2u, first.phases[static_cast<size_t>(Phase::ServerTotal)].Count());
+  EXPECT_EQ(6000000u, first.phases[static_cast<size_t>(Phase::ServerTotal)].Sum());
+  const TransportSnapshot& last = series.slots[6].transports[static_cast<size_t>(Transport::Rest)];
+  EXPECT_EQ(1u, last.outcomes[static_cast<size_t>(Outcome::Stored)]);
+  EXPECT_EQ(1u, last.outcomes[static_cast<size_t>(Outcome::AlreadyStored)]);
+  for (size_t i : {0, 1, 2, 4, 5})
+  {
+    for (const TransportSnapshot& transport : series.slots[i].transports)
+    {
+      EXPECT_EQ(0u, transport.outcomes[static_cast<size_t>(Outcome::Stored)]) << i;
+    }
+  }
+  EXPECT_EQ(0u, series.slots[6].transports[static_cast<size_t>(Transport::Dicom)].storedBytes.Count());
+}
+
+TEST(TimeWindows, SeriesSumsToTheWindow)
+{
+  TimeWindows windows(0);
+  for (int i = 0; i < 500; i++)
+  {
+    // Over 50 minutes, 6 s apart, on two transports.
+    const Transport transport = (i % 3 == 0) ? Transport::Rest : Transport::Dicom;
+    windows.RecordStored(transport, (1000 + 6 * i) * kSecond, Record((i % 17 + 1) * 1000000, 1000 + i));
+  }
+  const int64_t now = 4010 * kSecond;
+  for (size_t w = 0; w < kWindowCount; w++)
+  {
+    const Window window = static_cast<Window>(w);
+    const WindowSnapshot merged = windows.Snapshot(window, now);
+    const WindowSeries series = windows.Series(window, now);
+    EXPECT_EQ(static_cast<size_t>(merged.fullSlots) + 1, series.slots.size());
+    for (size_t t = 0; t < kTransportCount; t++)
+    {
+      TransportSnapshot sum;
+      for (const SlotSnapshot& slot : series.slots)
+      {
+        sum.Merge(slot.transports[t]);
+      }
+      const TransportSnapshot& expected = merged.transports[t];
+      EXPECT_EQ(expected.outcomes, sum.outcomes) << WindowName(window);
+      EXPECT_EQ(expected.storedBytes.Sum(), sum.storedBytes.Sum());
+      EXPECT_TRUE(expected.phases[static_cast<size_t>(Phase::ServerTotal)] ==
+                  sum.phases[static_cast<size_t>(Phase::ServerTotal)])
+        << WindowName(window);
+    }
+    // Slots follow each other without a gap.
+    for (size_t i = 1; i < series.slots.size(); i++)
+    {
+      EXPECT_EQ(series.slots[i - 1].startNs + series.slotNs, series.slots[i].startNs);
+    }
+  }
+  // After a reset every slot is empty and none is covered before it.
+  windows.Reset(now);
+  const WindowSeries empty = windows.Series(Window::OneHour, now + 30 * kSecond);
+  for (const SlotSnapshot& slot : empty.slots)
+  {
+    EXPECT_EQ(0u, slot.transports[static_cast<size_t>(Transport::Dicom)].outcomes[0]);
+  }
+  EXPECT_EQ(30 * kSecond, empty.coveredNs);
+  // The reset (4010 s) fell in the slot [3960, 4020): 10 s of it, and 20 s of the current one.
+  EXPECT_EQ(10 * kSecond, empty.slots[empty.slots.size() - 2].coveredNs);
+  EXPECT_EQ(20 * kSecond, empty.slots.back().coveredNs);
+}
+
+// The series reader on a rotating clock, against writers: the slots never hold more than was
+// written, and at rest they sum to what the merged window counts. Run under TSan too.
+TEST(TimeWindows, SeriesReaderAgainstWritersOnARotatingClock)
+{
+  TimeWindows windows(0);
+  std::atomic<int64_t> clock{1000 * kSecond};
+  std::atomic<uint64_t> written{0};
+  std::atomic<bool> stop{false};
+  std::thread reader([&] {
+    for (int step = 0; step < 1200 && !stop.load(); step++)
+    {
+      const WindowSeries series = windows.Series(Window::FiveMinutes, clock.load());
+      uint64_t counted = 0;
+      for (const SlotSnapshot& slot : series.slots)
+      {
+        counted +=
+          slot.transports[static_cast<size_t>(Transport::Dicom)].outcomes[static_cast<size_t>(Outcome::Stored)];
+      }
+      EXPECT_LE(counted, written.load());
+      clock.fetch_add(kSecond);
+    }
+  });
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 3; t++)
+  {
+    writers.emplace_back([&] {
+      for (int i = 0; i < 20000; i++)
+      {
+        written.fetch_add(1);
+        windows.RecordStored(Transport::Dicom, clock.load(), Record(1000000 + i, 500));
+      }
+    });
+  }
+  for (std::thread& writer : writers)
+  {
+    writer.join();
+  }
+  stop = true;
+  reader.join();
+  const int64_t now = clock.load();
+  uint64_t sum = 0;
+  for (const SlotSnapshot& slot : windows.Series(Window::FiveMinutes, now).slots)
+  {
+    sum += slot.transports[static_cast<size_t>(Transport::Dicom)].outcomes[static_cast<size_t>(Outcome::Stored)];
+  }
+  EXPECT_EQ(Stored(windows.Snapshot(Window::FiveMinutes, now)), sum);
+}

@@ -315,3 +315,50 @@ TEST(RestRoutes, DiagnosisArgumentsDefaultToTheLastFiveMinutes)
   EXPECT_FALSE(ParseDiagnosisArguments(query, combined, 2, both, bothValues));
   EXPECT_EQ("window", combined["parameter"].asString());
 }
+
+
+TEST(RestRoutes, SeriesArgumentsDefaultToTheLastHourOfEachTransport)
+{
+  StatsQuery query;
+  Json::Value error;
+  ASSERT_TRUE(ParseSeriesArguments(query, error, 0, nullptr, nullptr));
+  EXPECT_TRUE(query.hasWindow);
+  EXPECT_EQ(Window::OneHour, query.window);
+  EXPECT_EQ(StatsQuery::Scope::Every, query.scope);
+
+  const char* keys[] = {"window", "transport", ""};
+  const char* values[] = {"5m", "dicom", ""};  // an empty fragment is ignored
+  ASSERT_TRUE(ParseSeriesArguments(query, error, 3, keys, values));
+  EXPECT_EQ(Window::FiveMinutes, query.window);
+  EXPECT_EQ(StatsQuery::Scope::Single, query.scope);
+  EXPECT_EQ(Transport::Dicom, query.transport);
+
+  // Kept per transport only: a label or groupBy is an unknown parameter here, whose reason says so.
+  for (const char* key : {"remoteAet", "groupBy", "n"})
+  {
+    const char* value[] = {"CT01"};
+    Json::Value reason;
+    EXPECT_FALSE(ParseSeriesArguments(query, reason, 1, &key, value)) << key;
+    EXPECT_EQ(key, reason["parameter"].asString());
+    EXPECT_NE(std::string::npos, reason["error"].asString().find("per transport only"));
+    ASSERT_EQ(2u, reason["allowed"].size());
+    EXPECT_EQ("transport", reason["allowed"][0].asString());
+  }
+
+  // Values, NUL bytes and repeats as /perf/stats checks them.
+  const char* windowKey[] = {"window"};
+  for (const char* bad : {"2h", "", "1h%00", "90s"})
+  {
+    Json::Value reason;
+    EXPECT_FALSE(ParseSeriesArguments(query, reason, 1, windowKey, &bad)) << bad;
+    EXPECT_EQ("window", reason["parameter"].asString());
+  }
+  const char* twice[] = {"window", "window"};
+  const char* twiceValues[] = {"1m", "5m"};
+  EXPECT_FALSE(ParseSeriesArguments(query, error, 2, twice, twiceValues));
+  EXPECT_EQ("parameter 'window' given twice", error["error"].asString());
+  const char* transportKey[] = {"transport"};
+  const char* smtp[] = {"smtp"};
+  EXPECT_FALSE(ParseSeriesArguments(query, error, 1, transportKey, smtp));
+  EXPECT_EQ("transport", error["parameter"].asString());
+}

@@ -1,0 +1,369 @@
+"""The page of /perf/ui/ in a real browser: Debian's headless Chromium, driven by Selenium through
+Debian's chromedriver, on a real Orthanc behind its authentication that has just ingested a series
+by storescu and one by HTTP. The page loads with no console error, every chart has data, every figure
+it shows is the one /perf/stats, /perf/diagnosis or /perf/slowest answers for the same window (the
+page marks each with data-source, data-path and data-value), the trace button saves a Chrome trace,
+reset asks first, the controls work from the keyboard, a 400 px wide window scrolls no sideways and a
+refresh moves nothing. Orthanc Explorer links to the page. The files are embedded in the plugin, with
+their types, and need Orthanc's credentials like every route. A screenshot of the page is saved in
+build/ui-screenshot.png ($INGEST_PERF_UI_SCREENSHOT)."""
+import base64
+import hashlib
+import json
+import os
+import re
+import time
+
+import pytest
+import requests
+
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, OrthancProcess
+from ingest_perf.stats_checks import stored, wait_for
+
+ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+UI_FOLDER = os.path.join(REPO_ROOT, "Resources", "ui")
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+USER, PASSWORD = "perf-reader", "change-me"
+CALLING_AETS = ["CT_ROOM1", "MR_ROOM2", "CR_ER"]
+SCREENSHOT = os.environ.get("INGEST_PERF_UI_SCREENSHOT") or os.path.join(REPO_ROOT, "build", "ui-screenshot.png")
+TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+         ".css": "text/css; charset=utf-8", ".txt": "text/plain; charset=utf-8", ".svg": "image/svg+xml"}
+
+
+def ui_files():
+    return sorted(os.path.relpath(os.path.join(folder, name), UI_FOLDER).replace(os.sep, "/")
+                  for folder, _, names in os.walk(UI_FOLDER) for name in names)
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory, plugin_path, orthanc_version, series_factory):
+    """An Orthanc behind its authentication that has stored 30 instances by storescu and 30 by HTTP, in
+    three rounds 6 s apart (the charts of 10 s slots get a point per round), each round's association
+    from its own calling AET (one AET's would be one chain, with the pauses for gaps)."""
+    orthanc = OrthancProcess(str(tmp_path_factory.mktemp("ui-orthanc")), plugin_path=plugin_path,
+                             orthanc=orthanc_version,
+                             extra_config={"AuthenticationEnabled": True, "RegisteredUsers": {USER: PASSWORD}})
+    orthanc.start()
+    try:
+        files = series_factory(60, 71, size=64)
+        for round in range(3):
+            if round:
+                time.sleep(6)
+            orthanc.storescu(files[10 * round:10 * round + 10], calling_aet=CALLING_AETS[round])
+            # the session holds the credentials
+            orthanc.http_upload(files[30 + 10 * round:40 + 10 * round], session=orthanc.session)
+        wait_for(orthanc, lambda s: stored(s, "all") == 60)
+        yield orthanc
+    finally:
+        orthanc.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        pytest.fail("Debian's chromium and chromium-driver are needed: run Resources/install-dependencies.sh",
+                    pytrace=False)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    downloads = str(tmp_path_factory.mktemp("ui-downloads"))
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--lang=en-US",
+                     "--window-size=1280,1000", "--no-first-run", "--disable-background-networking"):
+        options.add_argument(argument)
+    options.add_experimental_option("prefs", {"download.default_directory": downloads,
+                                              "download.prompt_for_download": False})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
+    driver.downloads = downloads
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def console_errors(driver):
+    return [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def wait(driver, condition, timeout=20, what="the page"):
+    deadline = time.time() + timeout
+    while True:
+        value = driver.execute_script(condition)
+        if value:
+            return value
+        if time.time() > deadline:
+            status = driver.execute_script("var s = document.getElementById('status'); return s && s.textContent")
+            raise AssertionError("%s: %r not true after %s s (status: %r)" % (what, condition, timeout, status))
+        time.sleep(0.1)
+
+
+def refreshes(driver):
+    return int(driver.execute_script("return document.body.dataset.refreshes || '0'"))
+
+
+def wait_for_refresh(driver, after=None):
+    """Until the page has drawn a refresh newer than `after` (default: the one shown now)."""
+    count = refreshes(driver) if after is None else after
+    wait(driver, "return Number(document.body.dataset.refreshes || 0) > %d" % count, what="a refresh")
+    return refreshes(driver)
+
+
+def leave_page(driver):
+    """Away from any page of an earlier test (whose refreshes may hit an Orthanc stopped since), and
+    its console messages forgotten."""
+    driver.get("about:blank")
+    driver.get_log("browser")
+
+
+def open_page(driver, orthanc, path="/perf/ui/"):
+    """The page as an administrator opens it: the browser logs in with Orthanc's credentials."""
+    leave_page(driver)
+    driver.get("http://%s:%s@127.0.0.1:%d%s" % (USER, PASSWORD, orthanc.http_port, path))
+    wait_for_refresh(driver, 0)
+
+
+def save_screenshot(driver, orthanc_version):
+    """The whole page, 1280 px wide, as the documentation shows it (docs/images/perf-ui.png is one)."""
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(1280, height + 120)
+    wait_for_refresh(driver)
+    path = SCREENSHOT if orthanc_version == HOST_ORTHANC else SCREENSHOT.replace(".png", "-%s.png" % orthanc_version)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    assert driver.save_screenshot(path)
+    driver.set_window_size(1280, 1000)
+
+
+def shown_figures(driver):
+    return driver.execute_script("""
+        return Array.from(document.querySelectorAll('[data-source][data-path]')).map(e => ({
+          source: e.dataset.source, path: e.dataset.path, value: JSON.parse(e.dataset.value),
+          text: e.textContent, varies: e.dataset.varies || null}));""")
+
+
+def at(document, path):
+    value = document
+    for part in path.split("/"):
+        value = value[int(part)] if isinstance(value, list) else value.get(part)
+    return value
+
+
+def answers(orthanc, window):
+    get = lambda path, **params: orthanc._check(orthanc.get(path, params=params)).json()  # noqa: E731
+    return {"stats": get("/perf/stats", window=window), "diagnosis": get("/perf/diagnosis", window=window),
+            "slowest": get("/perf/slowest", window=window, n=10), "series": get("/perf/series", window=window),
+            "hour": get("/perf/series", window="1h")}
+
+
+def mismatches(figures, documents):
+    """The figures of the page that are not what the answers say: exactly, or within 20% for the
+    few that move with the clock alone (rates over a window that is still filling)."""
+    wrong = []
+    for figure in figures:
+        expected = at(documents[figure["source"]], figure["path"])
+        shown = figure["value"]
+        if figure["varies"] == "time":
+            if shown != pytest.approx(expected, rel=0.2, abs=0.05):
+                wrong.append((figure["path"], shown, expected))
+        elif shown != expected:
+            wrong.append((figure["path"], shown, expected))
+        elif isinstance(shown, float) and figure["text"]:
+            # and the text is the value, rounded
+            assert abs(float(figure["text"]) - shown) <= 0.05, figure
+    return wrong
+
+
+def test_the_files_are_embedded_typed_and_behind_orthancs_authentication(ingested):
+    anonymous = requests.Session()
+    for path in ["/perf/ui", "/perf/ui/", "/perf/ui/index.html", "/perf/ui/ui.js", "/perf/series", "/perf/ui/nothing"]:
+        assert anonymous.get(ingested.url + path, allow_redirects=False).status_code == 401, path
+
+    session = requests.Session()
+    session.auth = (USER, PASSWORD)
+    # Orthanc drops the trailing slash before a plugin sees the URL: both end on the page, relatively.
+    for path, hops in (("/perf/ui/", ["ui/index.html", "../index.html"]), ("/perf/ui", ["ui/index.html"])):
+        answer = session.get(ingested.url + path)
+        assert answer.status_code == 200 and answer.url == ingested.url + "/perf/ui/index.html"
+        assert [hop.headers["Location"] for hop in answer.history] == hops
+    files = ui_files()
+    assert {"index.html", "ui.js", "ui.css", "icon.svg"} <= set(files)
+    for name in files:
+        answer = session.get(ingested.url + "/perf/ui/" + name)
+        assert answer.status_code == 200, name
+        assert answer.headers["Content-Type"] == TYPES[os.path.splitext(name)[1]], name
+        assert answer.content == open(os.path.join(UI_FOLDER, name), "rb").read(), name
+        assert "default-src 'none'" in answer.headers["Content-Security-Policy"]
+        assert answer.headers["X-Content-Type-Options"] == "nosniff"
+    for path in ["/perf/ui/nothing.js", "/perf/ui/vendor", "/perf/ui/ui/ui.js", "/perf/ui/INDEX.HTML"]:
+        answer = session.get(ingested.url + path, allow_redirects=False)
+        assert answer.status_code == 404 and answer.json()["page"] == "/perf/ui/index.html", path
+    assert session.post(ingested.url + "/perf/ui/index.html").status_code == 405
+    assert session.delete(ingested.url + "/perf/ui").status_code == 405
+
+    # Self-contained: the page names only its own files and the plugin's routes, relatively.
+    page = open(os.path.join(UI_FOLDER, "index.html")).read()
+    referenced = re.findall(r'(?:src|href)="([^"]+)"', page)
+    assert referenced and all(name in files for name in referenced), referenced
+    for name in ("index.html", "ui.js", "ui.css"):
+        assert not re.search(r"(?:https?:)?//[a-z]", re.sub(r"//[^\n]*|/\*.*?\*/", "",
+                                                            open(os.path.join(UI_FOLDER, name)).read(),
+                                                            flags=re.DOTALL)), name
+
+
+def test_the_vendored_chart_library_is_the_documented_one():
+    """docs/ui.md names the uPlot version and the SHA-256 of each vendored file, as npm packs them."""
+    doc = open(os.path.join(REPO_ROOT, "docs", "ui.md")).read()
+    version = re.search(r"is \[uPlot\]\([^)]*\) (\d+\.\d+\.\d+)", doc).group(1)
+    vendored = [name for name in ui_files() if name.startswith("vendor/")]
+    assert sorted(vendored) == ["vendor/uPlot-%s.%s" % (version, ext) for ext in ("LICENSE.txt", "iife.min.js", "min.css")]
+    script = open(os.path.join(UI_FOLDER, "vendor", "uPlot-%s.iife.min.js" % version)).read()
+    assert script.startswith("/*! https://github.com/leeoniya/uPlot (v%s) */" % version)
+    assert "MIT License" in open(os.path.join(UI_FOLDER, "vendor", "uPlot-%s.LICENSE.txt" % version)).read()
+    for name in vendored:
+        digest = hashlib.sha256(open(os.path.join(UI_FOLDER, name), "rb").read()).hexdigest()
+        assert digest in doc, name
+
+
+def test_the_page_shows_what_the_routes_answer(ingested, browser, orthanc_version):
+    open_page(browser, ingested)
+    assert browser.current_url.endswith("/perf/ui/index.html")
+    assert browser.find_element("id", "orthanc-version").text == orthanc_version
+    assert browser.execute_script("return document.body.dataset.window") == "5m"  # the default
+    save_screenshot(browser, orthanc_version)
+    # The window chosen from the keyboard: the selector is focused and moved down by one.
+    from selenium.webdriver.common.keys import Keys
+    selector = browser.find_element("id", "window")
+    assert selector.get_attribute("value") == "5m"
+    selector.send_keys(Keys.DOWN)
+    wait(browser, "return document.body.dataset.window === '15m'", what="the 15m window")
+    assert browser.execute_script("return location.search") == "?window=15m"  # kept by a reload
+
+    for attempt in range(3):  # a figure may change between the page's reading and ours (an association ends)
+        wait_for_refresh(browser)
+        figures = shown_figures(browser)
+        wrong = mismatches(figures, answers(ingested, "15m"))
+        if not wrong:
+            break
+    assert not wrong, wrong
+    sources = {figure["source"] for figure in figures}
+    assert sources == {"stats", "diagnosis", "slowest"}, sources
+    paths = {figure["path"] for figure in figures}
+    for path in ("transports/dicom/instances/stored", "transports/rest/phases/serverTotal/p99",
+                 "transports/dicom/phases/associationGap/mean", "associations/byRemoteAet/0/gap/p50",
+                 "instances/0/phases/serverTotal", "configuration/TimedStorage", "findings/0/costMsPerInstance"):
+        assert path in paths, path
+
+    # Every chart has data, and the series charts add up to the window.
+    documents = answers(ingested, "15m")
+    data = browser.execute_script("""
+        const d = (id) => Object.assign({}, document.getElementById(id).dataset);
+        return {breakdown: d('breakdown-bars'), throughput: d('throughput-chart'), latency: d('latency-chart'),
+                slowest: d('slowest-table'), canvases: document.querySelectorAll('canvas').length};""")
+    cycle = [(t, phase) for t in ("dicom", "rest") for phase in ("associationGap", "receive", "preStore", "persist")
+             if documents["stats"]["transports"][t]["phases"][phase].get("count")]
+    assert len(cycle) == 6 and int(data["breakdown"]["points"]) == len(cycle)  # a segment per phase of each cycle
+    assert int(data["throughput"]["points"]) > 0 and int(data["latency"]["points"]) > 0
+    assert int(data["slowest"]["points"]) == 10 and data["canvases"] == 2
+    assert json.loads(data["throughput"]["stored"]) == {
+        t: documents["stats"]["transports"][t]["instances"]["stored"] for t in ("dicom", "rest", "plugin", "job")}
+    assert data["latency"]["transport"] == "all" and data["latency"]["window"] == "15m"
+    phases = documents["stats"]["transports"]["all"]["phases"]
+    assert json.loads(data["latency"]["counts"]) == {
+        name: phase["count"] for name, phase in phases.items() if phase.get("count")}
+    assert not console_errors(browser)
+
+
+def test_a_narrow_window_scrolls_no_sideways_and_a_refresh_moves_nothing(ingested, browser):
+    open_page(browser, ingested)
+    for width in (400, 1280):
+        browser.set_window_size(width, 900)
+        wait_for_refresh(browser)
+        # The page never scrolls sideways (wide tables scroll inside their own box).
+        overflow = browser.execute_script(
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        assert overflow[0] <= overflow[1], (width, overflow)
+        # Chromium's layout-shift entries, over two refreshes that draw the same figures.
+        browser.execute_script("""
+            window.shifts = [];
+            new PerformanceObserver(list => list.getEntries().forEach(e => window.shifts.push(e.value)))
+              .observe({type: 'layout-shift'});""")
+        wait_for_refresh(browser, wait_for_refresh(browser))
+        assert browser.execute_script("return window.shifts") == [], width
+    assert not console_errors(browser)
+
+
+def test_the_trace_button_saves_a_chrome_trace_and_reset_asks_first(ingested, browser):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    open_page(browser, ingested)
+    # From the keyboard: Tab reaches the controls in order, each visibly focused, Enter presses.
+    order = []
+    for _ in range(8):
+        ActionChains(browser).send_keys(Keys.TAB).perform()
+        focused = browser.execute_script(
+            "const e = document.activeElement; return [e.id, e.matches(':focus-visible'), getComputedStyle(e).outlineStyle]")
+        order.append(focused[0])
+        assert focused[1] and focused[2] != "none", focused
+        if focused[0] == "trace":
+            break
+    assert order[-2:] == ["window", "trace"], order
+    before = set(os.listdir(browser.downloads))
+    ActionChains(browser).send_keys(Keys.ENTER).perform()
+    wait(browser, "return document.getElementById('trace').dataset.events", what="the trace")
+    assert browser.find_element("id", "notice").text.startswith("Saved orthanc-ingest-trace-")
+    button = browser.find_element("id", "trace")
+    deadline = time.time() + 10
+    while not (set(os.listdir(browser.downloads)) - before) or any(
+            name.endswith(".crdownload") for name in os.listdir(browser.downloads)):
+        assert time.time() < deadline, os.listdir(browser.downloads)
+        time.sleep(0.1)
+    (saved,) = set(os.listdir(browser.downloads)) - before
+    assert saved == button.get_attribute("data-file")
+    trace = json.load(open(os.path.join(browser.downloads, saved)))
+    assert len(trace["traceEvents"]) == int(button.get_attribute("data-events"))
+    slices = [e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "instance" and e["pid"] == 1]
+    assert len(slices) == 60 and all(isinstance(e["ts"], (int, float)) and e["dur"] >= 0 for e in slices)
+
+    # Reset: Tab to it, Enter, and the browser's confirmation. Dismissed, nothing is reset.
+    ActionChains(browser).send_keys(Keys.TAB).perform()
+    assert browser.switch_to.active_element.get_attribute("id") == "reset"
+    ActionChains(browser).send_keys(Keys.ENTER).perform()
+    alert = browser.switch_to.alert
+    assert "Reset every statistic" in alert.text
+    alert.dismiss()
+    wait(browser, "return document.getElementById('notice').textContent.startsWith('Reset cancelled')")
+    assert stored(ingested.stats(), "all") == 60
+    # Accepted, it resets, and the page shows it.
+    browser.find_element("id", "reset").click()
+    browser.switch_to.alert.accept()
+    wait(browser, "return document.body.dataset.resets === '1'", what="the reset")
+    assert stored(ingested.stats(), "all") == 0
+    wait(browser, "return document.querySelector('#figures-table [data-path=\"transports/all/instances/stored\"]')"
+                  ".dataset.value === '0'", what="the figures after the reset")
+    assert not console_errors(browser)
+
+
+def test_orthanc_explorer_opens_the_page(ingested, browser):
+    # Orthanc Explorer itself fails on a URL that holds user:password@ (jQuery Mobile's history): the
+    # credentials a login prompt would give are sent as a header instead.
+    token = base64.b64encode(("%s:%s" % (USER, PASSWORD)).encode()).decode()
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.setExtraHTTPHeaders", {"headers": {"Authorization": "Basic " + token}})
+    try:
+        leave_page(browser)
+        browser.get("http://127.0.0.1:%d/app/explorer.html" % ingested.http_port)
+        wait(browser, "return document.getElementById('ingest-perf-ui')", what="Orthanc Explorer's link")
+        link = browser.find_element("id", "ingest-perf-ui")
+        assert link.get_attribute("href") == "http://127.0.0.1:%d/perf/ui/index.html" % ingested.http_port
+        link.click()
+        wait_for_refresh(browser, 0)
+        assert browser.current_url.endswith("/perf/ui/index.html")
+        assert not console_errors(browser)
+    finally:
+        browser.execute_cdp_cmd("Network.setExtraHTTPHeaders", {"headers": {}})

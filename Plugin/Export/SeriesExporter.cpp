@@ -1,0 +1,85 @@
+#include "Export/SeriesExporter.h"
+
+#include "Export/JsonExporter.h"
+
+#include <cmath>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    double Seconds(int64_t ns)
+    {
+      return std::round(static_cast<double>(ns) / 1e6) / 1e3;
+    }
+
+    // Only the phases with a sample in the slot: a chart draws nothing where there is none.
+    Json::Value ExportSlot(const TransportSnapshot& transport, int64_t startWallNs, int64_t coveredNs)
+    {
+      Json::Value slot;
+      slot["start"] = IsoUtc(startWallNs);
+      slot["seconds"] = Seconds(coveredNs);
+      slot["stored"] = Json::UInt64(transport.outcomes[static_cast<size_t>(Outcome::Stored)]);
+      slot["bytes"] = Json::UInt64(transport.storedBytes.Sum());
+      Json::Value& phases = slot["phases"];
+      phases = Json::objectValue;
+      for (size_t p = 0; p < kPhaseCount; p++)
+      {
+        const HistogramSnapshot& histogram = transport.phases[p];
+        if (histogram.Count() == 0)
+        {
+          continue;
+        }
+        Json::Value& phase = phases[DefinitionOf(static_cast<Phase>(p)).name];
+        phase["count"] = Json::UInt64(histogram.Count());
+        phase["mean"] = NanosecondsToMilliseconds(std::llround(histogram.Mean()));
+        phase["p50"] = NanosecondsToMilliseconds(histogram.ValueAtQuantile(0.5));
+        phase["p99"] = NanosecondsToMilliseconds(histogram.ValueAtQuantile(0.99));
+      }
+      return slot;
+    }
+  }
+
+
+  Json::Value ExportSeries(const SeriesReport& report, const StatsQuery& query)
+  {
+    const WindowSeries& series = report.series;
+    Json::Value result;
+    result["window"] = WindowName(query.window);
+    result["slotSeconds"] = Seconds(series.slotNs);
+    result["fullSlots"] = series.fullSlots;
+    result["seconds"] = Seconds(series.coveredNs);
+    result["now"] = IsoUtc(report.nowWallNs);
+    result["droppedAtRotation"] = Json::UInt64(series.droppedAtRotation);
+    result["straddledRotation"] = Json::UInt64(series.straddledRotation);
+    result["units"]["durations"] = "milliseconds";
+    result["units"]["sizes"] = "bytes";
+
+    Json::Value& transports = result["transports"];
+    transports = Json::objectValue;
+    for (size_t t = 0; t <= kTransportCount; t++)  // kTransportCount: "all", their merge
+    {
+      const bool merged = (t == kTransportCount);
+      if (merged ? query.scope == StatsQuery::Scope::Single : !query.ListsTransport(static_cast<Transport>(t)))
+      {
+        continue;
+      }
+      Json::Value& slots = transports[merged ? "all" : TransportName(static_cast<Transport>(t))];
+      slots = Json::arrayValue;
+      for (const SlotSnapshot& slot : series.slots)
+      {
+        TransportSnapshot figures;
+        if (merged)
+        {
+          for (const TransportSnapshot& each : slot.transports)
+          {
+            figures.Merge(each);
+          }
+        }
+        const TransportSnapshot& shown = merged ? figures : slot.transports[t];
+        slots.append(ExportSlot(shown, report.nowWallNs - (report.nowNs - slot.startNs), slot.coveredNs));
+      }
+    }
+    return result;
+  }
+}

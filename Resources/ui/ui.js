@@ -1,0 +1,623 @@
+// The page of /perf/ui/: reads /perf/stats, /perf/diagnosis, /perf/series and /perf/slowest of the
+// Orthanc that serves it, every few seconds, and draws them. Every request goes to the page's own
+// origin and folder (so the browser's credentials for Orthanc apply and a reverse proxy's prefix is
+// kept) and nothing else is fetched. Every figure shown from an answer carries data-source (which answer),
+// data-path (where in it, '/'-separated) and data-value (the value as answered), so that a test
+// compares the page with the answers; data-varies="time" marks the figures that move with the
+// clock alone (rates over the window's covered seconds).
+"use strict";
+
+(function () {
+  // The page is /perf/ui/index.html, the routes one level up. From the page's own location, so that a
+  // reverse proxy's prefix is kept, but without the user:password@ a URL may carry (fetch refuses those;
+  // the browser sends the credentials it holds for Orthanc anyway).
+  const API = new URL("../", location.origin + location.pathname).href;
+  const REFRESH_MS = 5000;
+  const CHART_HEIGHT = 240;
+  const SLOWEST_ROWS = 10;
+  const WINDOWS = {
+    "1m": { text: "last minute", seconds: 60 },
+    "5m": { text: "last 5 minutes", seconds: 300 },
+    "15m": { text: "last 15 minutes", seconds: 900 },
+    "1h": { text: "last hour", seconds: 3600 },
+  };
+  const TRANSPORTS = ["dicom", "rest", "plugin", "job"];
+  const TRANSPORT_TEXT = { dicom: "C-STORE (dicom)", rest: "HTTP (rest)", plugin: "plugins", job: "jobs", all: "all" };
+  const TRANSPORT_COLORS = { dicom: "#d9480f", rest: "#1f6feb", plugin: "#8250df", job: "#57606a" };
+  // The phases of one instance's cycle, one after the other; and what is timed inside two of them.
+  const CYCLE = ["associationGap", "receive", "preStore", "persist"];
+  const INSIDE = { preStore: ["transcode"], persist: ["storagePrepare", "storageWrite", "indexUpdate"] };
+  const PHASES = ["associationGap", "receive", "preStore", "transcode", "persist", "storagePrepare", "storageWrite",
+    "indexUpdate", "serverTotal", "changeDispatch"];
+
+  const $ = (id) => document.getElementById(id);
+  const state = {
+    window: initialWindow(),
+    timer: null,
+    running: false,
+    again: false,
+    refreshes: 0,
+    plots: {},
+    lastUpdate: null,
+  };
+
+  function initialWindow() {
+    const asked = new URLSearchParams(location.search).get("window");
+    return WINDOWS[asked] ? asked : "5m";
+  }
+
+  // --- DOM helpers: text only (label values come from modalities), never HTML ----------------------
+
+  function el(tag, attributes, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attributes || {})) {
+      if (value === undefined || value === null) {
+        continue;
+      }
+      if (key === "class") {
+        node.className = value;
+      } else if (key === "dataset") {
+        Object.assign(node.dataset, value);
+      } else if (key === "style") {
+        Object.assign(node.style, value);
+      } else {
+        node.setAttribute(key, value);
+      }
+    }
+    for (const child of children.flat()) {
+      if (child !== null && child !== undefined && child !== false) {
+        node.append(child instanceof Node ? child : String(child));
+      }
+    }
+    return node;
+  }
+
+  function get(object, path) {
+    let value = object;
+    for (const part of path.split("/")) {
+      if (value === null || value === undefined) {
+        return undefined;
+      }
+      value = value[part];
+    }
+    return value;
+  }
+
+  function formatMs(value) {
+    if (typeof value !== "number") {
+      return "-";
+    }
+    const digits = value < 1 ? 3 : value < 100 ? 2 : 1;
+    return value.toFixed(digits);
+  }
+
+  function formatNumber(value, digits) {
+    return typeof value === "number" ? value.toFixed(digits) : "-";
+  }
+
+  function pad(number, width) {
+    return String(number).padStart(width || 2, "0");
+  }
+
+  function clock(date, milliseconds) {
+    const text = `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+    return milliseconds ? `${text}.${pad(date.getMilliseconds(), 3)}` : text;
+  }
+
+  // A figure of an answer: its text, and where it comes from for whoever checks it.
+  function figure(tag, source, answer, path, format, extra) {
+    const value = get(answer, path);
+    const attributes = Object.assign({}, extra || {});
+    attributes.dataset = Object.assign(
+      { source: source, path: path, value: JSON.stringify(value === undefined ? null : value) },
+      attributes.dataset || {});
+    return el(tag, attributes, format(value));
+  }
+
+  function phaseColor(phase) {
+    return getComputedStyle(document.documentElement).getPropertyValue(`--c-${phase}`).trim() || "#888";
+  }
+
+  // The refreshes' state, and under it what the buttons did (kept until the next press).
+  function setStatus(text, isError, id) {
+    const status = $(id || "status");
+    status.textContent = text;
+    status.classList.toggle("error", Boolean(isError));
+  }
+
+  function setNotice(text, isError) {
+    setStatus(text, isError, "notice");
+  }
+
+  // --- requests -----------------------------------------------------------------------------------
+
+  async function fetchJson(path) {
+    const response = await fetch(API + path, { cache: "no-store", headers: { Accept: "application/json" } });
+    if (!response.ok) {
+      throw new Error(`${path.split("?")[0]} answered HTTP ${response.status}`);
+    }
+    return response.json();
+  }
+
+  async function refresh() {
+    const name = state.window;
+    const [stats, diagnosis, series, hour, slowest] = await Promise.all([
+      fetchJson(`stats?window=${name}`),
+      fetchJson(`diagnosis?window=${name}`),
+      fetchJson(`series?window=${name}`),
+      name === "1h" ? null : fetchJson("series?window=1h"),
+      fetchJson(`slowest?window=${name}&n=${SLOWEST_ROWS}`),
+    ]);
+    if (name !== state.window) {
+      return false; // the window changed meanwhile: the next refresh draws it
+    }
+    renderHeader(stats);
+    renderDiagnosis(diagnosis);
+    renderFigures(stats);
+    renderBreakdown(stats);
+    renderThroughput(hour || series);
+    renderLatency(series, stats);
+    renderAssociations(stats);
+    renderSlowest(slowest);
+    renderPlugin(stats);
+    return true;
+  }
+
+  async function loop() {
+    clearTimeout(state.timer);
+    if (state.running) {
+      state.again = true;
+      return;
+    }
+    state.running = true;
+    try {
+      do {
+        state.again = false;
+        if (await refresh()) {
+          state.refreshes += 1;
+          state.lastUpdate = new Date();
+          document.body.dataset.refreshes = String(state.refreshes);
+          document.body.dataset.window = state.window;
+          setStatus(`Updated ${clock(state.lastUpdate)}, every ${REFRESH_MS / 1000} s.`);
+        }
+      } while (state.again);
+    } catch (error) {
+      const last = state.lastUpdate ? `; the figures shown are those of ${clock(state.lastUpdate)}` : "";
+      setStatus(`Refresh failed at ${clock(new Date())}: ${error.message}${last}.`, true);
+    } finally {
+      state.running = false;
+      if (!document.hidden) {
+        state.timer = setTimeout(loop, REFRESH_MS);
+      }
+    }
+  }
+
+  // --- header, figures, options -------------------------------------------------------------------
+
+  function renderHeader(stats) {
+    for (const id of ["orthanc-version", "plugin-version"]) {
+      const node = $(id);
+      node.textContent = get(stats, node.dataset.path);
+      node.dataset.value = JSON.stringify(get(stats, node.dataset.path));
+    }
+    $("enabled-state").replaceChildren(
+      stats.enabled ? "" : el("span", { class: "badge off" }, `disabled: ${stats.notStarted || "IngestPerf.Enable is false"}`));
+    for (const node of document.querySelectorAll(".window-name")) {
+      node.textContent = WINDOWS[state.window].text;
+    }
+    const since = $("since");
+    since.textContent = new Date(stats.since).toLocaleString();
+    since.dataset.value = JSON.stringify(stats.since);
+  }
+
+  function renderFigures(stats) {
+    const rows = [];
+    for (const transport of TRANSPORTS.concat(["all"])) {
+      const base = `transports/${transport}`;
+      const gap = transport === "dicom" || transport === "all" ? `${base}/phases/associationGap/p50` : null;
+      rows.push(el("tr", { dataset: { transport: transport } },
+        el("th", { scope: "row" }, TRANSPORT_TEXT[transport]),
+        figure("td", "stats", stats, `${base}/instances/stored`, (v) => (v === undefined ? "-" : String(v))),
+        figure("td", "stats", stats, `${base}/throughput/instancesPerSecond`, (v) => formatNumber(v, 2),
+          { dataset: { varies: "time" } }),
+        figure("td", "stats", stats, `${base}/throughput/megabytesPerSecond`, (v) => formatNumber(v, 2),
+          { dataset: { varies: "time" } }),
+        figure("td", "stats", stats, `${base}/phases/serverTotal/p50`, formatMs),
+        figure("td", "stats", stats, `${base}/phases/serverTotal/p99`, formatMs),
+        gap ? figure("td", "stats", stats, gap, formatMs) : el("td", { title: "C-STORE only" }, "-")));
+    }
+    $("figures-table").tBodies[0].replaceChildren(...rows);
+    const covered = stats.window;
+    $("coverage").replaceChildren(...(covered ? ["The window covers ",
+      figure("span", "stats", stats, "window/seconds", (v) => formatNumber(v, 1), { dataset: { varies: "time" } }),
+      ` s: ${covered.fullSlots} slots of ${covered.slotSeconds} s and the current one, no further back than the ` +
+      "plugin's start or last reset."] : []));
+  }
+
+  // The switches (on/off, or a mode) first: which opt-ins are on; then the sizes of the fixed tables.
+  function renderPlugin(stats) {
+    const entries = Object.entries(stats.configuration || {});
+    const option = ([key, value]) => {
+      const on = value === true || (typeof value === "string" && value !== "Off");
+      const text = typeof value === "boolean" ? (value ? "on" : "off") : String(value);
+      return el("li", { class: on ? "on" : "" }, `${key}: `,
+        figure("strong", "stats", stats, `configuration/${key}`, () => text));
+    };
+    $("options").replaceChildren(...entries.filter(([, value]) => typeof value !== "number").map(option));
+    $("sizes").replaceChildren(...entries.filter(([, value]) => typeof value === "number").map(option));
+    $("not-in-effect").replaceChildren(...(stats.notInEffect || []).map((item) =>
+      el("li", {}, `${item.option} is not in effect: ${item.reason}`)));
+  }
+
+  // --- diagnosis ----------------------------------------------------------------------------------
+
+  function renderDiagnosis(diagnosis) {
+    // The verdict is the costliest finding's: with findings, each card says its own.
+    const count = (diagnosis.findings || []).length;
+    $("verdict").replaceChildren(count === 0 ? figure("span", "diagnosis", diagnosis, "verdict", String)
+      : `${count} finding${count > 1 ? "s" : ""} in the ${WINDOWS[state.window].text}, the costliest first:`);
+    const items = (diagnosis.findings || []).map((finding, i) => {
+      const base = `findings/${i}`;
+      const fix = finding.fix || {};
+      const configuration = Object.entries(fix.configuration || {});
+      const share = typeof finding.shareOfCycle === "number" ? `, ${Math.round(finding.shareOfCycle * 100)}% of the cycle` : "";
+      return el("li", { class: `finding confidence-${finding.confidence}`, dataset: { findingId: finding.id } },
+        el("h3", {}, el("span", { class: "badge" }, finding.transport), " ",
+          figure("span", "diagnosis", diagnosis, `${base}/verdict`, String)),
+        el("p", { class: "cost" },
+          finding.costMsPerInstance === null ? "Cost not measurable from inside Orthanc"
+            : ["Costs ", figure("span", "diagnosis", diagnosis, `${base}/costMsPerInstance`, formatMs),
+              " ms per instance", share],
+          ` (${finding.cost}).`),
+        (configuration.length || fix.action) ? el("p", { class: "fix" }, el("strong", {}, "Fix: "),
+          configuration.map(([key, value]) => el("code", {}, `${key} = ${JSON.stringify(value)}`)),
+          configuration.length ? "; " : "", fix.action || "",
+          fix.effect ? [el("br"), el("strong", {}, "Effect: "), fix.effect] : "") : null,
+        el("p", {}, el("strong", {}, "Confidence: "), `${finding.confidence}. ${finding.confidenceReason || ""}`),
+        el("details", {}, el("summary", {}, "Why, and the evidence"),
+          el("p", {}, finding.explanation || ""),
+          el("pre", {}, JSON.stringify(finding.evidence, null, 1))));
+    });
+    $("findings").replaceChildren(...items);
+  }
+
+  // --- where the time goes ------------------------------------------------------------------------
+
+  function cycleOf(stats, transport) {
+    const phases = get(stats, `transports/${transport}/phases`) || {};
+    return CYCLE.filter((phase) => phases[phase] && phases[phase].count > 0)
+      .map((phase) => ({ phase: phase, mean: phases[phase].mean }));
+  }
+
+  function renderBreakdown(stats) {
+    const transports = TRANSPORTS.filter((t) => get(stats, `transports/${t}/instances/stored`) > 0);
+    const cycles = transports.map((transport) => cycleOf(stats, transport));
+    const scale = Math.max(...cycles.map((c) => c.reduce((sum, part) => sum + part.mean, 0)), 0);
+    const container = $("breakdown-bars");
+    let segments = 0;
+    const rows = transports.map((transport, i) => {
+      const cycle = cycles[i];
+      const total = cycle.reduce((sum, part) => sum + part.mean, 0);
+      const phases = get(stats, `transports/${transport}/phases`);
+      const parts = cycle.map((part) => `${part.phase} ${formatMs(part.mean)} ms (${Math.round(100 * part.mean / total)}%)`);
+      for (const [outer, inner] of Object.entries(INSIDE)) {
+        const timed = inner.filter((phase) => phases[phase] && phases[phase].count > 0);
+        if (timed.length) {
+          parts.push(`inside ${outer}: ` + timed.map((phase) => `${phase} ${formatMs(phases[phase].mean)} ms`).join(", "));
+        }
+      }
+      segments += cycle.length;
+      return el("div", { class: "bar-row", dataset: { transport: transport } },
+        el("div", { class: "bar-label" }, el("strong", {}, TRANSPORT_TEXT[transport]),
+          `: ${formatMs(total)} ms per instance`),
+        el("div", { class: "bar", role: "img", "aria-label": `${TRANSPORT_TEXT[transport]}: ${parts.join("; ")}`,
+          style: { width: `${Math.max(1, 100 * total / scale)}%` } },
+        cycle.map((part) => figure("span", "stats", stats, `transports/${transport}/phases/${part.phase}/mean`, () => "", {
+          class: `segment p-${part.phase}`, title: `${part.phase}: ${formatMs(part.mean)} ms`,
+          style: { width: `${100 * part.mean / total}%` } }))),
+        el("div", { class: "parts" }, parts.join(" \u00b7 ")));
+    });
+    container.replaceChildren(...(rows.length ? rows
+      : [el("p", { class: "note" }, `No instance stored in the ${WINDOWS[state.window].text}.`)]));
+    container.dataset.points = String(segments);
+    const shown = new Set(cycles.flat().map((part) => part.phase));
+    $("breakdown-legend").replaceChildren(...CYCLE.filter((phase) => shown.has(phase)).map((phase) =>
+      el("li", {}, el("span", { class: `swatch p-${phase}` }), phase)));
+  }
+
+  // --- charts (uPlot) -----------------------------------------------------------------------------
+
+  // Each slot at its middle, and the axis from the first slot's start to the last one's end: the slot
+  // of now is not drawn on the chart's edge.
+  function slotTimes(slots, slotSeconds) {
+    return slots.map((slot) => Date.parse(slot.start) / 1000 + slotSeconds / 2);
+  }
+
+  function timeLabels(u, splits) {
+    const range = u.scales.x.max - u.scales.x.min;
+    return splits.map((seconds) => {
+      const text = clock(new Date(seconds * 1000));
+      return range > 1200 ? text.slice(0, 5) : text; // HH:MM beyond 20 minutes, else HH:MM:SS
+    });
+  }
+
+  function plotOptions(container, series, yLabel, logarithmic, slotSeconds) {
+    const ink = "#57606a";
+    const grid = { stroke: "#eaeef2", width: 1 };
+    const font = "11px system-ui, sans-serif";
+    const labelFont = "12px system-ui, sans-serif";
+    return {
+      width: Math.max(200, container.clientWidth),
+      height: CHART_HEIGHT,
+      legend: { show: false },
+      cursor: { drag: { x: false, y: false } },
+      scales: {
+        x: { time: true, range: (u, min, max) => [min - slotSeconds / 2, max + slotSeconds / 2] },
+        y: logarithmic ? { distr: 3 } : { range: (u, min, max) => [0, Math.max(1, max * 1.15)] },
+      },
+      axes: [
+        { label: "time (local)", labelSize: 18, size: 30, space: 70, stroke: ink, grid: grid, font: font,
+          labelFont: labelFont, values: timeLabels },
+        { label: yLabel, labelSize: 18, size: 52, stroke: ink, grid: grid, font: font, labelFont: labelFont,
+          // a logarithmic scale: a line per power of ten, not per digit
+          filter: logarithmic ? (u, splits) => splits.map((v) => (Math.abs(Math.log10(v) % 1) < 1e-9 ? v : null)) : undefined },
+      ],
+      series: [{}].concat(series),
+    };
+  }
+
+  // One plot per chart, made again only when its series change (same size: nothing moves).
+  function drawPlot(name, container, key, makeOptions, data) {
+    let plot = state.plots[name];
+    if (!plot || plot.key !== key) {
+      if (plot) {
+        plot.uplot.destroy();
+      }
+      container.replaceChildren();
+      plot = state.plots[name] = { key: key, uplot: new uPlot(makeOptions(), data, container) };
+    } else {
+      plot.uplot.setData(data);
+    }
+  }
+
+  function clearPlot(name, container, text) {
+    if (state.plots[name]) {
+      state.plots[name].uplot.destroy();
+      delete state.plots[name];
+    }
+    container.replaceChildren(el("p", { class: "note" }, text));
+  }
+
+  function countValues(data) {
+    return data.slice(1).reduce((n, values) => n + values.filter((v) => v !== null).length, 0);
+  }
+
+  function renderThroughput(hour) {
+    const container = $("throughput-chart");
+    const transports = TRANSPORTS.filter((t) => hour.transports[t]);
+    const slots = hour.transports[transports[0]] || [];
+    const data = [slotTimes(slots, hour.slotSeconds)].concat(transports.map((t) =>
+      hour.transports[t].map((slot) => (slot.seconds > 0 ? slot.stored / slot.seconds : null))));
+    drawPlot("throughput", container, transports.join(), () => plotOptions(container,
+      transports.map((t) => ({ label: t, stroke: TRANSPORT_COLORS[t], width: 2,
+        points: { size: 6, fill: TRANSPORT_COLORS[t] } })),
+      "instances / s", false, hour.slotSeconds), data);
+    const stored = {};
+    for (const t of transports) {
+      stored[t] = hour.transports[t].reduce((sum, slot) => sum + slot.stored, 0);
+    }
+    container.dataset.points = String(countValues(data));
+    container.dataset.stored = JSON.stringify(stored);
+    container.setAttribute("aria-label", "Instances stored per second over the last hour: " +
+      transports.map((t) => `${TRANSPORT_TEXT[t]} ${stored[t]} stored`).join(", "));
+    container.dataset.window = hour.window;
+    $("throughput-legend").replaceChildren(...transports.map((t) => el("li", {},
+      el("span", { class: "swatch", style: { background: TRANSPORT_COLORS[t] } }),
+      `${TRANSPORT_TEXT[t]}: ${stored[t]} stored`)));
+  }
+
+  function renderLatency(series, stats) {
+    const select = $("latency-transport");
+    const available = ["all"].concat(TRANSPORTS.filter((t) => get(stats, `transports/${t}/instances/stored`) > 0));
+    if (Array.from(select.options).map((o) => o.value).join() !== available.join()) {
+      const chosen = available.includes(select.value) ? select.value : "all";
+      select.replaceChildren(...available.map((t) => el("option", { value: t }, TRANSPORT_TEXT[t])));
+      select.value = chosen;
+    }
+    const transport = select.value;
+    const container = $("latency-chart");
+    const slots = series.transports[transport] || [];
+    const phases = PHASES.filter((phase) => slots.some((slot) => slot.phases[phase]));
+    const counts = {};
+    for (const phase of phases) {
+      counts[phase] = slots.reduce((n, slot) => n + (slot.phases[phase] ? slot.phases[phase].count : 0), 0);
+    }
+    container.dataset.transport = transport;
+    container.dataset.counts = JSON.stringify(counts);
+    container.dataset.window = series.window;
+    if (!phases.length) {
+      clearPlot("latency", container, `No instance stored in the ${WINDOWS[state.window].text}.`);
+      container.dataset.points = "0";
+      $("latency-legend").replaceChildren();
+      return;
+    }
+    const positive = (v) => (typeof v === "number" && v > 0 ? v : null); // a logarithmic scale
+    const data = [slotTimes(slots, series.slotSeconds)];
+    const lines = [];
+    for (const phase of phases) {
+      for (const quantile of ["p50", "p99"]) {
+        data.push(slots.map((slot) => (slot.phases[phase] ? positive(slot.phases[phase][quantile]) : null)));
+        lines.push({ label: `${phase} ${quantile}`, stroke: phaseColor(phase), width: quantile === "p50" ? 2 : 1.5,
+          dash: quantile === "p99" ? [6, 4] : undefined, points: { size: 6, fill: phaseColor(phase) } });
+      }
+    }
+    drawPlot("latency", container, `${transport}:${phases.join()}:${series.slotSeconds}`,
+      () => plotOptions(container, lines, "milliseconds (log scale)", true, series.slotSeconds), data);
+    container.dataset.points = String(countValues(data));
+    container.setAttribute("aria-label", `p50 and p99 per phase over the ${WINDOWS[state.window].text}, ` +
+      `${TRANSPORT_TEXT[transport]}: ` + phases.map((phase) => `${phase} (${counts[phase]} samples)`).join(", "));
+    $("latency-legend").replaceChildren(...phases.map((phase) => el("li", {},
+      el("span", { class: "swatch", style: { background: phaseColor(phase) } }), phase)),
+    el("li", {}, el("span", { class: "swatch dashed", style: { borderColor: "#57606a" } }), "p99"));
+  }
+
+  function resizePlots() {
+    for (const [name, plot] of Object.entries(state.plots)) {
+      const container = $(`${name}-chart`);
+      plot.uplot.setSize({ width: Math.max(200, container.clientWidth), height: CHART_HEIGHT });
+    }
+  }
+
+  // --- associations -------------------------------------------------------------------------------
+
+  function renderAssociations(stats) {
+    const associations = stats.associations || {};
+    const peers = associations.byRemoteAet || [];
+    const rows = peers.map((peer, i) => {
+      const base = `associations/byRemoteAet/${i}`;
+      return el("tr", {},
+        figure("th", "stats", stats, `${base}/remoteAet`, String, { scope: "row" }),
+        figure("td", "stats", stats, `${base}/inProgress`, String),
+        figure("td", "stats", stats, `${base}/closed`, String),
+        figure("td", "stats", stats, `${base}/finished`, String),
+        figure("td", "stats", stats, `${base}/instancesPerAssociation/mean`, (v) => formatNumber(v, 1)),
+        figure("td", "stats", stats, `${base}/gap/count`, String),
+        figure("td", "stats", stats, `${base}/gap/p50`, formatMs),
+        figure("td", "stats", stats, `${base}/gap/mean`, formatMs),
+        figure("td", "stats", stats, `${base}/gap/p99`, formatMs));
+    });
+    $("associations-table").tBodies[0].replaceChildren(...(rows.length ? rows
+      : [el("tr", { class: "empty" }, el("td", { colspan: "9" }, "No C-STORE instance since the reset."))]));
+    const open = associations.openConnections || {};
+    $("connections").replaceChildren(...(open.observable === false ? [`Open connections: not observable (${open.reason}).`]
+      : ["Open C-STORE connections now: ", figure("strong", "stats", stats, "associations/openConnections/count", String),
+        " (from the kernel's TCP table). An association is a chain of instances from one calling AET; its gaps are the ",
+        "times between two of its instances."]));
+  }
+
+  // --- slowest instances --------------------------------------------------------------------------
+
+  function renderSlowest(slowest) {
+    const instances = slowest.instances || [];
+    const span = (instance) => CYCLE.reduce((sum, phase) => sum + (instance.phases[phase] || 0), 0);
+    const scale = Math.max(...instances.map(span), 0);
+    const rows = instances.map((instance, i) => {
+      const base = `instances/${i}`;
+      const labels = instance.labels || {};
+      const from = labels.remoteAet && labels.remoteAet !== "(none)" ? labels.remoteAet : labels.remoteIp;
+      const timeline = CYCLE.filter((phase) => typeof instance.phases[phase] === "number").map((phase) =>
+        figure("span", "slowest", slowest, `${base}/phases/${phase}`, () => "", {
+          class: `segment p-${phase}`, title: `${phase}: ${formatMs(instance.phases[phase])} ms`,
+          style: { width: `${100 * instance.phases[phase] / scale}%` } }));
+      const described = CYCLE.filter((phase) => typeof instance.phases[phase] === "number")
+        .map((phase) => `${phase} ${formatMs(instance.phases[phase])} ms`).join(", ");
+      return el("tr", { dataset: { instanceId: instance.instanceId } },
+        figure("td", "slowest", slowest, `${base}/arrival`, (v) => clock(new Date(v), true), { title: instance.arrival }),
+        figure("td", "slowest", slowest, `${base}/transport`, String),
+        el("td", { title: from }, from || "-"),
+        figure("td", "slowest", slowest, `${base}/phases/serverTotal`, formatMs),
+        el("td", {}, el("div", { class: "timeline", role: "img", "aria-label": described, title: described }, timeline)));
+    });
+    while (rows.length < SLOWEST_ROWS) { // the table keeps its height
+      rows.push(el("tr", { class: "empty" }, el("td", { colspan: "5" },
+        rows.length === 0 ? `No instance stored in the ${WINDOWS[state.window].text}.` : "\u00a0")));
+    }
+    $("slowest-table").tBodies[0].replaceChildren(...rows);
+    $("slowest-table").dataset.points = String(instances.length);
+    const ring = slowest.ring || {};
+    $("ring").textContent = ring.coversWindow === false
+      ? `Only the last ${ring.capacity} instances are kept: they reach back ${ring.reachesBackSeconds} s, less than the window.`
+      : `${slowest.matched} instances stored in the window; the ${ring.capacity} most recent are kept.`;
+  }
+
+  // --- buttons ------------------------------------------------------------------------------------
+
+  async function downloadTrace() {
+    const button = $("trace");
+    if (button.getAttribute("aria-busy") === "true") {
+      return;
+    }
+    button.setAttribute("aria-busy", "true");
+    const seconds = WINDOWS[state.window].seconds;
+    try {
+      const response = await fetch(`${API}trace?seconds=${seconds}`, { cache: "no-store" });
+      if (!response.ok) {
+        throw new Error(`/perf/trace answered HTTP ${response.status}`);
+      }
+      const text = await response.text();
+      const trace = JSON.parse(text);
+      if (!Array.isArray(trace.traceEvents)) {
+        throw new Error("/perf/trace answered no traceEvents");
+      }
+      const now = new Date();
+      const file = `orthanc-ingest-trace-${now.getFullYear()}${pad(now.getMonth() + 1)}${pad(now.getDate())}-` +
+        `${pad(now.getHours())}${pad(now.getMinutes())}${pad(now.getSeconds())}.json`;
+      const url = URL.createObjectURL(new Blob([text], { type: "application/json" }));
+      const link = el("a", { href: url, download: file, class: "visually-hidden" }, file);
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60000);
+      button.dataset.events = String(trace.traceEvents.length);
+      button.dataset.file = file;
+      setNotice(`Saved ${file}: ${trace.traceEvents.length} events of the ${WINDOWS[state.window].text}; ` +
+        "open it in Perfetto or chrome://tracing.");
+    } catch (error) {
+      setNotice(`Trace not saved: ${error.message}.`, true);
+    } finally {
+      button.removeAttribute("aria-busy");
+    }
+  }
+
+  async function resetStatistics() {
+    const question = "Reset every statistic of the ingest-perf plugin on this Orthanc?\n\n" +
+      "Counts, histograms, time windows and the slowest instances start again from zero, for everyone who reads them.";
+    if (!window.confirm(question)) {
+      setNotice("Reset cancelled: nothing was changed.");
+      return;
+    }
+    try {
+      const response = await fetch(`${API}reset`, { method: "POST", cache: "no-store" });
+      if (!response.ok) {
+        throw new Error(`/perf/reset answered HTTP ${response.status}`);
+      }
+      document.body.dataset.resets = String(Number(document.body.dataset.resets || 0) + 1);
+      setNotice(`Statistics reset at ${clock(new Date())}.`);
+      loop();
+    } catch (error) {
+      setNotice(`Reset failed: ${error.message}.`, true);
+    }
+  }
+
+  function chooseWindow(name) {
+    state.window = name;
+    // Relative: an absolute URL differs from a document URL that holds user:password@ (an exception).
+    history.replaceState(null, "", `?window=${name}`);
+    loop();
+  }
+
+  function start() {
+    const select = $("window");
+    select.value = state.window;
+    select.addEventListener("change", () => chooseWindow(select.value));
+    $("latency-transport").addEventListener("change", () => loop());
+    $("trace").addEventListener("click", downloadTrace);
+    $("reset").addEventListener("click", resetStatistics);
+    // No requests while nobody looks: a tab left open in the background costs Orthanc nothing.
+    document.addEventListener("visibilitychange", () => {
+      if (document.hidden) {
+        clearTimeout(state.timer);
+      } else {
+        loop();
+      }
+    });
+    let resizing = null;
+    window.addEventListener("resize", () => {
+      clearTimeout(resizing);
+      resizing = setTimeout(resizePlots, 150);
+    });
+    loop();
+  }
+
+  start();
+})();
