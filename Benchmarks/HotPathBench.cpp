@@ -3,6 +3,9 @@
 // running Orthanc), and the cost of answering /perf/stats.
 // Targets (issue 4): <= 100 ns per recorded event, <= 1 us per instance, /perf/stats <= 5 ms with
 // every label limit reached.
+#include "Correlation/OpenConnections.h"
+#include "Diagnosis/DiagnosisRules.h"
+#include "Export/DiagnosisExporter.h"
 #include "Correlation/BoundedSpinLock.h"
 #include "Recording/IngestPipeline.h"
 #include "Export/JsonExporter.h"
@@ -515,3 +518,45 @@ static void BM_RecentAnswers_FullRing(benchmark::State& state)
   state.counters["instances"] = static_cast<double>(instances);
 }
 BENCHMARK(BM_RecentAnswers_FullRing)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+
+// One sample of the connection sampler: the kernel's TCP tables read once, counted for two ports.
+// Off the ingest path (its own thread), twice a second while Orthanc ingests, never when idle.
+static void BM_ConnectionSample(benchmark::State& state)
+{
+  IngestPerf::OpenConnections dicom;
+  IngestPerf::OpenConnections http;
+  for (auto _ : state)
+  {
+    IngestPerf::ReadOpenConnections(4242, 8042, dicom, http);
+    benchmark::DoNotOptimize(dicom.count + http.count);
+  }
+}
+BENCHMARK(BM_ConnectionSample)->Unit(benchmark::kMicrosecond);
+
+
+// The diagnosis of a report with every transport busy: the twelve rules and the JSON answer.
+static void BM_Diagnose(benchmark::State& state)
+{
+  IngestPerf::DiagnosisInput input;
+  input.window = "5m";
+  input.activeSeconds = 300;
+  for (auto& transport : input.transports)
+  {
+    transport.stored = 1000;
+    for (auto& phase : transport.phases)
+    {
+      phase.count = 1000;
+      phase.meanMs = phase.p50Ms = 3;
+      phase.sumMs = 3000;
+    }
+  }
+  input.all = input.transports[0];
+  IngestPerf::PluginStatus status;
+  for (auto _ : state)
+  {
+    const Json::Value answer = IngestPerf::ExportDiagnosis(IngestPerf::Diagnose(input), input, status);
+    benchmark::DoNotOptimize(answer.size());
+  }
+}
+BENCHMARK(BM_Diagnose)->Unit(benchmark::kMicrosecond);

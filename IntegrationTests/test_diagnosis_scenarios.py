@@ -129,7 +129,7 @@ CASES = [
     ("slow_sender", "slow_sender", {"instances": 15}, slow_sender_premise, "slow-sender", None),
     ("dicom_pool_saturated", "dicom_pool_saturated", {"during": during_the_load}, pool_premise,
      "dicom-workers-saturated", "dicom-workers-saturated"),
-    ("http_threads_saturated", "http_threads_saturated", {"threads": 2, "clients": 8, "per_client": 60,
+    ("http_threads_saturated", "http_threads_saturated", {"threads": 2, "clients": 8, "per_client": 100,
                                                           "during": during_the_load},
      http_pool_premise, "http-threads-saturated", "http-threads-saturated"),
     ("transcoding_bound-Off", "transcoding_bound", {"timing": "Off", "instances": 15}, transcoding_premise,

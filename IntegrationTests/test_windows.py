@@ -110,7 +110,9 @@ def test_perf_report_shows_a_window_and_the_recent_block(ingested, repo_root):
     windowed = subprocess.run(script + ["--window", "5m", "--transport", "dicom"], capture_output=True, text=True)
     assert windowed.returncode == 0, windowed.stderr
     lines = windowed.stdout.splitlines()
-    assert "| last 5m (" in lines[0] and "since" not in lines[0]
+    assert lines[0].startswith("Diagnosis (last 5m, ")  # the diagnosis of the same window comes first
+    header = next(line for line in lines if line.startswith("ingest-perf "))
+    assert "| last 5m (" in header and "since" not in header
     assert any(line.startswith("DICOM (C-STORE): 6 stored") for line in lines)
     default = subprocess.run(script, capture_output=True, text=True)
     assert default.returncode == 0, default.stderr

@@ -52,6 +52,9 @@ namespace IngestPerf
     void ChangeDelivered(uint32_t changeType, int64_t nowNs, int64_t pairedStoredNs);
 
     void ResetStatistics();  // keeps the counters the backlog is computed from
+
+    // Instances stored since start (never reset): a cheap sign of ingest activity for other threads.
+    uint64_t StoredInstances() const { return storedInstances_.load(std::memory_order_relaxed); }
     ChangeQueueSnapshot Snapshot() const;
 
   private:

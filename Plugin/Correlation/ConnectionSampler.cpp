@@ -26,11 +26,15 @@ namespace IngestPerf
   }
 
 
-  ConnectionSampler::ConnectionSampler(uint16_t dicomPort, uint16_t httpPort,
-                                       std::function<OpenConnections(uint16_t)> read) :
+  ConnectionSampler::ConnectionSampler(uint16_t dicomPort, uint16_t httpPort, std::function<uint64_t()> activity,
+                                       Reader read) :
     dicomPort_(dicomPort),
     httpPort_(httpPort),
-    read_(std::move(read)),
+    activity_(std::move(activity)),
+    read_(read ? std::move(read)
+               : Reader([](uint16_t dicom, uint16_t http, OpenConnections& toDicom, OpenConnections& toHttp) {
+                   ReadOpenConnections(dicom, http, toDicom, toHttp);
+                 })),
     ring_(kCapacity)
   {
   }
@@ -73,7 +77,7 @@ namespace IngestPerf
     {
       try
       {
-        SampleNow(MonotonicNowNs());
+        Tick(MonotonicNowNs());
       }
       catch (...)
       {
@@ -92,10 +96,33 @@ namespace IngestPerf
   }
 
 
+  bool ConnectionSampler::Tick(int64_t nowNs)
+  {
+    // Only the thread calls Tick: lastActivity_ and quietTicks_ are its own.
+    const uint64_t activity = activity_ ? activity_() : 0;
+    if (activity != lastActivity_)
+    {
+      lastActivity_ = activity;
+      quietTicks_ = 0;
+    }
+    else if (quietTicks_ <= kQuietTicks)
+    {
+      quietTicks_++;
+    }
+    if (quietTicks_ > kQuietTicks)
+    {
+      return false;
+    }
+    SampleNow(nowNs);
+    return true;
+  }
+
+
   void ConnectionSampler::SampleNow(int64_t nowNs)
   {
-    const OpenConnections dicom = read_(dicomPort_);
-    const OpenConnections http = read_(httpPort_);
+    OpenConnections dicom;
+    OpenConnections http;
+    read_(dicomPort_, httpPort_, dicom, http);
     if (!dicom.available && !http.available)
     {
       return;

@@ -1,10 +1,12 @@
-// The established TCP connections to Orthanc's DicomPort and HttpPort, sampled twice a second by a
+// The established TCP connections to Orthanc's DicomPort and HttpPort, sampled once a second by a
 // thread of the plugin's own (never on the ingest path) and kept for an hour, so that a reader sees
 // what was open during a window and not only when it asks: an operator's request to a saturated
 // HTTP server waits for a thread itself, until the queue it should see has drained.
 //
-// Memory is fixed (kCapacity samples of 16 bytes). The thread only reads /proc/self/net/tcp and
-// tcp6 (OpenConnections.h) and takes a mutex that only readers of the summary share.
+// Only while Orthanc ingests: a tick reads the table when the count of stored instances moved since
+// the last tick or in the 4 s before; an idle Orthanc costs a timed wait once a second and nothing
+// else. Memory is fixed (kCapacity samples of 16 bytes). The thread reads /proc/self/net/tcp and
+// tcp6 once per sample (OpenConnections.h) and takes a mutex that only readers of the summary share.
 #pragma once
 
 #include "Correlation/OpenConnections.h"
@@ -41,12 +43,19 @@ namespace IngestPerf
   class ConnectionSampler
   {
   public:
-    static constexpr int64_t kPeriodNs = 500 * 1000000LL;
-    static constexpr size_t kCapacity = 7200;  // one hour
+    // A sample costs about 2 ms of kernel time on the development machine (the kernel walks its
+    // whole TCP hash table, 262,144 buckets there, to print each file): once a second while Orthanc
+    // ingests is 0.2% of one core, and nothing when it does not.
+    static constexpr int64_t kPeriodNs = 1000 * 1000000LL;
+    static constexpr size_t kCapacity = 3600;  // one hour
 
-    // `read(port)` counts the connections to a port (ReadOpenConnections by default; tests inject).
-    ConnectionSampler(uint16_t dicomPort, uint16_t httpPort,
-                      std::function<OpenConnections(uint16_t)> read = ReadOpenConnections);
+    static constexpr int kQuietTicks = 4;  // ticks sampled after the last activity seen
+
+    using Reader =
+      std::function<void(uint16_t dicomPort, uint16_t httpPort, OpenConnections& dicom, OpenConnections& http)>;
+    // `activity()`: a counter that moves while Orthanc ingests (stored instances); `read` counts
+    // the connections to both ports (the kernel's table by default; tests inject both).
+    ConnectionSampler(uint16_t dicomPort, uint16_t httpPort, std::function<uint64_t()> activity, Reader read = nullptr);
     ~ConnectionSampler();
     ConnectionSampler(const ConnectionSampler&) = delete;
     ConnectionSampler& operator=(const ConnectionSampler&) = delete;
@@ -54,8 +63,10 @@ namespace IngestPerf
     void Start();
     void Stop();  // joins the thread; idempotent
 
-    // Takes one sample now (the thread's step; tests call it directly).
+    // Takes one sample now (tests call it directly).
     void SampleNow(int64_t nowNs);
+    // The thread's step: a sample if Orthanc ingested lately. Returns whether it sampled.
+    bool Tick(int64_t nowNs);
     void Add(const ConnectionSample& sample);
 
     // The samples taken from `fromNs` to `toNs` (monotonic).
@@ -67,7 +78,10 @@ namespace IngestPerf
 
     const uint16_t dicomPort_;
     const uint16_t httpPort_;
-    const std::function<OpenConnections(uint16_t)> read_;
+    const std::function<uint64_t()> activity_;
+    const Reader read_;
+    uint64_t lastActivity_ = 0;
+    int quietTicks_ = kQuietTicks + 1;  // idle until the first instance
     mutable std::mutex mutex_;
     std::vector<ConnectionSample> ring_;
     size_t next_ = 0;

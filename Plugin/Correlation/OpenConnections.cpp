@@ -128,10 +128,11 @@ namespace IngestPerf
   }
 
 
-  OpenConnections ReadOpenConnections(uint16_t port)
+  void ReadOpenConnections(uint16_t first, uint16_t second, OpenConnections& toFirst, OpenConnections& toSecond)
   {
-    OpenConnections result;
-    result.readNs = MonotonicNowNs();
+    toFirst = OpenConnections();
+    toSecond = OpenConnections();
+    toFirst.readNs = toSecond.readNs = MonotonicNowNs();
     for (const char* path : {"/proc/self/net/tcp", "/proc/self/net/tcp6"})
     {
       std::ifstream file(path);
@@ -139,11 +140,21 @@ namespace IngestPerf
       {
         continue;
       }
-      result.available = true;
+      toFirst.available = toSecond.available = true;
       std::stringstream content;
       content << file.rdbuf();
-      ParseProcNetTcp(result, content.str(), port);
+      const std::string text = content.str();
+      ParseProcNetTcp(toFirst, text, first);
+      ParseProcNetTcp(toSecond, text, second);
     }
+  }
+
+
+  OpenConnections ReadOpenConnections(uint16_t port)
+  {
+    OpenConnections result;
+    OpenConnections unused;
+    ReadOpenConnections(port, port, result, unused);
     return result;
   }
 }

@@ -22,4 +22,7 @@ namespace IngestPerf
   void ParseProcNetTcp(OpenConnections& target, const std::string& text, uint16_t port);
 
   OpenConnections ReadOpenConnections(uint16_t port);
+
+  // The same for two ports, each file of the table read once.
+  void ReadOpenConnections(uint16_t first, uint16_t second, OpenConnections& toFirst, OpenConnections& toSecond);
 }

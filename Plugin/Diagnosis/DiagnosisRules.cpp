@@ -176,7 +176,7 @@ namespace IngestPerf
         const double occupancy =
           input_.activeSeconds > 0 ? (gap.sumMs + server.sumMs) / 1000 / input_.activeSeconds : 0;
         const double now = static_cast<double>(std::max<int64_t>(0, input_.dicomConnectionsNow));
-        const double peak = input_.connections.dicomMax;  // sampled twice a second over the span
+        const double peak = input_.connections.dicomMax;  // sampled once a second over the span
         const double associations = std::max(std::max(occupancy, now), peak);
         const bool longGaps = gap.p50Ms >= std::max(10.0, kBusyGapFactor * server.p50Ms);
         if (associations <= threads || !longGaps)
@@ -226,7 +226,7 @@ namespace IngestPerf
         const bool seen = now > threads || input_.connections.dicomOverThreads > 0;
         f.confidence = seen ? "high" : "medium";
         f.confidenceReason = seen ? "the open TCP associations outnumbered the workers (right now, or in the samples "
-                                    "taken twice a second)"
+                                    "taken once a second)"
                                   : "inferred from the gaps and stores over the window (Little's law); no more "
                                     "associations than workers were seen open";
         return true;
@@ -429,7 +429,7 @@ namespace IngestPerf
                           "(docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         f.confidence = queued ? "high" : "medium";
         f.confidenceReason = queued ? "more client connections were open than Orthanc has HTTP threads (right now, or "
-                                      "in the samples taken twice a second)"
+                                      "in the samples taken once a second)"
                                     : "the threads were busy storing most of the time, but no queue is visible now";
       }
 

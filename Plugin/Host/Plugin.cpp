@@ -57,8 +57,10 @@ namespace
     status.storage = RegisterTimedStorageArea(status.configuration);
     status.restAnswers = RestAnswerTimingState(status.configuration.timeRestAnswers);
     RegisterPublishedOrthancMetrics(status);
+    const IngestPipeline* ingest = pipeline.get();
     sampler.reset(new ConnectionSampler(static_cast<uint16_t>(status.configuration.dicomPort),
-                                        static_cast<uint16_t>(status.configuration.httpPort)));
+                                        static_cast<uint16_t>(status.configuration.httpPort),
+                                        [ingest] { return ingest->changes.StoredInstances(); }));
     sampler->Start();
     SetActiveConnectionSampler(sampler.get());
     if (status.storage.requested && !status.storage.active)
