@@ -528,7 +528,7 @@ static void BM_ConnectionSample(benchmark::State& state)
   IngestPerf::OpenConnections http;
   for (auto _ : state)
   {
-    IngestPerf::ReadOpenConnections(4242, 8042, dicom, http);
+    IngestPerf::CountOpenConnections(4242, 8042, dicom, http);
     benchmark::DoNotOptimize(dicom.count + http.count);
   }
 }

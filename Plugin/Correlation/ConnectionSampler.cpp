@@ -33,7 +33,7 @@ namespace IngestPerf
     activity_(std::move(activity)),
     read_(read ? std::move(read)
                : Reader([](uint16_t dicom, uint16_t http, OpenConnections& toDicom, OpenConnections& toHttp) {
-                   ReadOpenConnections(dicom, http, toDicom, toHttp);
+                   CountOpenConnections(dicom, http, toDicom, toHttp);
                  })),
     ring_(kCapacity)
   {

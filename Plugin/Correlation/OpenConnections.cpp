@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 
+#include <cstddef>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -128,24 +129,129 @@ namespace IngestPerf
   }
 
 
-  void ReadOpenConnections(uint16_t first, uint16_t second, OpenConnections& toFirst, OpenConnections& toSecond)
+  namespace
+  {
+    bool IsSpace(char c)
+    {
+      // What operator>> skips in the classic locale.
+      return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+    }
+
+    bool IsHex(char c)
+    {
+      return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    }
+
+    // ParseHex on [begin, end), without a copy.
+    bool HexRange(uint64_t& value, const char* begin, const char* end)
+    {
+      if (begin == end || end - begin > 16)
+      {
+        return false;
+      }
+      value = 0;
+      for (const char* c = begin; c != end; c++)
+      {
+        if (!IsHex(*c))
+        {
+          return false;
+        }
+        value = value * 16 + static_cast<uint64_t>(*c <= '9' ? *c - '0' : (*c | 0x20) - 'a' + 10);
+      }
+      return true;
+    }
+
+    const char* Find(const char* begin, const char* end, char wanted)
+    {
+      while (begin != end && *begin != wanted)
+      {
+        begin++;
+      }
+      return begin;
+    }
+  }
+
+
+  uint64_t CountEstablished(const std::string& text, uint16_t port)
+  {
+    const char* const end = text.data() + text.size();
+    const char* line = Find(text.data(), end, '\n');  // the header
+    uint64_t count = 0;
+    while (line != end)
+    {
+      line++;  // past the '\n'
+      const char* const lineEnd = Find(line, end, '\n');
+      // The first four whitespace-separated fields: slot, local, remote, state.
+      const char* fields[4][2];
+      const char* c = line;
+      int n = 0;
+      for (; n < 4; n++)
+      {
+        while (c != lineEnd && IsSpace(*c))
+        {
+          c++;
+        }
+        if (c == lineEnd)
+        {
+          break;
+        }
+        fields[n][0] = c;
+        while (c != lineEnd && !IsSpace(*c))
+        {
+          c++;
+        }
+        fields[n][1] = c;
+      }
+      line = lineEnd;
+      if (n < 4)
+      {
+        continue;
+      }
+      const char* localColon = Find(fields[1][0], fields[1][1], ':');
+      const char* remoteColon = Find(fields[2][0], fields[2][1], ':');
+      uint64_t localPort = 0;
+      uint64_t state = 0;
+      uint64_t unused = 0;
+      const ptrdiff_t remoteLength = remoteColon - fields[2][0];
+      if (localColon == fields[1][1] || remoteColon == fields[2][1] ||
+          !HexRange(localPort, localColon + 1, fields[1][1]) || !HexRange(state, fields[3][0], fields[3][1]) ||
+          !(remoteLength == 8 || remoteLength == 32) || !HexRange(unused, fields[2][0], fields[2][0] + 8) ||
+          (remoteLength == 32 && (!HexRange(unused, fields[2][0] + 8, fields[2][0] + 24) ||
+                                  !HexRange(unused, fields[2][0] + 24, remoteColon))))
+      {
+        continue;  // not a line of the kernel's table
+      }
+      count += (localPort == port && state == 1 /* TCP_ESTABLISHED */) ? 1 : 0;
+    }
+    return count;
+  }
+
+
+  void CountOpenConnections(uint16_t first, uint16_t second, OpenConnections& toFirst, OpenConnections& toSecond)
   {
     toFirst = OpenConnections();
     toSecond = OpenConnections();
     toFirst.readNs = toSecond.readNs = MonotonicNowNs();
+    std::string text;
+    text.reserve(16384);
+    char buffer[4096];
     for (const char* path : {"/proc/self/net/tcp", "/proc/self/net/tcp6"})
     {
-      std::ifstream file(path);
-      if (!file)
+      std::FILE* file = std::fopen(path, "r");
+      if (file == nullptr)
       {
         continue;
       }
+      text.clear();
+      size_t read;
+      while ((read = std::fread(buffer, 1, sizeof(buffer), file)) > 0)
+      {
+        text.append(buffer, read);
+      }
+      std::fclose(file);
       toFirst.available = toSecond.available = true;
-      std::stringstream content;
-      content << file.rdbuf();
-      const std::string text = content.str();
-      ParseProcNetTcp(toFirst, text, first);
-      ParseProcNetTcp(toSecond, text, second);
+      toFirst.count += CountEstablished(text, first);
+      toSecond.count += CountEstablished(text, second);
     }
   }
 
@@ -153,8 +259,19 @@ namespace IngestPerf
   OpenConnections ReadOpenConnections(uint16_t port)
   {
     OpenConnections result;
-    OpenConnections unused;
-    ReadOpenConnections(port, port, result, unused);
+    result.readNs = MonotonicNowNs();
+    for (const char* path : {"/proc/self/net/tcp", "/proc/self/net/tcp6"})
+    {
+      std::ifstream file(path);
+      if (!file)
+      {
+        continue;
+      }
+      result.available = true;
+      std::stringstream content;
+      content << file.rdbuf();
+      ParseProcNetTcp(result, content.str(), port);
+    }
     return result;
   }
 }
