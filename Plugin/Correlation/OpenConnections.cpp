@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -161,7 +162,7 @@ namespace IngestPerf
       return true;
     }
 
-    const char* Find(const char* begin, const char* end, char wanted)
+    const char* FindChar(const char* begin, const char* end, char wanted)
     {
       while (begin != end && *begin != wanted)
       {
@@ -172,58 +173,80 @@ namespace IngestPerf
   }
 
 
+  namespace
+  {
+    // One pass over the table for both ports: the sampler reads a table that lists every socket of
+    // the host (thousands of lines on a busy server), so each line costs a memchr to its end and
+    // the parsing of its first fields, and the rest only when its local port is one of the two.
+    void CountEstablishedLines(const std::string& text, const uint16_t ports[2], uint64_t counts[2])
+    {
+      const char* const end = text.data() + text.size();
+      const char* line = static_cast<const char*>(std::memchr(text.data(), '\n', text.size()));  // header
+      while (line != nullptr && line != end)
+      {
+        line++;  // past the '\n'
+        const char* found = static_cast<const char*>(std::memchr(line, '\n', static_cast<size_t>(end - line)));
+        const char* const lineEnd = found == nullptr ? end : found;
+        // The first four whitespace-separated fields: slot, local, remote, state.
+        const char* fields[4][2];
+        const char* c = line;
+        int n = 0;
+        for (; n < 4; n++)
+        {
+          while (c != lineEnd && IsSpace(*c))
+          {
+            c++;
+          }
+          if (c == lineEnd)
+          {
+            break;
+          }
+          fields[n][0] = c;
+          while (c != lineEnd && !IsSpace(*c))
+          {
+            c++;
+          }
+          fields[n][1] = c;
+        }
+        line = found;
+        if (n < 4)
+        {
+          continue;
+        }
+        const char* localColon = FindChar(fields[1][0], fields[1][1], ':');
+        uint64_t localPort = 0;
+        if (localColon == fields[1][1] || !HexRange(localPort, localColon + 1, fields[1][1]) ||
+            (localPort != ports[0] && localPort != ports[1]))
+        {
+          continue;  // another port, or not a line of the kernel's table: counts nothing either way
+        }
+        const char* remoteColon = FindChar(fields[2][0], fields[2][1], ':');
+        uint64_t state = 0;
+        uint64_t unused = 0;
+        const ptrdiff_t remoteLength = remoteColon - fields[2][0];
+        if (remoteColon == fields[2][1] || !HexRange(state, fields[3][0], fields[3][1]) ||
+            !(remoteLength == 8 || remoteLength == 32) || !HexRange(unused, fields[2][0], fields[2][0] + 8) ||
+            (remoteLength == 32 && (!HexRange(unused, fields[2][0] + 8, fields[2][0] + 24) ||
+                                    !HexRange(unused, fields[2][0] + 24, remoteColon))))
+        {
+          continue;  // not a line of the kernel's table
+        }
+        if (state == 1 /* TCP_ESTABLISHED */)
+        {
+          counts[0] += localPort == ports[0] ? 1 : 0;
+          counts[1] += localPort == ports[1] ? 1 : 0;
+        }
+      }
+    }
+  }
+
+
   uint64_t CountEstablished(const std::string& text, uint16_t port)
   {
-    const char* const end = text.data() + text.size();
-    const char* line = Find(text.data(), end, '\n');  // the header
-    uint64_t count = 0;
-    while (line != end)
-    {
-      line++;  // past the '\n'
-      const char* const lineEnd = Find(line, end, '\n');
-      // The first four whitespace-separated fields: slot, local, remote, state.
-      const char* fields[4][2];
-      const char* c = line;
-      int n = 0;
-      for (; n < 4; n++)
-      {
-        while (c != lineEnd && IsSpace(*c))
-        {
-          c++;
-        }
-        if (c == lineEnd)
-        {
-          break;
-        }
-        fields[n][0] = c;
-        while (c != lineEnd && !IsSpace(*c))
-        {
-          c++;
-        }
-        fields[n][1] = c;
-      }
-      line = lineEnd;
-      if (n < 4)
-      {
-        continue;
-      }
-      const char* localColon = Find(fields[1][0], fields[1][1], ':');
-      const char* remoteColon = Find(fields[2][0], fields[2][1], ':');
-      uint64_t localPort = 0;
-      uint64_t state = 0;
-      uint64_t unused = 0;
-      const ptrdiff_t remoteLength = remoteColon - fields[2][0];
-      if (localColon == fields[1][1] || remoteColon == fields[2][1] ||
-          !HexRange(localPort, localColon + 1, fields[1][1]) || !HexRange(state, fields[3][0], fields[3][1]) ||
-          !(remoteLength == 8 || remoteLength == 32) || !HexRange(unused, fields[2][0], fields[2][0] + 8) ||
-          (remoteLength == 32 && (!HexRange(unused, fields[2][0] + 8, fields[2][0] + 24) ||
-                                  !HexRange(unused, fields[2][0] + 24, remoteColon))))
-      {
-        continue;  // not a line of the kernel's table
-      }
-      count += (localPort == port && state == 1 /* TCP_ESTABLISHED */) ? 1 : 0;
-    }
-    return count;
+    const uint16_t ports[2] = {port, port};
+    uint64_t counts[2] = {0, 0};
+    CountEstablishedLines(text, ports, counts);
+    return counts[0];
   }
 
 
@@ -250,8 +273,11 @@ namespace IngestPerf
       }
       std::fclose(file);
       toFirst.available = toSecond.available = true;
-      toFirst.count += CountEstablished(text, first);
-      toSecond.count += CountEstablished(text, second);
+      const uint16_t ports[2] = {first, second};
+      uint64_t counts[2] = {0, 0};
+      CountEstablishedLines(text, ports, counts);
+      toFirst.count += counts[0];
+      toSecond.count += counts[1];
     }
   }
 
