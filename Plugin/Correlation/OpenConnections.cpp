@@ -7,7 +7,6 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <vector>
 
@@ -250,35 +249,49 @@ namespace IngestPerf
   }
 
 
+  namespace
+  {
+    // Calls read(text) with the whole text of each table that can be opened (tcp, then tcp6);
+    // returns whether any could.
+    template <typename Read>
+    bool ReadTables(Read read)
+    {
+      bool any = false;
+      std::string text;
+      char buffer[4096];
+      for (const char* path : {"/proc/self/net/tcp", "/proc/self/net/tcp6"})
+      {
+        std::FILE* file = std::fopen(path, "r");
+        if (file == nullptr)
+        {
+          continue;
+        }
+        text.clear();
+        size_t bytes;
+        while ((bytes = std::fread(buffer, 1, sizeof(buffer), file)) > 0)
+        {
+          text.append(buffer, bytes);
+        }
+        std::fclose(file);
+        any = true;
+        read(text);
+      }
+      return any;
+    }
+  }
+
+
   void CountOpenConnections(uint16_t first, uint16_t second, OpenConnections& toFirst, OpenConnections& toSecond)
   {
     toFirst = OpenConnections();
     toSecond = OpenConnections();
     toFirst.readNs = toSecond.readNs = MonotonicNowNs();
-    std::string text;
-    text.reserve(16384);
-    char buffer[4096];
-    for (const char* path : {"/proc/self/net/tcp", "/proc/self/net/tcp6"})
-    {
-      std::FILE* file = std::fopen(path, "r");
-      if (file == nullptr)
-      {
-        continue;
-      }
-      text.clear();
-      size_t read;
-      while ((read = std::fread(buffer, 1, sizeof(buffer), file)) > 0)
-      {
-        text.append(buffer, read);
-      }
-      std::fclose(file);
-      toFirst.available = toSecond.available = true;
-      const uint16_t ports[2] = {first, second};
-      uint64_t counts[2] = {0, 0};
-      CountEstablishedLines(text, ports, counts);
-      toFirst.count += counts[0];
-      toSecond.count += counts[1];
-    }
+    const uint16_t ports[2] = {first, second};
+    uint64_t counts[2] = {0, 0};
+    toFirst.available = toSecond.available =
+      ReadTables([&](const std::string& text) { CountEstablishedLines(text, ports, counts); });
+    toFirst.count = counts[0];
+    toSecond.count = counts[1];
   }
 
 
@@ -286,18 +299,7 @@ namespace IngestPerf
   {
     OpenConnections result;
     result.readNs = MonotonicNowNs();
-    for (const char* path : {"/proc/self/net/tcp", "/proc/self/net/tcp6"})
-    {
-      std::ifstream file(path);
-      if (!file)
-      {
-        continue;
-      }
-      result.available = true;
-      std::stringstream content;
-      content << file.rdbuf();
-      ParseProcNetTcp(result, content.str(), port);
-    }
+    result.available = ReadTables([&](const std::string& text) { ParseProcNetTcp(result, text, port); });
     return result;
   }
 }
