@@ -2,6 +2,7 @@
 
 #include "Capture/DicomMetaHeader.h"
 #include "Correlation/ChangeCorrelator.h"
+#include "Correlation/IngestWatcher.h"
 #include "Labels/Hash.h"
 #include "Recording/DuplicateDetection.h"
 #include "Recording/IngestPipeline.h"
@@ -18,6 +19,15 @@ namespace IngestPerf
     IngestPipeline& Pipeline()
     {
       return *ActivePipeline();
+    }
+
+    // Orthanc ingests: the plugin's thread wakes if it slept (a load and a fence, a write once per idle period).
+    void WakeWatcher()
+    {
+      if (IngestWatcher* watcher = ActiveIngestWatcher())
+      {
+        watcher->WakeIfSleeping();
+      }
     }
 
     // Set once before registration, read-only afterwards.
@@ -94,9 +104,16 @@ namespace IngestPerf
         bool isDicomWeb = false;
         const bool ingestRoute = hasBody && IsIngestRoute(uri, isDicomWeb);
         const bool compression = ingestRoute && AcceptsCompression(headersCount, headersKeys, headersValues);
+        // The client's address, interned once per ingest request (its instances and, if it fails, the request).
+        const LabelId address =
+          ingestRoute ? Pipeline().labels.InternValue(LabelDimension::RemoteIp, ip) : kUnidentified;
         Pipeline().timelines.ForCurrentThread().HttpRequest(now, hasBody, ingestRoute,
                                                             isDicomWeb ? Transport::Plugin : Transport::Rest,
-                                                            Pipeline().recorder, compression, ip);
+                                                            Pipeline().recorder, compression, address);
+        if (ingestRoute)
+        {
+          WakeWatcher();
+        }
         return 0;
       });
       return 1;  // never refuse a request
@@ -109,10 +126,15 @@ namespace IngestPerf
       Guarded(Callback::ReceivedInstance, [&](int64_t now) -> int64_t {
         MetaHeader meta;
         ReadMetaHeader(meta, buffer, size);
+        if (size > Pipeline().largestReceivedBytes.load(std::memory_order_relaxed))
+        {
+          Pipeline().largestReceivedBytes.store(size, std::memory_order_relaxed);  // a rare, racy max is enough
+        }
         Pipeline().timelines.ForCurrentThread().Received(now, TransportOf(origin), size, HasPart10Header(buffer, size),
                                                          meta.transferSyntax[0] != '\0' ? meta.transferSyntax : nullptr,
                                                          Pipeline().recorder,
                                                          meta.sopClass[0] != '\0' ? meta.sopClass : nullptr);
+        WakeWatcher();
         return 0;
       });
       return OrthancPluginReceivedInstanceAction_KeepAsIs;
@@ -191,9 +213,22 @@ namespace IngestPerf
       return 1;
     }
 
+    // Who sent a C-STORE instance, read here rather than at OnStored (the same SDK call, once) so
+    // that a store that fails after this filter still says which modality it came from. Its address
+    // and called AET are metadata, which Orthanc attaches only when it indexes the instance: read at
+    // OnStored.
+    void IdentifyCStore(InstanceTimeline& timeline, const OrthancPluginDicomInstance* instance)
+    {
+      const char* aet = ExpectedLabel(OrthancSdk::InstanceRemoteAet(instance));
+      timeline.Identified(Pipeline().labels.InternValue(LabelDimension::RemoteAet, aet), kUnidentified, kUnidentified,
+                          HashKey(aet));
+    }
+
     int32_t OnCStoreFilter(uint16_t* /*dimseStatus*/, const OrthancPluginDicomInstance* instance)
     {
       Guarded(Callback::CStoreFilter, [&](int64_t now) -> int64_t {
+        InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
+        IdentifyCStore(timeline, instance);
         Filtered(now, instance, true);
         return 0;
       });
@@ -239,22 +274,23 @@ namespace IngestPerf
       }
       if (event.transport == Transport::Dicom)
       {
-        // A failed AET read is one peer "(unknown)" for associationGap, as for the label.
-        const char* aet = ExpectedLabel(OrthancSdk::InstanceRemoteAet(instance));
-        event.peerKey = HashKey(aet);
-        event.labels.remoteAet = aet;
+        if (!timeline.HasOpenInstance() || timeline.IdentifiedRemoteAet() == kUnidentified)
+        {
+          // Not identified by the C-STORE filter (the timeline passes that AET on otherwise). A
+          // failed AET read is one peer "(unknown)" for associationGap, as for the label.
+          const char* aet = ExpectedLabel(OrthancSdk::InstanceRemoteAet(instance));
+          event.peerKey = HashKey(aet);
+          event.labels.remoteAet = aet;
+        }
         event.labels.calledAet = ExpectedLabel(OrthancSdk::InstanceMetadata(instance, "CalledAET"));
       }
-      if (event.transport == Transport::Rest && timeline.HttpRemoteIp() != nullptr)
+      if (event.transport == Transport::Rest && timeline.HttpRequestActive())
       {
-        event.labels.remoteIp = timeline.HttpRemoteIp();
+        return event;  // the HTTP filter interned the client's address (the timeline passes it on)
       }
-      else
-      {
-        // Instances from other plugins (STOW-RS, Orthanc peers' jobs) may have no client address.
-        const char* ip = OrthancSdk::InstanceMetadata(instance, "RemoteIP");
-        event.labels.remoteIp = (event.transport == Transport::Plugin) ? ip : ExpectedLabel(ip);
-      }
+      // Instances from other plugins (STOW-RS, Orthanc peers' jobs) may have no client address.
+      const char* ip = OrthancSdk::InstanceMetadata(instance, "RemoteIP");
+      event.labels.remoteIp = (event.transport == Transport::Plugin) ? ip : ExpectedLabel(ip);
       return event;
     }
 

@@ -23,6 +23,15 @@ namespace IngestPerf
       return type == OrthancPluginContentType_Dicom && !storeDicom;
     }
 
+    void Failed(StorageOperation kind)
+    {
+      ActivePipeline()->storage.RecordFailure(kind);
+      if (kind == StorageOperation::Create)
+      {
+        ActivePipeline()->timelines.ForCurrentThread().StorageCreateFailed();  // the instance's store fails
+      }
+    }
+
     // Runs a storage operation, times it, and turns exceptions into the error Orthanc expects.
     template <typename Operation>
     OrthancPluginErrorCode Timed(StorageOperation kind, uint64_t& bytes, Operation operation)
@@ -34,12 +43,12 @@ namespace IngestPerf
       }
       catch (const StorageFolderError& e)
       {
-        ActivePipeline()->storage.RecordFailure(kind);
+        Failed(kind);
         return e.code;
       }
       catch (...)
       {
-        ActivePipeline()->storage.RecordFailure(kind);
+        Failed(kind);
         return OrthancPluginErrorCode_StorageAreaPlugin;
       }
       const int64_t end = MonotonicNowNs();

@@ -15,6 +15,9 @@ namespace IngestPerf
       int64_t startNs;
       int64_t lastEndNs;
       uint64_t instances;
+      uint64_t connection;  // the cookie of its TCP connection, 0 when inferred
+      LabelId remoteIp;
+      bool counted;  // false for a chain that started before the last reset
     };
   }
 
@@ -25,11 +28,11 @@ namespace IngestPerf
     std::atomic<bool> locked;
     std::atomic<uint64_t> key;  // written under the lock; read without it to skip free slots
     LabelId remoteAet;
-    std::atomic<LabelId> remoteIp;  // the address of its last instance; read without the lock
-    size_t head;                    // index of the oldest chain
+    size_t head;  // index of the oldest chain
     size_t count;
     Chain chains[kChainsPerPeer];
     std::atomic<uint64_t> finished;
+    uint64_t finishedByConnection;
     Histogram instancesPerAssociation;
     Histogram durationNs;
 
@@ -37,26 +40,36 @@ namespace IngestPerf
     {
       key.store(newKey, std::memory_order_release);
       remoteAet = aet;
-      remoteIp.store(kOtherLabel, std::memory_order_relaxed);
       head = 0;
       count = 0;
       finished.store(0, std::memory_order_relaxed);
+      finishedByConnection = 0;
       instancesPerAssociation.Reset();
       durationNs.Reset();
     }
 
-    void FinishOldest()
+    Chain& At(size_t k) { return chains[(head + k) % kChainsPerPeer]; }
+    const Chain& At(size_t k) const { return chains[(head + k) % kChainsPerPeer]; }
+
+    void Finish(const Chain& chain)
     {
-      const Chain& chain = chains[head];
+      if (!chain.counted)
+      {
+        return;
+      }
       instancesPerAssociation.Record(static_cast<int64_t>(chain.instances));
       durationNs.Record(chain.lastEndNs - chain.startNs);
       finished.fetch_add(1, std::memory_order_relaxed);
-      DropOldest();
+      finishedByConnection += chain.connection != 0 ? 1 : 0;
     }
 
-    void DropOldest()
+    // Removes the k-th oldest chain, keeping the order of the others.
+    void Remove(size_t k)
     {
-      head = (head + 1) % kChainsPerPeer;
+      for (size_t i = k; i + 1 < count; i++)
+      {
+        At(i) = At(i + 1);
+      }
       count--;
     }
 
@@ -64,31 +77,43 @@ namespace IngestPerf
     {
       if (count == kChainsPerPeer)
       {
-        FinishOldest();  // more simultaneous associations than tracked: close the oldest
+        Finish(At(0));  // more simultaneous associations than tracked: close the oldest
+        head = (head + 1) % kChainsPerPeer;
+        count--;
       }
-      chains[(head + count) % kChainsPerPeer] = chain;
+      At(count) = chain;
       count++;
-    }
-
-    // The k-th oldest chain has been idle for longer than the timeout at `nowNs`.
-    bool ChainIdle(size_t k, int64_t nowNs, int64_t maxGapNs) const
-    {
-      return maxGapNs > 0 && nowNs - chains[(head + k) % kChainsPerPeer].lastEndNs > maxGapNs;
-    }
-
-    void ExpireBefore(int64_t nowNs, int64_t maxGapNs)
-    {
-      while (count > 0 && ChainIdle(0, nowNs, maxGapNs))
-      {
-        FinishOldest();
-      }
     }
   };
 
 
-  AssociationTracker::AssociationTracker(size_t peers, int64_t maxGapNs) :
+  namespace
+  {
+    // Whether a chain is over at nowNs: its connection closed, or, inferred, idle for longer than
+    // the timeout or with no connection left from its address.
+    bool Over(const Chain& chain, int64_t nowNs, int64_t maxGapNs, const DicomConnections* connections)
+    {
+      if (chain.connection != 0)
+      {
+        return connections == nullptr || !connections->IsOpen(chain.connection);
+      }
+      if (maxGapNs > 0 && nowNs - chain.lastEndNs > maxGapNs)
+      {
+        return true;
+      }
+      // No connection open from its address, as of a reading made after its last instance (an
+      // earlier reading may not have seen the connection of a new association yet).
+      return connections != nullptr && connections->LastReadingNs() > chain.lastEndNs &&
+             chain.remoteIp != kOtherLabel && chain.remoteIp != kNoneLabel &&
+             connections->OpenFrom(chain.remoteIp) == 0;
+    }
+  }
+
+
+  AssociationTracker::AssociationTracker(size_t peers, int64_t maxGapNs, const DicomConnections* connections) :
     capacity_(peers == 0 ? 1 : peers),
     maxGapNs_(maxGapNs),
+    connections_(connections),
     bytes_(capacity_ * sizeof(Peer)),
     memory_(mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)),
     skipped_(0)
@@ -145,7 +170,7 @@ namespace IngestPerf
 
 
   int64_t AssociationTracker::InstanceStored(uint64_t peerKey, LabelId remoteAet, int64_t receivedNs, int64_t storedNs,
-                                             LabelId remoteIp)
+                                             LabelId remoteIp, uint64_t connection)
   {
     Peer* found = FindPeer(peerKey);
     if (found == nullptr)
@@ -158,30 +183,56 @@ namespace IngestPerf
     {
       peer.Clear(peerKey, remoteAet);  // a free slot, or the table is full: this AET takes it over
     }
+    const int64_t resetNs = resetNs_.load(std::memory_order_relaxed);
+    const int64_t start = receivedNs != 0 ? receivedNs : storedNs;
 
-    int64_t gap = -1;
-    Chain chain{receivedNs != 0 ? receivedNs : storedNs, storedNs, 1};
-    if (receivedNs != 0)
+    // Chains that are over end here, oldest first, except the one of this instance's connection.
+    for (size_t k = 0; k < peer.count;)
     {
-      peer.ExpireBefore(receivedNs, maxGapNs_);
-      if (peer.count > 0 && peer.chains[peer.head].lastEndNs <= receivedNs)
+      const Chain& chain = peer.At(k);
+      if ((connection == 0 || chain.connection != connection) && Over(chain, start, maxGapNs_, connections_))
       {
-        const Chain& previous = peer.chains[peer.head];
-        gap = receivedNs - previous.lastEndNs;
-        chain = Chain{previous.startNs, storedNs, previous.instances + 1};
-        peer.DropOldest();
+        peer.Finish(chain);
+        peer.Remove(k);
+      }
+      else
+      {
+        k++;
       }
     }
-    peer.Push(chain);
-    peer.remoteIp.store(remoteIp, std::memory_order_relaxed);
+
+    // The chain this instance continues: its connection's, else, if the connection is not known,
+    // the oldest inferred chain waiting for a successor (never a chain of a known connection).
+    size_t link = peer.count;
+    for (size_t k = 0; k < peer.count; k++)
+    {
+      const Chain& chain = peer.At(k);
+      if (connection != 0 ? chain.connection == connection
+                          : (chain.connection == 0 && receivedNs != 0 && chain.lastEndNs <= receivedNs))
+      {
+        link = k;
+        break;
+      }
+    }
+    int64_t gap = -1;
+    Chain next{start, storedNs, 1, connection, remoteIp, start >= resetNs};
+    if (link < peer.count)
+    {
+      const Chain previous = peer.At(link);
+      if (receivedNs != 0 && previous.lastEndNs <= receivedNs && previous.lastEndNs >= resetNs)
+      {
+        gap = receivedNs - previous.lastEndNs;
+      }
+      next = Chain{previous.startNs, storedNs, previous.instances + 1, connection, remoteIp, previous.counted};
+      peer.Remove(link);
+    }
+    peer.Push(next);
     peer.locked.store(false, std::memory_order_release);
     return gap;
   }
 
 
-  std::vector<PeerAssociations> AssociationTracker::Snapshot(int64_t nowNs,
-                                                             const std::function<bool(LabelId)>& connected,
-                                                             int64_t connectedAsOfNs) const
+  std::vector<PeerAssociations> AssociationTracker::Snapshot(int64_t nowNs) const
   {
     std::vector<PeerAssociations> result;
     for (size_t index = 0; index < capacity_; index++)
@@ -191,51 +242,51 @@ namespace IngestPerf
       {
         continue;
       }
-      // Asked before taking the lock, which the ingest path may be waiting for.
-      const LabelId address = peer.remoteIp.load(std::memory_order_relaxed);
-      const bool disconnected = connected && address != kOtherLabel && address != kNoneLabel && !connected(address);
       if (!BoundedSpinLock(peer.locked))
       {
         continue;
       }
-      PeerAssociations copy{peer.remoteAet,
-                            peer.finished.load(std::memory_order_relaxed),
-                            peer.count,
-                            0,
-                            peer.instancesPerAssociation.Snapshot(),
-                            peer.durationNs.Snapshot()};
-      // Chains idle longer than the timeout are finished associations: counted so in the copy,
-      // oldest first as the next instance of the peer would close them; the tracker is not changed.
-      size_t k = 0;
-      for (; k < peer.count && peer.ChainIdle(k, nowNs, maxGapNs_); k++)
+      PeerAssociations copy;
+      copy.remoteAet = peer.remoteAet;
+      copy.finished = peer.finished.load(std::memory_order_relaxed);
+      copy.byConnection = peer.finishedByConnection;
+      copy.inferred = copy.finished - copy.byConnection;
+      copy.instancesPerAssociation = peer.instancesPerAssociation.Snapshot();
+      copy.durationNs = peer.durationNs.Snapshot();
+      // Chains that are over count as finished in the copy, as the peer's next instance would close
+      // them; the tracker is not changed.
+      for (size_t k = 0; k < peer.count; k++)
       {
-        const Chain& chain = peer.chains[(peer.head + k) % kChainsPerPeer];
-        copy.finished++;
-        copy.inProgress--;
-        copy.instancesPerAssociation.Add(static_cast<int64_t>(chain.instances));
-        copy.durationNs.Add(chain.lastEndNs - chain.startNs);
-      }
-      if (disconnected && peer.remoteIp.load(std::memory_order_relaxed) == address)
-      {
-        // The chains left, idle since before the TCP table was read: their clients are gone.
-        for (; k < peer.count; k++)
+        const Chain& chain = peer.At(k);
+        if (!chain.counted)
         {
-          if (peer.chains[(peer.head + k) % kChainsPerPeer].lastEndNs < connectedAsOfNs)
-          {
-            copy.closed++;
-            copy.inProgress--;
-          }
+          continue;
+        }
+        (chain.connection != 0 ? copy.byConnection : copy.inferred)++;
+        if (Over(chain, nowNs, maxGapNs_, connections_))
+        {
+          copy.finished++;
+          copy.instancesPerAssociation.Add(static_cast<int64_t>(chain.instances));
+          copy.durationNs.Add(chain.lastEndNs - chain.startNs);
+        }
+        else
+        {
+          copy.inProgress++;
         }
       }
       peer.locked.store(false, std::memory_order_release);
-      result.push_back(std::move(copy));
+      if (copy.finished != 0 || copy.inProgress != 0)
+      {
+        result.push_back(std::move(copy));
+      }
     }
     return result;
   }
 
 
-  void AssociationTracker::ResetStatistics()
+  void AssociationTracker::ResetStatistics(int64_t nowNs)
   {
+    resetNs_.store(nowNs, std::memory_order_relaxed);
     for (size_t index = 0; index < capacity_; index++)
     {
       Peer& peer = PeerAt(index);
@@ -244,8 +295,13 @@ namespace IngestPerf
         continue;
       }
       peer.finished.store(0, std::memory_order_relaxed);
+      peer.finishedByConnection = 0;
       peer.instancesPerAssociation.Reset();
       peer.durationNs.Reset();
+      for (size_t k = 0; k < peer.count; k++)
+      {
+        peer.At(k).counted = false;  // started before the reset
+      }
       peer.locked.store(false, std::memory_order_release);
     }
   }

@@ -1,20 +1,24 @@
-// C-STORE associations as the plugin can see them. In Orthanc 1.10.1 an association is handed back
-// to the DICOM worker pool after every command, so its instances run on different threads, and no
-// hook marks its start or release. What is seen is the calling AET of each instance. Per AET, an
-// association is inferred as a chain of instances, each received after the previous one's OnStored,
-// within Orthanc's DicomScpTimeout (an association idle for longer has been closed by Orthanc).
+// C-STORE associations as the plugin can see them. In Orthanc an association is handed back to the
+// DICOM worker pool after every command, so its instances run on different threads, and no hook
+// marks its start or release. Each association is a TCP connection of Orthanc's (DicomConnections):
+// an instance whose connection is known (the only one open from its peer's address) belongs to the
+// chain of that connection, and a new connection is a new association, however soon after the last
+// one and whichever worker thread serves it. An instance whose connection is not known (several
+// connections open from one address, or the plugin's reading of them behind) is linked as before,
+// per calling AET, to a chain of instances each received after the previous one's OnStored within
+// Orthanc's DicomScpTimeout, never to a chain of a known connection.
 //
 // The C-STORE gap is the link of a chain: OnStored of one instance to ReceivedInstance of the next.
-// With one association per AET at a time (a modality, storescu) chains are exactly associations.
-// With simultaneous associations from one AET, links are made oldest-first and an association that
-// opens while another one of the same AET waits between instances is linked to it: gaps, instance
-// counts and durations are then approximate (documented).
-// A chain is finished (counted, with its instances and duration) once it has been idle longer than
-// DicomScpTimeout, noticed at the AET's next instance or when statistics are read.
+// A chain is finished (counted, with its instances and duration) when its connection closes, or,
+// with no known connection, once it has been idle longer than DicomScpTimeout or no connection
+// from its address is left; noticed at the AET's next instance or when statistics are read.
+// After ResetStatistics, the chains that started before it are never counted, and a gap that
+// started before it is not returned.
 //
 // Memory: MaxPeers slots reserved in lazily backed memory (two histograms each).
 #pragma once
 
+#include "Correlation/DicomConnections.h"
 #include "Labels/InstanceLabels.h"
 #include "Metrics/Histogram.h"
 
@@ -28,13 +32,12 @@ namespace IngestPerf
 {
   struct PeerAssociations
   {
-    LabelId remoteAet;
-    uint64_t finished;
-    uint64_t inProgress;
-    // In progress by the inference, but their client's TCP connection is gone: no established
-    // connection from the peer's address is left, and the chain was idle when the table was read.
-    // Not in inProgress; counted in finished once DicomScpTimeout has passed.
-    uint64_t closed;
+    LabelId remoteAet = kOtherLabel;
+    uint64_t finished = 0;
+    uint64_t inProgress = 0;
+    // Of those: the associations told apart by their TCP connection, and those inferred.
+    uint64_t byConnection = 0;
+    uint64_t inferred = 0;
     HistogramSnapshot instancesPerAssociation;
     HistogramSnapshot durationNs;  // ReceivedInstance of the first instance -> OnStored of the last
   };
@@ -45,24 +48,25 @@ namespace IngestPerf
     static constexpr size_t kChainsPerPeer = 16;
     static constexpr size_t kMaxPeerProbe = 16;
 
-    AssociationTracker(size_t peers, int64_t maxGapNs);
+    // connections: Orthanc's DICOM connections (null: every association is inferred).
+    AssociationTracker(size_t peers, int64_t maxGapNs, const DicomConnections* connections = nullptr);
     ~AssociationTracker();
     AssociationTracker(const AssociationTracker&) = delete;
     AssociationTracker& operator=(const AssociationTracker&) = delete;
 
     // At OnStored of a C-STORE instance received at `receivedNs` (0 if unknown): returns the gap
-    // before it, or -1, and extends or starts a chain for the peer.
-    // remoteIp: the peer's address label (kOtherLabel when unknown), for Snapshot's `connected`.
+    // before it, or -1, and extends or starts a chain for the peer. connection: the cookie of the
+    // instance's TCP connection (DicomConnections::Attribute), 0 if not known. remoteIp: the peer's
+    // address label.
     int64_t InstanceStored(uint64_t peerKey, LabelId remoteAet, int64_t receivedNs, int64_t storedNs,
-                           LabelId remoteIp = kOtherLabel);
+                           LabelId remoteIp = kOtherLabel, uint64_t connection = 0);
 
-    // Chains idle for longer than DicomScpTimeout at `nowNs` count as finished in the copy (the
-    // tracker itself finishes them at the peer's next instance): reading changes nothing.
-    // connected(remoteIp), when given, says whether the TCP table read at connectedAsOfNs (before
-    // this call) holds an established connection from that address; it is called without any lock.
-    std::vector<PeerAssociations> Snapshot(int64_t nowNs, const std::function<bool(LabelId)>& connected = nullptr,
-                                           int64_t connectedAsOfNs = 0) const;
-    void ResetStatistics();  // chains in progress are kept: they describe open associations
+    // Chains whose connection closed, or idle for longer than DicomScpTimeout at `nowNs`, count as
+    // finished in the copy (the tracker itself finishes them at the peer's next instance): reading
+    // changes nothing.
+    std::vector<PeerAssociations> Snapshot(int64_t nowNs) const;
+    // Counts zeroed; the chains open now go on (their gaps are still measured) but are never counted.
+    void ResetStatistics(int64_t nowNs);
 
     uint64_t Skipped() const { return skipped_.load(std::memory_order_relaxed); }
 
@@ -74,6 +78,8 @@ namespace IngestPerf
 
     size_t capacity_;
     int64_t maxGapNs_;
+    const DicomConnections* connections_;
+    std::atomic<int64_t> resetNs_{0};
     size_t bytes_;
     void* memory_;
     std::atomic<uint64_t> skipped_;

@@ -1,5 +1,7 @@
 #include "Diagnosis/DiagnosisInput.h"
 
+#include "Labels/PeerPseudonym.h"
+
 #include <algorithm>
 
 namespace IngestPerf
@@ -40,6 +42,10 @@ namespace IngestPerf
       figures.answersAcceptingCompression = transport.Count(Counter::AnswersAcceptingCompression);
       figures.transcodeAttempts = transport.Count(Counter::TranscodeAttempts);
       figures.transcodedWithoutHook = transport.Count(Counter::TranscodedWithoutHook);
+      for (size_t r = 0; r < kFailureReasonCount; r++)
+      {
+        figures.failures[r] = transport.Failures(static_cast<FailureReason>(r));
+      }
       return figures;
     }
   }
@@ -63,8 +69,7 @@ namespace IngestPerf
   }
 
 
-  DiagnosisInput GatherDiagnosisInput(const IngestReport& report, const StatsQuery& query, int64_t httpConnectionsNow,
-                                      const ConnectionSampler* sampler)
+  DiagnosisInput GatherDiagnosisInput(const IngestReport& report, const StatsQuery& query, const IngestWatcher* sampler)
   {
     DiagnosisInput input;
     const PluginStatus& status = *report.status;
@@ -130,15 +135,56 @@ namespace IngestPerf
     }
     input.all = FiguresOf(merged);
 
-    if (report.associations.connections.available)
+    if (report.associations.connectionsReadNs != 0)
     {
-      input.dicomConnectionsNow = static_cast<int64_t>(report.associations.connections.count);
+      input.dicomConnectionsNow = 0;
+      for (const DicomConnection& connection : report.associations.connections)
+      {
+        input.dicomConnectionsNow += connection.closedNs == 0 ? 1 : 0;
+      }
     }
-    input.httpConnectionsNow = httpConnectionsNow;
-    input.restRequestsInProgress = report.openRecords.restRequestsInProgress;
+    // The newest sample, if taken within the last two seconds (while Orthanc ingests).
+    if (input.connections.last.ns != 0 && snapshot.takenNs - input.connections.last.ns <= 2 * int64_t(1000000000))
+    {
+      input.httpConnectionsNow = input.connections.last.http;
+    }
     for (const PeerAssociations& peer : report.associations.peers)
     {
       input.associationsInProgress += peer.inProgress;
+    }
+    if (report.catalog != nullptr)
+    {
+      for (const auto& stream : report.failingStreams)
+      {
+        FailingSender sender;
+        sender.transport = stream.first.GetTransport();
+        if (query.scope == StatsQuery::Scope::Single && sender.transport != query.transport)
+        {
+          continue;
+        }
+        sender.remoteAet = ExportedLabelValue(
+          LabelDimension::RemoteAet,
+          report.catalog->Name(LabelDimension::RemoteAet, stream.first.Get(LabelDimension::RemoteAet)),
+          status.configuration.hashPeers);
+        sender.remoteIp =
+          ExportedLabelValue(LabelDimension::RemoteIp,
+                             report.catalog->Name(LabelDimension::RemoteIp, stream.first.Get(LabelDimension::RemoteIp)),
+                             status.configuration.hashPeers);
+        // One sender may have several streams (syntaxes, sizes): one row each.
+        auto same = std::find_if(input.failingSenders.begin(), input.failingSenders.end(), [&](const FailingSender& s) {
+          return s.transport == sender.transport && s.remoteAet == sender.remoteAet && s.remoteIp == sender.remoteIp;
+        });
+        FailingSender& target = same != input.failingSenders.end()
+                                  ? *same
+                                  : (input.failingSenders.push_back(sender), input.failingSenders.back());
+        target.failed += stream.second.outcomes[static_cast<size_t>(Outcome::Failed)];
+        for (size_t r = 0; r < kFailureReasonCount; r++)
+        {
+          target.reasons[r] += stream.second.Failures(static_cast<FailureReason>(r));
+        }
+      }
+      std::stable_sort(input.failingSenders.begin(), input.failingSenders.end(),
+                       [](const FailingSender& a, const FailingSender& b) { return a.failed > b.failed; });
     }
     input.changeBacklog = report.changes.NewInstanceBacklog();
     input.changePerInstanceWhileBacklogged = FiguresOf(report.changes.perInstanceWhileBacklogged);

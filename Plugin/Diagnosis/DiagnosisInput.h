@@ -4,7 +4,7 @@
 // Plain numbers, so that the rules can be tested on any situation without an Orthanc.
 #pragma once
 
-#include "Correlation/ConnectionSampler.h"
+#include "Correlation/IngestWatcher.h"
 #include "Host/Configuration.h"
 #include "Metrics/StatsQuery.h"
 #include "Recording/IngestReport.h"
@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace IngestPerf
 {
@@ -33,6 +34,7 @@ namespace IngestPerf
   {
     uint64_t stored = 0;
     std::array<uint64_t, kOutcomeCount> outcomes{};
+    std::array<uint64_t, kFailureReasonCount> failures{};  // the failed instances by reason
     std::array<PhaseFigures, kPhaseCount> phases;
     // associationGap samples from 38 to 60 ms: the delayed-ACK timer (40 ms on Linux) plus the few
     // milliseconds of the dataset's transfer and the client's own work; and from 78 to 100 ms: two
@@ -47,6 +49,17 @@ namespace IngestPerf
 
     const PhaseFigures& operator[](Phase phase) const { return phases[static_cast<size_t>(phase)]; }
     uint64_t Outcomes(Outcome outcome) const { return outcomes[static_cast<size_t>(outcome)]; }
+    uint64_t Failures(FailureReason reason) const { return failures[static_cast<size_t>(reason)]; }
+  };
+
+  // Instances that failed from one sender (since the reset: the labelled streams keep no window).
+  struct FailingSender
+  {
+    Transport transport = Transport::Dicom;
+    std::string remoteAet;  // as exported ("(none)" over HTTP)
+    std::string remoteIp;
+    uint64_t failed = 0;
+    std::array<uint64_t, kFailureReasonCount> reasons{};
   };
 
   struct DiagnosisInput
@@ -58,7 +71,8 @@ namespace IngestPerf
     double activeSeconds = 0;
     bool labelFiltered = false;
     std::array<TransportFigures, kTransportCount> transports;
-    TransportFigures all;  // the transports of the query, merged
+    TransportFigures all;                       // the transports of the query, merged
+    std::vector<FailingSender> failingSenders;  // most failed first
 
     // The host.
     std::string orthancVersion;
@@ -66,20 +80,18 @@ namespace IngestPerf
     bool dicomTcpNoDelay = false;         // TCP_NODELAY in effect on Orthanc's DICOM associations
     bool timedStorageActive = false;      // IngestPerf.TimedStorage asked for, and started
     bool transcoderHook = false;          // the transcode phase can be measured
-    int64_t dicomConnectionsNow = -1;     // established TCP connections to DicomPort; -1 unknown
-    int64_t httpConnectionsNow = -1;      // to HttpPort, this request's own excluded; -1 unknown
-    int64_t restRequestsInProgress = -1;  // Orthanc's count, this request excluded; -1 unknown
+    int64_t dicomConnectionsNow = -1;     // Orthanc's DICOM connections as last read; -1 unknown
+    int64_t httpConnectionsNow = -1;      // to HttpPort, in the last sample if it is recent; -1 unknown
     uint64_t associationsInProgress = 0;  // inferred chains, all calling AETs
-    // The connections sampled over the span with ingest (ConnectionSampler); samples == 0 if none.
+    // The connections sampled over the span with ingest (IngestWatcher); samples == 0 if none.
     ConnectionSummary connections;
     uint64_t changeBacklog = 0;
     PhaseFigures changePerInstanceWhileBacklogged;
     double storageCreateMegabytesPerSecond = -1;  // timed storage only
   };
 
-  // From a report collected for `query` (its window, transport and label filters). The connection
-  // counts now are read by the caller (the route), when the request is served; `sampler` (null if
-  // none) gives those of the span with ingest.
-  DiagnosisInput GatherDiagnosisInput(const IngestReport& report, const StatsQuery& query, int64_t httpConnectionsNow,
-                                      const ConnectionSampler* sampler);
+  // From a report collected for `query` (its window, transport and label filters); `sampler` (null if
+  // none) gives the connections sampled over the span with ingest, and the latest of them.
+  DiagnosisInput GatherDiagnosisInput(const IngestReport& report, const StatsQuery& query,
+                                      const IngestWatcher* sampler);
 }

@@ -99,8 +99,14 @@ namespace IngestPerf
         SlowUploads();
         CompressedAnswers();
         RejectedOrDuplicate();
+        StoresFailing();
 
+        // Instances lost first, most lost first; then the cost per instance; unobservable costs last.
         std::stable_sort(result_.findings.begin(), result_.findings.end(), [](const Finding& a, const Finding& b) {
+          if (a.instancesLost != b.instancesLost)
+          {
+            return a.instancesLost > b.instancesLost;
+          }
           const bool aKnown = a.costKind != CostKind::Unobservable;
           const bool bKnown = b.costKind != CostKind::Unobservable;
           if (aKnown != bKnown)
@@ -413,7 +419,6 @@ namespace IngestPerf
         f.evidence["httpConnectionsOpenAtMost"] = Json::UInt(input_.connections.httpMax);
         f.evidence["connectionSamples"] = Json::UInt64(input_.connections.samples);
         f.evidence["samplesWithMoreConnectionsThanThreads"] = Json::UInt64(input_.connections.httpOverThreads);
-        f.evidence["restRequestsInProgress"] = Json::Int64(input_.restRequestsInProgress);
         f.evidence["serverTotal"] = PhaseEvidence(server);
         f.explanation = "Orthanc's web server (CivetWeb) gives each connection a thread for as long as it stays "
                         "open, keep-alive included; beyond HttpThreadsCount, connections wait unanswered, and no "
@@ -797,13 +802,136 @@ namespace IngestPerf
                              "switching it off changed nothing measurable on a 2-core machine";
       }
 
+      void StoresFailing()
+      {
+        const char* id = "stores-failing";
+        const TransportFigures& all = input_.all;
+        const uint64_t failed = all.Outcomes(Outcome::Failed);
+        const uint64_t stored = all.stored + all.Outcomes(Outcome::AlreadyStored);
+        if (failed == 0)
+        {
+          Check(id, false, Format("no store failed (%.0f stored)", double(stored)));
+          return;
+        }
+        Check(id, true, Format("%.0f stores failed, %.0f stored", double(failed), double(stored)));
+        // The transport that lost the most, for the finding's transport.
+        size_t worst = 0;
+        for (size_t t = 0; t < kTransportCount; t++)
+        {
+          if (input_.transports[t].Outcomes(Outcome::Failed) > input_.transports[worst].Outcomes(Outcome::Failed))
+          {
+            worst = t;
+          }
+        }
+        const bool several = failed != input_.transports[worst].Outcomes(Outcome::Failed);
+        FailureReason main = FailureReason::BeforeFilters;
+        for (size_t r = 0; r < kFailureReasonCount; r++)
+        {
+          if (all.failures[r] > all.failures[static_cast<size_t>(main)])
+          {
+            main = static_cast<FailureReason>(r);
+          }
+        }
+        Finding& f = Add(id, several ? "all" : TransportName(static_cast<Transport>(worst)), 0, CostKind::Measured, -1);
+        f.instancesLost = failed;
+        f.shareOfCycle = -1;
+        const double share = static_cast<double>(failed) / static_cast<double>(failed + stored);
+        std::string who;
+        if (!input_.failingSenders.empty())
+        {
+          const FailingSender& first = input_.failingSenders.front();
+          who = " (most from " + std::string(first.transport == Transport::Dicom ? "calling AET " : "") +
+                (first.transport == Transport::Dicom ? first.remoteAet : TransportName(first.transport)) +
+                (first.remoteIp.empty() || first.remoteIp == "(none)" ? "" : " at " + first.remoteIp) + ": " +
+                std::to_string(first.failed) + ")";
+        }
+        f.verdict = Format("Orthanc is losing instances: %.0f of %.0f stores failed (%.0f%%)", double(failed),
+                           double(failed + stored), share * 100) +
+                    who + ", mostly " + DefinitionOf(main).name;
+        for (size_t r = 0; r < kFailureReasonCount; r++)
+        {
+          if (all.failures[r] != 0)
+          {
+            f.evidence["failedByReason"][DefinitionOf(static_cast<FailureReason>(r)).name] =
+              Json::UInt64(all.failures[r]);
+          }
+        }
+        f.evidence["failed"] = Json::UInt64(failed);
+        f.evidence["storedOrAlreadyStored"] = Json::UInt64(stored);
+        for (size_t t = 0; t < kTransportCount; t++)
+        {
+          if (input_.transports[t].Outcomes(Outcome::Failed) != 0)
+          {
+            f.evidence["failedByTransport"][TransportName(static_cast<Transport>(t))] =
+              Json::UInt64(input_.transports[t].Outcomes(Outcome::Failed));
+          }
+        }
+        Json::Value& senders = f.evidence["failedBySenderSinceReset"];
+        senders = Json::arrayValue;
+        for (size_t i = 0; i < input_.failingSenders.size() && i < 10; i++)
+        {
+          const FailingSender& sender = input_.failingSenders[i];
+          Json::Value row;
+          row["transport"] = TransportName(sender.transport);
+          row["remoteAet"] = sender.remoteAet;
+          row["remoteIp"] = sender.remoteIp;
+          row["failed"] = Json::UInt64(sender.failed);
+          for (size_t r = 0; r < kFailureReasonCount; r++)
+          {
+            if (sender.reasons[r] != 0)
+            {
+              row["byReason"][DefinitionOf(static_cast<FailureReason>(r)).name] = Json::UInt64(sender.reasons[r]);
+            }
+          }
+          senders.append(row);
+        }
+        f.explanation = std::string("Each failed store is an instance the sender believes sent or must send again: ") +
+                        DefinitionOf(main).meaning +
+                        ". The plugin concludes a store failed when the thread that ran "
+                        "it has left Orthanc's store without reaching OnStored (docs/outcomes.md).";
+        switch (main)
+        {
+          case FailureReason::DiskFull:
+            f.fix["action"] = "Free space on the storage's file system, or move StorageDirectory to a larger one; "
+                              "Orthanc refuses every instance until there is room";
+            break;
+          case FailureReason::Quota:
+            f.fix["action"] = "Raise MaximumStorageSize or MaximumPatientCount, or unprotect patients so that "
+                              "Orthanc can recycle the oldest";
+            f.fix["configuration"]["MaximumStorageSize"] = "larger, or 0 for no limit";
+            break;
+          case FailureReason::BeforeFilters:
+            f.fix["action"] = "Look at Orthanc's log for the refused instances (\"Exception while storing DICOM\", "
+                              "missing tags): the sender sends instances Orthanc cannot index (no Study, Series or "
+                              "SOP Instance UID, a damaged file), or a Lua script or plugin refuses them";
+            break;
+          case FailureReason::StorageWrite:
+            f.fix["action"] = "The storage area refuses writes: check its file system (space, permissions, errors "
+                              "in the kernel's log)";
+            break;
+          case FailureReason::Index:
+            f.fix["action"] = "The index refuses the instances after they were written: check the database (its log, "
+                              "disk, connections) and Orthanc's limits";
+            break;
+          default:
+            f.fix["action"] = "Look at Orthanc's log for \"Store failure\" and storage errors; set "
+                              "IngestPerf.TimedStorage to tell a failed write, a failed index and a filter apart";
+            break;
+        }
+        f.fix["effect"] = "every instance stored instead of lost: " + std::to_string(failed) + " so far";
+        f.confidence = main == FailureReason::AfterFilters ? "medium" : "high";
+        f.confidenceReason = main == FailureReason::AfterFilters
+                               ? "the failures are counted exactly; which step failed needs TimedStorage"
+                               : "the failures are counted exactly, and their reason observed";
+      }
+
       void RejectedOrDuplicate()
       {
         const char* id = "rejected-or-duplicate";
         const TransportFigures& all = input_.all;
         const uint64_t duplicates = all.Outcomes(Outcome::AlreadyStored);
-        const uint64_t rejected = all.Outcomes(Outcome::NotDicom) + all.Outcomes(Outcome::DiscardedBeforeFilter) +
-                                  all.Outcomes(Outcome::DiscardedAfterFilter);
+        // Failed stores are stores-failing's: these are the instances Orthanc was not meant to keep.
+        const uint64_t rejected = all.Outcomes(Outcome::NotDicom) + all.Outcomes(Outcome::Rejected);
         uint64_t total = 0;
         for (uint64_t n : all.outcomes)
         {

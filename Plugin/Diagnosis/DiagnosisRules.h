@@ -31,6 +31,7 @@ namespace IngestPerf
     CostKind costKind = CostKind::Measured;
     double costMsPerInstance = 0;              // meaningless when Unobservable
     double shareOfCycle = -1;                  // of the transport's time per instance; -1 unknown
+    uint64_t instancesLost = 0;                // instances not stored because of this cause (ranked first)
     Json::Value evidence = Json::objectValue;  // name -> figure, with units in the names
     std::string explanation;                   // how the figures show the cause
     Json::Value fix = Json::objectValue;       // "configuration" {key: value} and/or "action", "effect"

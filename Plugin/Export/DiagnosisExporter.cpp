@@ -23,6 +23,10 @@ namespace IngestPerf
                                                                               : Json::Value(finding.costMsPerInstance);
       value["shareOfCycle"] =
         finding.shareOfCycle < 0 ? Json::Value(Json::nullValue) : Json::Value(finding.shareOfCycle);
+      if (finding.instancesLost != 0)
+      {
+        value["instancesLost"] = Json::UInt64(finding.instancesLost);
+      }
       value["evidence"] = finding.evidence;
       value["explanation"] = finding.explanation;
       value["fix"] = finding.fix;

@@ -59,6 +59,12 @@ namespace IngestPerf
       {
         instances[DefinitionOf(static_cast<Outcome>(o)).name] = Json::UInt64(transport.outcomes[o]);
       }
+      Json::Value& reasons = instances["failureReasons"];
+      for (size_t r = 0; r < kFailureReasonCount; r++)
+      {
+        reasons[DefinitionOf(static_cast<FailureReason>(r)).name] =
+          Json::UInt64(transport.Failures(static_cast<FailureReason>(r)));
+      }
       instances["storedWithoutTimeline"] = Json::UInt64(transport.Count(Counter::StoredWithoutTimeline));
       instances["transcodeAttempts"] = Json::UInt64(transport.Count(Counter::TranscodeAttempts));
       instances["transcodedWithoutHook"] = Json::UInt64(transport.Count(Counter::TranscodedWithoutHook));
@@ -139,6 +145,11 @@ namespace IngestPerf
         const OutcomeDefinition& outcome = DefinitionOf(static_cast<Outcome>(o));
         definitions["outcomes"][outcome.name] = outcome.meaning;
       }
+      for (size_t r = 0; r < kFailureReasonCount; r++)
+      {
+        const OutcomeDefinition& reason = DefinitionOf(static_cast<FailureReason>(r));
+        definitions["failureReasons"][reason.name] = reason.meaning;
+      }
       return definitions;
     }
 
@@ -165,27 +176,41 @@ namespace IngestPerf
     {
       Json::Value result;
       result["definition"] =
-        "inferred per calling AET: a chain of C-STORE instances, each received after the previous one was "
-        "stored, within DicomScpTimeout; finished once idle for longer than DicomScpTimeout (" +
+        "one association per TCP connection of Orthanc's DICOM port: a C-STORE instance belongs to the "
+        "connection its calling address has open (told apart by connection); when that address has several "
+        "open at once, inferred per calling AET as a chain of instances, each received after the previous "
+        "one was stored, within DicomScpTimeout (" +
         std::to_string(configuration.dicomScpTimeoutSeconds) +
-        " s); closed, not in progress, when no TCP connection from the peer's address is left";
+        " s). Finished when its connection closes (inferred: once idle for longer than DicomScpTimeout, or "
+        "no connection from its address is left)";
 
       Json::Value& open = result["openConnections"];
-      if (view.connections.available)
+      if (view.connectionsReadNs != 0)
       {
-        open["count"] = Json::UInt64(view.connections.count);
+        uint64_t count = 0;
         open["byRemoteIp"] = Json::objectValue;
-        for (const auto& entry : view.connections.byRemoteIp)
+        for (const DicomConnection& connection : view.connections)
         {
-          open["byRemoteIp"][ExportedAddress(entry.first, configuration.hashPeers)] = Json::UInt64(entry.second);
+          if (connection.closedNs != 0)
+          {
+            continue;
+          }
+          count++;
+          Json::Value& entry =
+            open["byRemoteIp"]
+                [ExportedAddress(catalog.Name(LabelDimension::RemoteIp, connection.peer), configuration.hashPeers)];
+          entry = Json::UInt64(entry.asUInt64() + 1);
         }
-        open["source"] = "established TCP connections to DicomPort " + std::to_string(configuration.dicomPort) +
-                         " (/proc/self/net/tcp, tcp6): one per open association";
+        open["count"] = Json::UInt64(count);
+        open["source"] = "Orthanc's own sockets on DicomPort " + std::to_string(configuration.dicomPort) +
+                         " (read from its descriptors when an association arrives, and once a second while "
+                         "Orthanc ingests): one per open association";
       }
       else
       {
         open["observable"] = false;
-        open["reason"] = "no /proc/self/net/tcp on this system, and no hook at association start or release";
+        open["reason"] = "not read yet: no DICOM association arrived since the plugin started, or /proc/self/fd "
+                         "cannot be read";
       }
 
       std::vector<std::pair<LabelId, HistogramSnapshot>> gaps;
@@ -210,7 +235,8 @@ namespace IngestPerf
           LabelDimension::RemoteAet, catalog.Name(LabelDimension::RemoteAet, peer.remoteAet), configuration.hashPeers);
         value["finished"] = Json::UInt64(peer.finished);
         value["inProgress"] = Json::UInt64(peer.inProgress);
-        value["closed"] = Json::UInt64(peer.closed);
+        value["byConnection"] = Json::UInt64(peer.byConnection);
+        value["inferred"] = Json::UInt64(peer.inferred);
         value["instancesPerAssociation"] = ExportHistogram(peer.instancesPerAssociation, false);
         value["durationMs"] = ExportHistogram(peer.durationNs, true);
         auto gap = std::find_if(gaps.begin(), gaps.end(), [&peer](const auto& g) { return g.first == peer.remoteAet; });
@@ -678,15 +704,7 @@ namespace IngestPerf
     open["oldestAgeMs"] = ageMs(input.openRecords.oldestStartNs);
     open["receiving"]["count"] = Json::UInt64(input.openRecords.receivingCount);
     open["receiving"]["oldestAgeMs"] = ageMs(input.openRecords.receivingOldestStartNs);
-    uint64_t ended = 0;
-    for (uint64_t n : input.openRecords.endedWithRequest)
-    {
-      ended += n;
-    }
-    open["endedWithRequest"] = Json::UInt64(ended);
-    open["restRequestsInProgress"] = input.openRecords.restRequestsInProgress < 0
-                                       ? Json::Value(Json::nullValue)
-                                       : Json::Value(Json::Int64(input.openRecords.restRequestsInProgress));
+    open["startedBeforeReset"] = Json::UInt64(input.openRecords.startedBeforeReset);
     open["threadsTracked"] = Json::UInt64(input.openRecords.threadsTracked);
     open["threadsUntracked"] = Json::UInt64(input.openRecords.threadsUntracked);
 
@@ -696,6 +714,7 @@ namespace IngestPerf
     errors["changeCorrelationSkipped"] = Json::UInt64(input.correlationSkipped);
     errors["associationTrackingSkipped"] = Json::UInt64(input.associationSkipped);
     errors["sdkCallsFailed"] = Json::UInt64(snapshot.sdkCallsFailed);
+    errors["concludedTooEarly"] = Json::UInt64(snapshot.concludedEarly);
     errors["changeTableEvictions"] = Json::UInt64(input.correlationEvicted);
     errors["failedAnswers"] = Json::UInt64(input.failedAnswers);
 #ifdef INGEST_PERF_FAULT_INJECTION

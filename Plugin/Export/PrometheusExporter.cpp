@@ -217,6 +217,21 @@ namespace IngestPerf
         }
       }
 
+      const char* failures = "orthanc_ingest_failed_instances_total";
+      AppendHeader(out, failures, "counter",
+                   "Instances whose store failed, per transport and reason (docs/outcomes.md); their sum is the "
+                   "outcome failed.");
+      for (size_t t = 0; t < kTransportCount; t++)
+      {
+        for (size_t r = 0; r < kFailureReasonCount; r++)
+        {
+          AppendSample(out, failures, "", TransportLabel(static_cast<Transport>(t)), "reason",
+                       DefinitionOf(static_cast<FailureReason>(r)).name);
+          AppendUnsigned(out, snapshot.transports[t].Failures(static_cast<FailureReason>(r)));
+          out += '\n';
+        }
+      }
+
       const struct
       {
         const char* name;
@@ -318,11 +333,15 @@ namespace IngestPerf
       AppendGauge(out, "orthanc_ingest_change_backlog",
                   "Stored instances whose NewInstance change was not delivered to OnChange yet.",
                   text(report.changes.NewInstanceBacklog()));
-      if (report.associations.connections.available)
+      if (report.associations.connectionsReadNs != 0)
       {
+        uint64_t open = 0;
+        for (const DicomConnection& connection : report.associations.connections)
+        {
+          open += connection.closedNs == 0 ? 1 : 0;
+        }
         AppendGauge(out, "orthanc_ingest_open_dicom_connections",
-                    "Established TCP connections to Orthanc's DicomPort now (open C-STORE associations).",
-                    text(report.associations.connections.count));
+                    "Orthanc's DICOM connections as last read (open associations).", text(open));
       }
       AppendGauge(out, "orthanc_ingest_streams_used", "Labelled streams in use, of MaxSeries.",
                   text(report.streams.used));

@@ -166,6 +166,15 @@ namespace IngestPerf
       {
         configuration.storageDirectory = orthancConfiguration["StorageDirectory"].asString();
       }
+      // Orthanc's limits, MaximumStorageSize in MiB (Orthanc multiplies it by 1024 * 1024); 0: none.
+      if (orthancConfiguration["MaximumStorageSize"].isUInt64())
+      {
+        configuration.maximumStorageBytes = orthancConfiguration["MaximumStorageSize"].asUInt64() * 1024 * 1024;
+      }
+      if (orthancConfiguration["MaximumPatientCount"].isUInt64())
+      {
+        configuration.maximumPatientCount = orthancConfiguration["MaximumPatientCount"].asUInt64();
+      }
       configuration.storagePluginSection = FindStoragePluginSection(orthancConfiguration);
       const Json::Value& transcoding = orthancConfiguration["IngestTranscoding"];
       if (transcoding.isString() && !transcoding.asString().empty())

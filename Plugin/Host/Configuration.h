@@ -8,6 +8,7 @@
 #include <json/value.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -60,6 +61,8 @@ namespace IngestPerf
     bool ingestTranscoding = false;
     std::string ingestTranscodingSyntax;
     std::string storageDirectory = "OrthancStorage";
+    uint64_t maximumStorageBytes = 0;  // MaximumStorageSize; 0: no limit
+    uint64_t maximumPatientCount = 0;
     bool syncStorageArea = true;
     bool storeDicom = true;
     bool storageCompression = false;

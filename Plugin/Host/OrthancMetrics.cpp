@@ -4,7 +4,11 @@
 #include "Recording/IngestPipeline.h"
 #include "Timeline/MonotonicClock.h"
 
+#include <json/reader.h>
+
 #include <atomic>
+#include <cstdlib>
+#include <sstream>
 #include <cstring>
 #include <memory>
 
@@ -58,6 +62,35 @@ namespace IngestPerf
     const int64_t active = ParseActiveRestRequests(text);
     // This internal GET is one of them.
     return active >= 1 ? active - 1 : -1;
+  }
+
+
+  bool ReadStorageUsage(StorageUsage& usage)
+  {
+    std::string text;
+    Json::Value statistics;
+    Json::CharReaderBuilder builder;
+    std::string errors;
+    std::istringstream stream;
+    if (!OrthancSdk::RestApiGet("/statistics", text))
+    {
+      return false;
+    }
+    stream.str(text);
+    if (!Json::parseFromStream(builder, stream, &statistics, &errors) || !statistics.isObject())
+    {
+      return false;
+    }
+    // TotalDiskSize is a string of bytes (a JSON number would lose precision past 2^53).
+    const Json::Value& size = statistics["TotalDiskSize"];
+    const Json::Value& patients = statistics["CountPatients"];
+    if (!size.isString() || !patients.isUInt64())
+    {
+      return false;
+    }
+    usage.bytes = std::strtoull(size.asCString(), nullptr, 10);
+    usage.patients = patients.asUInt64();
+    return true;
   }
 
 

@@ -12,6 +12,7 @@
 // refresh callback when its metrics are read, at most once a second, never on the ingest path.
 #pragma once
 
+#include "Correlation/StorageCondition.h"
 #include "Host/PluginStatus.h"
 #include "Metrics/StatsSnapshot.h"
 #include "Metrics/TimeWindows.h"
@@ -30,6 +31,9 @@ namespace IngestPerf
   // REST API requests in progress besides this reading, -1 when Orthanc cannot say ("MetricsEnabled"
   // false, or the metric is missing).
   int64_t OtherRestRequestsInProgress();
+
+  // What Orthanc's index holds (GET /statistics: TotalDiskSize, CountPatients); false if unknown.
+  bool ReadStorageUsage(StorageUsage& usage);
 
   // The figures published into Orthanc's metrics, by name, per transport: since the start
   // "orthanc_ingest_perf_dicom_stored_instances_since_start", "..._server_total_p50_seconds_since_start",

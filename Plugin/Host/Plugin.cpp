@@ -10,7 +10,7 @@
 #include "Capture/TimedStorageArea.h"
 #include "Recording/IngestPipeline.h"
 #include "Host/LoadedCopy.h"
-#include "Correlation/ConnectionSampler.h"
+#include "Correlation/IngestWatcher.h"
 #include "Host/OrthancMetrics.h"
 #include "Timeline/MonotonicClock.h"
 #include "Host/OrthancSdk.h"
@@ -31,7 +31,7 @@ namespace
 
   // Live until the library is unloaded: Orthanc may still run a callback while finalizing.
   std::unique_ptr<IngestPipeline> pipeline;
-  std::unique_ptr<ConnectionSampler> sampler;
+  std::unique_ptr<IngestWatcher> watcher;
   PluginStatus status;
 }
 
@@ -57,12 +57,19 @@ namespace
     status.storage = RegisterTimedStorageArea(status.configuration);
     status.restAnswers = RestAnswerTimingState(status.configuration.timeRestAnswers);
     RegisterPublishedOrthancMetrics(status);
-    const IngestPipeline* ingest = pipeline.get();
-    sampler.reset(new ConnectionSampler(static_cast<uint16_t>(status.configuration.dicomPort),
-                                        static_cast<uint16_t>(status.configuration.httpPort),
-                                        [ingest] { return ingest->changes.StoredInstances(); }));
-    sampler->Start();
-    SetActiveConnectionSampler(sampler.get());
+    IngestPipeline* ingest = pipeline.get();
+    ingest->concluder.SetRestRequestsInProgress(OtherRestRequestsInProgress);
+    ingest->storageUsage = ReadStorageUsage;
+    IngestWatcher::Hooks hooks;
+    hooks.activity = [ingest] { return ingest->timelines.RecordsOpened(); };
+    hooks.dicomSockets = [ingest](const std::vector<SocketInfo>& sockets, int64_t nowNs) {
+      return ingest->DicomSocketsRead(sockets, nowNs);
+    };
+    hooks.tick = [ingest](int64_t nowNs) { ingest->Tick(nowNs); };
+    watcher.reset(new IngestWatcher(static_cast<uint16_t>(status.configuration.dicomPort),
+                                    static_cast<uint16_t>(status.configuration.httpPort), std::move(hooks)));
+    watcher->Start();
+    SetActiveIngestWatcher(watcher.get());
     if (status.storage.requested && !status.storage.active)
     {
       OrthancSdk::LogWarning("IngestPerf: timed storage not started: " + status.storage.reason);
@@ -191,10 +198,10 @@ extern "C"
   ORTHANC_PLUGINS_API void OrthancPluginFinalize()
   {
     // Called for every registration, duplicates included, once Orthanc serves nothing any more.
-    if (sampler)
+    if (watcher)
     {
-      SetActiveConnectionSampler(nullptr);
-      sampler->Stop();
+      SetActiveIngestWatcher(nullptr);
+      watcher->Stop();
     }
     RestoreDicomTcpNoDelay();
     LoadedCopy::Release();

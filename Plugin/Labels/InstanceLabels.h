@@ -30,6 +30,8 @@ namespace IngestPerf
   constexpr LabelId kOtherLabel = 0;
   constexpr LabelId kNoneLabel = 1;
   constexpr LabelId kFirstValueLabel = 2;
+  // Not an id: a label the hooks before OnStored have not interned (yet), to be taken from strings.
+  constexpr LabelId kUnidentified = 0xFF;
 
   enum class SizeClass
   {

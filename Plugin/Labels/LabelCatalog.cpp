@@ -23,17 +23,18 @@ namespace IngestPerf
   }
 
 
-  InstanceLabels LabelCatalog::Intern(Transport transport, const RawLabels& raw, uint64_t storedBytes)
+  InstanceLabels LabelCatalog::Intern(Transport transport, const RawLabels& raw, uint64_t storedBytes,
+                                      const IdentifiedLabels& identified)
   {
     InstanceLabels labels;
     labels.SetTransport(transport);
     labels.SetSizeClass(SizeClassOf(storedBytes));
-    auto intern = [&](LabelDimension dimension, const char* value) {
-      labels.Set(dimension, dictionaries_[static_cast<size_t>(dimension)]->Intern(value));
+    auto intern = [&](LabelDimension dimension, const char* value, LabelId known = kUnidentified) {
+      labels.Set(dimension, known != kUnidentified ? known : InternValue(dimension, value));
     };
-    intern(LabelDimension::RemoteAet, raw.remoteAet);
-    intern(LabelDimension::RemoteIp, raw.remoteIp);
-    intern(LabelDimension::CalledAet, raw.calledAet);
+    intern(LabelDimension::RemoteAet, raw.remoteAet, identified.remoteAet);
+    intern(LabelDimension::RemoteIp, raw.remoteIp, identified.remoteIp);
+    intern(LabelDimension::CalledAet, raw.calledAet, identified.calledAet);
     intern(LabelDimension::ReceivedSyntax, raw.receivedSyntax);
     intern(LabelDimension::StoredSyntax, raw.storedSyntax);
     intern(LabelDimension::SopClass, raw.sopClass);
@@ -41,12 +42,33 @@ namespace IngestPerf
   }
 
 
-  InstanceLabels LabelCatalog::InternAbandoned(Transport transport, const char* receivedSyntax)
+  LabelId LabelCatalog::InternValue(LabelDimension dimension, const char* value)
+  {
+    const std::unique_ptr<LabelDictionary>& dictionary = dictionaries_[static_cast<size_t>(dimension)];
+    return dictionary ? dictionary->Intern(value) : kOtherLabel;
+  }
+
+
+  InstanceLabels LabelCatalog::InternEnded(Transport transport, const IdentifiedLabels& identified)
   {
     InstanceLabels labels;
     labels.SetTransport(transport);
-    labels.Set(LabelDimension::ReceivedSyntax,
-               dictionaries_[static_cast<size_t>(LabelDimension::ReceivedSyntax)]->Intern(receivedSyntax));
+    if (identified.remoteAet != kUnidentified)
+    {
+      labels.Set(LabelDimension::RemoteAet, identified.remoteAet);
+    }
+    else if (transport == Transport::Dicom)
+    {
+      labels.Set(LabelDimension::RemoteAet, InternValue(LabelDimension::RemoteAet, "(unknown)"));
+    }
+    if (identified.remoteIp != kUnidentified)
+    {
+      labels.Set(LabelDimension::RemoteIp, identified.remoteIp);
+    }
+    if (identified.calledAet != kUnidentified)
+    {
+      labels.Set(LabelDimension::CalledAet, identified.calledAet);
+    }
     return labels;
   }
 

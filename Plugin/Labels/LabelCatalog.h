@@ -13,14 +13,27 @@
 
 namespace IngestPerf
 {
+  // Who sent an instance, as the hooks before OnStored interned it (kUnidentified where they did not).
+  struct IdentifiedLabels
+  {
+    LabelId remoteAet = kUnidentified;
+    LabelId remoteIp = kUnidentified;
+    LabelId calledAet = kUnidentified;
+  };
+
   class LabelCatalog
   {
   public:
     explicit LabelCatalog(size_t maxValuesPerLabel);
 
-    InstanceLabels Intern(Transport transport, const RawLabels& raw, uint64_t storedBytes);
-    // Labels of a record that never reached OnStored: only what is known before the store.
-    InstanceLabels InternAbandoned(Transport transport, const char* receivedSyntax);
+    // Ids already interned by a hook (kUnidentified where not) take the place of raw's strings.
+    InstanceLabels Intern(Transport transport, const RawLabels& raw, uint64_t storedBytes,
+                          const IdentifiedLabels& identified = IdentifiedLabels());
+    // One value of an open-ended dimension, for a hook that identifies the instance early.
+    LabelId InternValue(LabelDimension dimension, const char* value);
+    // The labels of a record that ended without OnStored: its transport and who sent it, as far as
+    // it was identified (an unidentified calling AET of a C-STORE is "(unknown)").
+    InstanceLabels InternEnded(Transport transport, const IdentifiedLabels& identified);
 
     std::string Name(LabelDimension dimension, LabelId id) const;
     bool Find(LabelDimension dimension, const std::string& name, LabelId& id) const;

@@ -16,6 +16,7 @@ namespace IngestPerf
     windows_(nowNs)
   {
     Reset(nowNs, wallNowNs);
+    countsFromNs_.store(INT64_MIN, std::memory_order_relaxed);  // nothing started before the plugin counts less
   }
 
 
@@ -40,12 +41,12 @@ namespace IngestPerf
   }
 
 
-  void IngestStats::RecordChangeDispatch(const InstanceLabels& labels, int64_t lagNs, int64_t nowNs)
+  void IngestStats::RecordPhase(Phase phase, const InstanceLabels& labels, int64_t ns, int64_t nowNs)
   {
-    series_.FindOrInsert(labels).RecordChangeDispatch(lagNs);
+    series_.FindOrInsert(labels).RecordPhase(phase, ns);
     if (windowClock_ != nullptr)
     {
-      windows_.RecordChangeDispatch(labels.GetTransport(), nowNs, lagNs);
+      windows_.RecordPhase(labels.GetTransport(), nowNs, phase, ns);
     }
   }
 
@@ -82,8 +83,10 @@ namespace IngestPerf
     windows_.Reset(nowNs);
     callbackErrors_.store(0, std::memory_order_relaxed);
     sdkCallsFailed_.store(0, std::memory_order_relaxed);
+    concludedEarly_.store(0, std::memory_order_relaxed);
     resetNs_.store(nowNs, std::memory_order_relaxed);
     resetWallNs_.store(wallNowNs, std::memory_order_relaxed);
+    countsFromNs_.store(nowNs, std::memory_order_relaxed);
   }
 
 
@@ -95,6 +98,7 @@ namespace IngestPerf
     snapshot.resetWallNs = resetWallNs_.load(std::memory_order_relaxed);
     snapshot.callbackErrors = callbackErrors_.load(std::memory_order_relaxed);
     snapshot.sdkCallsFailed = sdkCallsFailed_.load(std::memory_order_relaxed);
+    snapshot.concludedEarly = concludedEarly_.load(std::memory_order_relaxed);
     const int64_t nowSecond = nowNs / kNsPerSecond;
 
     series_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
@@ -161,6 +165,28 @@ namespace IngestPerf
     series_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
       result.emplace_back(labels, TransportSnapshot());
       stats.AddTo(result.back().second);
+    });
+    return result;
+  }
+
+
+  std::vector<std::pair<InstanceLabels, TransportSnapshot>> IngestStats::SnapshotFailingSeries() const
+  {
+    std::vector<std::pair<InstanceLabels, TransportSnapshot>> result;
+    series_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
+      if (stats.outcomes[static_cast<size_t>(Outcome::Failed)].load(std::memory_order_relaxed) == 0)
+      {
+        return;
+      }
+      result.emplace_back(labels, TransportSnapshot());
+      for (size_t o = 0; o < kOutcomeCount; o++)
+      {
+        result.back().second.outcomes[o] = stats.outcomes[o].load(std::memory_order_relaxed);
+      }
+      for (size_t c = 0; c < kCounterCount; c++)
+      {
+        result.back().second.counters[c] = stats.counters[c].load(std::memory_order_relaxed);
+      }
     });
     return result;
   }

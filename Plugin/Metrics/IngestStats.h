@@ -40,13 +40,19 @@ namespace IngestPerf
     // already has (kNow: read the window clock).
     static constexpr int64_t kNow = -1;
     void RecordOutcome(Outcome outcome, const InstanceLabels& labels, int64_t nowNs = kNow);
-    void RecordChangeDispatch(const InstanceLabels& labels, int64_t lagNs, int64_t nowNs);
+    // One sample of a phase outside an instance's record: changeDispatch, the gap before a duplicate.
+    void RecordPhase(Phase phase, const InstanceLabels& labels, int64_t ns, int64_t nowNs);
     void Count(Counter counter, const InstanceLabels& labels, int64_t nowNs);
     void RecordCallbackError();
     // An SDK call of the hot path that answered its failure value (null, -1, unknown origin).
     void RecordSdkCallFailed();
 
     void Reset(int64_t nowNs, int64_t wallNowNs);
+    // Monotonic time of the last POST /perf/reset (INT64_MIN before any): what started before it
+    // is not counted after it.
+    int64_t CountsFromNs() const { return countsFromNs_.load(std::memory_order_relaxed); }
+    // OnStored of an instance that the plugin's thread had concluded as ended before (an error).
+    void RecordConcludedEarly() { concludedEarly_.fetch_add(1, std::memory_order_relaxed); }
 
     StatsSnapshot Snapshot(int64_t nowNs) const;
     // The labelled series whose labels pass `filter` (all when empty), merged per transport and,
@@ -57,6 +63,9 @@ namespace IngestPerf
     // Every labelled series in use, each its own snapshot (no rate windows): what the Prometheus
     // exposition lists with all its labels.
     std::vector<std::pair<InstanceLabels, TransportSnapshot>> SnapshotEachSeries() const;
+
+    // The outcomes and counters (no histogram) of each series with a failed instance.
+    std::vector<std::pair<InstanceLabels, TransportSnapshot>> SnapshotFailingSeries() const;
 
     // One phase of the matching labelled series: cheaper than whole series when one is enough.
     std::vector<std::pair<InstanceLabels, HistogramSnapshot>>
@@ -77,6 +86,8 @@ namespace IngestPerf
     TimeWindows windows_;
     std::atomic<uint64_t> callbackErrors_;
     std::atomic<uint64_t> sdkCallsFailed_;
+    std::atomic<uint64_t> concludedEarly_{0};
+    std::atomic<int64_t> countsFromNs_{INT64_MIN};
     std::atomic<int64_t> resetNs_;
     std::atomic<int64_t> resetWallNs_;
   };

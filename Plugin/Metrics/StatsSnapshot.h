@@ -22,9 +22,24 @@ namespace IngestPerf
     TranscodedWithoutHook,        // stored in another syntax by a transcoder that ran before ours
     AnswersAcceptingCompression,  // HTTP requests whose client accepts gzip/deflate
     AnswersWithoutCompression,
+    // Failed stores, one counter per FailureReason, in its order (FailureCounter).
+    FailedBeforeFilters,
+    FailedAfterFilters,
+    FailedDiskFull,
+    FailedQuota,
+    FailedStorageWrite,
+    FailedIndex,
     Count
   };
   constexpr size_t kCounterCount = static_cast<size_t>(Counter::Count);
+  static_assert(static_cast<size_t>(Counter::FailedIndex) - static_cast<size_t>(Counter::FailedBeforeFilters) + 1 ==
+                  kFailureReasonCount,
+                "one counter per FailureReason");
+
+  constexpr Counter FailureCounter(FailureReason reason)
+  {
+    return static_cast<Counter>(static_cast<size_t>(Counter::FailedBeforeFilters) + static_cast<size_t>(reason));
+  }
 
   struct TransportSnapshot
   {
@@ -41,6 +56,7 @@ namespace IngestPerf
     uint64_t last60sBytes = 0;
 
     uint64_t Count(Counter counter) const { return counters[static_cast<size_t>(counter)]; }
+    uint64_t Failures(FailureReason reason) const { return Count(FailureCounter(reason)); }
 
     void Merge(const TransportSnapshot& other);
 
@@ -61,6 +77,7 @@ namespace IngestPerf
     std::array<TransportSnapshot, kTransportCount> transports;
     uint64_t callbackErrors = 0;
     uint64_t sdkCallsFailed = 0;
+    uint64_t concludedEarly = 0;  // stores concluded as ended that reached OnStored after all
     int64_t takenNs = 0;
     int64_t resetNs = 0;
     int64_t resetWallNs = 0;

@@ -62,9 +62,9 @@ namespace IngestPerf
   }
 
 
-  void StreamStats::RecordChangeDispatch(int64_t lagNs)
+  void StreamStats::RecordPhase(Phase phase, int64_t ns)
   {
-    phases[static_cast<size_t>(Phase::ChangeDispatch)].Record(lagNs);
+    phases[static_cast<size_t>(phase)].Record(ns);
   }
 
 

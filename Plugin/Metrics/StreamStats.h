@@ -28,7 +28,9 @@ namespace IngestPerf
 
     void RecordStored(const InstanceRecord& record);
     void RecordOutcome(Outcome outcome);
-    void RecordChangeDispatch(int64_t lagNs);
+    // One sample of a phase measured apart from the instance's record (changeDispatch, the gap
+    // before a duplicate).
+    void RecordPhase(Phase phase, int64_t ns);
     void Count(Counter counter);
 
     void Reset();

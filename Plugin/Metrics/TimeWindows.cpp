@@ -231,10 +231,9 @@ namespace IngestPerf
   }
 
 
-  void TimeWindows::RecordChangeDispatch(Transport transport, int64_t nowNs, int64_t lagNs)
+  void TimeWindows::RecordPhase(Transport transport, int64_t nowNs, Phase phase, int64_t ns)
   {
-    RecordInSlots(transport, nowNs,
-                  [&](Slot& slot) { slot.phases[static_cast<size_t>(Phase::ChangeDispatch)].Record(lagNs); });
+    RecordInSlots(transport, nowNs, [&](Slot& slot) { slot.phases[static_cast<size_t>(phase)].Record(ns); });
   }
 
 

@@ -92,7 +92,7 @@ namespace IngestPerf
     // nowNs: monotonic time of the event; every call records into both rings.
     void RecordStored(Transport transport, int64_t nowNs, const InstanceRecord& record);
     void RecordOutcome(Transport transport, int64_t nowNs, Outcome outcome);
-    void RecordChangeDispatch(Transport transport, int64_t nowNs, int64_t lagNs);
+    void RecordPhase(Transport transport, int64_t nowNs, Phase phase, int64_t ns);
     void Count(Transport transport, int64_t nowNs, Counter counter);
 
     // Every slot emptied (its epoch forgotten: the next writer clears it), nothing before nowNs counted.

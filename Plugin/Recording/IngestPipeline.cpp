@@ -28,16 +28,88 @@ namespace IngestPerf
     timelines(configuration.maxThreads),
     labels(configuration.maxLabelValues),
     correlator(configuration.changeTableSize),
-    associations(configuration.maxPeers, static_cast<int64_t>(configuration.dicomScpTimeoutSeconds) * 1000000000),
+    associations(configuration.maxPeers, static_cast<int64_t>(configuration.dicomScpTimeoutSeconds) * 1000000000,
+                 &connections),
     stats(MonotonicNowNs(), WallNowNs(), configuration.maxSeries, MonotonicNowNs),
     recent(configuration.recentInstances),
-    recorder(stats, labels, correlator, associations, changes, recent, configuration.overwriteInstances)
+    recorder(stats, labels, correlator, associations, changes, recent, configuration.overwriteInstances,
+             &storageCondition, configuration.timedStorage, &connections),
+    concluder(timelines, recorder, static_cast<uint16_t>(configuration.dicomPort),
+              static_cast<uint16_t>(configuration.httpPort), RecordConcluder::Probes()),
+    dicomPort_(static_cast<uint16_t>(configuration.dicomPort))
   {
+    recorder.SetConnectionOf([this](LabelId peer, int64_t nowNs) { return ConnectionOf(peer, nowNs); });
+    // The storage folder, unless a storage plugin owns the storage area (its free space says nothing).
+    storageLimits.folder = configuration.storagePluginSection.empty() ? configuration.storageDirectory : "";
+    storageLimits.maximumStorageBytes = configuration.maximumStorageBytes;
+    storageLimits.maximumPatientCount = configuration.maximumPatientCount;
   }
 
 
-  IngestReport IngestPipeline::Collect(const StatsQuery& query, const PluginStatus& status, OpenConnections connections,
-                                       const std::function<int64_t()>& restRequestsInProgress) const
+  void IngestPipeline::Tick(int64_t nowNs)
+  {
+    // The storage first, so that the stores concluded next say why they failed: its free space at
+    // every tick (one statvfs), Orthanc's /statistics against its limits at most every 10 s, and
+    // only when stores failed after the filters since (or never assessed).
+    const uint64_t failures = recorder.FailuresAfterFilters();
+    const bool askQuota =
+      (failures != failuresAssessed_ || quotaAssessedNs_ == 0) && nowNs - quotaAssessedNs_ >= 10 * int64_t(1000000000);
+    storageCondition.Assess(storageLimits, askQuota ? storageUsage : nullptr,
+                            largestReceivedBytes.load(std::memory_order_relaxed));
+    if (askQuota)
+    {
+      quotaAssessedNs_ = nowNs;
+      failuresAssessed_ = failures;
+    }
+    recorder.ClassifyPending();
+    concluder.ConcludeEnded(nowNs);
+    recorder.ClassifyPending();
+  }
+
+
+  bool IngestPipeline::DicomSocketsRead(const std::vector<SocketInfo>& sockets, int64_t nowNs)
+  {
+    std::vector<DicomConnections::Reading> open;
+    bool added = false;
+    for (const SocketInfo& socket : sockets)
+    {
+      added = added || !connections.IsOpen(socket.cookie);
+      open.push_back(
+        DicomConnections::Reading{socket.cookie, socket.fd, labels.InternValue(LabelDimension::RemoteIp, socket.peer)});
+    }
+    connections.Update(open.data(), open.size(), nowNs);
+    return added;
+  }
+
+
+  uint64_t IngestPipeline::ConnectionOf(LabelId peer, int64_t nowNs)
+  {
+    bool stale = false;
+    const uint64_t cookie = connections.Attribute(peer, stale);
+    if (cookie != 0 || !stale || dicomPort_ == 0)
+    {
+      return cookie;
+    }
+    DicomConnections::Reading open[kConnectionsReadOnStore];
+    size_t count = 0;
+    const bool read = ForEachProcessSocket(dicomPort_, 0, [&](const SocketInfo& socket) {
+      if (!socket.listening && socket.state == kTcpEstablished && count < kConnectionsReadOnStore)
+      {
+        open[count++] = DicomConnections::Reading{socket.cookie, socket.fd,
+                                                  labels.InternValue(LabelDimension::RemoteIp, socket.peer)};
+      }
+    });
+    if (!read)
+    {
+      return 0;
+    }
+    // Opened before this instance arrived: its first instance is at most its OnStored's age old.
+    connections.Update(open, count, nowNs);
+    return connections.Attribute(peer, stale);
+  }
+
+
+  IngestReport IngestPipeline::Collect(const StatsQuery& query, const PluginStatus& status) const
   {
     const int64_t now = MonotonicNowNs();
     IngestReport report;
@@ -45,12 +117,7 @@ namespace IngestPerf
     report.collected = true;
     report.snapshot = stats.Snapshot(now);
     // After the statistics: a record closed in between is then in neither (never in both).
-    report.openRecords = timelines.CountOpen(restRequestsInProgress);
-    for (size_t o = 0; o < kOutcomeCount; o++)
-    {
-      report.snapshot.transports[static_cast<size_t>(Transport::Rest)].outcomes[o] +=
-        report.openRecords.endedWithRequest[o];
-    }
+    report.openRecords = timelines.CountOpen(stats.CountsFromNs());
     report.correlationSkipped = correlator.Skipped();
     report.correlationEvicted = correlator.Evicted();
     report.associationSkipped = associations.Skipped();
@@ -75,18 +142,10 @@ namespace IngestPerf
       report.recent = {stats.SnapshotWindow(Window::OneMinute, now), stats.SnapshotWindow(Window::FiveMinutes, now)};
     }
     report.storage = storage.Snapshot();
-    if (connections.available)
-    {
-      const std::map<std::string, uint64_t>& open = connections.byRemoteIp;
-      report.associations.peers = associations.Snapshot(
-        now, [&](LabelId address) { return open.count(labels.Name(LabelDimension::RemoteIp, address)) != 0; },
-        connections.readNs);
-    }
-    else
-    {
-      report.associations.peers = associations.Snapshot(now);
-    }
-    report.associations.connections = std::move(connections);
+    report.associations.peers = associations.Snapshot(now);
+    report.failingStreams = stats.SnapshotFailingSeries();
+    report.associations.connections = connections.Snapshot();
+    report.associations.connectionsReadNs = connections.LastReadingNs();
     report.associations.gaps = stats.SnapshotSeriesPhase(
       Phase::AssociationGap, [](const InstanceLabels& stream) { return stream.GetTransport() == Transport::Dicom; });
     report.changes = changes.Snapshot();
@@ -143,9 +202,10 @@ namespace IngestPerf
 
   void IngestPipeline::Reset()
   {
-    stats.Reset(MonotonicNowNs(), WallNowNs());
+    const int64_t now = MonotonicNowNs();
+    stats.Reset(now, WallNowNs());
     storage.Reset();
-    associations.ResetStatistics();
+    associations.ResetStatistics(now);
     changes.ResetStatistics();
     cost.Reset();
     recent.Reset();

@@ -6,10 +6,13 @@
 #include "Correlation/AssociationTracker.h"
 #include "Correlation/ChangeCorrelator.h"
 #include "Correlation/ChangeQueueStats.h"
+#include "Correlation/DicomConnections.h"
+#include "Correlation/StorageCondition.h"
 #include "Host/Configuration.h"
 #include "Metrics/StatsQuery.h"
 #include "Recording/IngestReport.h"
 #include "Recording/IngestRecorder.h"
+#include "Recording/RecordConcluder.h"
 #include "Metrics/IngestStats.h"
 #include "Labels/LabelCatalog.h"
 #include "Metrics/PluginCost.h"
@@ -32,23 +35,38 @@ namespace IngestPerf
     explicit IngestPipeline(const Configuration& configuration);
 
     // Everything a reader may show, for this query, as plain copies: nothing is changed.
-    // restRequestsInProgress: how many REST API requests Orthanc has in progress besides the
-    // reader's own, -1 when it cannot say; asked after the open records are read. When none is, the
-    // records of REST requests still open are over: their outcomes are counted in the REST
-    // transport (not in groups, which are read from the streams) rather than shown as open.
-    IngestReport Collect(const StatsQuery& query, const PluginStatus& status, OpenConnections connections,
-                         const std::function<int64_t()>& restRequestsInProgress = nullptr) const;
+    IngestReport Collect(const StatsQuery& query, const PluginStatus& status) const;
     // GET /perf/slowest: the slowest recent instances that match the query.
     RecentReport CollectSlowest(const RecentQuery& query) const;
     // GET /perf/trace: every recent instance stored in the last `seconds`, oldest first.
     RecentReport CollectRecent(int64_t seconds) const;
     // GET /perf/series: the slots of one time window, each on its own.
     SeriesReport CollectSeries(Window window) const;
-    // POST /perf/reset: statistics back to zero; correlation state (open chains, pending changes) kept.
+    // POST /perf/reset: every figure from then on counts only what started after it; the state that
+    // follows what is in progress (open records, association chains, pending changes) goes on.
     void Reset();
+
+    // The plugin's thread, once a second while Orthanc ingests: concludes the records whose store
+    // has ended, and assesses the storage when stores fail after the filters.
+    void Tick(int64_t nowNs);
+    // The plugin's thread: the DICOM connections just read; returns whether one was new.
+    bool DicomSocketsRead(const std::vector<SocketInfo>& sockets, int64_t nowNs);
+    // The ingest path (OnStored of a C-STORE instance): the connection open from `peer`, reading
+    // Orthanc's DICOM sockets first if the table does not know it yet (once per new association:
+    // a few system calls per descriptor of Orthanc's, no allocation). 0 when not known.
+    uint64_t ConnectionOf(LabelId peer, int64_t nowNs);
+    // At most this many DICOM connections are read on the ingest path (the table holds more).
+    static constexpr size_t kConnectionsReadOnStore = 32;
 
     ThreadTimelines timelines;
     LabelCatalog labels;
+    DicomConnections connections;
+    StorageCondition storageCondition;
+    StorageLimits storageLimits;
+    // What Orthanc's index holds (the entry point asks Orthanc); null: quotas are not assessed.
+    std::function<bool(StorageUsage&)> storageUsage;
+    // The largest instance received so far (ReceivedInstance), for the room a quota must leave.
+    std::atomic<uint64_t> largestReceivedBytes{0};
     ChangeCorrelator correlator;
     AssociationTracker associations;
     IngestStats stats;
@@ -57,5 +75,11 @@ namespace IngestPerf
     PluginCost cost;
     RecentInstances recent;
     IngestRecorder recorder;
+    RecordConcluder concluder;
+
+  private:
+    uint16_t dicomPort_;
+    uint64_t failuresAssessed_ = 0;  // after-filter failures when the storage was last assessed
+    int64_t quotaAssessedNs_ = 0;
   };
 }

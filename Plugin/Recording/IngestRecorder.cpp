@@ -1,8 +1,10 @@
 #include "Recording/IngestRecorder.h"
 
+#include "Correlation/BoundedSpinLock.h"
 #include "Recording/DuplicateDetection.h"
 #include "Timeline/ThreadTimelines.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace IngestPerf
@@ -60,29 +62,88 @@ namespace IngestPerf
   }
 
 
+  Outcome OutcomeOf(const EndedRecord& record, bool timedStorage, StorageState storage, FailureReason& reason)
+  {
+    reason = FailureReason::BeforeFilters;
+    switch (record.stage)
+    {
+      case RecordStage::None:
+      case RecordStage::Receiving:
+        return Outcome::RequestWithoutInstance;
+      case RecordStage::Received:
+        return record.hasPart10Header ? Outcome::Failed : Outcome::NotDicom;
+      case RecordStage::Filtered:
+        break;
+    }
+    if (timedStorage)
+    {
+      if ((record.storage & kStorageCreateFailed) != 0)
+      {
+        reason = storage == StorageState::DiskFull ? FailureReason::DiskFull : FailureReason::StorageWrite;
+        return Outcome::Failed;
+      }
+      if ((record.storage & kStorageCreated) != 0)
+      {
+        // Written, then no OnStored: the index did not take it (Orthanc removes the files when it
+        // returns a failure, not when it throws).
+        reason = storage == StorageState::QuotaReached ? FailureReason::Quota : FailureReason::Index;
+        return Outcome::Failed;
+      }
+      return Outcome::Rejected;  // past the filters and never written: a later filter discarded it
+    }
+    reason = storage == StorageState::DiskFull       ? FailureReason::DiskFull
+             : storage == StorageState::QuotaReached ? FailureReason::Quota
+                                                     : FailureReason::AfterFilters;
+    return Outcome::Failed;
+  }
+
+
   IngestRecorder::IngestRecorder(IngestStats& stats, LabelCatalog& labels, ChangeCorrelator& correlator,
                                  AssociationTracker& associations, ChangeQueueStats& changes, RecentInstances& recent,
-                                 bool overwriteInstances) :
+                                 bool overwriteInstances, const StorageCondition* storage, bool timedStorage,
+                                 DicomConnections* connections) :
     stats_(stats),
     labels_(labels),
     correlator_(correlator),
     associations_(associations),
     changes_(changes),
     recent_(recent),
-    overwriteInstances_(overwriteInstances)
+    overwriteInstances_(overwriteInstances),
+    storage_(storage),
+    timedStorage_(timedStorage),
+    connections_(connections)
   {
   }
 
 
   void IngestRecorder::InstanceCompleted(const CompletedInstance& instance)
   {
-    const InstanceLabels labels = labels_.Intern(instance.transport, instance.labels, instance.storedBytes);
-    // Every C-STORE instance, duplicate or not, ends a gap and starts the next one.
-    const int64_t associationGap =
-      (instance.transport == Transport::Dicom && instance.peerKey != 0)
-        ? associations_.InstanceStored(instance.peerKey, labels.Get(LabelDimension::RemoteAet), instance.receivedNs,
-                                       instance.storedNs, labels.Get(LabelDimension::RemoteIp))
-        : -1;
+    if (instance.concludedEarly)
+    {
+      stats_.RecordConcludedEarly();
+    }
+    const InstanceLabels labels = labels_.Intern(instance.transport, instance.labels, instance.storedBytes,
+                                                 {instance.remoteAet, instance.remoteIp, instance.calledAet});
+    // Every C-STORE instance, duplicate or not, ends a gap and starts the next one, before a reset
+    // as after it (the association goes on).
+    int64_t associationGap = -1;
+    if (instance.transport == Transport::Dicom && instance.peerKey != 0)
+    {
+      const LabelId address = labels.Get(LabelDimension::RemoteIp);
+      const uint64_t connection = connectionOf_             ? connectionOf_(address, instance.storedNs)
+                                  : connections_ != nullptr ? connections_->Attribute(address)
+                                                            : 0;
+      if (connection != 0)
+      {
+        connections_->SetRemoteAet(connection, labels.Get(LabelDimension::RemoteAet));
+      }
+      associationGap = associations_.InstanceStored(instance.peerKey, labels.Get(LabelDimension::RemoteAet),
+                                                    instance.receivedNs, instance.storedNs, address, connection);
+    }
+    if (instance.segmentStartNs < stats_.CountsFromNs())
+    {
+      return;  // started before the last POST /perf/reset: every figure counts what started after it
+    }
 
     if (instance.httpAnswerEncoding != 0)
     {
@@ -90,14 +151,8 @@ namespace IngestPerf
                                                     : Counter::AnswersWithoutCompression,
                    labels, instance.storedNs);
     }
-    if (instance.removedAfterCreate)
-    {
-      // Timed storage saw Orthanc remove the file it had just written: the index refused it.
-      stats_.RecordOutcome(Outcome::AlreadyStored, labels, instance.storedNs);
-      Remember(instance, ToRecord(instance, associationGap), labels, Outcome::AlreadyStored);
-      return;
-    }
-    if (!overwriteInstances_)
+    bool alreadyStored = instance.removedAfterCreate;  // timed storage saw Orthanc remove what it wrote
+    if (!alreadyStored && !overwriteInstances_)
     {
       DuplicateEvidence evidence{instance.receptionSecond, instance.startWallNs, false, 0};
       int64_t changeNs = 0;
@@ -106,14 +161,20 @@ namespace IngestPerf
         evidence.hasEarlierChange = true;
         evidence.earlierChangeWallNs = instance.startWallNs - (instance.segmentStartNs - changeNs);
       }
-      if (IsAlreadyStored(evidence))
-      {
-        stats_.RecordOutcome(Outcome::AlreadyStored, labels, instance.storedNs);
-        Remember(instance, ToRecord(instance, associationGap), labels, Outcome::AlreadyStored);
-        return;
-      }
+      alreadyStored = IsAlreadyStored(evidence);
     }
     const InstanceRecord record = ToRecord(instance, associationGap);
+    if (alreadyStored)
+    {
+      stats_.RecordOutcome(Outcome::AlreadyStored, labels, instance.storedNs);
+      if (associationGap >= 0)
+      {
+        // The sender waited for this answer like any other: its gap is the association's.
+        stats_.RecordPhase(Phase::AssociationGap, labels, associationGap, instance.storedNs);
+      }
+      Remember(instance, record, labels, Outcome::AlreadyStored);
+      return;
+    }
     stats_.RecordStored(record, labels);
     Remember(instance, record, labels, Outcome::Stored);
     changes_.InstanceStored();
@@ -138,15 +199,89 @@ namespace IngestPerf
   }
 
 
-  void IngestRecorder::InstanceAbandoned(Transport transport, Outcome outcome, const char* receivedSyntax)
+  void IngestRecorder::RecordEnded(const EndedRecord& record)
   {
-    stats_.RecordOutcome(outcome, labels_.InternAbandoned(transport, receivedSyntax));
+    if (record.sinceNs < stats_.CountsFromNs())
+    {
+      return;
+    }
+    if (record.stage == RecordStage::Filtered)
+    {
+      failuresAfterFilters_.fetch_add(1, std::memory_order_relaxed);
+      // Why it failed depends on the storage now: the plugin's thread counts it after looking.
+      if (BoundedSpinLock(pendingLocked_))
+      {
+        const bool kept = pendingCount_ < kPendingCapacity;
+        if (kept)
+        {
+          pending_[pendingCount_++] = record;
+        }
+        pendingLocked_.store(false, std::memory_order_release);
+        if (kept)
+        {
+          return;
+        }
+      }
+    }
+    Count(record);
+  }
+
+
+  size_t IngestRecorder::ClassifyPending()
+  {
+    EndedRecord taken[kPendingCapacity];
+    size_t count = 0;
+    if (!BoundedSpinLock(pendingLocked_))
+    {
+      return 0;  // a store is adding one: at the next tick
+    }
+    count = pendingCount_;
+    std::copy(pending_, pending_ + count, taken);
+    pendingCount_ = 0;
+    pendingLocked_.store(false, std::memory_order_release);
+    for (size_t i = 0; i < count; i++)
+    {
+      Count(taken[i]);
+    }
+    return count;
+  }
+
+
+  void IngestRecorder::Count(const EndedRecord& record)
+  {
+    FailureReason reason;
+    const StorageState storage = storage_ != nullptr ? storage_->Now() : StorageState::Unknown;
+    const Outcome outcome = OutcomeOf(record, timedStorage_, storage, reason);
+    IdentifiedLabels who{record.remoteAet, record.remoteIp, record.calledAet};
+    DicomConnection connection;
+    if (record.transport == Transport::Dicom && connections_ != nullptr &&
+        connections_->OnlyOpenAt(record.sinceNs, connection))
+    {
+      // The one association open when it started was its own: its address, and, when the C-STORE
+      // filter did not name its sender (refused before it), the calling AET of an instance stored on
+      // that same association, if any (never guessed from the address: a router sends for many).
+      who.remoteIp = connection.peer;
+      if (who.remoteAet == kUnidentified)
+      {
+        who.remoteAet = connection.remoteAet;
+      }
+    }
+    const InstanceLabels labels = labels_.InternEnded(record.transport, who);
+    stats_.RecordOutcome(outcome, labels, record.endedNs);
+    if (outcome == Outcome::Failed)
+    {
+      stats_.Count(FailureCounter(reason), labels, record.endedNs);
+    }
   }
 
 
   int64_t IngestRecorder::NewInstanceChange(uint64_t instanceKey, int64_t nowNs)
   {
     const ChangeCorrelator::Pairing pairing = correlator_.NewInstanceChange(instanceKey, nowNs);
+    if (!pairing.paired || nowNs - pairing.lagNs < stats_.CountsFromNs())
+    {
+      return 0;  // the change of an instance stored before the last reset: not counted after it
+    }
     RecordPairing(pairing, nowNs);
     return pairing.paired ? nowNs - pairing.lagNs : 0;
   }
@@ -167,7 +302,7 @@ namespace IngestPerf
     const InstanceLabels labels = InstanceLabels::FromKey(pairing.labelsKey);
     if (pairing.lagNs >= 0)
     {
-      stats_.RecordChangeDispatch(labels, pairing.lagNs, nowNs);
+      stats_.RecordPhase(Phase::ChangeDispatch, labels, pairing.lagNs, nowNs);
     }
     else
     {

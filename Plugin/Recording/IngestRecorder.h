@@ -6,12 +6,17 @@
 
 #include "Correlation/AssociationTracker.h"
 #include "Correlation/ChangeCorrelator.h"
+#include "Correlation/DicomConnections.h"
 #include "Correlation/ChangeQueueStats.h"
+#include "Correlation/StorageCondition.h"
 #include "Metrics/IngestStats.h"
 #include "Metrics/InstanceRecord.h"
 #include "Metrics/RecentInstances.h"
 #include "Labels/LabelCatalog.h"
 #include "Timeline/InstanceTimeline.h"
+
+#include <atomic>
+#include <functional>
 
 namespace IngestPerf
 {
@@ -19,21 +24,49 @@ namespace IngestPerf
   // instance, kNotMeasured for the others. associationGapNs: -1 when not measured.
   InstanceRecord ToRecord(const CompletedInstance& instance, int64_t associationGapNs);
 
+  // The outcome of a record that ended without OnStored, and for a failure its reason: from how far
+  // it got, what timed storage saw of it (when active), and the state of the storage then.
+  Outcome OutcomeOf(const EndedRecord& record, bool timedStorage, StorageState storage, FailureReason& reason);
+
   class IngestRecorder : public TimelineSink
   {
   public:
+    // storage: read when naming why a store failed after the filters (null: unknown); timedStorage:
+    // the plugin's storage area saw the writes; connections: Orthanc's DICOM connections, which tell
+    // one association from the next (null: associations are inferred).
     IngestRecorder(IngestStats& stats, LabelCatalog& labels, ChangeCorrelator& correlator,
                    AssociationTracker& associations, ChangeQueueStats& changes, RecentInstances& recent,
-                   bool overwriteInstances);
+                   bool overwriteInstances, const StorageCondition* storage = nullptr, bool timedStorage = false,
+                   DicomConnections* connections = nullptr);
 
+    // Both count only what started after the last reset. A record that ended after the filters is
+    // counted by ClassifyPending, when the plugin's thread has looked at the storage (why it failed
+    // depends on it); the others at once.
     void InstanceCompleted(const CompletedInstance& instance) override;
-    void InstanceAbandoned(Transport transport, Outcome outcome, const char* receivedSyntax) override;
+    void RecordEnded(const EndedRecord& record) override;
+
+    // The plugin's thread, after assessing the storage: counts the records ended after the filters
+    // since the last call. Returns how many.
+    size_t ClassifyPending();
+    static constexpr size_t kPendingCapacity = 256;  // beyond, counted at once with what is known
 
     // Returns the OnStored time of the instance if it was already stored, 0 otherwise.
     int64_t NewInstanceChange(uint64_t instanceKey, int64_t nowNs);
     void InstanceDeleted(uint64_t instanceKey);
 
+    // Records that ended after the instance filters without being stored, since the start: when it
+    // moves, the storage is assessed again (IngestPipeline::Tick).
+    uint64_t FailuresAfterFilters() const { return failuresAfterFilters_.load(std::memory_order_relaxed); }
+
+    // How a C-STORE instance's connection is found (IngestPipeline::ConnectionOf); without it, the
+    // table of connections as it is.
+    void SetConnectionOf(std::function<uint64_t(LabelId peer, int64_t nowNs)> connectionOf)
+    {
+      connectionOf_ = std::move(connectionOf);
+    }
+
   private:
+    void Count(const EndedRecord& record);
     // nowNs: when the pairing was made (OnStored or the change), for the time windows.
     void RecordPairing(const ChangeCorrelator::Pairing& pairing, int64_t nowNs);
     void Remember(const CompletedInstance& instance, const InstanceRecord& record, const InstanceLabels& labels,
@@ -46,5 +79,13 @@ namespace IngestPerf
     ChangeQueueStats& changes_;
     RecentInstances& recent_;
     bool overwriteInstances_;
+    const StorageCondition* storage_;
+    bool timedStorage_;
+    DicomConnections* connections_;
+    std::atomic<uint64_t> failuresAfterFilters_{0};
+    std::function<uint64_t(LabelId, int64_t)> connectionOf_;
+    std::atomic<bool> pendingLocked_{false};
+    size_t pendingCount_ = 0;
+    EndedRecord pending_[kPendingCapacity];
   };
 }

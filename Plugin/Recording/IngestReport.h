@@ -3,7 +3,7 @@
 // Exporters turn it into documents and know nothing else.
 #pragma once
 
-#include "Correlation/OpenConnections.h"
+#include "Correlation/DicomConnections.h"
 #include "Correlation/AssociationTracker.h"
 #include "Correlation/ChangeQueueStats.h"
 #include "Host/PluginStatus.h"
@@ -32,7 +32,9 @@ namespace IngestPerf
   struct AssociationsView
   {
     std::vector<PeerAssociations> peers;
-    OpenConnections connections;
+    // Orthanc's DICOM connections, open and recently closed, as of connectionsReadNs (0: never read).
+    std::vector<DicomConnection> connections;
+    int64_t connectionsReadNs = 0;
     std::vector<std::pair<InstanceLabels, HistogramSnapshot>> gaps;  // associationGap per C-STORE stream
   };
 
@@ -43,7 +45,7 @@ namespace IngestPerf
     // status and an empty snapshot are meaningful.
     bool collected = false;
     StatsSnapshot snapshot;
-    OpenRecords openRecords{0, 0, 0, 0, 0, 0, -1, {}};
+    OpenRecords openRecords;
     uint64_t correlationSkipped = 0;
     uint64_t correlationEvicted = 0;  // pairings lost to a full change table
     uint64_t associationSkipped = 0;
@@ -56,6 +58,8 @@ namespace IngestPerf
     std::array<WindowSnapshot, 2> recent;  // 1m and 5m, for the answer without window or labels
     std::array<StorageOperationSnapshot, kStorageOperationCount> storage;
     AssociationsView associations;
+    // The streams with failed instances: outcomes and counters only (who fails, and why).
+    std::vector<std::pair<InstanceLabels, TransportSnapshot>> failingStreams;
     ChangeQueueSnapshot changes;
     std::array<HistogramSnapshot, kCallbackCount> pluginCost;
     uint64_t failedAnswers = 0;  // REST answers turned into a 500 or 503 since Orthanc started

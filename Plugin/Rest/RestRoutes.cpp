@@ -49,9 +49,7 @@ namespace IngestPerf
       std::unique_ptr<IngestReport> report;
       if (const IngestPipeline* pipeline = ActivePipeline())
       {
-        report.reset(new IngestReport(
-          pipeline->Collect(query, *status, ReadOpenConnections(static_cast<uint16_t>(status->configuration.dicomPort)),
-                            OtherRestRequestsInProgress)));
+        report.reset(new IngestReport(pipeline->Collect(query, *status)));
       }
       else
       {
@@ -98,11 +96,8 @@ namespace IngestPerf
       }
       query.hashedPeers = status->configuration.hashPeers;
       const std::unique_ptr<IngestReport> report = CollectReport(query);
-      // The connections to HttpPort, this request's own excluded.
-      const OpenConnections http = ReadOpenConnections(static_cast<uint16_t>(status->configuration.httpPort));
-      const int64_t httpConnections = http.available ? std::max<int64_t>(0, int64_t(http.count) - 1) : -1;
       const std::unique_ptr<DiagnosisInput> input(
-        new DiagnosisInput(GatherDiagnosisInput(*report, query, httpConnections, ActiveConnectionSampler())));
+        new DiagnosisInput(GatherDiagnosisInput(*report, query, ActiveIngestWatcher())));
       OrthancSdk::AnswerJson(output, ExportDiagnosis(Diagnose(*input), *input, *status));
     }
 

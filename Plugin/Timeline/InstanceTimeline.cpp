@@ -6,7 +6,24 @@ namespace IngestPerf
 {
   namespace
   {
-    constexpr uint8_t kReceivingBit = 0x80;
+    constexpr uint64_t kConcludedBit = 1;
+    constexpr uint8_t kPart10Bit = 1;
+    constexpr uint8_t kRestApiBit = 2;
+
+    uint64_t Handle(uint64_t number, RecordStage stage, Transport transport)
+    {
+      return (number << 16) | (static_cast<uint64_t>(stage) << 8) | (static_cast<uint64_t>(transport) << 1);
+    }
+
+    RecordStage StageOf(uint64_t handle)
+    {
+      return static_cast<RecordStage>((handle >> 8) & 0xff);
+    }
+
+    Transport TransportOf(uint64_t handle)
+    {
+      return static_cast<Transport>((handle >> 1) & 0x7f);
+    }
 
     // target holds capacity + 1 characters; nullptr gives "".
     void CopyBounded(char* target, const char* source, size_t capacity)
@@ -26,8 +43,16 @@ namespace IngestPerf
 
 
   InstanceTimeline::InstanceTimeline() :
+    recordsOpened_(0),
+    handle_(0),
     openSinceNs_(0),
-    openState_(0)
+    published_(0),
+    remoteAet_(kUnidentified),
+    remoteIp_(kUnidentified),
+    calledAet_(kUnidentified),
+    httpRemoteIp_(kUnidentified),
+    storage_(0),
+    lastTransport_(static_cast<uint8_t>(Transport::Rest))
   {
     Reset();
   }
@@ -47,8 +72,9 @@ namespace IngestPerf
     segmentStartNs_ = 0;
     ClearInstance();
     hasPart10Header_ = false;
-    remoteIp_[0] = '\0';
-    PublishOpen(0);
+    httpRemoteIp_.store(kUnidentified, std::memory_order_relaxed);
+    CloseHandle();
+    PublishClosed();
   }
 
 
@@ -67,6 +93,12 @@ namespace IngestPerf
     lastCreateEndNs_ = 0;
     createTotalNs_ = 0;
     removedAfterCreate_ = false;
+    peerKey_ = 0;
+    remoteAet_.store(kUnidentified, std::memory_order_relaxed);
+    calledAet_.store(kUnidentified, std::memory_order_relaxed);
+    remoteIp_.store(httpActive_ ? httpRemoteIp_.load(std::memory_order_relaxed) : kUnidentified,
+                    std::memory_order_relaxed);
+    storage_.store(0, std::memory_order_relaxed);
   }
 
 
@@ -77,79 +109,135 @@ namespace IngestPerf
   }
 
 
-  void InstanceTimeline::AbandonOpenRecord(TimelineSink& sink)
+  bool InstanceTimeline::CloseHandle()
   {
-    switch (stage_)
+    const uint64_t previous = handle_.exchange(0, std::memory_order_acq_rel);
+    openSinceNs_.store(0, std::memory_order_relaxed);
+    return previous != 0 && (previous & kConcludedBit) == 0;
+  }
+
+
+  void InstanceTimeline::AbandonOpenRecord(TimelineSink& sink, int64_t nowNs)
+  {
+    const bool open = stage_ == Stage::Received || stage_ == Stage::Filtered ||
+                      (stage_ == Stage::HttpRequestOpen && httpIngestRoute_ && httpInstances_ == 0);
+    if (open)
     {
-      case Stage::Received:
-        sink.InstanceAbandoned(transport_, hasPart10Header_ ? Outcome::DiscardedBeforeFilter : Outcome::NotDicom,
-                               ReceivedSyntax());
-        break;
-      case Stage::Filtered:
-        sink.InstanceAbandoned(transport_, Outcome::DiscardedAfterFilter, ReceivedSyntax());
-        break;
-      case Stage::HttpRequestOpen:
-        if (httpIngestRoute_ && httpInstances_ == 0)
-        {
-          sink.InstanceAbandoned(httpRouteTransport_, Outcome::RequestWithoutInstance, nullptr);
-        }
-        break;
-      case Stage::Idle:
-        break;
+      // The view's copy of what this thread published, before the handle is taken back.
+      OpenRecordView view = Open();
+      if (CloseHandle() && view.handle != 0)
+      {
+        view.ended.endedNs = nowNs;
+        sink.RecordEnded(view.ended);
+      }
     }
     // Idle even inside an HTTP request: the next instance of that request has no known start,
     // so it gets no receive phase rather than one that includes the abandoned instance.
     stage_ = Stage::Idle;
-    PublishOpen(0);
+    PublishClosed();
+  }
+
+
+  void InstanceTimeline::PublishClosed()
+  {
+    handle_.store(0, std::memory_order_release);
+    openSinceNs_.store(0, std::memory_order_relaxed);
   }
 
 
   void InstanceTimeline::PublishOpen(int64_t sinceNs)
   {
-    uint8_t ended = 0;
-    // Inside a REST API request and past ReceivedInstance: Orthanc counts the request as in progress
-    // until it answers, so a reader that sees no request in progress knows this record is over.
-    if (sinceNs != 0 && httpActive_ && transport_ == Transport::Rest)
+    RecordStage stage = RecordStage::None;
+    switch (stage_)
     {
-      if (stage_ == Stage::Received)
-      {
-        ended = 1 + static_cast<uint8_t>(hasPart10Header_ ? Outcome::DiscardedBeforeFilter : Outcome::NotDicom);
-      }
-      else if (stage_ == Stage::Filtered)
-      {
-        ended = 1 + static_cast<uint8_t>(Outcome::DiscardedAfterFilter);
-      }
+      case Stage::HttpRequestOpen:
+        stage = RecordStage::Receiving;
+        break;
+      case Stage::Received:
+        stage = RecordStage::Received;
+        break;
+      case Stage::Filtered:
+        stage = RecordStage::Filtered;
+        break;
+      case Stage::Idle:
+        break;
     }
-    const uint8_t receiving = (sinceNs != 0 && stage_ == Stage::HttpRequestOpen) ? kReceivingBit : 0;
-    openState_.store(static_cast<uint8_t>(ended | receiving), std::memory_order_relaxed);
+    const Transport transport = stage == RecordStage::Receiving ? httpRouteTransport_ : transport_;
+    const bool restApi = stage != RecordStage::Receiving && httpActive_ && transport_ == Transport::Rest;
+    published_.store(static_cast<uint8_t>((hasPart10Header_ ? kPart10Bit : 0) | (restApi ? kRestApiBit : 0)),
+                     std::memory_order_relaxed);
     openSinceNs_.store(sinceNs, std::memory_order_relaxed);
+    const uint64_t current = handle_.load(std::memory_order_relaxed);
+    // A record concluded by another thread keeps its number and its concluded bit until it ends here.
+    uint64_t number = current >> 16;
+    if (current == 0)
+    {
+      number = recordsOpened_.load(std::memory_order_relaxed) + 1;
+      recordsOpened_.store(number, std::memory_order_relaxed);
+      lastTransport_.store(static_cast<uint8_t>(transport), std::memory_order_relaxed);
+    }
+    handle_.store(Handle(number, stage, transport) | (current & kConcludedBit), std::memory_order_release);
+  }
+
+
+  int64_t InstanceTimeline::OpenSinceNs() const
+  {
+    const uint64_t handle = handle_.load(std::memory_order_acquire);
+    return (handle == 0 || (handle & kConcludedBit) != 0) ? 0 : openSinceNs_.load(std::memory_order_relaxed);
   }
 
 
   OpenRecordView InstanceTimeline::Open() const
   {
-    const uint8_t state = openState_.load(std::memory_order_relaxed);
-    const uint8_t ended = state & static_cast<uint8_t>(~kReceivingBit);
     OpenRecordView view;
+    const uint64_t handle = handle_.load(std::memory_order_acquire);
+    if (handle == 0 || (handle & kConcludedBit) != 0)
+    {
+      return view;
+    }
     view.sinceNs = openSinceNs_.load(std::memory_order_relaxed);
-    view.receiving = view.sinceNs != 0 && (state & kReceivingBit) != 0;
-    view.endsWithRequest = view.sinceNs != 0 && ended != 0;
-    view.outcomeIfRequestEnded = ended != 0 ? static_cast<Outcome>(ended - 1) : Outcome::Stored;
+    view.stage = StageOf(handle);
+    view.transport = TransportOf(handle);
+    const uint8_t published = published_.load(std::memory_order_relaxed);
+    view.restApiRequest = (published & kRestApiBit) != 0;
+    EndedRecord& ended = view.ended;
+    ended.transport = view.transport;
+    ended.stage = view.stage;
+    ended.hasPart10Header = (published & kPart10Bit) != 0;
+    ended.storage = storage_.load(std::memory_order_relaxed);
+    ended.sinceNs = view.sinceNs;
+    ended.remoteAet = remoteAet_.load(std::memory_order_relaxed);
+    ended.remoteIp = remoteIp_.load(std::memory_order_relaxed);
+    ended.calledAet = calledAet_.load(std::memory_order_relaxed);
+    // Read again: if this thread moved to another record meanwhile, the copy may mix the two.
+    if (handle_.load(std::memory_order_acquire) != handle)
+    {
+      return OpenRecordView();
+    }
+    view.handle = handle;
     return view;
   }
 
 
-  void InstanceTimeline::HttpRequest(int64_t nowNs, bool isPost, bool isIngestRoute, Transport routeTransport,
-                                     TimelineSink& sink, bool acceptsCompression, const char* remoteIp)
+  bool InstanceTimeline::Conclude(const OpenRecordView& view)
   {
-    AbandonOpenRecord(sink);
+    uint64_t expected = view.handle;
+    return expected != 0 &&
+           handle_.compare_exchange_strong(expected, expected | kConcludedBit, std::memory_order_acq_rel);
+  }
+
+
+  void InstanceTimeline::HttpRequest(int64_t nowNs, bool isPost, bool isIngestRoute, Transport routeTransport,
+                                     TimelineSink& sink, bool acceptsCompression, LabelId remoteIp)
+  {
+    AbandonOpenRecord(sink, nowNs);
     httpActive_ = isPost;
     httpIngestRoute_ = isPost && isIngestRoute;
     httpRouteTransport_ = routeTransport;
     httpInstances_ = 0;
     httpAcceptsCompression_ = acceptsCompression;
     httpAnswerCounted_ = false;
-    CopyBounded(remoteIp_, isPost ? remoteIp : nullptr, kMaxAddressLength);
+    httpRemoteIp_.store(isPost ? remoteIp : kUnidentified, std::memory_order_relaxed);
     if (isPost)
     {
       stage_ = Stage::HttpRequestOpen;
@@ -157,6 +245,7 @@ namespace IngestPerf
       hasReceivePhase_ = true;
       if (httpIngestRoute_)
       {
+        ClearInstance();  // the labels of the request (its client) for the concluder
         PublishOpen(nowNs);
       }
     }
@@ -193,7 +282,7 @@ namespace IngestPerf
   {
     if (stage_ == Stage::Received || stage_ == Stage::Filtered)
     {
-      AbandonOpenRecord(sink);
+      AbandonOpenRecord(sink, nowNs);
     }
     OpenInstance(nowNs, transport);
     stage_ = Stage::Received;
@@ -238,6 +327,16 @@ namespace IngestPerf
       }
       lastCreateEndNs_ = endNs;
       createTotalNs_ += endNs - startNs;
+      storage_.fetch_or(kStorageCreated, std::memory_order_relaxed);
+    }
+  }
+
+
+  void InstanceTimeline::StorageCreateFailed()
+  {
+    if (stage_ == Stage::Filtered)
+    {
+      storage_.fetch_or(kStorageCreateFailed, std::memory_order_relaxed);
     }
   }
 
@@ -247,6 +346,29 @@ namespace IngestPerf
     if (stage_ == Stage::Filtered && firstCreateStartNs_ != 0)
     {
       removedAfterCreate_ = true;  // Orthanc removes what it wrote when the index did not take it
+      storage_.fetch_or(kStorageRemoved, std::memory_order_relaxed);
+    }
+  }
+
+
+  void InstanceTimeline::Identified(LabelId remoteAet, LabelId remoteIp, LabelId calledAet, uint64_t peerKey)
+  {
+    if (stage_ != Stage::Received && stage_ != Stage::Filtered)
+    {
+      return;  // the C-STORE filter of an instance whose ReceivedInstance was not seen: Filtered opens it
+    }
+    if (remoteAet != kUnidentified)
+    {
+      remoteAet_.store(remoteAet, std::memory_order_relaxed);
+      peerKey_ = peerKey;
+    }
+    if (remoteIp != kUnidentified)
+    {
+      remoteIp_.store(remoteIp, std::memory_order_relaxed);
+    }
+    if (calledAet != kUnidentified)
+    {
+      calledAet_.store(calledAet, std::memory_order_relaxed);
     }
   }
 
@@ -257,7 +379,7 @@ namespace IngestPerf
     {
       // A second generic filter call without OnStored in between is a new instance (only possible
       // when the ReceivedInstanceCallback is not ours): close the previous one.
-      AbandonOpenRecord(sink);
+      AbandonOpenRecord(sink, nowNs);
     }
     if (stage_ == Stage::Idle || stage_ == Stage::HttpRequestOpen)
     {
@@ -281,6 +403,9 @@ namespace IngestPerf
     instance.peerKey = event.peerKey;
     instance.labels = event.labels;
     instance.instanceId = event.instanceId;
+    instance.remoteAet = kUnidentified;
+    instance.remoteIp = kUnidentified;
+    instance.calledAet = kUnidentified;
     if (httpActive_ && !httpAnswerCounted_)
     {
       instance.httpAnswerEncoding = httpAcceptsCompression_ ? 1 : 2;
@@ -304,10 +429,19 @@ namespace IngestPerf
       instance.removedAfterCreate = removedAfterCreate_;
       instance.receivedBytes = receivedBytes_;
       instance.labels.receivedSyntax = ReceivedSyntax();
+      instance.remoteAet = remoteAet_.load(std::memory_order_relaxed);
+      instance.remoteIp = remoteIp_.load(std::memory_order_relaxed);
+      instance.calledAet = calledAet_.load(std::memory_order_relaxed);
+      if (instance.remoteAet != kUnidentified)
+      {
+        instance.peerKey = peerKey_;
+      }
+      instance.concludedEarly = !CloseHandle();
     }
     else
     {
       instance.segmentStartNs = event.nowNs;
+      instance.remoteIp = httpActive_ ? httpRemoteIp_.load(std::memory_order_relaxed) : kUnidentified;
     }
     instance.startWallNs = event.wallNowNs - (event.nowNs - instance.segmentStartNs);
 
@@ -323,6 +457,6 @@ namespace IngestPerf
     {
       stage_ = Stage::Idle;
     }
-    PublishOpen(0);
+    PublishClosed();
   }
 }

@@ -1,17 +1,18 @@
 // The per-thread timeline of one instance being ingested. Orthanc runs every store step of an
 // instance (ReceivedInstance, transcoding, filters, write, index, OnStored) synchronously on one
 // thread, so a record opened on that thread and closed at OnStored correlates the events of one
-// instance without any shared state. Events that never reach OnStored leave the record open; it
-// is closed with an outcome when the next event arrives on the same thread. Orthanc has no hook at
-// the end of a request, so a REST request that Orthanc rejected after ReceivedInstance (a body it
-// cannot parse, a store that failed) leaves its record open until that thread serves another
-// request: Open() says which outcome it has if its request has ended, for a reader that can tell.
+// instance without any shared state. A record that never reaches OnStored (Orthanc refused the
+// instance, its write or index failed, a filter discarded it, the client of an upload went away)
+// ends in one of two ways, whichever comes first: the next event on the same thread closes it, or
+// the plugin's own thread, having seen that this thread left the store (RecordConcluder), concludes
+// it with Conclude(). Both go through one atomic word, so a record ends exactly once.
 //
-// Only the owning thread calls the event methods; other threads only read Open().
+// Only the owning thread calls the event methods; other threads call Open() and Conclude().
 // Nothing here allocates, locks or does I/O.
 #pragma once
 
 #include "Vocabulary/IngestVocabulary.h"
+#include "Labels/InstanceLabels.h"
 #include "Labels/RawLabels.h"
 
 #include <atomic>
@@ -19,8 +20,6 @@
 
 namespace IngestPerf
 {
-  constexpr size_t kMaxAddressLength = 63;  // an IPv6 address in text, with room to spare
-
   // An instance that reached OnStored. Timestamps are monotonic nanoseconds; 0 means "not seen".
   struct CompletedInstance
   {
@@ -48,7 +47,44 @@ namespace IngestPerf
     int64_t receptionSecond;  // "ReceptionDate" metadata as UTC epoch seconds, -1 if unknown
     uint64_t peerKey;         // hash of the calling AET for C-STORE, 0 otherwise
     RawLabels labels;         // borrowed strings, valid while the sink handles the instance
-    const char* instanceId;   // Orthanc's ID (borrowed like the labels), nullptr if unknown
+    // Labels the hooks before OnStored already interned (C-STORE filter, HTTP filter), kUnidentified
+    // where not: they take precedence over the strings of `labels`.
+    LabelId remoteAet;
+    LabelId remoteIp;
+    LabelId calledAet;
+    // The plugin's thread had concluded this record as ended before OnStored came: a wrong
+    // conclusion, counted as an error (the instance is counted stored all the same).
+    bool concludedEarly;
+    const char* instanceId;  // Orthanc's ID (borrowed like the labels), nullptr if unknown
+  };
+
+  // How far an instance got before its record ended without OnStored.
+  enum class RecordStage : uint8_t
+  {
+    None,       // nothing open
+    Receiving,  // an HTTP ingest request whose body is being read: no instance yet
+    Received,   // past ReceivedInstance, before the instance filters
+    Filtered    // past the instance filters: the write, the index, a later filter
+  };
+
+  // What timed storage saw of the open instance.
+  constexpr uint8_t kStorageCreated = 1;       // a create of its files succeeded
+  constexpr uint8_t kStorageCreateFailed = 2;  // a create failed
+  constexpr uint8_t kStorageRemoved = 4;       // a file created for it was removed again
+
+  // A record that ended without OnStored, as the event that told it saw it.
+  struct EndedRecord
+  {
+    Transport transport = Transport::Rest;
+    RecordStage stage = RecordStage::None;
+    bool hasPart10Header = true;
+    bool concluded = false;  // by the plugin's thread (Conclude), not by the thread's next event
+    uint8_t storage = 0;     // kStorage* flags
+    int64_t sinceNs = 0;     // the record's start
+    int64_t endedNs = 0;     // when it was known to be over
+    LabelId remoteAet = kUnidentified;
+    LabelId remoteIp = kUnidentified;
+    LabelId calledAet = kUnidentified;
   };
 
   struct StoredEvent
@@ -69,18 +105,20 @@ namespace IngestPerf
   public:
     virtual ~TimelineSink() = default;
     virtual void InstanceCompleted(const CompletedInstance& instance) = 0;
-    // receivedSyntax: nullptr when unknown; valid during the call only.
-    virtual void InstanceAbandoned(Transport transport, Outcome outcome, const char* receivedSyntax) = 0;
+    virtual void RecordEnded(const EndedRecord& record) = 0;
   };
 
-  // What another thread may read of a thread's open record.
+  // What another thread may read of a thread's open record: a copy of what its hooks published.
   struct OpenRecordView
   {
-    int64_t sinceNs;                // start of the open record, 0 when nothing is in flight
-    bool receiving;                 // an HTTP request without an instance yet: its body is uploading, or Orthanc
-                                    // refused it before any instance (empty body, client gone mid-upload)
-    bool endsWithRequest;           // the record belongs to a REST API request (POST /instances), past ReceivedInstance
-    Outcome outcomeIfRequestEnded;  // its outcome when that request is over (meaningful with endsWithRequest)
+    uint64_t handle = 0;  // 0 when nothing is open; what Conclude() takes back
+    int64_t sinceNs = 0;  // start of the open record
+    RecordStage stage = RecordStage::None;
+    Transport transport = Transport::Rest;
+    // The record belongs to a REST API request (POST /instances), past ReceivedInstance: Orthanc
+    // counts that request as in progress until it has answered it.
+    bool restApiRequest = false;
+    EndedRecord ended;  // what the record is if it has ended now (transport, stage, labels...)
   };
 
   class InstanceTimeline
@@ -92,9 +130,9 @@ namespace IngestPerf
     void Reset();
 
     // acceptsCompression: the request's Accept-Encoding lists gzip or deflate (Orthanc's rule).
-    // remoteIp: the client's address, kept for the instances of a POST.
+    // remoteIp: the client's address, interned, kept for the instances of a POST.
     void HttpRequest(int64_t nowNs, bool isPost, bool isIngestRoute, Transport routeTransport, TimelineSink& sink,
-                     bool acceptsCompression = false, const char* remoteIp = nullptr);
+                     bool acceptsCompression = false, LabelId remoteIp = kUnidentified);
     // receivedSyntax, sopClass: read from the meta header, nullptr if none.
     void Received(int64_t nowNs, Transport transport, uint64_t bytes, bool hasPart10Header, const char* receivedSyntax,
                   TimelineSink& sink, const char* sopClass = nullptr);
@@ -102,7 +140,11 @@ namespace IngestPerf
     void TranscodeFinished(int64_t nowNs);  // only when the plugin did the transcode itself
     // Timed storage area, on the storing thread.
     void StorageCreated(int64_t startNs, int64_t endNs);
+    void StorageCreateFailed();
     void StorageRemoved();
+    // The labels a hook interned for the open record (C-STORE filter: the calling and called AETs and
+    // the peer's address); kUnidentified leaves one as it is.
+    void Identified(LabelId remoteAet, LabelId remoteIp, LabelId calledAet, uint64_t peerKey);
     void Filtered(int64_t nowNs, Transport transport, bool isCStoreFilter, TimelineSink& sink);
     void Stored(const StoredEvent& event, TimelineSink& sink);
 
@@ -116,14 +158,24 @@ namespace IngestPerf
     uint64_t ReceivedBytes() const { return receivedBytes_; }
     const char* ReceivedSyntax() const { return receivedSyntax_[0] == '\0' ? nullptr : receivedSyntax_; }
     const char* ReceivedSopClass() const { return sopClass_[0] == '\0' ? nullptr : sopClass_; }
-    // The HTTP client of the request being served (POST only).
-    const char* HttpRemoteIp() const { return httpActive_ && remoteIp_[0] != '\0' ? remoteIp_ : nullptr; }
+    // Inside an HTTP POST request (its client's address is known to the timeline).
+    bool HttpRequestActive() const { return httpActive_; }
+    // The calling AET of the open instance, as the C-STORE filter interned it; kUnidentified before.
+    LabelId IdentifiedRemoteAet() const { return remoteAet_.load(std::memory_order_relaxed); }
+    uint64_t IdentifiedPeerKey() const { return peerKey_; }
 
     // Start of the open record (ns), or 0 when nothing is in flight on this thread.
-    int64_t OpenSinceNs() const { return openSinceNs_.load(std::memory_order_relaxed); }
-    // The open record as another thread sees it (two relaxed loads: a reader may pair the start of
-    // one record with the state of the next; either is then shown as open).
+    int64_t OpenSinceNs() const;
+    // The open record as another thread sees it. A reader may see the record of one instance with
+    // the stage of the next one; Conclude() refuses such a view.
     OpenRecordView Open() const;
+    // Ends the record of `view` as ended, from another thread, if it is still the open one and not
+    // concluded yet: then its thread's next event does not count it again. Returns whether it did.
+    bool Conclude(const OpenRecordView& view);
+    // How many records this thread has opened: moves with every instance and upload.
+    uint64_t RecordsOpened() const { return recordsOpened_.load(std::memory_order_relaxed); }
+    // The transport of the last record this thread opened (Rest before any): which pool it serves.
+    Transport LastTransport() const { return static_cast<Transport>(lastTransport_.load(std::memory_order_relaxed)); }
 
   private:
     enum class Stage : uint8_t
@@ -134,11 +186,16 @@ namespace IngestPerf
       Filtered
     };
 
-    void AbandonOpenRecord(TimelineSink& sink);
+    void AbandonOpenRecord(TimelineSink& sink, int64_t nowNs);
     Transport EffectiveTransport(Transport origin) const;
     void OpenInstance(int64_t nowNs, Transport transport);
-    void ClearInstance();               // the fields of one instance, before the next one
-    void PublishOpen(int64_t sinceNs);  // what Open() returns, after each event
+    void ClearInstance();  // the fields of one instance, before the next one
+    // What Open() returns, after each event: a new handle when a record opens (no record was open),
+    // the same one with the new stage while it stays open; none after PublishClosed().
+    void PublishOpen(int64_t sinceNs);
+    void PublishClosed();
+    // Takes the open record back from other threads when it ends here: false if it was concluded.
+    bool CloseHandle();
 
     Stage stage_;
     Transport transport_;
@@ -163,10 +220,18 @@ namespace IngestPerf
     uint64_t receivedBytes_;
     char receivedSyntax_[kMaxUidLength + 1];
     char sopClass_[kMaxUidLength + 1];
-    char remoteIp_[kMaxAddressLength + 1];
+    uint64_t peerKey_;
+    std::atomic<uint64_t> recordsOpened_;  // on this thread, since its slot was claimed (written here only)
+    // What other threads read, written by this thread only (Conclude() sets one bit of handle_).
+    // handle_: the record's number << 16 | the stage << 8 | the transport << 1 | concluded; 0: none.
+    std::atomic<uint64_t> handle_;
     std::atomic<int64_t> openSinceNs_;
-    // Bit 7: receiving. Bits 0-6: 0 when not ended by its request, otherwise 1 + the Outcome of the
-    // record if its request ended.
-    std::atomic<uint8_t> openState_;
+    std::atomic<uint8_t> published_;  // hasPart10Header | restApiRequest << 1
+    std::atomic<LabelId> remoteAet_;
+    std::atomic<LabelId> remoteIp_;
+    std::atomic<LabelId> calledAet_;
+    std::atomic<LabelId> httpRemoteIp_;  // the client of the HTTP request being served
+    std::atomic<uint8_t> storage_;
+    std::atomic<uint8_t> lastTransport_;
   };
 }

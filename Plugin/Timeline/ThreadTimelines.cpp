@@ -10,6 +10,7 @@ namespace IngestPerf
   struct alignas(64) TimelineSlot
   {
     std::atomic<bool> taken{false};
+    std::atomic<uint32_t> threadNumber{0};  // the kernel's id of the thread holding it
     InstanceTimeline timeline;
   };
 
@@ -41,6 +42,7 @@ namespace IngestPerf
         {
           // A fresh timeline for the next thread: nothing of this thread's state leaks into it.
           slot->timeline.Reset();
+          slot->threadNumber.store(0, std::memory_order_relaxed);
           slot->taken.store(false, std::memory_order_release);
         }
         slot = nullptr;
@@ -103,6 +105,7 @@ namespace IngestPerf
       if (!slot.taken.load(std::memory_order_relaxed) &&
           slot.taken.compare_exchange_strong(expected, true, std::memory_order_acquire))
       {
+        slot.threadNumber.store(CurrentThreadNumber(), std::memory_order_relaxed);
         handle.slot = &slot;
         handle.timeline = &slot.timeline;
         return *handle.timeline;
@@ -115,12 +118,10 @@ namespace IngestPerf
   }
 
 
-  OpenRecords ThreadTimelines::CountOpen(const std::function<int64_t()>& restRequestsInProgress) const
+  OpenRecords ThreadTimelines::CountOpen(int64_t sinceNs) const
   {
-    OpenRecords result{0, 0, 0, 0, 0, slots_->untrackedThreads.load(std::memory_order_relaxed), -1, {}};
-    uint64_t endingCount = 0;
-    int64_t endingOldestNs = 0;
-    std::array<uint64_t, kOutcomeCount> ending{};
+    OpenRecords result;
+    result.threadsUntracked = slots_->untrackedThreads.load(std::memory_order_relaxed);
     for (const TimelineSlot& slot : slots_->slots)
     {
       if (!slot.taken.load(std::memory_order_acquire))
@@ -129,38 +130,49 @@ namespace IngestPerf
       }
       result.threadsTracked++;
       const OpenRecordView open = slot.timeline.Open();
-      if (open.sinceNs == 0)
+      if (open.handle == 0)
       {
         continue;
       }
-      uint64_t& count = open.receiving ? result.receivingCount : open.endsWithRequest ? endingCount : result.count;
-      int64_t& oldest = open.receiving         ? result.receivingOldestStartNs
-                        : open.endsWithRequest ? endingOldestNs
-                                               : result.oldestStartNs;
+      if (open.sinceNs < sinceNs)
+      {
+        result.startedBeforeReset++;
+        continue;
+      }
+      const bool receiving = open.stage == RecordStage::Receiving;
+      uint64_t& count = receiving ? result.receivingCount : result.count;
+      int64_t& oldest = receiving ? result.receivingOldestStartNs : result.oldestStartNs;
       count++;
       if (oldest == 0 || open.sinceNs < oldest)
       {
         oldest = open.sinceNs;
       }
-      if (open.endsWithRequest)
-      {
-        ending[static_cast<size_t>(open.outcomeIfRequestEnded)]++;
-      }
-    }
-    result.restRequestsInProgress = restRequestsInProgress ? restRequestsInProgress() : -1;
-    if (result.restRequestsInProgress == 0)
-    {
-      result.endedWithRequest = ending;
-    }
-    else
-    {
-      result.count += endingCount;
-      if (endingOldestNs != 0 && (result.oldestStartNs == 0 || endingOldestNs < result.oldestStartNs))
-      {
-        result.oldestStartNs = endingOldestNs;
-      }
     }
     return result;
+  }
+
+
+  void ThreadTimelines::ForEachThread(
+    const std::function<void(uint32_t threadNumber, InstanceTimeline& timeline)>& visit) const
+  {
+    for (TimelineSlot& slot : slots_->slots)
+    {
+      if (slot.taken.load(std::memory_order_acquire))
+      {
+        visit(slot.threadNumber.load(std::memory_order_relaxed), slot.timeline);
+      }
+    }
+  }
+
+
+  uint64_t ThreadTimelines::RecordsOpened() const
+  {
+    uint64_t total = 0;
+    for (const TimelineSlot& slot : slots_->slots)
+    {
+      total += slot.timeline.RecordsOpened();
+    }
+    return total;
   }
 
 

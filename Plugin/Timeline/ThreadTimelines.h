@@ -18,20 +18,17 @@ namespace IngestPerf
 {
   struct OpenRecords
   {
-    // Instances in Orthanc's store: past ReceivedInstance (or the filter), not yet stored.
-    uint64_t count;
-    int64_t oldestStartNs;  // 0 when none
-    // HTTP ingest requests without an instance yet (uploading, or refused before any instance).
-    uint64_t receivingCount;
-    int64_t receivingOldestStartNs;
-    uint64_t threadsTracked;
-    uint64_t threadsUntracked;
-    // REST API requests Orthanc had in progress, besides the reader's own, after the records were
-    // read; -1 when Orthanc cannot say (its metrics are disabled).
-    int64_t restRequestsInProgress;
-    // When that is 0, every record of a REST request is over (its thread has not served another
-    // request yet, which would have closed it): those are here by outcome, and not in count.
-    std::array<uint64_t, kOutcomeCount> endedWithRequest;
+    // Instances in Orthanc's store: past ReceivedInstance (or the filter), not yet stored, failed or
+    // concluded. Only records started since `sinceNs` of CountOpen (the last reset).
+    uint64_t count = 0;
+    int64_t oldestStartNs = 0;  // 0 when none
+    // HTTP ingest requests whose body is being read: no instance yet.
+    uint64_t receivingCount = 0;
+    int64_t receivingOldestStartNs = 0;
+    // Records still open that started before the last reset: in none of the figures above.
+    uint64_t startedBeforeReset = 0;
+    uint64_t threadsTracked = 0;
+    uint64_t threadsUntracked = 0;
   };
 
   // The kernel's id of the calling thread (gettid), read once per thread and cached: what a trace
@@ -46,9 +43,18 @@ namespace IngestPerf
     // Hot path: one thread-local load and a pointer compare once the thread has its slot.
     InstanceTimeline& ForCurrentThread();
 
-    // restRequestsInProgress is asked after the records are read (a request that ends in between
-    // is then seen over; one that starts in between has no record yet among those read).
-    OpenRecords CountOpen(const std::function<int64_t()>& restRequestsInProgress = nullptr) const;
+    // The records open now, those started before sinceNs apart.
+    OpenRecords CountOpen(int64_t sinceNs = 0) const;
+
+    // visit(threadNumber, timeline) for every thread that holds a slot, from any thread: the
+    // timeline's Open() and Conclude() only. A thread may leave its slot meanwhile (its number is
+    // then stale, its timeline reset: Conclude() refuses the old view).
+    void ForEachThread(const std::function<void(uint32_t threadNumber, InstanceTimeline& timeline)>& visit) const;
+
+    // The records opened so far by the threads holding a slot: a number that moves whenever Orthanc
+    // starts ingesting an instance or an upload, whatever becomes of it (the plugin's own thread
+    // watches it to know that Orthanc is ingesting).
+    uint64_t RecordsOpened() const;
 
     size_t Capacity() const;
 

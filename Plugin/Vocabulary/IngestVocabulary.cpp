@@ -39,15 +39,29 @@ namespace IngestPerf
       {"stored", "new instance written and indexed (OnStored, and not already stored)"},
       {"alreadyStored", "OnStored fired, but the index already held the instance: nothing new was written"},
       {"notDicom", "the body had no DICOM Part 10 header (no 'DICM' at offset 128) and was never stored"},
-      {"discardedBeforeFilter",
-       "received but never reached the instance filters: unreadable DICOM, failed transcoding, or "
-       "discarded by a Lua script or a filter of a plugin registered before this one"},
-      {"discardedAfterFilter",
-       "passed the instance filters but never reached OnStored: discarded by a later filter, or failed "
-       "to write to storage or to the index"},
+      {"rejected", "discarded by the instance filter of a plugin registered after this one: passed this plugin's "
+                   "filter and was never written (told apart from a failed write with TimedStorage only)"},
+      {"failed", "Orthanc refused the instance or could not store it (C-STORE status 0xA700/0xA900/0xC000, HTTP "
+                 "error): it never reached OnStored, and its thread went on to other work; why, in failureReasons"},
       {"requestWithoutInstance",
-       "an HTTP POST to an ingest route (/instances, DICOMweb /studies) that stored no instance at all "
-       "(empty body, ZIP without DICOM, refused before Orthanc's store)"},
+       "an HTTP POST to an ingest route (/instances, DICOMweb /studies) that ended without any instance: "
+       "an empty body, a ZIP without DICOM, an upload cut off or refused before Orthanc's store"},
+    };
+
+    const OutcomeDefinition kFailureReasons[kFailureReasonCount] = {
+      {"beforeFilters",
+       "ended before the instance filters: Orthanc could not read or identify the instance (a missing "
+       "UID, a damaged file), its ingest transcoding failed, or a Lua script or the filter of a plugin "
+       "registered before this one refused it"},
+      {"afterFilters", "ended after the instance filters without being stored: the storage write or the index "
+                       "transaction failed, or the filter of a plugin registered after this one discarded it "
+                       "(IngestPerf.TimedStorage tells these apart)"},
+      {"diskFull", "ended after the instance filters while the storage's file system was full (less than 16 MiB free)"},
+      {"quota", "ended after the instance filters while Orthanc's MaximumStorageSize or MaximumPatientCount was "
+                "reached (and nothing could be recycled)"},
+      {"storageWrite", "the storage area refused to write the instance's file (seen by IngestPerf.TimedStorage)"},
+      {"index", "the instance's files were written, then the index did not take it (seen by IngestPerf.TimedStorage): "
+                "the database failed, or a limit of Orthanc's was reached"},
     };
   }
 
@@ -67,6 +81,12 @@ namespace IngestPerf
   const OutcomeDefinition& DefinitionOf(Outcome outcome)
   {
     return kOutcomes[static_cast<size_t>(outcome)];
+  }
+
+
+  const OutcomeDefinition& DefinitionOf(FailureReason reason)
+  {
+    return kFailureReasons[static_cast<size_t>(reason)];
   }
 
 

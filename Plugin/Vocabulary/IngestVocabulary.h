@@ -36,15 +36,28 @@ namespace IngestPerf
     Stored,
     AlreadyStored,
     NotDicom,
-    DiscardedBeforeFilter,
-    DiscardedAfterFilter,
+    Rejected,  // discarded by a filter (known with TimedStorage only)
+    Failed,    // Orthanc refused it or could not store it: see FailureReason
     RequestWithoutInstance,
+    Count
+  };
+
+  // Why a store failed, as far as the plugin can tell (docs/outcomes.md).
+  enum class FailureReason
+  {
+    BeforeFilters,  // before the instance filters: unreadable, no identifiers, transcoding, Lua, earlier filter
+    AfterFilters,   // after them: the write, the index, or a later filter (not told apart without TimedStorage)
+    DiskFull,       // after them, with the storage's file system (nearly) full
+    Quota,          // after them, with Orthanc's MaximumStorageSize or MaximumPatientCount reached
+    StorageWrite,   // TimedStorage saw the write fail
+    Index,          // TimedStorage saw the files written and no OnStored: the index transaction failed
     Count
   };
 
   constexpr size_t kTransportCount = static_cast<size_t>(Transport::Count);
   constexpr size_t kPhaseCount = static_cast<size_t>(Phase::Count);
   constexpr size_t kOutcomeCount = static_cast<size_t>(Outcome::Count);
+  constexpr size_t kFailureReasonCount = static_cast<size_t>(FailureReason::Count);
 
   struct PhaseDefinition
   {
@@ -63,6 +76,8 @@ namespace IngestPerf
   const char* TransportName(Transport transport);
   const PhaseDefinition& DefinitionOf(Phase phase);
   const OutcomeDefinition& DefinitionOf(Outcome outcome);
+  // name: "beforeFilters", "afterFilters", "diskFull", "quota", "storageWrite", "index".
+  const OutcomeDefinition& DefinitionOf(FailureReason reason);
 
   // Returns false for an unknown name.
   bool ParseTransport(Transport& target, const char* name);

@@ -21,7 +21,7 @@ namespace
   public:
     std::vector<CompletedInstance> completed;
     void InstanceCompleted(const CompletedInstance& instance) override { completed.push_back(instance); }
-    void InstanceAbandoned(Transport, Outcome, const char*) override {}
+    void RecordEnded(const EndedRecord&) override {}
   };
 
   StoredEvent StoredAt(int64_t nowNs)

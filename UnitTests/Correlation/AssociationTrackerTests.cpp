@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <utility>
 #include <vector>
 
 using IngestPerf::AssociationTracker;
@@ -134,8 +136,8 @@ TEST(AssociationTracker, ChainsAreCountedOnceIdlePastTheTimeout)
   EXPECT_EQ(2u, peers[0].finished);
   EXPECT_EQ(1, peers[0].instancesPerAssociation.Min());
 
-  tracker.ResetStatistics();
-  EXPECT_EQ(0u, tracker.Snapshot(stored + 2 * kTimeout + kMs)[0].finished);
+  tracker.ResetStatistics(stored + 4 * kTimeout);
+  EXPECT_TRUE(tracker.Snapshot(stored + 4 * kTimeout).empty());  // nothing started since
 }
 
 
@@ -178,50 +180,117 @@ TEST(AssociationTracker, AetsWithTheSameHashSlotKeepTheirOwnChains)
 }
 
 
-TEST(AssociationTracker, AChainWhoseClientClosedItsConnectionIsNotInProgress)
+namespace
 {
+  // Connections whose descriptor number is their cookie: closing one is forgetting its number.
+  std::set<uint64_t> openDescriptors;
+
+  uint64_t FakeCookie(int fd)
+  {
+    return openDescriptors.count(static_cast<uint64_t>(fd)) != 0 ? static_cast<uint64_t>(fd) : 0;
+  }
+
+  // The readings of the plugin's thread: these connections (cookie = fd) from these addresses.
+  void Read(IngestPerf::DicomConnections& connections, std::vector<std::pair<int, IngestPerf::LabelId>> open,
+            int64_t nowNs)
+  {
+    std::vector<IngestPerf::DicomConnections::Reading> readings;
+    openDescriptors.clear();
+    for (const auto& connection : open)
+    {
+      readings.push_back({static_cast<uint64_t>(connection.first), connection.first, connection.second});
+      openDescriptors.insert(static_cast<uint64_t>(connection.first));
+    }
+    connections.Update(readings.data(), readings.size(), nowNs);
+  }
+
   constexpr IngestPerf::LabelId kIpA = 7;
   constexpr IngestPerf::LabelId kIpB = 8;
-  AssociationTracker tracker(16, kTimeout);
-  tracker.InstanceStored(1, kAet, 10 * kMs, 20 * kMs, kIpA);
-  tracker.InstanceStored(2, kAet + 1, 10 * kMs, 20 * kMs, kIpB);
-  tracker.InstanceStored(3, kAet + 2, 10 * kMs, 20 * kMs);  // address unknown: never concluded
-  int asked = 0;
-  const auto onlyB = [&](IngestPerf::LabelId address) {
-    asked++;
-    return address == kIpB;
-  };
+}
 
-  std::vector<IngestPerf::PeerAssociations> peers = tracker.Snapshot(100 * kMs, onlyB, 50 * kMs);
-  ASSERT_EQ(3u, peers.size());
-  EXPECT_EQ(2, asked);
-  for (const IngestPerf::PeerAssociations& peer : peers)
-  {
-    const bool gone = (peer.remoteAet == kAet);
-    EXPECT_EQ(gone ? 0u : 1u, peer.inProgress) << int(peer.remoteAet);
-    EXPECT_EQ(gone ? 1u : 0u, peer.closed);
-    EXPECT_EQ(0u, peer.finished);  // finished only after DicomScpTimeout, as before
-  }
 
-  // An instance stored after the TCP table was read may belong to a connection opened since.
-  tracker.InstanceStored(1, kAet, 60 * kMs, 70 * kMs, kIpA);
-  peers = tracker.Snapshot(100 * kMs, onlyB, 50 * kMs);
-  for (const IngestPerf::PeerAssociations& peer : peers)
+TEST(AssociationTracker, BackToBackAssociationsFromOneSenderAreTold)
+{
+  // A script running storescu once per file: one AET, one address, a new connection each time,
+  // 80-120 ms apart, each on whichever worker thread.
+  IngestPerf::DicomConnections connections(FakeCookie);
+  AssociationTracker tracker(16, kTimeout, &connections);
+  int64_t now = 0;
+  for (int i = 0; i < 4; i++)
   {
-    if (peer.remoteAet == kAet)
-    {
-      EXPECT_EQ(1u, peer.inProgress);
-      EXPECT_EQ(0u, peer.closed);
-    }
+    Read(connections, {{100 + i, kIpA}}, now);  // connection i opened, the previous one closed
+    const uint64_t cookie = connections.Attribute(kIpA);
+    ASSERT_EQ(uint64_t(100 + i), cookie);
+    EXPECT_EQ(-1, tracker.InstanceStored(1, kAet, now + 5 * kMs, now + 10 * kMs, kIpA, cookie));
+    now += 100 * kMs;
   }
+  Read(connections, {}, now);
+  std::vector<IngestPerf::PeerAssociations> peers = tracker.Snapshot(now);
+  ASSERT_EQ(1u, peers.size());
+  EXPECT_EQ(4u, peers[0].finished);  // at once: their connections closed, no timeout to wait for
+  EXPECT_EQ(0u, peers[0].inProgress);
+  EXPECT_EQ(4u, peers[0].byConnection);
+  EXPECT_EQ(1, peers[0].instancesPerAssociation.Max());
+}
 
-  // Without a TCP table, nothing is concluded; past the timeout, the chain is finished.
-  peers = tracker.Snapshot(100 * kMs);
-  EXPECT_EQ(0u, peers[0].closed + peers[1].closed + peers[2].closed);
-  peers = tracker.Snapshot(70 * kMs + kTimeout + kMs, onlyB, 50 * kMs);
-  for (const IngestPerf::PeerAssociations& peer : peers)
+
+TEST(AssociationTracker, AnInstanceOfAnUnknownConnectionIsNeverLinkedToAKnownOne)
+{
+  IngestPerf::DicomConnections connections(FakeCookie);
+  AssociationTracker tracker(16, kTimeout, &connections);
+  Read(connections, {{5, kIpA}}, 0);
+  tracker.InstanceStored(1, kAet, 1 * kMs, 2 * kMs, kIpA, connections.Attribute(kIpA));
+  EXPECT_EQ(8 * kMs, tracker.InstanceStored(1, kAet, 10 * kMs, 12 * kMs, kIpA, connections.Attribute(kIpA)));
+  // The association closed and another opened, not read yet: its descriptor says so.
+  openDescriptors.clear();
+  EXPECT_EQ(0u, connections.Attribute(kIpA));
+  EXPECT_EQ(-1, tracker.InstanceStored(1, kAet, 100 * kMs, 110 * kMs, kIpA, 0));
+  // Its next instance is linked to it (inferred), and the first association is over.
+  EXPECT_EQ(10 * kMs, tracker.InstanceStored(1, kAet, 120 * kMs, 125 * kMs, kIpA, 0));
+  Read(connections, {{6, kIpA}}, 130 * kMs);
+  const std::vector<IngestPerf::PeerAssociations> peers = tracker.Snapshot(130 * kMs);
+  EXPECT_EQ(1u, peers[0].finished);
+  EXPECT_EQ(1u, peers[0].inProgress);
+  EXPECT_EQ(2, peers[0].instancesPerAssociation.Max());
+}
+
+
+TEST(AssociationTracker, SeveralConnectionsFromOneAddressAreInferred)
+{
+  IngestPerf::DicomConnections connections(FakeCookie);
+  AssociationTracker tracker(16, kTimeout, &connections);
+  Read(connections, {{5, kIpA}, {6, kIpA}, {7, kIpB}}, 0);
+  EXPECT_EQ(0u, connections.Attribute(kIpA));  // which of the two is not known
+  EXPECT_EQ(7u, connections.Attribute(kIpB));
+  tracker.InstanceStored(1, kAet, 1 * kMs, 2 * kMs, kIpA, 0);
+  tracker.InstanceStored(2, kAet + 1, 1 * kMs, 2 * kMs, kIpB, 7);
+  // Read again after the instances: the connections of A closed, the inferred chain is over.
+  Read(connections, {{7, kIpB}}, 10 * kMs);
+  for (const IngestPerf::PeerAssociations& peer : tracker.Snapshot(10 * kMs))
   {
-    EXPECT_EQ(1u, peer.finished);
-    EXPECT_EQ(0u, peer.inProgress + peer.closed);
+    const bool inferred = peer.remoteAet == kAet;
+    EXPECT_EQ(inferred ? 1u : 0u, peer.finished);
+    EXPECT_EQ(inferred ? 0u : 1u, peer.inProgress);
+    EXPECT_EQ(inferred ? 1u : 0u, peer.inferred);
   }
+}
+
+
+TEST(AssociationTracker, AfterAResetOnlyWhatStartedAfterItCounts)
+{
+  IngestPerf::DicomConnections connections(FakeCookie);
+  AssociationTracker tracker(16, kTimeout, &connections);
+  Read(connections, {{5, kIpA}}, 0);
+  tracker.InstanceStored(1, kAet, 1 * kMs, 2 * kMs, kIpA, 5);
+  tracker.ResetStatistics(5 * kMs);
+  // The association goes on: its gap across the reset is not counted, the next one is.
+  EXPECT_EQ(-1, tracker.InstanceStored(1, kAet, 10 * kMs, 12 * kMs, kIpA, 5));
+  EXPECT_EQ(8 * kMs, tracker.InstanceStored(1, kAet, 20 * kMs, 22 * kMs, kIpA, 5));
+  EXPECT_TRUE(tracker.Snapshot(30 * kMs).empty());  // it started before the reset
+  Read(connections, {{6, kIpA}}, 40 * kMs);
+  tracker.InstanceStored(1, kAet, 41 * kMs, 42 * kMs, kIpA, 6);
+  const std::vector<IngestPerf::PeerAssociations> peers = tracker.Snapshot(50 * kMs);
+  ASSERT_EQ(1u, peers.size());
+  EXPECT_EQ(0u, peers[0].finished);  // the one before the reset is not counted when it closes
+  EXPECT_EQ(1u, peers[0].inProgress);
 }

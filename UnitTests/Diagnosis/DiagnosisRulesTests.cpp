@@ -46,7 +46,6 @@ namespace
     input.dicomTcpNoDelay = true;
     input.dicomConnectionsNow = 0;
     input.httpConnectionsNow = 0;
-    input.restRequestsInProgress = 0;
 
     TransportFigures& rest = input.transports[static_cast<size_t>(Transport::Rest)];
     SetStored(rest, 200);
@@ -76,6 +75,10 @@ namespace
       for (size_t o = 0; o < kOutcomeCount; o++)
       {
         all.outcomes[o] += transport.outcomes[o];
+      }
+      for (size_t r = 0; r < kFailureReasonCount; r++)
+      {
+        all.failures[r] += transport.failures[r];
       }
       for (size_t p = 0; p < kPhaseCount; p++)
       {
@@ -132,7 +135,7 @@ TEST(DiagnosisRules, HealthyIngestHasNoFindingAndEveryRuleSaysWhy)
   DiagnosisInput input = Healthy();
   const Diagnosis diagnosis = Diagnose(Merge(input));
   EXPECT_TRUE(diagnosis.findings.empty());
-  ASSERT_EQ(12u, diagnosis.checks.size());
+  ASSERT_EQ(13u, diagnosis.checks.size());
   std::set<std::string> ids;
   for (const RuleCheck& check : diagnosis.checks)
   {
@@ -140,8 +143,57 @@ TEST(DiagnosisRules, HealthyIngestHasNoFindingAndEveryRuleSaysWhy)
     EXPECT_FALSE(check.reason.empty()) << check.id;
     ids.insert(check.id);
   }
-  EXPECT_EQ(12u, ids.size());
-  EXPECT_EQ(12u, DiagnosisRuleIds().size());
+  EXPECT_EQ(13u, ids.size());
+  EXPECT_EQ(13u, DiagnosisRuleIds().size());
+}
+
+
+TEST(DiagnosisRules, LostInstancesComeBeforeAnyLatency)
+{
+  // A full disk: 319 of 494 instances refused, while the C-STORE answer also stalls.
+  DiagnosisInput input = Healthy();
+  input.dicomTcpNoDelay = false;
+  At(Dicom(input), Phase::AssociationGap) = Phase_(199, 44.5, 43.8);
+  Dicom(input).gapsNearDelayedAck = 190;
+  Dicom(input).outcomes[static_cast<size_t>(Outcome::Failed)] = 300;
+  Dicom(input).failures[static_cast<size_t>(FailureReason::DiskFull)] = 300;
+  Rest(input).outcomes[static_cast<size_t>(Outcome::Failed)] = 19;
+  Rest(input).failures[static_cast<size_t>(FailureReason::DiskFull)] = 19;
+  FailingSender modality;
+  modality.transport = Transport::Dicom;
+  modality.remoteAet = "CT_SALLE_3";
+  modality.remoteIp = "10.1.2.3";
+  modality.failed = 300;
+  modality.reasons[static_cast<size_t>(FailureReason::DiskFull)] = 300;
+  input.failingSenders.push_back(modality);
+  const Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(2u, diagnosis.findings.size());
+  const Finding& lost = diagnosis.findings[0];
+  EXPECT_EQ("stores-failing", lost.id);
+  EXPECT_EQ(319u, lost.instancesLost);
+  EXPECT_EQ("all", lost.transport);
+  EXPECT_NE(std::string::npos, lost.verdict.find("319 of 719 stores failed")) << lost.verdict;
+  EXPECT_NE(std::string::npos, lost.verdict.find("CT_SALLE_3 at 10.1.2.3: 300")) << lost.verdict;
+  EXPECT_NE(std::string::npos, lost.verdict.find("diskFull")) << lost.verdict;
+  EXPECT_EQ(319u, lost.evidence["failedByReason"]["diskFull"].asUInt64());
+  EXPECT_EQ(300u, lost.evidence["failedBySenderSinceReset"][0]["failed"].asUInt64());
+  EXPECT_NE(std::string::npos, lost.fix["action"].asString().find("Free space"));
+  EXPECT_EQ("high", lost.confidence);
+  EXPECT_EQ("cstore-answer-stall", diagnosis.findings[1].id);
+}
+
+
+TEST(DiagnosisRules, AFailureAfterTheFiltersWithoutEvidenceIsOfMediumConfidence)
+{
+  DiagnosisInput input = Healthy();
+  Rest(input).outcomes[static_cast<size_t>(Outcome::Failed)] = 2;
+  Rest(input).failures[static_cast<size_t>(FailureReason::AfterFilters)] = 2;
+  const Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_EQ("stores-failing", diagnosis.findings[0].id);
+  EXPECT_EQ("rest", diagnosis.findings[0].transport);
+  EXPECT_EQ("medium", diagnosis.findings[0].confidence);
+  EXPECT_NE(std::string::npos, diagnosis.findings[0].fix["action"].asString().find("TimedStorage"));
 }
 
 

@@ -66,7 +66,7 @@ namespace
 
     void Outcome(Transport transport, IngestPerf::Outcome outcome)
     {
-      stats.RecordOutcome(outcome, catalog.InternAbandoned(transport, nullptr));
+      stats.RecordOutcome(outcome, catalog.InternEnded(transport, IdentifiedLabels()));
     }
   };
 
@@ -77,7 +77,9 @@ namespace
     report.status = &status;
     report.collected = running;  // a running pipeline: its other sections empty
     report.snapshot = source.stats.Snapshot(10000 * kMs);
-    report.openRecords = OpenRecords{1, 9000 * kMs, 0, 0, 3, 0, -1, {}};
+    report.openRecords.count = 1;
+    report.openRecords.oldestStartNs = 9000 * kMs;
+    report.openRecords.threadsTracked = 3;
     report.catalog = &source.catalog;
     if (filter.UsesStreams())
     {
@@ -358,10 +360,13 @@ TEST(JsonExporter, HashPeersReplacesAetsAndAddressesInEveryPartOfTheAnswer)
     }
     LabelId ct01 = kOtherLabel;
     EXPECT_TRUE(stats.catalog.Find(LabelDimension::RemoteAet, "CT01", ct01));
-    report.associations.peers.push_back(PeerAssociations{ct01, 1, 0, 0, HistogramSnapshot(), HistogramSnapshot()});
-    report.associations.connections.available = true;
-    report.associations.connections.count = 1;
-    report.associations.connections.byRemoteIp["10.0.0.7"] = 1;
+    PeerAssociations peer;
+    peer.remoteAet = ct01;
+    peer.finished = 1;
+    report.associations.peers.push_back(peer);
+    report.associations.connections.push_back(
+      DicomConnection{42, stats.catalog.InternValue(LabelDimension::RemoteIp, "10.0.0.7"), kUnidentified, kMs, 0});
+    report.associations.connectionsReadNs = 2 * kMs;
     return ExportStats(report, filter);
   };
   auto exportWith = [&](const StatsQuery& filter) {
@@ -437,7 +442,7 @@ TEST(JsonExporter, WindowAndRecentBlockOnAnInjectedClock)
                        catalog.Intern(Transport::Rest, RawLabels(), 1000));
   }
   fakeNowNs = start + 5000 * kMs;
-  stats.RecordOutcome(Outcome::NotDicom, catalog.InternAbandoned(Transport::Rest, nullptr));  // on the clock
+  stats.RecordOutcome(Outcome::NotDicom, catalog.InternEnded(Transport::Rest, IdentifiedLabels()));  // on the clock
 
   const auto exportAt = [&](int64_t now, const StatsQuery& filter) {
     IngestReport report;

@@ -129,7 +129,7 @@ TEST(StreamTable, SeriesWithoutOutcomeIsReadAndReset)
   labels.SetTransport(Transport::Rest);
   table.FindOrInsert(labels).RecordOutcome(Outcome::Stored);
   table.ResetAll();
-  table.FindOrInsert(labels).RecordChangeDispatch(1000);  // the change of the instance stored before
+  table.FindOrInsert(labels).RecordPhase(Phase::ChangeDispatch, 1000);  // the change of the instance stored before
   table.FindOrInsert(labels).Count(Counter::ChangesBeforeStored);
 
   size_t visited = 0;

@@ -84,7 +84,7 @@ TEST(TimeWindows, SlotsAreMergedOnRead)
   }
   windows.RecordOutcome(Transport::Rest, 2290 * kSecond, Outcome::AlreadyStored);
   windows.Count(Transport::Rest, 2290 * kSecond, Counter::AnswersAcceptingCompression);
-  windows.RecordChangeDispatch(Transport::Rest, 2290 * kSecond, 5000);
+  windows.RecordPhase(Transport::Rest, 2290 * kSecond, Phase::ChangeDispatch, 5000);
 
   const WindowSnapshot fiveMinutes = windows.Snapshot(Window::FiveMinutes, 2299 * kSecond);
   const TransportSnapshot& rest = fiveMinutes.transports[static_cast<size_t>(Transport::Rest)];

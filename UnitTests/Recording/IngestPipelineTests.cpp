@@ -61,54 +61,58 @@ namespace
 }
 
 
-TEST(IngestPipeline, RecordsOfEndedRestRequestsGetTheirOutcomeWhenNoRequestIsInProgress)
+TEST(IngestPipeline, OpenRecordsAreStoresInProgressAndUploadsApart)
 {
   IngestPipeline pipeline(SmallConfiguration());
   PluginStatus status;
   const int64_t start = MonotonicNowNs();
-  // A body Orthanc could not parse, on an HTTP thread that has not served another request since.
-  ParkedThread notDicom([&] {
+  // A body Orthanc is parsing, on an HTTP thread.
+  ParkedThread parsing([&] {
     InstanceTimeline& timeline = pipeline.timelines.ForCurrentThread();
     timeline.HttpRequest(start, true, true, Transport::Rest, pipeline.recorder);
-    timeline.Received(start + 1, Transport::Rest, 7, false, nullptr, pipeline.recorder);
+    timeline.Received(start + 1, Transport::Rest, 7, true, nullptr, pipeline.recorder);
   });
-  // A C-STORE instance between its callbacks: never concluded by a reader.
+  // A C-STORE instance between its callbacks.
   ParkedThread cstore([&] {
     pipeline.timelines.ForCurrentThread().Received(start + 2, Transport::Dicom, 7, true, nullptr, pipeline.recorder);
   });
-  // An upload whose body has not arrived yet (or an empty one): nothing to conclude either.
+  // An upload whose body has not arrived yet.
   ParkedThread uploading([&] {
     pipeline.timelines.ForCurrentThread().HttpRequest(start + 3, true, true, Transport::Rest, pipeline.recorder);
   });
 
-  int probes = 0;
-  const IngestReport busy = pipeline.Collect(StatsQuery(), status, OpenConnections(), [&] {
-    probes++;
-    return int64_t(1);
-  });
-  EXPECT_EQ(1, probes);
-  EXPECT_EQ(2u, busy.openRecords.count);
-  EXPECT_EQ(start, busy.openRecords.oldestStartNs);
-  EXPECT_EQ(1u, busy.openRecords.receivingCount);
-  EXPECT_EQ(start + 3, busy.openRecords.receivingOldestStartNs);
-  EXPECT_EQ(1, busy.openRecords.restRequestsInProgress);
-  EXPECT_EQ(0u, RestOutcome(busy, Outcome::NotDicom));
+  const IngestReport report = pipeline.Collect(StatsQuery(), status);
+  EXPECT_EQ(2u, report.openRecords.count);
+  EXPECT_EQ(start, report.openRecords.oldestStartNs);
+  EXPECT_EQ(1u, report.openRecords.receivingCount);
+  EXPECT_EQ(start + 3, report.openRecords.receivingOldestStartNs);
+  EXPECT_EQ(0u, report.openRecords.startedBeforeReset);
+  EXPECT_EQ(3u, report.openRecords.threadsTracked);
 
-  const IngestReport unknown = pipeline.Collect(StatsQuery(), status, OpenConnections(), [] { return int64_t(-1); });
-  EXPECT_EQ(2u, unknown.openRecords.count);
-  EXPECT_EQ(0u, RestOutcome(unknown, Outcome::NotDicom));
+  // After a reset, they are counted apart, and never in an outcome.
+  pipeline.Reset();
+  const IngestReport afterReset = pipeline.Collect(StatsQuery(), status);
+  EXPECT_EQ(0u, afterReset.openRecords.count);
+  EXPECT_EQ(0u, afterReset.openRecords.receivingCount);
+  EXPECT_EQ(3u, afterReset.openRecords.startedBeforeReset);
+}
 
-  const IngestReport idle = pipeline.Collect(StatsQuery(), status, OpenConnections(), [] { return int64_t(0); });
-  EXPECT_EQ(1u, idle.openRecords.count);
-  EXPECT_EQ(start + 2, idle.openRecords.oldestStartNs);
-  EXPECT_EQ(1u, idle.openRecords.receivingCount);  // uploading or refused: cannot be told apart
-  EXPECT_EQ(1u, idle.openRecords.endedWithRequest[static_cast<size_t>(Outcome::NotDicom)]);
-  EXPECT_EQ(1u, RestOutcome(idle, Outcome::NotDicom));
-  EXPECT_EQ(1u, idle.snapshot.AllTransports().outcomes[static_cast<size_t>(Outcome::NotDicom)]);
 
-  // Reading changed nothing: the outcome is recorded once, by the thread, when it moves on.
-  const IngestReport again = pipeline.Collect(StatsQuery(), status, OpenConnections(), [] { return int64_t(0); });
-  EXPECT_EQ(1u, RestOutcome(again, Outcome::NotDicom));
+TEST(IngestPipeline, WhatStartedBeforeAResetIsNotCountedAfterIt)
+{
+  IngestPipeline pipeline(SmallConfiguration());
+  PluginStatus status;
+  InstanceTimeline& timeline = pipeline.timelines.ForCurrentThread();
+  const int64_t start = MonotonicNowNs();
+  timeline.HttpRequest(start, true, true, Transport::Rest, pipeline.recorder);
+  timeline.Received(start + 1, Transport::Rest, 7, false, nullptr, pipeline.recorder);
+  pipeline.Reset();
+  // Its thread moves on: the body that was not DICOM started before the reset.
+  timeline.HttpRequest(MonotonicNowNs(), false, false, Transport::Rest, pipeline.recorder);
+  const IngestReport report = pipeline.Collect(StatsQuery(), status);
+  EXPECT_EQ(0u, RestOutcome(report, Outcome::NotDicom));
+  EXPECT_EQ(0u, report.openRecords.count);
+  EXPECT_EQ(0u, report.openRecords.startedBeforeReset);
 }
 
 
@@ -123,10 +127,11 @@ TEST(IngestPipeline, AnOutcomeRecordedByItsThreadIsNotCountedTwice)
     timeline.Received(start + 1, Transport::Rest, 7, false, nullptr, pipeline.recorder);
     timeline.HttpRequest(start + 2, false, false, Transport::Rest, pipeline.recorder);  // its next request
   });
-  const IngestReport report = pipeline.Collect(StatsQuery(), status, OpenConnections(), [] { return int64_t(0); });
+  const IngestReport report = pipeline.Collect(StatsQuery(), status);
   EXPECT_EQ(1u, RestOutcome(report, Outcome::NotDicom));
   EXPECT_EQ(0u, report.openRecords.count);
-  EXPECT_EQ(0u, report.openRecords.endedWithRequest[static_cast<size_t>(Outcome::NotDicom)]);
+  EXPECT_EQ(0u, pipeline.concluder.ConcludeEnded(MonotonicNowNs() + 10 * RecordConcluder::kMinAgeNs));
+  EXPECT_EQ(1u, RestOutcome(pipeline.Collect(StatsQuery(), status), Outcome::NotDicom));
 }
 
 

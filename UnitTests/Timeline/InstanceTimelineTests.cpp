@@ -12,24 +12,14 @@ namespace
   constexpr int64_t kMs = 1000000;
   constexpr int64_t kWallBase = int64_t(1790000000) * 1000000000;  // some second in 2026
 
-  struct Abandoned
-  {
-    Transport transport;
-    Outcome outcome;
-    std::string receivedSyntax;
-  };
-
   class RecordingSink : public TimelineSink
   {
   public:
     std::vector<CompletedInstance> completed;
-    std::vector<Abandoned> abandoned;
+    std::vector<EndedRecord> abandoned;
 
     void InstanceCompleted(const CompletedInstance& instance) override { completed.push_back(instance); }
-    void InstanceAbandoned(Transport transport, Outcome outcome, const char* receivedSyntax) override
-    {
-      abandoned.push_back({transport, outcome, receivedSyntax != nullptr ? receivedSyntax : ""});
-    }
+    void RecordEnded(const EndedRecord& record) override { abandoned.push_back(record); }
   };
 
   StoredEvent Stored(int64_t nowNs, Transport transport, uint64_t key = 42, uint64_t peer = 0)
@@ -122,38 +112,43 @@ TEST(InstanceTimeline, MultipartRequestChainsInstances)
 }
 
 
-TEST(InstanceTimeline, OpenRecordSaysItsOutcomeIfItsRestRequestEnded)
+TEST(InstanceTimeline, OpenRecordSaysHowFarItGot)
 {
   InstanceTimeline timeline;
   RecordingSink sink;
-  EXPECT_EQ(0, timeline.Open().sinceNs);
-  timeline.HttpRequest(kMs, true, true, Transport::Rest, sink);
-  // Uploading the body, or an empty one that Orthanc refused: no instance yet, nothing to conclude.
-  EXPECT_EQ(kMs, timeline.Open().sinceNs);
-  EXPECT_TRUE(timeline.Open().receiving);
-  EXPECT_FALSE(timeline.Open().endsWithRequest);
-
-  timeline.Received(2 * kMs, Transport::Rest, 5, false, nullptr, sink);
+  EXPECT_EQ(0u, timeline.Open().handle);
+  timeline.HttpRequest(kMs, true, true, Transport::Rest, sink, false, 9);
+  // Uploading the body: no instance yet.
   OpenRecordView open = timeline.Open();
   EXPECT_EQ(kMs, open.sinceNs);
-  EXPECT_FALSE(open.receiving);
-  EXPECT_TRUE(open.endsWithRequest);
-  EXPECT_EQ(Outcome::NotDicom, open.outcomeIfRequestEnded);
+  EXPECT_EQ(RecordStage::Receiving, open.stage);
+  EXPECT_FALSE(open.restApiRequest);
+  EXPECT_EQ(9, open.ended.remoteIp);
+  const uint64_t request = open.handle;
+
+  timeline.Received(2 * kMs, Transport::Rest, 5, false, nullptr, sink);
+  open = timeline.Open();
+  EXPECT_EQ(kMs, open.sinceNs);
+  EXPECT_EQ(RecordStage::Received, open.stage);
+  EXPECT_TRUE(open.restApiRequest);
+  EXPECT_FALSE(open.ended.hasPart10Header);
+  EXPECT_EQ(request >> 16, open.handle >> 16);  // the same record, further on
+  EXPECT_NE(request, open.handle);
 
   timeline.HttpRequest(3 * kMs, true, true, Transport::Rest, sink);
   timeline.Received(4 * kMs, Transport::Rest, 5000, true, "1.2.840.10008.1.2.1", sink);
-  EXPECT_EQ(Outcome::DiscardedBeforeFilter, timeline.Open().outcomeIfRequestEnded);
+  EXPECT_EQ(RecordStage::Received, timeline.Open().stage);
   timeline.Filtered(5 * kMs, Transport::Rest, false, sink);
-  EXPECT_TRUE(timeline.Open().endsWithRequest);
-  EXPECT_EQ(Outcome::DiscardedAfterFilter, timeline.Open().outcomeIfRequestEnded);
+  EXPECT_EQ(RecordStage::Filtered, timeline.Open().stage);
+  EXPECT_EQ(Transport::Rest, timeline.Open().transport);
 
   StoredEvent stored{};
   stored.nowNs = 6 * kMs;
   stored.wallNowNs = kWallBase;
   stored.transport = Transport::Rest;
   timeline.Stored(stored, sink);
-  EXPECT_EQ(0, timeline.Open().sinceNs);
-  EXPECT_FALSE(timeline.Open().endsWithRequest);
+  EXPECT_EQ(0u, timeline.Open().handle);
+  EXPECT_EQ(0, timeline.OpenSinceNs());
 }
 
 
@@ -162,17 +157,50 @@ TEST(InstanceTimeline, OnlyRestApiRecordsEndWithTheirRequest)
   RecordingSink sink;
   InstanceTimeline dicom;  // a C-STORE association: its thread goes on with the next instance
   dicom.Received(kMs, Transport::Dicom, 5, false, nullptr, sink);
-  EXPECT_NE(0, dicom.Open().sinceNs);
-  EXPECT_FALSE(dicom.Open().endsWithRequest);
+  EXPECT_NE(0u, dicom.Open().handle);
+  EXPECT_FALSE(dicom.Open().restApiRequest);
 
   InstanceTimeline job;  // REST origin outside any HTTP request: one of Orthanc's jobs
   job.Received(kMs, Transport::Rest, 5, true, nullptr, sink);
-  EXPECT_FALSE(job.Open().endsWithRequest);
+  EXPECT_FALSE(job.Open().restApiRequest);
+  EXPECT_EQ(Transport::Job, job.Open().transport);
 
   InstanceTimeline stow;  // a plugin's route (STOW-RS): Orthanc does not count its requests
   stow.HttpRequest(kMs, true, true, Transport::Plugin, sink);
+  EXPECT_EQ(Transport::Plugin, stow.Open().transport);
   stow.Received(2 * kMs, Transport::Plugin, 5, true, nullptr, sink);
-  EXPECT_FALSE(stow.Open().endsWithRequest);
+  EXPECT_FALSE(stow.Open().restApiRequest);
+}
+
+
+TEST(InstanceTimeline, ARecordConcludedElsewhereEndsOnce)
+{
+  RecordingSink sink;
+  InstanceTimeline timeline;
+  timeline.Received(kMs, Transport::Dicom, 5, true, nullptr, sink);
+  timeline.Identified(4, 5, 6, 77);
+  const OpenRecordView view = timeline.Open();
+  EXPECT_EQ(4, view.ended.remoteAet);
+  EXPECT_EQ(5, view.ended.remoteIp);
+  EXPECT_EQ(6, view.ended.calledAet);
+  ASSERT_TRUE(timeline.Conclude(view));
+  EXPECT_FALSE(timeline.Conclude(view));  // once
+  EXPECT_EQ(0u, timeline.Open().handle);  // no longer open for readers
+  EXPECT_EQ(0, timeline.OpenSinceNs());
+  timeline.Received(2 * kMs, Transport::Dicom, 5, true, nullptr, sink);  // the thread's next instance
+  EXPECT_TRUE(sink.abandoned.empty());                                   // not counted again
+  EXPECT_EQ(kUnidentified, timeline.Open().ended.remoteAet);             // nothing of the last one left
+
+  // A view of an earlier stage is refused: the record moved on since it was read.
+  const OpenRecordView received = timeline.Open();
+  timeline.Filtered(3 * kMs, Transport::Dicom, true, sink);
+  EXPECT_FALSE(timeline.Conclude(received));
+  // A wrong conclusion: OnStored comes after all. The instance is counted, and the error said.
+  ASSERT_TRUE(timeline.Conclude(timeline.Open()));
+  timeline.Stored(Stored(4 * kMs, Transport::Dicom), sink);
+  ASSERT_EQ(1u, sink.completed.size());
+  EXPECT_TRUE(sink.completed[0].concludedEarly);
+  EXPECT_TRUE(sink.abandoned.empty());
 }
 
 
@@ -187,7 +215,8 @@ TEST(InstanceTimeline, NonDicomBodyIsCountedWhenTheThreadMovesOn)
 
   timeline.HttpRequest(50 * kMs, false, false, Transport::Rest, sink);  // e.g. GET /perf/stats
   ASSERT_EQ(1u, sink.abandoned.size());
-  EXPECT_EQ(Outcome::NotDicom, sink.abandoned[0].outcome);
+  EXPECT_FALSE(sink.abandoned[0].hasPart10Header);
+  EXPECT_EQ(RecordStage::Received, sink.abandoned[0].stage);
   EXPECT_EQ(Transport::Rest, sink.abandoned[0].transport);
   EXPECT_EQ(0, timeline.OpenSinceNs());
   EXPECT_TRUE(sink.completed.empty());
@@ -219,10 +248,13 @@ TEST(InstanceTimeline, OutcomeDependsOnTheLastStageReached)
     timeline.HttpRequest(kMs, false, false, Transport::Rest, sink);
   }
   ASSERT_EQ(3u, sink.abandoned.size());
-  EXPECT_EQ(Outcome::DiscardedBeforeFilter, sink.abandoned[0].outcome);
-  EXPECT_EQ(Outcome::DiscardedAfterFilter, sink.abandoned[1].outcome);
-  EXPECT_EQ(Outcome::RequestWithoutInstance, sink.abandoned[2].outcome);
+  EXPECT_EQ(RecordStage::Received, sink.abandoned[0].stage);
+  EXPECT_EQ(RecordStage::Filtered, sink.abandoned[1].stage);
+  EXPECT_EQ(RecordStage::Receiving, sink.abandoned[2].stage);
   EXPECT_EQ(Transport::Dicom, sink.abandoned[0].transport);
+  EXPECT_EQ(0, sink.abandoned[0].sinceNs);
+  EXPECT_EQ(10 * kMs, sink.abandoned[0].endedNs);
+  EXPECT_FALSE(sink.abandoned[0].concluded);
 }
 
 
@@ -258,7 +290,7 @@ TEST(InstanceTimeline, AbandonedInstanceInsideARequestBreaksTheChain)
   timeline.Filtered(6 * kMs, Transport::Rest, false, sink);
   timeline.Stored(Stored(9 * kMs, Transport::Rest), sink);
   ASSERT_EQ(1u, sink.abandoned.size());
-  EXPECT_EQ(Outcome::NotDicom, sink.abandoned[0].outcome);
+  EXPECT_FALSE(sink.abandoned[0].hasPart10Header);
   ASSERT_EQ(1u, sink.completed.size());
   EXPECT_FALSE(sink.completed[0].hasReceivePhase);
   EXPECT_EQ(5 * kMs, sink.completed[0].segmentStartNs);
@@ -285,7 +317,7 @@ TEST(InstanceTimeline, WithoutReceivedInstanceTheRecordStartsAtTheFilter)
   timeline.Filtered(30 * kMs, Transport::Dicom, false, sink);
   timeline.Stored(Stored(35 * kMs, Transport::Dicom), sink);
   ASSERT_EQ(1u, sink.abandoned.size());
-  EXPECT_EQ(Outcome::DiscardedAfterFilter, sink.abandoned[0].outcome);
+  EXPECT_EQ(RecordStage::Filtered, sink.abandoned[0].stage);
   EXPECT_EQ(30 * kMs, sink.completed[1].segmentStartNs);
 }
 
@@ -360,7 +392,6 @@ TEST(InstanceTimeline, ReceivedSyntaxTravelsWithTheRecord)
   timeline.Received(5 * kMs, Transport::Dicom, 10, true, "1.2.840.10008.1.2", sink);
   timeline.Received(6 * kMs, Transport::Dicom, 10, true, nullptr, sink);  // abandons the previous one
   ASSERT_EQ(1u, sink.abandoned.size());
-  EXPECT_EQ("1.2.840.10008.1.2", sink.abandoned[0].receivedSyntax);
   timeline.Stored(Stored(7 * kMs, Transport::Dicom), sink);
   EXPECT_EQ(nullptr, sink.completed[1].labels.receivedSyntax);  // not inherited from the abandoned one
 }
@@ -370,9 +401,9 @@ TEST(InstanceTimeline, KnowsWhatTheHooksBeforeOnStoredSaw)
 {
   InstanceTimeline timeline;
   RecordingSink sink;
-  timeline.HttpRequest(100 * kMs, true, true, Transport::Rest, sink, false, "192.0.2.17");
+  timeline.HttpRequest(100 * kMs, true, true, Transport::Rest, sink, false, 17);
   EXPECT_FALSE(timeline.OpenedByReceivedInstance());
-  EXPECT_STREQ("192.0.2.17", timeline.HttpRemoteIp());
+  EXPECT_TRUE(timeline.HttpRequestActive());
   timeline.Received(101 * kMs, Transport::Rest, 5000, true, "1.2.840.10008.1.2.1", sink, "1.2.840.10008.5.1.4.1.1.2");
   EXPECT_TRUE(timeline.OpenedByReceivedInstance());
   EXPECT_EQ(5000u, timeline.ReceivedBytes());
@@ -383,16 +414,14 @@ TEST(InstanceTimeline, KnowsWhatTheHooksBeforeOnStoredSaw)
   EXPECT_TRUE(timeline.TranscodeAttempted());
   timeline.Stored(Stored(110 * kMs, Transport::Rest), sink);
   EXPECT_FALSE(timeline.OpenedByReceivedInstance());
+  ASSERT_EQ(1u, sink.completed.size());
+  EXPECT_EQ(17, sink.completed[0].remoteIp);  // the client of the request, for OnStored's labels
 
   // A GET keeps no address; the next instance without meta header has no SOP class.
-  timeline.HttpRequest(200 * kMs, false, false, Transport::Rest, sink, false, "192.0.2.18");
-  EXPECT_EQ(nullptr, timeline.HttpRemoteIp());
+  timeline.HttpRequest(200 * kMs, false, false, Transport::Rest, sink, false, 18);
+  EXPECT_FALSE(timeline.HttpRequestActive());
   timeline.Received(201 * kMs, Transport::Dicom, 10, false, nullptr, sink);
   EXPECT_EQ(nullptr, timeline.ReceivedSopClass());
   EXPECT_EQ(nullptr, timeline.ReceivedSyntax());
-
-  // An address longer than any IP is cut, not overflowed (ASan checks).
-  const std::string longAddress(500, '1');
-  timeline.HttpRequest(300 * kMs, true, true, Transport::Rest, sink, false, longAddress.c_str());
-  EXPECT_EQ(kMaxAddressLength, std::string(timeline.HttpRemoteIp()).size());
+  EXPECT_EQ(kUnidentified, timeline.Open().ended.remoteIp);
 }

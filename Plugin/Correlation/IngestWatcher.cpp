@@ -1,0 +1,281 @@
+#include "Correlation/IngestWatcher.h"
+
+#include "Timeline/MonotonicClock.h"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace IngestPerf
+{
+  namespace
+  {
+    std::atomic<IngestWatcher*> active{nullptr};
+
+    bool ReadProcessSockets(uint16_t dicomPort, uint16_t httpPort, std::vector<SocketInfo>& sockets)
+    {
+      return ForEachProcessSocket(dicomPort, httpPort, [&sockets](const SocketInfo& s) { sockets.push_back(s); });
+    }
+  }
+
+
+  void SetActiveIngestWatcher(IngestWatcher* watcher)
+  {
+    active.store(watcher, std::memory_order_release);
+  }
+
+
+  IngestWatcher* ActiveIngestWatcher()
+  {
+    return active.load(std::memory_order_acquire);
+  }
+
+
+  IngestWatcher::IngestWatcher(uint16_t dicomPort, uint16_t httpPort, Hooks hooks) :
+    dicomPort_(dicomPort),
+    httpPort_(httpPort),
+    hooks_(std::move(hooks)),
+    ring_(kCapacity)
+  {
+    if (!hooks_.read)
+    {
+      hooks_.read = ReadProcessSockets;
+    }
+  }
+
+
+  IngestWatcher::~IngestWatcher()
+  {
+    Stop();
+  }
+
+
+  void IngestWatcher::Start()
+  {
+    if (thread_.joinable())
+    {
+      return;
+    }
+    epoll_ = epoll_create1(EPOLL_CLOEXEC);
+    wake_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (epoll_ < 0 || wake_ < 0)
+    {
+      throw std::runtime_error("IngestWatcher: epoll or eventfd unavailable");
+    }
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = wake_;
+    epoll_ctl(epoll_, EPOLL_CTL_ADD, wake_, &event);
+    stopping_ = false;
+    thread_ = std::thread([this] { Run(); });
+  }
+
+
+  void IngestWatcher::Stop()
+  {
+    stopping_ = true;
+    if (wake_ >= 0)
+    {
+      const uint64_t one = 1;
+      ssize_t ignored = write(wake_, &one, sizeof(one));
+      (void) ignored;
+    }
+    if (thread_.joinable())
+    {
+      thread_.join();
+    }
+    for (int* fd : {&epoll_, &wake_})
+    {
+      if (*fd >= 0)
+      {
+        close(*fd);
+        *fd = -1;
+      }
+    }
+  }
+
+
+  void IngestWatcher::WakeIfSleeping()
+  {
+    // The common case is a fence and one load of a line the thread writes twice per idle period. The
+    // fence orders the caller's record (the activity) before the load, as the thread orders its
+    // store of sleeping_ before its last look at the activity: one of the two sees the other.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (sleeping_.load(std::memory_order_relaxed) && sleeping_.exchange(false, std::memory_order_acq_rel))
+    {
+      const uint64_t one = 1;
+      ssize_t ignored = write(wake_, &one, sizeof(one));
+      (void) ignored;
+    }
+  }
+
+
+  ConnectionSample IngestWatcher::ReadSockets(int64_t nowNs)
+  {
+    std::vector<SocketInfo> sockets;
+    ConnectionSample sample;
+    sample.ns = nowNs;
+    if (!hooks_.read(dicomPort_, httpPort_, sockets))
+    {
+      return sample;
+    }
+    std::vector<SocketInfo> dicom;
+    for (const SocketInfo& socket : sockets)
+    {
+      if (socket.listening || socket.state != kTcpEstablished)
+      {
+        continue;
+      }
+      if (socket.localPort == dicomPort_)
+      {
+        sample.dicom++;
+        dicom.push_back(socket);
+      }
+      else if (socket.localPort == httpPort_)
+      {
+        sample.http++;
+      }
+    }
+    if (hooks_.dicomSockets)
+    {
+      hooks_.dicomSockets(dicom, nowNs);
+    }
+    return sample;
+  }
+
+
+  bool IngestWatcher::Tick(int64_t nowNs)
+  {
+    // Only the thread calls Tick: lastActivity_ and quietTicks_ are its own.
+    const uint64_t activity = hooks_.activity ? hooks_.activity() : 0;
+    if (activity != lastActivity_)
+    {
+      lastActivity_ = activity;
+      quietTicks_ = 0;
+    }
+    else if (quietTicks_ <= kQuietTicks)
+    {
+      quietTicks_++;
+    }
+    if (quietTicks_ > kQuietTicks)
+    {
+      return false;
+    }
+    Add(ReadSockets(nowNs));
+    if (hooks_.tick)
+    {
+      hooks_.tick(nowNs);
+    }
+    return true;
+  }
+
+
+  void IngestWatcher::Run()
+  {
+    int64_t nextTickNs = MonotonicNowNs() + kPeriodNs;
+    while (!stopping_)
+    {
+      const bool idle = quietTicks_ > kQuietTicks;
+      int timeoutMs = -1;
+      if (idle)
+      {
+        sleeping_.store(true, std::memory_order_seq_cst);
+        // An activity that moved between the last tick and now would have found sleeping_ false.
+        if (hooks_.activity && hooks_.activity() != lastActivity_ && sleeping_.exchange(false))
+        {
+          quietTicks_ = 0;
+          nextTickNs = MonotonicNowNs();
+          continue;
+        }
+      }
+      else
+      {
+        // Rounded up: waking a little early would spin until the tick is due.
+        timeoutMs = static_cast<int>(std::max<int64_t>(0, (nextTickNs - MonotonicNowNs() + 999999) / 1000000));
+      }
+      epoll_event events[2];
+      const int ready = epoll_wait(epoll_, events, 2, timeoutMs);
+      wakes_.fetch_add(1, std::memory_order_relaxed);
+      if (stopping_)
+      {
+        break;
+      }
+      if (ready > 0)
+      {
+        uint64_t count;
+        ssize_t ignored = read(wake_, &count, sizeof(count));
+        (void) ignored;
+        if (idle)
+        {
+          quietTicks_ = 0;  // woken by a hook: Orthanc ingests again
+          nextTickNs = MonotonicNowNs();
+        }
+      }
+      sleeping_.store(false, std::memory_order_relaxed);
+      const int64_t now = MonotonicNowNs();
+      if (now >= nextTickNs)
+      {
+        try
+        {
+          Tick(now);
+        }
+        catch (...)
+        {
+          // No memory, or an unreadable /proc: this tick is skipped, the next one may work.
+        }
+        nextTickNs = now + kPeriodNs;
+      }
+    }
+  }
+
+
+  void IngestWatcher::Add(const ConnectionSample& sample)
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ring_[next_] = sample;
+    next_ = (next_ + 1) % ring_.size();
+    held_ = std::min(held_ + 1, ring_.size());
+  }
+
+
+  ConnectionSummary IngestWatcher::Summarize(int64_t fromNs, int64_t toNs, unsigned int dicomThreads,
+                                             unsigned int httpThreads) const
+  {
+    ConnectionSummary summary;
+    double dicomSum = 0;
+    double httpSum = 0;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t i = 0; i < held_; i++)
+    {
+      const ConnectionSample& sample = ring_[(next_ + ring_.size() - 1 - i) % ring_.size()];
+      if (sample.ns < fromNs)
+      {
+        break;  // newest first: the rest is older
+      }
+      if (sample.ns > toNs)
+      {
+        continue;
+      }
+      if (summary.samples == 0)
+      {
+        summary.last = sample;
+      }
+      summary.samples++;
+      summary.dicomMax = std::max(summary.dicomMax, sample.dicom);
+      summary.httpMax = std::max(summary.httpMax, sample.http);
+      dicomSum += sample.dicom;
+      httpSum += sample.http;
+      summary.dicomOverThreads += sample.dicom > dicomThreads ? 1 : 0;
+      summary.httpOverThreads += sample.http > httpThreads ? 1 : 0;
+    }
+    if (summary.samples > 0)
+    {
+      summary.dicomMean = dicomSum / static_cast<double>(summary.samples);
+      summary.httpMean = httpSum / static_cast<double>(summary.samples);
+    }
+    return summary;
+  }
+}

@@ -1,0 +1,109 @@
+// The plugin's one thread. It sleeps in epoll_wait on an eventfd while Orthanc does not ingest, and
+// once a second while Orthanc ingests (the records opened by its threads moved in the last
+// kQuietTicks seconds, or a hook woke it after an idle period: WakeIfSleeping) it samples the
+// established connections to DicomPort and HttpPort, hands the DICOM ones over (DicomConnections),
+// and runs `tick` (the pipeline concludes the records whose store has ended, assesses the storage).
+// What it reads is Orthanc's own descriptors, never the host's TCP table: its cost is that of
+// Orthanc's sockets, whatever the host holds besides. Samples are kept an hour in fixed memory
+// (kCapacity of 16 bytes), under a mutex that only readers of the summary share.
+#pragma once
+
+#include "Correlation/ProcessSockets.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace IngestPerf
+{
+  struct ConnectionSample
+  {
+    int64_t ns = 0;  // monotonic
+    uint32_t dicom = 0;
+    uint32_t http = 0;
+  };
+
+  struct ConnectionSummary
+  {
+    uint64_t samples = 0;
+    uint32_t dicomMax = 0;
+    double dicomMean = 0;
+    uint32_t httpMax = 0;
+    double httpMean = 0;
+    // The samples with more connections than the given pool size.
+    uint64_t dicomOverThreads = 0;
+    uint64_t httpOverThreads = 0;
+    ConnectionSample last;  // the newest sample of the span (ns 0: none)
+  };
+
+  class IngestWatcher
+  {
+  public:
+    static constexpr int64_t kPeriodNs = 1000 * 1000000LL;
+    static constexpr size_t kCapacity = 3600;  // one hour
+    static constexpr int kQuietTicks = 4;      // ticks after the last activity seen
+
+    struct Hooks
+    {
+      // A number that moves while Orthanc ingests (records opened by its threads).
+      std::function<uint64_t()> activity;
+      // The established sockets of the DICOM port just read. Returns whether one of them was new.
+      std::function<bool(const std::vector<SocketInfo>& dicom, int64_t nowNs)> dicomSockets;
+      // Once per tick while Orthanc ingests, after the sample.
+      std::function<void(int64_t nowNs)> tick;
+      // Lists the sockets of the two ports (ForEachProcessSocket by default; tests inject theirs).
+      std::function<bool(uint16_t dicomPort, uint16_t httpPort, std::vector<SocketInfo>& sockets)> read;
+    };
+
+    IngestWatcher(uint16_t dicomPort, uint16_t httpPort, Hooks hooks);
+    ~IngestWatcher();
+    IngestWatcher(const IngestWatcher&) = delete;
+    IngestWatcher& operator=(const IngestWatcher&) = delete;
+
+    void Start();
+    void Stop();  // joins the thread; idempotent
+
+    // From a hook when Orthanc starts ingesting: one relaxed load, and a write to an eventfd only
+    // if the thread sleeps (once per idle period).
+    void WakeIfSleeping();
+
+    // One tick now, as the thread does (tests call it directly): returns whether it sampled.
+    bool Tick(int64_t nowNs);
+    // Reads the sockets and hands the DICOM ones over; returns the sample.
+    ConnectionSample ReadSockets(int64_t nowNs);
+    void Add(const ConnectionSample& sample);
+
+    // The samples taken from `fromNs` to `toNs` (monotonic).
+    ConnectionSummary Summarize(int64_t fromNs, int64_t toNs, unsigned int dicomThreads,
+                                unsigned int httpThreads) const;
+
+    uint64_t Wakes() const { return wakes_.load(std::memory_order_relaxed); }
+
+  private:
+    void Run();
+
+    const uint16_t dicomPort_;
+    const uint16_t httpPort_;
+    Hooks hooks_;
+    uint64_t lastActivity_ = 0;
+    int quietTicks_ = 0;  // active for kQuietTicks ticks at start: Orthanc opens its DICOM port then
+    mutable std::mutex mutex_;
+    std::vector<ConnectionSample> ring_;
+    size_t next_ = 0;
+    size_t held_ = 0;
+    int epoll_ = -1;
+    int wake_ = -1;  // eventfd
+    std::atomic<bool> sleeping_{false};
+    std::atomic<bool> stopping_{false};
+    std::atomic<uint64_t> wakes_{0};
+    std::thread thread_;
+  };
+
+  // The watcher of the running plugin, null when none runs (the routes read its samples).
+  void SetActiveIngestWatcher(IngestWatcher* watcher);
+  IngestWatcher* ActiveIngestWatcher();
+}
