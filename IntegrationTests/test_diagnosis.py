@@ -15,7 +15,7 @@ ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 
 
 RULES = ["dicom-workers-saturated", "cstore-answer-stall", "slow-sender", "http-threads-saturated",
          "transcoding-bound", "storage-bound", "index-bound", "slow-change-consumer", "slow-filters",
-         "slow-uploads", "compressed-answers", "rejected-or-duplicate"]
+         "slow-uploads", "compressed-answers", "rejected-or-duplicate", "stores-failing"]
 
 
 def diagnosis(orthanc, **params):

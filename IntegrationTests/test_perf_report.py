@@ -57,9 +57,11 @@ def unobservable(reason):
 
 
 def transport(stored=0, already=0, phases=None, ips=0.0, mbps=0.0, active=0.0):
-    instances = {"stored": stored, "alreadyStored": already, "notDicom": 0, "discardedBeforeFilter": 0,
-                 "discardedAfterFilter": 0, "requestWithoutInstance": 0, "storedWithoutTimeline": 0,
-                 "transcodeAttempts": 0}
+    instances = {"stored": stored, "alreadyStored": already, "notDicom": 0, "rejected": 0, "failed": 0,
+                 "requestWithoutInstance": 0,
+                 "failureReasons": {"beforeFilters": 0, "afterFilters": 0, "diskFull": 0, "quota": 0,
+                                    "storageWrite": 0, "index": 0},
+                 "storedWithoutTimeline": 0, "transcodeAttempts": 0}
     empty = histogram(0)
     return {
         "instances": instances,
@@ -92,7 +94,7 @@ def document():
                   "cstoreFilter": {"registered": True}, "storedInstance": {"registered": True},
                   "change": {"registered": True}},
         "openRecords": {"count": 0, "oldestAgeMs": 0.0, "receiving": {"count": 0, "oldestAgeMs": 0.0},
-                        "endedWithRequest": 0, "restRequestsInProgress": 0, "threadsTracked": 5, "threadsUntracked": 0},
+                        "startedBeforeReset": 0, "threadsTracked": 5, "threadsUntracked": 0},
         "errors": {"callbackExceptions": 0, "changeCorrelationSkipped": 0, "associationTrackingSkipped": 0},
         "transports": {
             "rest": transport(phases=rest_phases),
@@ -162,6 +164,16 @@ def test_render_two_transports_open_records_and_errors(document):
                for line in lines)
     assert "..." not in text
     assert all(len(line) <= 80 for line in lines if not one_line_record(line))
+
+
+def test_failed_stores_with_their_reasons_and_records_from_before_a_reset(document):
+    dicom = document["transports"]["dicom"]["instances"]
+    dicom["failed"] = 3
+    dicom["failureReasons"].update({"diskFull": 2, "quota": 1})
+    document["openRecords"].update({"count": 1, "oldestAgeMs": 5.0, "startedBeforeReset": 2})
+    text = perf_report.render(document, width=200)
+    assert "DICOM (C-STORE): 30 stored, 3 failed (2 diskFull, 1 quota) | " in text
+    assert "; 2 started before the reset" in text
 
 
 def test_each_reason_once_for_every_transport(document):

@@ -18,8 +18,7 @@ TRANSPORT_TITLES = {
     "job": "job (stored by an Orthanc job)",
     "all": "all transports",
 }
-OUTCOME_ORDER = ["stored", "alreadyStored", "notDicom", "discardedBeforeFilter", "discardedAfterFilter",
-                 "requestWithoutInstance"]
+OUTCOME_ORDER = ["stored", "alreadyStored", "notDicom", "rejected", "failed", "requestWithoutInstance"]
 COLUMNS = ["count", "mean", "p50", "p90", "p99", "max"]
 DEFAULT_WIDTH = 100
 EXIT_ERROR = 2
@@ -62,8 +61,11 @@ def _transport_summary(transport, outcome_names):
     instances = transport.get("instances") or {}
     parts = ["%d stored" % instances.get("stored", 0)]
     for name in outcome_names:
-        if name != "stored" and instances.get(name):
+        if name != "stored" and isinstance(instances.get(name), int) and instances.get(name):
             parts.append("%d %s" % (instances[name], name))
+            reasons = instances.get("failureReasons") or {}
+            if name == "failed" and any(reasons.values()):
+                parts[-1] += " (%s)" % ", ".join("%d %s" % (n, r) for r, n in reasons.items() if n)
     for name in ("storedWithoutTimeline", "transcodeAttempts", "transcodedWithoutHook"):
         if instances.get(name):
             parts.append("%d %s" % (instances[name], name))
@@ -233,12 +235,15 @@ def render(stats, width=None, context=True):
     connections = associations.get("openConnections") or {}
     if context and (peers or connections.get("count")):
         out.append("")
-        out.append("C-STORE associations: %s open now (TCP)" % _count(connections.get("count")))
+        out.append("C-STORE associations: %s open now (Orthanc's sockets on its DICOM port)" % _count(
+            connections.get("count")))
         for peer in peers:
             per = peer.get("instancesPerAssociation") or {}
             gap = peer.get("gap") or {}
-            out.append("  %-16s %d finished, %d in progress, %s instances/association, gap mean %s ms p99 %s ms" % (
+            out.append("  %-16s %d finished, %d in progress (%d by connection, %d inferred), %s instances/association, "
+                       "gap mean %s ms p99 %s ms" % (
                 peer.get("remoteAet", "?"), peer.get("finished", 0), peer.get("inProgress", 0),
+                peer.get("byConnection", 0), peer.get("inferred", 0),
                 _number(per.get("mean"), 1), _number(gap.get("mean")), _number(gap.get("p99"))))
 
     no_delay = stats.get("dicomTcpNoDelay")
@@ -276,11 +281,13 @@ def render(stats, width=None, context=True):
     if open_records.get("count") or receiving.get("count") or open_records.get("threadsUntracked"):
         out.append("")
         out.extend(_wrap("Open records: %s instances in Orthanc's store, oldest %s ms; %s HTTP requests without "
-                         "an instance yet, oldest %s ms; %s threads tracked, %s untracked" % (
+                         "an instance yet, oldest %s ms; %s threads tracked, %s untracked%s" % (
                              _count(open_records.get("count")), _number(open_records.get("oldestAgeMs"), 1),
                              _count(receiving.get("count")), _number(receiving.get("oldestAgeMs"), 1),
                              _count(open_records.get("threadsTracked")),
-                             _count(open_records.get("threadsUntracked"))), width, more="  "))
+                             _count(open_records.get("threadsUntracked")),
+                             "; %s started before the reset" % _count(open_records["startedBeforeReset"])
+                             if open_records.get("startedBeforeReset") else ""), width, more="  "))
 
     errors = stats.get("errors") or {}
     nonzero = [(k, v) for k, v in errors.items() if v]

@@ -478,7 +478,7 @@
       return el("tr", {},
         figure("th", "stats", stats, `${base}/remoteAet`, String, { scope: "row" }),
         figure("td", "stats", stats, `${base}/inProgress`, String),
-        figure("td", "stats", stats, `${base}/closed`, String),
+        figure("td", "stats", stats, `${base}/byConnection`, String),
         figure("td", "stats", stats, `${base}/finished`, String),
         figure("td", "stats", stats, `${base}/instancesPerAssociation/mean`, (v) => formatNumber(v, 1)),
         figure("td", "stats", stats, `${base}/gap/count`, String),
@@ -491,8 +491,8 @@
     const open = associations.openConnections || {};
     $("connections").replaceChildren(...(open.observable === false ? [`Open connections: not observable (${open.reason}).`]
       : ["Open C-STORE connections now: ", figure("strong", "stats", stats, "associations/openConnections/count", String),
-        " (from the kernel's TCP table). An association is a chain of instances from one calling AET; its gaps are the ",
-        "times between two of its instances."]));
+        " (Orthanc's own sockets on its DICOM port). An association is one TCP connection (inferred as a chain of instances ",
+        "when one address has several open); its gaps are the times between two of its instances."]));
   }
 
   // --- slowest instances --------------------------------------------------------------------------
