@@ -167,7 +167,7 @@ namespace IngestPerf
       if (!alreadyStored)
       {
         changes_.InstanceStored();
-        (void)correlator_.Stored(instance.instanceKey, instance.storedNs, labels.Key());  // pairing not timed
+        (void) correlator_.Stored(instance.instanceKey, instance.storedNs, labels.Key());  // pairing not timed
       }
       return;
     }
