@@ -207,11 +207,13 @@ def check_one_row_per_thing(orthanc, aets, instances_each):
 
 @pytest.mark.parametrize("orthanc_version", [HOST_ORTHANC])
 @pytest.mark.parametrize("count, max_label_values", [(40, None), (80, 4)], ids=["40-aets", "flood"])
-def test_calling_aets_beyond_the_label_values_are_one_other_row(orthanc_factory, series, count, max_label_values):
+def test_calling_aets_beyond_the_label_values_are_one_other_row(orthanc_factory, series_factory, count,
+                                                                max_label_values):
     orthanc = orthanc_factory(ingest_perf={"MaxLabelValues": max_label_values} if max_label_values else None)
     aets = ["MODALITY_%02d" % i for i in range(count)]
-    for aet in aets:
-        orthanc.storescu(series[:2], calling_aet=aet)
-    wait_for(orthanc, lambda s: stored(s, "dicom") == 2 * count)
+    files = series_factory(2 * count, 91, size=64)  # each AET its own instances: all stored
+    for i, aet in enumerate(aets):
+        orthanc.storescu(files[2 * i:2 * i + 2], calling_aet=aet)
+    assert stored(wait_for(orthanc, lambda s: stored(s, "dicom") == 2 * count), "dicom") == 2 * count
     stats = check_one_row_per_thing(orthanc, aets, 2)
     assert stats["labels"]["remoteAet"]["capacity"] == (max_label_values or 32)
