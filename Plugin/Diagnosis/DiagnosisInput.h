@@ -73,6 +73,7 @@ namespace IngestPerf
     std::array<TransportFigures, kTransportCount> transports;
     TransportFigures all;                       // the transports of the query, merged
     std::vector<FailingSender> failingSenders;  // most failed first
+    SinceReset sinceReset;                      // what was stored before the window, if it is idle
 
     // The host.
     std::string orthancVersion;
