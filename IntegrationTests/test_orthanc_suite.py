@@ -56,6 +56,9 @@ def test_error_line_is_the_exception_line_with_what_changes_masked():
     assert orthanc_suite.error_line(other_id) == orthanc_suite.error_line(TRACE_ASSERT)
     uid = "Exception: bad 1.2.276.0.7230010.3.1.4.8323329.1234.1700000000.1 at 0x7f3a2c1d8e40 in /tmp/tmpa8_x/f"
     assert orthanc_suite.error_line(uid) == "Exception: bad <uid> at 0x? in /tmp/<path>"
+    # A transfer syntax or SOP class UID is the standard's: kept, its difference is real.
+    assert orthanc_suite.error_line("AssertionError: '1.2.840.10008.1.2.4.70' != u'1.2.840.10008.1.2.1'") == \
+        "AssertionError: '1.2.840.10008.1.2.4.70' != u'1.2.840.10008.1.2.1'"
     assert orthanc_suite.error_line(None) == ""
 
 

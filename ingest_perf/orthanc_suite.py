@@ -65,7 +65,9 @@ _VOLATILE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
     (re.compile(r"\b[0-9a-f]{8}(?:-[0-9a-f]{8}){4}\b"), "<orthanc-id>"),  # Orthanc's resource IDs
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
-    (re.compile(r"\b\d+(?:\.\d+){4,}\b"), "<uid>"),  # DICOM UIDs, made anew by modifications
+    # UIDs made anew by modifications and anonymizations; not the standard's (1.2.840.10008.*:
+    # transfer syntaxes, SOP classes), whose difference is a real one.
+    (re.compile(r"(?<![\d.])(?!1\.2\.840\.10008\.)\d+(?:\.\d+){4,}\b"), "<uid>"),
     (re.compile(r"/tmp/[^\s'\",)]*"), "/tmp/<path>"),
     (re.compile(r"\bport \d+|:\d{4,5}\b"), "<port>"),
 ]
