@@ -727,8 +727,8 @@ def preflight(args):
     probe = subprocess.run([args.python, "-c", "import sys, %s; print(sys.version.split()[0])" % ", ".join(modules)],
                            env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if probe.returncode != 0:
-        raise CompareError("%s cannot import what the suite needs (%s; the 1.10.1-era suite is Python 2.7, the "
-                           "1.12.7 suite Python 3):\n%s" % (args.python, ", ".join(modules), probe.stdout.strip()))
+        raise CompareError("%s cannot import what the suite needs (%s; both tags are Python 2.7 code, with "
+                           "pydicom 1.4.1):\n%s" % (args.python, ", ".join(modules), probe.stdout.strip()))
     python_version = probe.stdout.strip()
     missing = [t for t in ("storescu", "findscu", "movescu", "getscu", "dcm2xml", "dciodvfy", "dcentvfy", "gdcmconv")
                if shutil.which(t, path=SUITE_PATH) is None]
