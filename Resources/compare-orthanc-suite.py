@@ -822,7 +822,7 @@ def main():
         return 2
 
     result = {"startedAt": started_at, "suite": args.suite, "plugin": args.plugin, "orthanc": args.orthanc, "python": args.python,
-              "tests": tests or "all", "workDir": args.work_dir, "modes": {}}
+              "tests": args.tests.strip() or "all", "workDir": args.work_dir, "modes": {}}
     exit_code = 0
     started = time.monotonic()
     try:
