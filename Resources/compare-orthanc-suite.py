@@ -42,7 +42,7 @@ Needs Python 2.7 with httplib2, Pillow, numpy and pydicom 1.4.1 (the last pydico
 for the suites of both tags: their tests are Python 2 code (str/bytes, iterkeys, map and filter as
 lists); Resources/run-orthanc-suite.sh makes that interpreter. And Debian's dcmtk, dicom3tools and
 libgdcm-tools, on the host and in the Debian 13 root (tests call storescu, findscu, movescu, getscu,
-dcm2xml, dciodvfy, dcentvfy, gdcmconv, and make Orthanc call storescu and gdcmconv from Lua).
+dcm2xml, dciodvfy, dcentvfy, gdcmconv, and make Orthanc call gdcmconv and dcmodify from Lua).
 
 Exit code: 0 no reproduced difference, 1 a test differs, 2 the comparison could not be made
 (plugin not loaded, timed storage not started, Orthanc did not start, ports busy...).

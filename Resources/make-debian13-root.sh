@@ -17,7 +17,7 @@ root="${1:-${INGEST_PERF_DEBIAN13_ROOT:-$repo/build-roots/debian13}}"
 mirror="${INGEST_PERF_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 # libasan8 and libubsan1: the sanitizer runtimes, to run the sanitized plugin in that Orthanc.
 # dcmtk and libgdcm-tools: the programs that Orthanc's own suite makes Orthanc call from Lua
-# (test_lua_deadlock runs storescu and gdcmconv inside the Orthanc under test).
+# (test_lua_deadlock makes the Orthanc under test run gdcmconv and dcmodify).
 packages="orthanc orthanc-gdcm orthanc-dicomweb orthanc-postgresql libasan8 libubsan1 dcmtk libgdcm-tools"
 marker="$root/.ingest-perf-complete"
 marker_text="${packages// /,}"  # a root made for another package list is made again
