@@ -217,15 +217,15 @@ def summary_table(results):
     """The latest result of every version, test selection and mode kept under results, as a
     markdown table."""
     rows = ["| Orthanc | tests | mode | run | judging | passed in both | failing in both | skipped in both | differ "
-            "| seconds | date |",
-            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+            "| flaky | seconds | date |",
+            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     order = {name: i for i, name in enumerate(MODES)}
     current = latest(load_runs(results))
     for (version, tests, mode), (run, record) in sorted(
             current.items(), key=lambda kv: (kv[0][0], kv[0][1], order.get(kv[0][2], 99))):
         s = record["summary"]
-        rows.append("| %s | %s | %s | %d | %d | %d | %d | %d | %d | %s | %s |" % (
+        rows.append("| %s | %s | %s | %d | %d | %d | %d | %d | %d | %d | %s | %s |" % (
             version.split()[-1], tests, mode, s["run"], s.get("judging", s["passedInBoth"] + s["differing"]),
-            s["passedInBoth"], s["failingInBoth"], s.get("skippedInBoth", 0), s["differing"],
+            s["passedInBoth"], s["failingInBoth"], s.get("skippedInBoth", 0), s["differing"], s.get("flaky", 0),
             "%.0f" % record["seconds"] if "seconds" in record else "?", run.get("startedAt", "?")[:10]))
     return "\n".join(rows)
