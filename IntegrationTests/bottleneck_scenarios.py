@@ -395,6 +395,100 @@ def slow_sender(orthanc_factory, series_factory, instances=40, pause=0.150):
                      {"pynetdicom": instances}, time.monotonic() - begin, pauseMs=pause * 1000)
 
 
+SENDERS = ("storescu", "gdcmscu", "orthanc", "pynetdicom")
+GDCMSCU_BINARY = "/usr/bin/gdcmscu"
+
+
+def _gdcmscu(orthanc, files, calling_aet="GDCMSCU"):
+    """One gdcmscu association sending `files` (GDCM 3.0.21 exits 134 after releasing it, stored or
+    not: the caller judges by Orthanc's figures)."""
+    command = [GDCMSCU_BINARY, "--store", "--call", orthanc.aet, "--aetitle", calling_aet]
+    for path in files:
+        command += ["-i", str(path)]
+    subprocess.run(command + ["127.0.0.1", str(orthanc.dicom_port)], stdin=subprocess.DEVNULL, capture_output=True,
+                   timeout=600, env=_environment({}))
+
+
+def _pynetdicom_store(orthanc, files, calling_aet="PYNETDICOM", pause=0.0, nodelay=False):
+    """One pynetdicom association sending `files`, waiting `pause` seconds before each but the first;
+    with TCP_NODELAY set on its socket once associated when `nodelay` (pynetdicom 2.1 has no option)."""
+    import socket
+
+    import pydicom
+    from pynetdicom import AE
+
+    datasets = [pydicom.dcmread(path) for path in files]
+    ae = AE(ae_title=calling_aet)
+    ae.add_requested_context(datasets[0].SOPClassUID, datasets[0].file_meta.TransferSyntaxUID)
+    association = ae.associate("127.0.0.1", orthanc.dicom_port, ae_title=orthanc.aet)
+    if not association.is_established:
+        raise RuntimeError("pynetdicom: association refused")
+    if nodelay:
+        association.dul.socket.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        for index, dataset in enumerate(datasets):
+            if index and pause:
+                time.sleep(pause)
+            status = association.send_c_store(dataset)
+            if not status or status.Status != 0:
+                raise RuntimeError("pynetdicom: C-STORE status %r" % (status.Status if status else None))
+    finally:
+        association.release()
+
+
+def _orthanc_peer_store(orthanc_factory, orthanc, files, nodelay):
+    """A second Orthanc (the host's, no plugin) sends `files` by C-STORE (POST /modalities/{id}/store,
+    one store job); TCP_NODELAY=1 in its environment when `nodelay` (DCMTK reads it on connect()).
+    Returns the seconds of the store job alone."""
+    sender = orthanc_factory(start=False, plugin_path=None, orthanc=HOST_ORTHANC, aet="ORTHANC",
+                             env={"TCP_NODELAY": "1" if nodelay else None},
+                             extra_config={"DicomModalities": {"target": [orthanc.aet, "127.0.0.1",
+                                                                          orthanc.dicom_port]}})
+    sender.start(timeout=60)
+    try:
+        ids = [sender.post("/instances", data=body).json()["ID"] for body in read_files(files)]
+        begin = time.monotonic()
+        answer = sender.post("/modalities/target/store", json={"Resources": ids, "Synchronous": True}, timeout=600)
+        if answer.status_code != 200:
+            raise RuntimeError("the sending Orthanc answered %d: %s" % (answer.status_code, answer.text[:300]))
+        return time.monotonic() - begin
+    finally:
+        sender.stop()
+
+
+def sender_stall(orthanc_factory, series_factory, sender="storescu", instances=40, sender_nodelay=False, size=512):
+    """Orthanc's side fixed (IngestPerf.DicomTcpNoDelay, no TCP_NODELAY inherited), one association
+    from `sender` (SENDERS: DCMTK's storescu, GDCM's gdcmscu, a second Orthanc by
+    /modalities/{id}/store, pynetdicom), each with its default calling AET. The sender keeps Nagle's
+    algorithm; sender_nodelay=True gives it TCP_NODELAY where it can have it (storescu and Orthanc:
+    TCP_NODELAY=1 in their environment; pynetdicom: on its socket, set by the application; gdcmscu
+    has no way)."""
+    if sender not in SENDERS:
+        raise ValueError("unknown sender %r (known: %s)" % (sender, ", ".join(SENDERS)))
+    # SyncStorageArea false: a busy disk's flushes would make a storage finding of their own.
+    orthanc = _start(orthanc_factory, env={"TCP_NODELAY": None}, ingest_perf={"DicomTcpNoDelay": True},
+                     extra_config={"SyncStorageArea": False})
+    files = series_factory(instances, 25, size=size)
+    begin = time.monotonic()
+    if sender == "storescu":
+        _storescu(orthanc, files, NODELAY if sender_nodelay else NAGLE)
+    elif sender == "gdcmscu":
+        _gdcmscu(orthanc, files)
+    elif sender == "orthanc":
+        seconds = _orthanc_peer_store(orthanc_factory, orthanc, files, sender_nodelay)
+    else:
+        _pynetdicom_store(orthanc, files, nodelay=sender_nodelay)
+    if sender != "orthanc":
+        seconds = time.monotonic() - begin
+    fixed = sender_nodelay and sender != "gdcmscu"
+    return _describe(orthanc, "sender_stall",
+                     "dicom associationGap short for most instances but ~40-45 ms for many (the sender's own "
+                     "Nagle stall: bimodal), Orthanc's TCP_NODELAY in effect" if not fixed else
+                     "dicom associationGap a few ms: TCP_NODELAY on both sides",
+                     {sender: instances}, seconds, variant=sender + ("-nodelay" if sender_nodelay else ""),
+                     senderNodelay=sender_nodelay)
+
+
 def dicom_pool_saturated(orthanc_factory, series_factory, associations=8, per_association=40, during=None,
                          threads=1, config=None):
     """DicomThreadsCount `threads` (None: Orthanc's default, 4) and `associations` storescu
@@ -708,5 +802,5 @@ def healthy(orthanc_factory, series_factory, instances=60):
 
 
 SCENARIOS = {function.__name__: function for function in (
-    nagle_stall, slow_sender, dicom_pool_saturated, http_threads_saturated, transcoding_bound, storage_bound,
-    index_bound, slow_change_consumer, slow_filter, slow_upload, compressed_answers, duplicates_and_rejects, healthy)}
+    nagle_stall, sender_stall, slow_sender, dicom_pool_saturated, http_threads_saturated, transcoding_bound,
+    storage_bound, index_bound, slow_change_consumer, slow_filter, slow_upload, compressed_answers, duplicates_and_rejects, healthy)}
