@@ -13,9 +13,9 @@ from ingest_perf.orthanc_process import BOTH_ORTHANCS
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 
-RULES = ["dicom-workers-saturated", "cstore-answer-stall", "slow-sender", "http-threads-saturated",
+RULES = ["dicom-workers-saturated", "cstore-answer-stall", "sender-stall", "slow-sender", "http-threads-saturated",
          "transcoding-bound", "storage-bound", "index-bound", "slow-change-consumer", "slow-filters",
-         "slow-uploads", "compressed-answers", "rejected-or-duplicate"]
+         "slow-uploads", "compressed-answers", "rejected-or-duplicate", "stores-failing"]
 
 
 def diagnosis(orthanc, **params):
