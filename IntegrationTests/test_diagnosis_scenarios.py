@@ -278,6 +278,13 @@ def test_the_diagnosis_names_the_scenario_and_nothing_else(orthanc_version, case
             assert finding["verdict"] == answer["verdict"]
         assert finding["fix"]["action"] and finding["confidence"] in ("high", "medium", "low")
         assert finding["evidence"]
+        if "cycleMs" in finding["evidence"]:
+            # One base: the cycle is the page's bar of "Where the time goes" (the window's means), and the
+            # verdict's percentage is the finding's share of it.
+            window = orthanc.stats(transport="dicom", window=answer["window"])["transports"]["dicom"]["phases"]
+            bar = window["serverTotal"]["mean"] + window["associationGap"]["mean"]
+            assert finding["evidence"]["cycleMs"] == pytest.approx(bar, abs=0.01)
+            assert "%d%% of each C-STORE cycle" % round(100 * finding["shareOfCycle"]) in finding["verdict"]
     else:
         assert answer["verdict"].startswith("Nothing stands out")
 
