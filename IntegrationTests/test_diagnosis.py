@@ -39,7 +39,7 @@ def test_a_default_storescu_association_is_diagnosed_as_the_answer_stall(orthanc
     assert top["evidence"]["associationGap"]["count"] == stats["associationGap"]["count"] == 29
     assert top["costMsPerInstance"] == pytest.approx(stats["associationGap"]["mean"], abs=0.001)
     # 4 KB instances: the sender's own dataset stalls too, two delayed-ACK timers a gap (about 86 ms)
-    assert top["evidence"]["gapsWithin38To60Ms"] + top["evidence"]["gapsWithin78To100Ms"] >= 0.5
+    assert top["evidence"]["gapsAtOneDelayedAck"] + top["evidence"]["gapsAtTwoDelayedAcks"] >= 0.5
     assert answer["summary"]["dicom"]["stored"] == 30
     # the only finding: nothing else is slow in this ingest
     assert [f["id"] for f in answer["findings"]] == ["cstore-answer-stall"]

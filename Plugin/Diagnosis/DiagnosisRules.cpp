@@ -449,10 +449,10 @@ namespace IngestPerf
           f.fix["action"] =
             f.fix["action"].asString() + ". Another sender: " + SenderNoDelayAdvice(SenderSoftware::Unknown);
         }
-        f.fix["effect"] = "One association into Orthanc with DicomTcpNoDelay on the 2-core machine: storescu "
-                          "(256x256 slices) 36-40 instances/s, 462 with TCP_NODELAY=1 on storescu too; a second "
-                          "Orthanc sending 512x512 slices by /modalities/{id}/store: the stalls gone with "
-                          "TCP_NODELAY=1 in its environment (docs/diagnosis.md#sender-stall)";
+        f.fix["effect"] = "One association of 60 slices of 512x512 into Orthanc with DicomTcpNoDelay, on the 2-core "
+                          "machine: storescu 61-77 instances/s, 103-128 with TCP_NODELAY=1 in its environment; a "
+                          "second Orthanc's store job 49-58, 154-167 with TCP_NODELAY=1 in its environment "
+                          "(docs/diagnosis.md#sender-stall)";
         const bool clear = shareOfGaps >= 2 * kSenderStallShareOfGaps && shareOfGapTime >= 0.5;
         f.confidence = clear ? "high" : "medium";
         f.confidenceReason = clear ? "Orthanc's side is fixed and the gaps at the timer are many and take most of "
