@@ -236,6 +236,14 @@ def _describe(orthanc, name, expected, sent, seconds, variant=None, **more):
     if overrides:
         expected += " [configuration overridden: %s; a fix may have removed this]" % overrides
     begin, now = getattr(orthanc, "cpu_at_start", None), _cpu_seconds(orthanc.pid)
+    # A store Orthanc refused is concluded by the plugin within a second or two of its answer: the
+    # figures are read (after Orthanc's CPU time) once every store the clients saw answered has its outcome.
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        records = orthanc.stats()["openRecords"]
+        if records["count"] == 0 and records["receiving"]["count"] == 0:
+            break
+        time.sleep(0.1)
     orthanc.scenario = dict({"name": name, "variant": variant, "expected": expected, "sent": sent,
                              "clientSeconds": round(seconds, 3), "orthancVersion": orthanc.orthanc,
                              "configOverrides": overrides or {},

@@ -32,7 +32,8 @@ def test_storescu_and_http_counts_and_phases(orthanc, series, series_factory):
     assert len(orthanc.get("/instances").json()) == 2 * n  # Orthanc agrees
     for name in ("dicom", "rest"):
         instances = transports[name]["instances"]
-        assert all(instances[k] == 0 for k in instances if k != "stored"), instances
+        assert all(instances[k] == 0 for k in instances if k not in ("stored", "failureReasons")), instances
+        assert not any(instances["failureReasons"].values()), instances
         check_phase_invariants(transports[name], name)
         check_phases_within_total(transports[name], name)
         phases = transports[name]["phases"]
@@ -94,16 +95,18 @@ def test_outcomes_of_records_that_never_reach_on_stored(orthanc, series):
     truncated = open(series[3], "rb").read()[:600]  # has the DICM header, cannot be parsed
     assert session.post(orthanc.url + "/instances", data=truncated).status_code == 400
 
-    # Orthanc has no hook at the end of a request: the outcome of a failed one is known when its
-    # thread serves the next request. On the same keep-alive connection, that is this GET.
-    stats = session.get(orthanc.url + "/perf/stats").json()
+    # Orthanc has no hook at the end of a request: the plugin concludes a failed one from its
+    # thread's next work, or within seconds from Orthanc's count of requests in progress.
+    stats = wait_for(orthanc, lambda s: s["transports"]["rest"]["instances"]["failed"] == 1)
     rest = stats["transports"]["rest"]["instances"]
     assert rest["stored"] == n
     assert rest["alreadyStored"] == 1
     assert rest["notDicom"] == 1
     assert rest["requestWithoutInstance"] == 1
-    assert rest["discardedBeforeFilter"] == 1
-    assert rest["discardedAfterFilter"] == 0
+    assert rest["failed"] == 1
+    assert rest["failureReasons"]["beforeFilters"] == 1  # Orthanc could not parse it
+    assert rest["rejected"] == 0
+    assert stats["openRecords"]["count"] == 0 and stats["openRecords"]["receiving"]["count"] == 0
     dicom = stats["transports"]["dicom"]["instances"]
     assert dicom["stored"] == 0
     assert dicom["alreadyStored"] == 2

@@ -57,9 +57,11 @@ def unobservable(reason):
 
 
 def transport(stored=0, already=0, phases=None, ips=0.0, mbps=0.0, active=0.0):
-    instances = {"stored": stored, "alreadyStored": already, "notDicom": 0, "discardedBeforeFilter": 0,
-                 "discardedAfterFilter": 0, "requestWithoutInstance": 0, "storedWithoutTimeline": 0,
-                 "transcodeAttempts": 0}
+    instances = {"stored": stored, "alreadyStored": already, "notDicom": 0, "rejected": 0, "failed": 0,
+                 "requestWithoutInstance": 0,
+                 "failureReasons": {"beforeFilters": 0, "afterFilters": 0, "diskFull": 0, "quota": 0,
+                                    "storageWrite": 0, "index": 0},
+                 "storedWithoutTimeline": 0, "transcodeAttempts": 0}
     empty = histogram(0)
     return {
         "instances": instances,
@@ -92,7 +94,7 @@ def document():
                   "cstoreFilter": {"registered": True}, "storedInstance": {"registered": True},
                   "change": {"registered": True}},
         "openRecords": {"count": 0, "oldestAgeMs": 0.0, "receiving": {"count": 0, "oldestAgeMs": 0.0},
-                        "endedWithRequest": 0, "restRequestsInProgress": 0, "threadsTracked": 5, "threadsUntracked": 0},
+                        "startedBeforeReset": 0, "threadsTracked": 5, "threadsUntracked": 0},
         "errors": {"callbackExceptions": 0, "changeCorrelationSkipped": 0, "associationTrackingSkipped": 0},
         "transports": {
             "rest": transport(phases=rest_phases),
@@ -164,6 +166,16 @@ def test_render_two_transports_open_records_and_errors(document):
     assert all(len(line) <= 80 for line in lines if not one_line_record(line))
 
 
+def test_failed_stores_with_their_reasons_and_records_from_before_a_reset(document):
+    dicom = document["transports"]["dicom"]["instances"]
+    dicom["failed"] = 3
+    dicom["failureReasons"].update({"diskFull": 2, "quota": 1})
+    document["openRecords"].update({"count": 1, "oldestAgeMs": 5.0, "startedBeforeReset": 2})
+    text = perf_report.render(document, width=200)
+    assert "DICOM (C-STORE): 30 stored, 3 failed (2 diskFull, 1 quota) | " in text
+    assert "; 2 started before the reset" in text
+
+
 def test_each_reason_once_for_every_transport(document):
     """A phase no transport measures, for one reason, is one entry naming the transports; a phase and
     an unobservable item with the same reason share it."""
@@ -212,11 +224,29 @@ def test_one_line_says_whether_dicom_tcp_nodelay_is_in_effect(document):
 def test_render_nothing_recorded(document):
     for name in document["transports"]:
         document["transports"][name] = transport()
-    document["enabled"] = False
     text = perf_report.render(document, width=100)
-    assert "TIMING IS DISABLED" in text
     assert "No instance recorded since 2026-11-22T00:09:05.123Z" in text
     assert "phase" not in text
+    # Disabled: said first, and not as "nothing recorded" (an older answer has "enabled" only).
+    for state in ({"enabled": False}, {"state": "disabled", "reason": "IngestPerf.Enable is false"}):
+        text = perf_report.render(dict(document, **state), width=100)
+        assert text.splitlines()[1] == "THE PLUGIN IS DISABLED (IngestPerf.Enable is false): nothing is measured"
+        assert "No instance" not in text
+    text = perf_report.render(dict(document, state="inert", reason="invalid configuration: IngestPerf.MaxThreads: "
+                                   "expected an integer from 1 to 65536, got 0"), width=200)
+    assert text.splitlines()[1] == ("THE PLUGIN IS INERT, nothing is measured and Orthanc runs without it: invalid "
+                                    "configuration: IngestPerf.MaxThreads: expected an integer from 1 to 65536, got 0")
+
+
+def test_render_an_idle_window_says_what_was_stored_before_it(document):
+    for name in document["transports"]:
+        document["transports"][name] = transport()
+    document["window"] = {"name": "5m", "seconds": 300.0}
+    document["sinceReset"] = {"since": "2026-11-22T00:09:05.123Z", "stored": 500,
+                              "firstStored": "2026-11-22T00:10:00.000Z", "lastStored": "2026-11-22T00:20:00.000Z"}
+    text = perf_report.render(document, width=200)
+    assert ("No instance in the last 5m; 500 stored since 2026-11-22T00:09:05.123Z, the last at "
+            "2026-11-22T00:20:00.000Z.") in text
 
 
 def run_script(*args):

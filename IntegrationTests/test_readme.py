@@ -12,6 +12,8 @@ import subprocess
 import pytest
 import requests
 
+from ingest_perf.stats_checks import wait_for
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCUMENTS = [os.path.join(REPO, "README.md")] + sorted(glob.glob(os.path.join(REPO, "docs", "*.md")))
 MARKER = re.compile(r"(?m)^<!-- doc-test:")
@@ -71,6 +73,8 @@ def same_shape(documented, actual, path="$"):
 def readme_orthanc(orthanc_factory, series):
     orthanc = orthanc_factory(ingest_perf=documented_configuration())
     orthanc.storescu(series[:5])
+    # The documented answer is the one after storescu has gone (its association finished).
+    wait_for(orthanc, lambda s: s["associations"]["openConnections"]["count"] == 0)
     return orthanc
 
 

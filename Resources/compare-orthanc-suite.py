@@ -492,7 +492,7 @@ class Tools:
                                % (mode, status, when))
         problems = []
         if not stats.get("enabled", False):
-            problems.append("the plugin is not enabled: %s" % stats.get("notStarted", "?"))
+            problems.append("the plugin is not enabled: %s" % (stats.get("reason") or stats.get("notStarted", "?")))
         storage = stats.get("storage") or {}
         if mode.startswith("timed-storage") and storage.get("timed") is not True:
             problems.append("TimedStorage did not start: storage.timed is %s, storage.reason: %s"

@@ -18,8 +18,7 @@ TRANSPORT_TITLES = {
     "job": "job (stored by an Orthanc job)",
     "all": "all transports",
 }
-OUTCOME_ORDER = ["stored", "alreadyStored", "notDicom", "discardedBeforeFilter", "discardedAfterFilter",
-                 "requestWithoutInstance"]
+OUTCOME_ORDER = ["stored", "alreadyStored", "notDicom", "rejected", "failed", "requestWithoutInstance"]
 COLUMNS = ["count", "mean", "p50", "p90", "p99", "max"]
 DEFAULT_WIDTH = 100
 EXIT_ERROR = 2
@@ -62,8 +61,11 @@ def _transport_summary(transport, outcome_names):
     instances = transport.get("instances") or {}
     parts = ["%d stored" % instances.get("stored", 0)]
     for name in outcome_names:
-        if name != "stored" and instances.get(name):
+        if name != "stored" and isinstance(instances.get(name), int) and instances.get(name):
             parts.append("%d %s" % (instances[name], name))
+            reasons = instances.get("failureReasons") or {}
+            if name == "failed" and any(reasons.values()):
+                parts[-1] += " (%s)" % ", ".join("%d %s" % (n, r) for r, n in reasons.items() if n)
     for name in ("storedWithoutTimeline", "transcodeAttempts", "transcodedWithoutHook"):
         if instances.get(name):
             parts.append("%d %s" % (instances[name], name))
@@ -144,6 +146,29 @@ def _tcp_nodelay_line(no_delay):
             "(IngestPerf.DicomTcpNoDelay: true removes Orthanc's side of it)")
 
 
+def plugin_state(stats):
+    """("running" | "disabled" | "inert", reason) of a /perf/stats or /perf/diagnosis answer; an answer
+    of an older plugin has "enabled" and "notStarted" instead."""
+    if stats.get("state"):
+        return stats["state"], stats.get("reason") or ""
+    if stats.get("notStarted"):
+        return "inert", stats["notStarted"]
+    if stats.get("enabled") is False:
+        return "disabled", "IngestPerf.Enable is false"
+    return "running", ""
+
+
+def nothing_recorded(stats, window=None, names=()):
+    """The line of an answer without any instance: an idle window says how many were stored before it."""
+    history = stats.get("sinceReset") or {}
+    since = history.get("since") or stats.get("since", "the last reset")
+    queried = " (transports queried: %s)" % ", ".join(names) if names else ""
+    if window and history.get("stored"):
+        return "No instance in the last %s; %d stored since %s, the last at %s." % (
+            window.get("name", "?"), history["stored"], since, history.get("lastStored", "?"))
+    return "No instance recorded since %s%s." % (since, queried)
+
+
 def render(stats, width=None, context=True):
     """The plain-text report of one GET /perf/stats answer (a parsed JSON document).
 
@@ -167,10 +192,13 @@ def render(stats, width=None, context=True):
     header = "%s %s on Orthanc %s | %s" % (
         stats.get("plugin", "ingest-perf"), stats.get("version", "?"), stats.get("orthancVersion", "?"), scope)
     out.append(header)
-    if stats.get("notStarted"):
-        out.extend(_wrap("THE PLUGIN DID NOT START, nothing is measured: " + stats["notStarted"], width, more=""))
-    elif stats.get("enabled") is False:
-        out.append("TIMING IS DISABLED (IngestPerf.Enable is false): nothing is measured")
+    state, reason = plugin_state(stats)
+    if state == "inert":
+        out.extend(_wrap("THE PLUGIN IS INERT, nothing is measured and Orthanc runs without it: " + reason, width,
+                         more=""))
+    elif state == "disabled":
+        out.extend(_wrap("THE PLUGIN IS DISABLED (%s): nothing is measured" % (reason or "IngestPerf.Enable is false"),
+                         width, more=""))
     for item in stats.get("notInEffect") or []:
         if item.get("option") != "IngestPerf":
             out.extend(_wrap("NOT IN EFFECT: %s: %s" % (item.get("option"), item.get("reason")), width, more="  "))
@@ -184,11 +212,9 @@ def render(stats, width=None, context=True):
     if "all" in active and len(single) == 1:
         # "all" would repeat the only active transport (without its per-transport reasons).
         active.remove("all")
-    if not active:
+    if not active and state == "running":
         out.append("")
-        out.append("No instance recorded since %s%s." % (
-            stats.get("since", "the last reset"),
-            "" if not transports else " (transports queried: %s)" % ", ".join(names)))
+        out.extend(_wrap(nothing_recorded(stats, window, names), width, more=""))
     for name in active:
         transport = transports[name] or {}
         out.append("")
@@ -233,12 +259,18 @@ def render(stats, width=None, context=True):
     connections = associations.get("openConnections") or {}
     if context and (peers or connections.get("count")):
         out.append("")
-        out.append("C-STORE associations: %s open now (TCP)" % _count(connections.get("count")))
+        out.append("C-STORE associations: %s open now (Orthanc's sockets on its DICOM port)" % _count(
+            connections.get("count")))
         for peer in peers:
             per = peer.get("instancesPerAssociation") or {}
             gap = peer.get("gap") or {}
-            out.append("  %-16s %d finished, %d in progress, %s instances/association, gap mean %s ms p99 %s ms" % (
-                peer.get("remoteAet", "?"), peer.get("finished", 0), peer.get("inProgress", 0),
+            name = peer.get("remoteAet", "?")
+            if (peer.get("distinctAets") or 1) > 1:  # the one "(other)" row: the AETs beyond MaxLabelValues
+                name += " (%d AETs)" % peer["distinctAets"]
+            out.append("  %-16s %d finished, %d in progress (%d by connection, %d inferred), %s instances/association, "
+                       "gap mean %s ms p99 %s ms" % (
+                name, peer.get("finished", 0), peer.get("inProgress", 0),
+                peer.get("byConnection", 0), peer.get("inferred", 0),
                 _number(per.get("mean"), 1), _number(gap.get("mean")), _number(gap.get("p99"))))
 
     no_delay = stats.get("dicomTcpNoDelay")
@@ -276,11 +308,13 @@ def render(stats, width=None, context=True):
     if open_records.get("count") or receiving.get("count") or open_records.get("threadsUntracked"):
         out.append("")
         out.extend(_wrap("Open records: %s instances in Orthanc's store, oldest %s ms; %s HTTP requests without "
-                         "an instance yet, oldest %s ms; %s threads tracked, %s untracked" % (
+                         "an instance yet, oldest %s ms; %s threads tracked, %s untracked%s" % (
                              _count(open_records.get("count")), _number(open_records.get("oldestAgeMs"), 1),
                              _count(receiving.get("count")), _number(receiving.get("oldestAgeMs"), 1),
                              _count(open_records.get("threadsTracked")),
-                             _count(open_records.get("threadsUntracked"))), width, more="  "))
+                             _count(open_records.get("threadsUntracked")),
+                             "; %s started before the reset" % _count(open_records["startedBeforeReset"])
+                             if open_records.get("startedBeforeReset") else ""), width, more="  "))
 
     errors = stats.get("errors") or {}
     nonzero = [(k, v) for k, v in errors.items() if v]

@@ -103,6 +103,7 @@ namespace IngestPerf
     input.timedStorageActive = status.storage.active;
     input.transcoderHook = status.hooks.transcoder.registered;
     input.dicomTcpNoDelay = status.dicomTcpNoDelay.inEffect;
+    input.sinceReset = report.snapshot.History();
     if (!report.collected)
     {
       return input;

@@ -98,6 +98,7 @@ namespace IngestPerf
     TransportFigures all;                       // the transports of the query, merged
     std::vector<FailingSender> failingSenders;  // most failed first
     std::vector<CStoreSender> cstoreSenders;    // most time at the delayed-ACK timer first
+    SinceReset sinceReset;                      // what was stored before the window, if it is idle
 
     // The host.
     std::string orthancVersion;

@@ -140,12 +140,11 @@ namespace IngestPerf
       associationGap = associations_.InstanceStored(instance.peerKey, labels.Get(LabelDimension::RemoteAet),
                                                     instance.receivedNs, instance.storedNs, address, connection);
     }
-    if (instance.segmentStartNs < stats_.CountsFromNs())
-    {
-      return;  // started before the last POST /perf/reset: every figure counts what started after it
-    }
-
-    if (instance.httpAnswerEncoding != 0)
+    // Started before the last POST /perf/reset: every figure counts what started after it, but
+    // Orthanc's own count since start (storedInstancesSinceStart) and the pairing of its NewInstance
+    // change go on.
+    const bool beforeReset = instance.segmentStartNs < stats_.CountsFromNs();
+    if (!beforeReset && instance.httpAnswerEncoding != 0)
     {
       stats_.Count(instance.httpAnswerEncoding == 1 ? Counter::AnswersAcceptingCompression
                                                     : Counter::AnswersWithoutCompression,
@@ -162,6 +161,15 @@ namespace IngestPerf
         evidence.earlierChangeWallNs = instance.startWallNs - (instance.segmentStartNs - changeNs);
       }
       alreadyStored = IsAlreadyStored(evidence);
+    }
+    if (beforeReset)
+    {
+      if (!alreadyStored)
+      {
+        changes_.InstanceStored();
+        (void) correlator_.Stored(instance.instanceKey, instance.storedNs, labels.Key());  // pairing not timed
+      }
+      return;
     }
     const InstanceRecord record = ToRecord(instance, associationGap);
     if (alreadyStored)

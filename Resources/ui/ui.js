@@ -200,8 +200,16 @@
       node.textContent = get(stats, node.dataset.path);
       node.dataset.value = JSON.stringify(get(stats, node.dataset.path));
     }
-    $("enabled-state").replaceChildren(
-      stats.enabled ? "" : el("span", { class: "badge off" }, `disabled: ${stats.notStarted || "IngestPerf.Enable is false"}`));
+    // A disabled or inert plugin measures nothing: said first, above every (empty) figure.
+    const running = stats.state === "running";
+    $("enabled-state").replaceChildren(running ? "" : el("span", { class: "badge off" }, stats.state));
+    const banner = $("plugin-state");
+    banner.hidden = running;
+    banner.replaceChildren(...(running ? [] : [
+      el("strong", {}, stats.state === "disabled" ? "The plugin is disabled: " : "The plugin is inert: "),
+      figure("span", "stats", stats, "reason", String),
+      stats.state === "disabled" ? ". It measures nothing, whatever Orthanc stores."
+        : ". It measures nothing and Orthanc runs without it; fix the cause and restart Orthanc."]));
     for (const node of document.querySelectorAll(".window-name")) {
       node.textContent = WINDOWS[state.window].text;
     }
@@ -476,9 +484,11 @@
     const rows = peers.map((peer, i) => {
       const base = `associations/byRemoteAet/${i}`;
       return el("tr", {},
-        figure("th", "stats", stats, `${base}/remoteAet`, String, { scope: "row" }),
+        // The one "(other)" row holds every calling AET beyond MaxLabelValues: say how many.
+        el("th", { scope: "row" }, figure("span", "stats", stats, `${base}/remoteAet`, String),
+          peer.distinctAets > 1 ? [" (", figure("span", "stats", stats, `${base}/distinctAets`, String), " AETs)"] : ""),
         figure("td", "stats", stats, `${base}/inProgress`, String),
-        figure("td", "stats", stats, `${base}/closed`, String),
+        figure("td", "stats", stats, `${base}/byConnection`, String),
         figure("td", "stats", stats, `${base}/finished`, String),
         figure("td", "stats", stats, `${base}/instancesPerAssociation/mean`, (v) => formatNumber(v, 1)),
         figure("td", "stats", stats, `${base}/gap/count`, String),
@@ -491,8 +501,8 @@
     const open = associations.openConnections || {};
     $("connections").replaceChildren(...(open.observable === false ? [`Open connections: not observable (${open.reason}).`]
       : ["Open C-STORE connections now: ", figure("strong", "stats", stats, "associations/openConnections/count", String),
-        " (from the kernel's TCP table). An association is a chain of instances from one calling AET; its gaps are the ",
-        "times between two of its instances."]));
+        " (Orthanc's own sockets on its DICOM port). An association is one TCP connection (inferred as a chain of instances ",
+        "when one address has several open); its gaps are the times between two of its instances."]));
   }
 
   // --- slowest instances --------------------------------------------------------------------------

@@ -126,6 +126,20 @@ TEST(IngestRecorder, RecordsEachStoredInstanceOnceInItsTransport)
 }
 
 
+TEST(IngestRecorder, AStoreStartedBeforeAResetIsNotCountedAfterItButOrthancsCountGoesOn)
+{
+  IngestPipeline pipeline(WithOverwrite(false));
+  pipeline.Reset();  // now: every instance below started before it
+  CompletedInstance instance = Http(100 * kMs, 101 * kMs, 102 * kMs, 109 * kMs);
+  pipeline.recorder.InstanceCompleted(instance);
+  const TransportSnapshot rest = Rest(pipeline);
+  EXPECT_EQ(0u, rest.outcomes[static_cast<size_t>(Outcome::Stored)]);
+  EXPECT_EQ(0u, rest.phases[static_cast<size_t>(Phase::ServerTotal)].Count());
+  // storedInstancesSinceStart is not zeroed by a reset: it counts every store, as Orthanc does.
+  EXPECT_EQ(1u, pipeline.changes.Snapshot().storedInstances);
+}
+
+
 TEST(IngestRecorder, AlreadyStoredWhenReceptionDatePrecedesTheIngestUnlessOverwriting)
 {
   for (bool overwrite : {false, true})

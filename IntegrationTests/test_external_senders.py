@@ -1,0 +1,134 @@
+"""Senders this project did not write (issue 20): DCMTK's storescu, GDCM's gdcmscu, pynetdicom, a second
+Orthanc as modality (its C-STORE jobs) and as peer (HTTP), DICOMweb STOW-RS by dicomweb-client. For each,
+with and without IngestPerf.DicomTcpNoDelay: the exact count in its transport and no other outcome,
+the associations of its calling AET as Orthanc's own log counts them ("Association Received from AET"),
+and the diagnosis's verdict."""
+import re
+import subprocess
+
+import pydicom
+import pytest
+from dicomweb_client.api import DICOMwebClient
+from pynetdicom import AE
+from pynetdicom.sop_class import CTImageStorage
+
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, debian_plugin
+from ingest_perf.stats_checks import wait_for
+
+ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+
+INSTANCES = 20
+DICOMWEB = {"DicomWeb": {"Enable": True, "Root": "/dicom-web/"}}
+# The rules that must never fire on a clean ingest, whatever the sender.
+NEVER = {"stores-failing", "rejected-or-duplicate"}
+
+
+def send_storescu(receiver, files, sender_factory):
+    receiver.storescu(files, calling_aet="DCMTK_SCU", env={"TCP_NODELAY": None})  # Debian's default: Nagle
+    return "dicom", "DCMTK_SCU", 1
+
+
+def send_gdcmscu(receiver, files, sender_factory):
+    # One gdcmscu process per instance, as a script would: one association each. Debian 12's gdcmscu
+    # (GDCM 3.0.21) stores the instance, then aborts on its way out (SIGABRT): its status says nothing.
+    for path in files:
+        subprocess.run(["gdcmscu", "--store", "--aetitle", "GDCM_SCU", "--call", receiver.aet, "127.0.0.1",
+                        str(receiver.dicom_port), path], capture_output=True, timeout=60)
+    return "dicom", "GDCM_SCU", len(files)
+
+
+def send_pynetdicom(receiver, files, sender_factory):
+    ae = AE(ae_title="PYNET_SCU")
+    ae.add_requested_context(CTImageStorage, "1.2.840.10008.1.2.1")
+    association = ae.associate("127.0.0.1", receiver.dicom_port, ae_title=receiver.aet)
+    assert association.is_established
+    try:
+        for path in files:
+            assert association.send_c_store(pydicom.dcmread(path)).Status == 0
+    finally:
+        association.release()
+    return "dicom", "PYNET_SCU", 1
+
+
+def orthanc_sender(receiver, sender_factory, files):
+    sender = sender_factory(plugin_path=None, aet="ORTHANC_SCU", orthanc=HOST_ORTHANC, extra_config={
+        "DicomModalities": {"receiver": [receiver.aet, "127.0.0.1", receiver.dicom_port]},
+        "OrthancPeers": {"receiver": [receiver.url + "/"]}})
+    sender.http_upload(files)
+    return sender, sorted(sender.get("/instances").json())
+
+
+def send_orthanc_modality(receiver, files, sender_factory):
+    # Three store jobs, as an operator or a routing script sends three batches: three associations.
+    sender, instances = orthanc_sender(receiver, sender_factory, files)
+    for part in (instances[:7], instances[7:14], instances[14:]):
+        answer = sender.post("/modalities/receiver/store", json={"Resources": part, "Synchronous": True})
+        assert answer.status_code == 200, answer.text
+    return "dicom", "ORTHANC_SCU", 3
+
+
+def send_orthanc_peer(receiver, files, sender_factory):
+    sender, instances = orthanc_sender(receiver, sender_factory, files)
+    answer = sender.post("/peers/receiver/store", json={"Resources": instances, "Synchronous": True})
+    assert answer.status_code == 200, answer.text
+    return "rest", None, 0
+
+
+def send_stow_rs(receiver, files, sender_factory):
+    client = DICOMwebClient(url=receiver.url + "/dicom-web")
+    client.store_instances(datasets=[pydicom.dcmread(path) for path in files[:10]])
+    client.store_instances(datasets=[pydicom.dcmread(path) for path in files[10:]])
+    return "plugin", None, 0
+
+
+SENDERS = {"storescu": send_storescu, "gdcmscu": send_gdcmscu, "pynetdicom": send_pynetdicom,
+           "orthanc-modality": send_orthanc_modality, "orthanc-peer": send_orthanc_peer, "stow-rs": send_stow_rs}
+# The sender's own Nagle stall hides behind Orthanc's until DicomTcpNoDelay: the verdict without it.
+ANSWER_STALL_SENDERS = {"storescu", "orthanc-modality"}
+
+
+@pytest.mark.parametrize("no_delay", [False, True], ids=["nagle", "nodelay"])
+@pytest.mark.parametrize("sender", sorted(SENDERS))
+def test_an_external_sender_is_counted_exactly_and_diagnosed(orthanc_factory, plugin_path, orthanc_version,
+                                                             series_factory, sender, no_delay):
+    receiver = orthanc_factory(plugin_path=None, aet="RECEIVER", arguments=["--verbose"],
+                               ingest_perf={"DicomTcpNoDelay": no_delay},
+                               extra_config=dict(DICOMWEB, Plugins=[debian_plugin("libOrthancDicomWeb.so",
+                                                                                  orthanc_version), plugin_path]))
+    files = series_factory(INSTANCES, 81, size=64)
+    transport, aet, associations = SENDERS[sender](receiver, files, orthanc_factory)
+
+    assert len(receiver.get("/instances").json()) == INSTANCES  # Orthanc's own count
+    stats = wait_for(receiver, lambda s: s["transports"][transport]["instances"]["stored"] == INSTANCES
+                     and s["openRecords"]["count"] == 0 and s["openRecords"]["receiving"]["count"] == 0)
+    for name, figures in stats["transports"].items():
+        instances = figures["instances"]
+        expected = INSTANCES if name in (transport, "all") else 0
+        assert instances["stored"] == expected, (name, instances)
+        others = {k: v for k, v in instances.items() if k not in ("stored", "failureReasons") and v}
+        assert others == {}, (name, others)
+    assert stats["openRecords"]["count"] == 0
+
+    if aet is not None:
+        log = receiver.log_text()
+        in_log = len(re.findall(r"Association Received from AET %s on IP" % aet, log))
+        assert in_log == associations, in_log
+        peers = wait_for(receiver, lambda s: all(p["inProgress"] == 0 for p in s["associations"]["byRemoteAet"]))
+        (peer,) = [p for p in peers["associations"]["byRemoteAet"] if p["remoteAet"] == aet]
+        assert (peer["finished"], peer["inProgress"]) == (in_log, 0), peer
+        assert peer["instancesPerAssociation"]["sum"] == INSTANCES
+        assert peer["gap"]["count"] == INSTANCES - in_log  # none between two associations
+
+    answer = receiver.get("/perf/diagnosis").json()
+    fired = {rule["id"] for rule in answer["rules"] if rule["fired"]}
+    top = answer["findings"][0]["id"] if answer["findings"] else None
+    print("%s, %s, DicomTcpNoDelay %s: top finding %s, fired %s; %s" % (
+        orthanc_version, sender, no_delay, top, sorted(fired), answer["verdict"]))
+    assert not fired & NEVER, answer["verdict"]
+    if transport != "dicom":
+        assert not any(rule.startswith("cstore") for rule in fired), answer["verdict"]
+    if sender in ANSWER_STALL_SENDERS:
+        if no_delay:
+            assert "cstore-answer-stall" not in fired, answer["verdict"]  # the fix is in effect
+        else:
+            assert top == "cstore-answer-stall", answer["verdict"]
