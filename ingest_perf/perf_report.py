@@ -478,13 +478,16 @@ def render_diagnosis(answer, width=None):
             share = finding.get("shareOfCycle")
             cost = "%s ms per instance%s, %s" % (
                 _number(finding.get("costMsPerInstance"), 1),
-                "" if share is None else ", %d%% of its time" % round(100 * share), finding.get("cost"))
+                "" if share is None else ", %d%% of the cycle" % round(100 * share), finding.get("cost"))
         lines += _wrap("%d. [%s] %s (%s; confidence %s)" % (rank, finding.get("transport"), finding.get("verdict"),
                                                           cost, finding.get("confidence")), width, "  ", "   ")
         fix = finding.get("fix") or {}
         lines += _wrap("fix: " + _fix_text(fix), width, "     ", "  ")
         if fix.get("effect"):
             lines += _wrap("effect: " + fix["effect"], width, "     ", "  ")
+    # One base for every share, as the page says it.
+    lines += _wrap("Costs are means per instance; a share is of the cycle, the mean time of one instance "
+                   "(serverTotal, plus the gap before it for C-STORE).", width, "  ")
     return "\n".join(lines) + "\n\n"
 
 

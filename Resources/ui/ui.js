@@ -275,7 +275,7 @@
         el("p", { class: "cost" },
           finding.costMsPerInstance === null ? "Cost not measurable from inside Orthanc"
             : ["Costs ", figure("span", "diagnosis", diagnosis, `${base}/costMsPerInstance`, formatMs),
-              " ms per instance", share],
+              " ms per instance (mean)", share],
           ` (${finding.cost}).`),
         (configuration.length || fix.action) ? el("p", { class: "fix" }, el("strong", {}, "Fix: "),
           configuration.map(([key, value]) => el("code", {}, `${key} = ${JSON.stringify(value)}`)),
