@@ -357,6 +357,7 @@ namespace IngestPerf
         target["capacity"] = Json::UInt64(dictionary->Capacity());
         target["overflowed"] = Json::UInt64(dictionary->Overflowed());
         target["contended"] = Json::UInt64(dictionary->Contended());
+        target["withheld"] = Json::UInt64(dictionary->Withheld());
         target["values"] = Json::arrayValue;
         for (size_t i = 0; i < dictionary->Capacity(); i++)
         {
