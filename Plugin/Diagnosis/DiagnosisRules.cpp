@@ -451,7 +451,7 @@ namespace IngestPerf
             f.fix["action"].asString() + ". Another sender: " + SenderNoDelayAdvice(SenderSoftware::Unknown);
         }
         f.fix["effect"] = "One association of 60 slices of 512x512 into Orthanc with DicomTcpNoDelay, on the 2-core "
-                          "machine: storescu 61-77 instances/s, 103-128 with TCP_NODELAY=1 in its environment; a "
+                          "machine: storescu 35-86 instances/s, 103-128 with TCP_NODELAY=1 in its environment; a "
                           "second Orthanc's store job 49-58, 154-167 with TCP_NODELAY=1 in its environment "
                           "(docs/diagnosis.md#sender-stall)";
         const bool clear = shareOfGaps >= kSenderStallClearShareOfGaps && shareOfGapTime >= 0.5;
