@@ -61,9 +61,10 @@ def nagle_premise(orthanc, stats):
 
 
 def sender_stall_premise(orthanc, stats):
-    # Orthanc's side fixed, yet some gaps hold the timer (bimodal: the median may be short or long)
+    # Orthanc's side fixed, yet some gaps hold the timer (bimodal: the median may be short or long, and
+    # with storescu 10-20% of the gaps stall: p99, not p90)
     assert stats["dicomTcpNoDelay"]["inEffect"] is True
-    assert p90(stats, "dicom", "associationGap") >= 30
+    assert phases(stats, "dicom")["associationGap"]["p99"] >= 30
     assert p50(stats, "dicom", "serverTotal") < 20
 
 
@@ -162,7 +163,7 @@ def healthy_premise(orthanc, stats):
 # (case, scenario, its options, premise, the rule expected on 1.10.1, on 1.12.7 if it runs there)
 CASES = [
     ("nagle_stall", "nagle_stall", {"instances": 40}, nagle_premise, "cstore-answer-stall", "cstore-answer-stall"),
-    ("sender_stall-storescu", "sender_stall", {"sender": "storescu", "instances": 60}, sender_stall_premise,
+    ("sender_stall-storescu", "sender_stall", {"sender": "storescu", "instances": 100}, sender_stall_premise,
      "sender-stall", "sender-stall"),
     ("sender_stall-orthanc", "sender_stall", {"sender": "orthanc", "instances": 60}, sender_stall_premise,
      "sender-stall", None),
@@ -299,7 +300,7 @@ def test_the_diagnosis_names_the_scenario_and_nothing_else(orthanc_version, case
 
 @pytest.mark.parametrize("sender", ["gdcmscu", "storescu"])
 def test_the_same_sender_gets_the_same_verdict_every_time(sender, orthanc_factory, series_factory):
-    """5 associations of 40 instances from one sender that keeps Nagle's algorithm, into an Orthanc
+    """5 associations of 100 instances from one sender that keeps Nagle's algorithm, into an Orthanc
     whose side is fixed: the diagnosis after each (then a reset, so that each is judged alone) names
     the sender's stall every time. gdcmscu's gaps are bimodal, its median 4 ms in one run and 45 in
     the next: the rule read from the mean and median named it in 3 runs of 5."""
@@ -310,8 +311,8 @@ def test_the_same_sender_gets_the_same_verdict_every_time(sender, orthanc_factor
         return {"fired": [rule["id"] for rule in answer["rules"] if rule["fired"]], "gaps": gaps["count"],
                 "p50": gaps["p50"], "reason": [r["reason"] for r in answer["rules"] if r["id"] == "sender-stall"]}
 
-    orthanc = scenarios.sender_stall(orthanc_factory, series_factory, sender=sender, instances=40, associations=5,
+    orthanc = scenarios.sender_stall(orthanc_factory, series_factory, sender=sender, instances=100, associations=5,
                                      after_each=verdict_then_reset)
     each = orthanc.scenario["afterEach"]
-    assert [run["gaps"] for run in each] == [39] * 5, each
+    assert [run["gaps"] for run in each] == [99] * 5, each
     assert [run["fired"] for run in each] == [["sender-stall"]] * 5, each

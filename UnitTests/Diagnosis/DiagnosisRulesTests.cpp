@@ -619,9 +619,9 @@ TEST(DiagnosisRules, ShortGapsAndAFewAtTheTimerAreNoStall)
     DiagnosisInput input = SenderStalling(stalled);
     EXPECT_TRUE(Fired(Merge(input)).empty()) << stalled;
   }
-  // From 5% of the gaps at the timer, taking most of the gaps' time and a tenth of the cycle: named,
-  // with medium confidence below 10% of the gaps.
-  DiagnosisInput input = SenderStalling(12);
+  // From 3 gaps and 3% of them at the timer, taking a quarter of the gaps' time and a tenth of the
+  // cycle: named, with medium confidence below 10% of the gaps.
+  DiagnosisInput input = SenderStalling(7);
   const Diagnosis diagnosis = Diagnose(Merge(input));
   ASSERT_EQ(1u, diagnosis.findings.size());
   EXPECT_EQ("sender-stall", diagnosis.findings[0].id);
