@@ -2,8 +2,9 @@
 // for each, what the kernel says of it (local port, listening or connected, peer, state, the socket
 // cookie, how long since data last went each way). The cost is that of Orthanc's descriptors, one
 // getdents64 over /proc/self/fd and a few system calls per socket, whatever else the host holds:
-// reading /proc/net/tcp made the kernel print every socket of the network namespace, 7.5-22 ms on a
-// host with a few thousand of them. Never on the ingest path; nothing here allocates. Linux only.
+// reading the kernel's TCP table (procfs) made the kernel print every socket of the network
+// namespace, 7.5-22 ms on a host with a few thousand of them. Never on the ingest path; nothing here allocates. Linux
+// only.
 #pragma once
 
 #include <cstddef>
