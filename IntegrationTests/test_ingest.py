@@ -4,6 +4,7 @@ import os
 import threading
 import zipfile
 
+import pytest
 import requests
 
 from ingest_perf.orthanc_process import BOTH_ORTHANCS
