@@ -21,8 +21,10 @@ storescu-1 (one association per chunk), storescu-4 (4 associations at once), htt
 HTTP clients).
 """
 import argparse
+import contextlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -99,9 +101,22 @@ def main():
     plugin = os.path.abspath(args.plugin)
     root = tempfile.mkdtemp(prefix="process-cpu-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
     count = max(args.instances, args.trickle_instances) + 40
-    files = write_series(os.path.join(root, "series"), count, rows=args.size, columns=args.size)
-    rows = []
     started = time.monotonic()
+    with contextlib.ExitStack() as cleanup:
+        cleanup.callback(shutil.rmtree, root, True)
+        files = write_series(os.path.join(root, "series"), count, rows=args.size, columns=args.size)
+        rows, sockets = run(args, cases, files, plugin, root, namespace)
+    result = {"orthanc": args.orthanc, "plugin": plugin, "namespace": namespace, "otherSockets": args.other_sockets,
+              "sockets": sockets, "size": args.size, "rows": rows, "seconds": time.monotonic() - started,
+              "command": "Benchmarks/process_cpu.py " + " ".join(sys.argv[1:])}
+    if args.json:
+        with open(args.json, "w") as stream:
+            json.dump(result, stream, indent=1)
+    print(render(result, args.markdown))
+
+
+def run(args, cases, files, plugin, root, namespace):
+    rows = []
     with process_cpu.OtherSockets(args.other_sockets):
         sockets = process_cpu.socket_counts()
         log("%d sockets in use, %d TIME_WAIT in %s" % (sockets["inuse"], sockets["tw"], namespace))
@@ -121,13 +136,7 @@ def main():
                 by_comparison[False]["verdict"] = process_cpu.verdict(by_comparison[False], by_comparison.get(True))
             rows += [by_comparison[n] for n in (True, False) if n in by_comparison]
         sockets = process_cpu.socket_counts()
-    result = {"orthanc": args.orthanc, "plugin": plugin, "namespace": namespace, "otherSockets": args.other_sockets,
-              "sockets": sockets, "size": args.size, "rows": rows, "seconds": time.monotonic() - started,
-              "command": "Benchmarks/process_cpu.py " + " ".join(sys.argv[1:])}
-    if args.json:
-        with open(args.json, "w") as stream:
-            json.dump(result, stream, indent=1)
-    print(render(result, args.markdown))
+    return rows, sockets
 
 
 if __name__ == "__main__":

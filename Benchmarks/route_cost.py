@@ -42,6 +42,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=200, help="timed requests of each route")
     parser.add_argument("--aets", type=int, default=300, help="calling AETs (one association each)")
     parser.add_argument("--addresses", type=int, default=40, help="HTTP client addresses")
+    parser.add_argument("--series", help="a folder of the instances written by an earlier run (kept), to reuse")
     parser.add_argument("--json")
     args = parser.parse_args()
     process_cpu.reexecute_in_own_network_namespace([os.path.abspath(__file__)] + sys.argv[1:])
@@ -49,7 +50,10 @@ def main():
                  else "the host's network namespace")
     root = tempfile.mkdtemp(prefix="route-cost-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
     started = time.monotonic()
-    files = write_series(os.path.join(root, "series"), args.instances, rows=64, columns=64)
+    if args.series:
+        files = sorted(os.path.join(args.series, name) for name in os.listdir(args.series))[:args.instances]
+    else:
+        files = write_series(os.path.join(root, "series"), args.instances, rows=64, columns=64)
     log("%d files written in %.0f s" % (len(files), time.monotonic() - started))
     with process_cpu.OtherSockets(args.other_sockets):
         sockets = process_cpu.socket_counts()

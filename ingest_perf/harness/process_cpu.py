@@ -212,10 +212,10 @@ class OtherSockets:
 
 # --- the comparison ----------------------------------------------------------------------------------
 
-def start_orthanc(root, name, plugin, version, ingest_perf=None):
+def start_orthanc(root, name, plugin, version, ingest_perf=None, extra_config=None):
     work = tempfile.mkdtemp(prefix=name + "-", dir=root)
     orthanc = OrthancProcess(work, plugin_path=plugin, ingest_perf=ingest_perf, orthanc=version,
-                             extra_config={"StableAge": 3600})
+                             extra_config=dict({"StableAge": 3600}, **(extra_config or {})))
     orthanc.start(timeout=60)
     return orthanc
 
@@ -301,7 +301,8 @@ def measure_pair(case, files, plugin, version, root, with_plugin, settle, log, p
             result["pluginCost"] = {k: cost.get(k) for k in (
                 "microsecondsPerStoredInstance", "callbacksMicrosecondsPerStoredInstance",
                 "threadsMicrosecondsPerStoredInstance", "idleCpuMs")}
-            result["pluginCost"]["ticks"] = cost["threads"]["ingestWatcher"]["ticks"]
+            # (an older plugin without a thread of its own in pluginCost: its callbacks only)
+            result["pluginCost"]["ticks"] = ((cost.get("threads") or {}).get("ingestWatcher") or {}).get("ticks")
         log("    pair %d: A %.3f ms/instance, B %.3f ms/instance, B/A %.4f%s" % (
             pair_index + 1, result["cpuNsA"] / 1e6 / len(files), result["cpuNsB"] / 1e6 / len(files),
             result["cpuNsB"] / result["cpuNsA"],
@@ -343,9 +344,10 @@ def summarize(case, null, pairs):
     costs = [p["pluginCost"] for p in pairs if p.get("pluginCost")]
     if costs:
         row["pluginMicroseconds"] = statistics.median(c["microsecondsPerStoredInstance"] for c in costs)
-        row["pluginCallbacksMicroseconds"] = statistics.median(c["callbacksMicrosecondsPerStoredInstance"]
-                                                               for c in costs)
-        row["pluginThreadMicroseconds"] = statistics.median(c["threadsMicrosecondsPerStoredInstance"] for c in costs)
+        row["pluginCallbacksMicroseconds"] = statistics.median(
+            c["callbacksMicrosecondsPerStoredInstance"] or c["microsecondsPerStoredInstance"] for c in costs)
+        row["pluginThreadMicroseconds"] = statistics.median(c["threadsMicrosecondsPerStoredInstance"] or 0
+                                                            for c in costs)
     return row
 
 

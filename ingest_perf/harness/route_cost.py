@@ -119,8 +119,11 @@ def labels_full(orthanc):
 
 
 def run(plugin, version, root, files, aets, addresses, requests_per_route, timing_rounds, log):
-    a = process_cpu.start_orthanc(root, "a", None, version)
-    b = process_cpu.start_orthanc(root, "b", plugin, version)
+    # Clients from other loopback addresses than 127.0.0.1 (a label value each): remote access, on
+    # both sides alike; nothing outside this network namespace reaches them.
+    options = {"RemoteAccessAllowed": True, "AuthenticationEnabled": False}
+    a = process_cpu.start_orthanc(root, "a", None, version, extra_config=options)
+    b = process_cpu.start_orthanc(root, "b", plugin, version, extra_config=options)
     result = {"memory": {}, "latency": {}}
     try:
         time.sleep(2)
