@@ -42,6 +42,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=200, help="timed requests of each route")
     parser.add_argument("--aets", type=int, default=300, help="calling AETs (one association each)")
     parser.add_argument("--addresses", type=int, default=40, help="HTTP client addresses")
+    parser.add_argument("--malloc-arena-max", type=int,
+                        help="MALLOC_ARENA_MAX for both Orthancs (glibc's per-thread heaps keep what they grew to)")
     parser.add_argument("--series", help="a folder of the instances written by an earlier run (kept), to reuse")
     parser.add_argument("--json")
     args = parser.parse_args()
@@ -59,7 +61,8 @@ def main():
         sockets = process_cpu.socket_counts()
         log("%d sockets in use, %d TIME_WAIT in %s" % (sockets["inuse"], sockets["tw"], namespace))
         result = route_cost.run(os.path.abspath(args.plugin), args.orthanc, root, files, args.aets, args.addresses,
-                                args.requests, args.rounds, log)
+                                args.requests, args.rounds, log,
+                                env={"MALLOC_ARENA_MAX": str(args.malloc_arena_max)} if args.malloc_arena_max else None)
     result.update({"orthanc": args.orthanc, "namespace": namespace, "sockets": sockets,
                    "otherSockets": args.other_sockets, "seconds": time.monotonic() - started,
                    "command": "Benchmarks/route_cost.py " + " ".join(sys.argv[1:])})

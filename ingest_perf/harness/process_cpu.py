@@ -212,9 +212,9 @@ class OtherSockets:
 
 # --- the comparison ----------------------------------------------------------------------------------
 
-def start_orthanc(root, name, plugin, version, ingest_perf=None, extra_config=None):
+def start_orthanc(root, name, plugin, version, ingest_perf=None, extra_config=None, env=None):
     work = tempfile.mkdtemp(prefix=name + "-", dir=root)
-    orthanc = OrthancProcess(work, plugin_path=plugin, ingest_perf=ingest_perf, orthanc=version,
+    orthanc = OrthancProcess(work, plugin_path=plugin, ingest_perf=ingest_perf, orthanc=version, env=env,
                              extra_config=dict({"StableAge": 3600}, **(extra_config or {})))
     orthanc.start(timeout=60)
     return orthanc

@@ -5,11 +5,13 @@ plugin full, on a host with thousands of other sockets. Used by Benchmarks/route
 import http.client
 import os
 import statistics
+import subprocess
 import time
 
 import requests
 
 from ingest_perf.harness import process_cpu, workloads
+from ingest_perf.orthanc_process import STORESCU_BINARY
 
 ROUTES_TIMED = ("/system", "/perf/stats", "/perf/diagnosis", "/perf/metrics")
 # Every GET route of the plugin, for the memory after many requests.
@@ -31,12 +33,16 @@ def post_from(orthanc, source_ip, body):
 
 
 def fill_label_tables(orthancs, files, aets, addresses, log):
-    """One instance per calling AET (one association each) and per client address, to every Orthanc:
-    more values than MaxLabelValues, MaxPeers and MaxSeries hold by default."""
+    """One instance per calling AET (one association each, to one of 40 called AETs: Orthanc does not
+    check the called AET by default) and per client address, to every Orthanc: more values than
+    MaxLabelValues, MaxPeers and MaxSeries hold by default."""
     used = 0
-    for i in range(aets):
+    # the first 40 calling AETs twice, to two called AETs: more label sets than MaxSeries
+    associations = [(i, i % 40) for i in range(aets)] + [(i, (i + 20) % 40) for i in range(min(40, aets))]
+    for i, called in associations:
         for orthanc in orthancs:
-            orthanc.storescu([files[used]], calling_aet="FILL%04d" % i)
+            subprocess.run([STORESCU_BINARY, "-aet", "FILL%04d" % i, "-aec", "CALLED%02d" % called, "127.0.0.1",
+                            str(orthanc.dicom_port), files[used]], check=True, capture_output=True)
         used += 1
     for i in range(addresses):
         with open(files[used], "rb") as stream:
@@ -44,7 +50,8 @@ def fill_label_tables(orthancs, files, aets, addresses, log):
         for orthanc in orthancs:
             post_from(orthanc, "127.0.%d.%d" % (1 + i // 250, 2 + i % 250), body)
         used += 1
-    log("  label tables filled: %d calling AETs, %d client addresses" % (aets, addresses))
+    log("  label tables filled: %d calling AETs in %d associations, %d client addresses"
+        % (aets, len(associations), addresses))
     return used
 
 
@@ -66,6 +73,7 @@ def time_routes(orthanc, rounds, routes=ROUTES_TIMED):
     """{route: [ms, ...]}: the routes in turn, `rounds` times, on one keep-alive session."""
     session = requests.Session()
     times = {route: [] for route in routes}
+    sizes = {}
     try:
         for k in range(rounds):
             order = routes if k % 2 == 0 else routes[::-1]
@@ -76,9 +84,10 @@ def time_routes(orthanc, rounds, routes=ROUTES_TIMED):
                 if answer.status_code != 200:
                     raise RuntimeError("%s: HTTP %d" % (route, answer.status_code))
                 times[route].append(elapsed * 1000)
+                sizes[route] = len(answer.content)
     finally:
         session.close()
-    return times
+    return times, sizes
 
 
 def read_routes(orthanc, count, routes):
@@ -96,8 +105,9 @@ def percentile(values, fraction):
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def summarize_times(times):
-    return {route: {"p50": statistics.median(v), "p90": percentile(v, 0.9), "count": len(v)}
+def summarize_times(timed):
+    times, sizes = timed
+    return {route: {"p50": statistics.median(v), "p90": percentile(v, 0.9), "count": len(v), "bytes": sizes[route]}
             for route, v in times.items()}
 
 
@@ -118,12 +128,12 @@ def labels_full(orthanc):
             for name, table in labels.items() if isinstance(table, dict)}
 
 
-def run(plugin, version, root, files, aets, addresses, requests_per_route, timing_rounds, log):
+def run(plugin, version, root, files, aets, addresses, requests_per_route, timing_rounds, log, env=None):
     # Clients from other loopback addresses than 127.0.0.1 (a label value each): remote access, on
     # both sides alike; nothing outside this network namespace reaches them.
     options = {"RemoteAccessAllowed": True, "AuthenticationEnabled": False}
-    a = process_cpu.start_orthanc(root, "a", None, version, extra_config=options)
-    b = process_cpu.start_orthanc(root, "b", plugin, version, extra_config=options)
+    a = process_cpu.start_orthanc(root, "a", None, version, extra_config=options, env=env)
+    b = process_cpu.start_orthanc(root, "b", plugin, version, extra_config=options, env=env)
     result = {"memory": {}, "latency": {}}
     try:
         time.sleep(2)
@@ -158,16 +168,18 @@ def run(plugin, version, root, files, aets, addresses, requests_per_route, timin
 
 
 def render(result):
-    lines = ["| route | p50 ms | p90 ms | p50 minus /system (ms) | target |", "| --- | ---: | ---: | ---: | --- |"]
+    lines = ["| route | p50 ms | p90 ms | p50 minus /system (ms) | answer bytes | target |",
+             "| --- | ---: | ---: | ---: | ---: | --- |"]
     targets = {"/perf/stats": 2.0, "/perf/diagnosis": 2.0, "/perf/metrics": 5.0}
     for route, figures in result["latency"]["with"].items():
         target = targets.get(route)
         verdict = "-" if target is None else ("met (<= %.0f ms)" % target if 0 <= figures["aboveSystemMs"] <= target
                                               else "missed (%.0f ms)" % target)
-        lines.append("| %s | %.2f | %.2f | %+.2f | %s |" % (route, figures["p50"], figures["p90"],
-                                                             figures["aboveSystemMs"], verdict))
+        lines.append("| %s | %.2f | %.2f | %+.2f | %d | %s |" % (route, figures["p50"], figures["p90"],
+                                                                  figures["aboveSystemMs"], figures["bytes"], verdict))
     system = result["latency"]["without"]["/system"]
-    lines.append("| /system, Orthanc without the plugin | %.2f | %.2f | | |" % (system["p50"], system["p90"]))
+    lines.append("| /system, Orthanc without the plugin | %.2f | %.2f | | %d | |" % (system["p50"], system["p90"],
+                                                                                 system["bytes"]))
     lines.append("")
     lines.append("| Orthanc's RSS | without (MiB) | with (MiB) | with minus without (MiB) |")
     lines.append("| --- | ---: | ---: | ---: |")
