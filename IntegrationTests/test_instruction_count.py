@@ -52,8 +52,10 @@ def test_counts_with_and_without_the_plugin(tmp_path, plugin_path, orthanc_versi
         # (docs/plugin-cost.md: 7,300-8,300), the same on an idle or a loaded machine.
         assert 1000 < row["hooksIrPerInstance"] < 40000, row
         assert 0 < row["pluginSharePercent"] < 5, row
-        # The plugin's thread sleeps while Orthanc is idle: not one instruction in the idle windows.
-        assert row["pluginThreadIdleIr"] == 0, row
+        # The plugin's thread sleeps while Orthanc is idle: no tick in the idle windows (a tick is about
+        # 17,000 instructions); at most the look before it sleeps again when callgrind_control's
+        # attaching interrupts its epoll_wait (about 1,300 each, two commands per window).
+        assert row["pluginThreadIdleIr"] < 6000, row
         assert row["pluginThreadIrPerInstance"] >= 0 and all(t >= 1 for t in row["pluginThreadTicks"]), row
         assert row["notInEffect"] == []
         # per function, the plugin's own instructions add up to its object's

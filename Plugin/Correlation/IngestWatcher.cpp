@@ -206,6 +206,15 @@ namespace IngestPerf
       {
         break;
       }
+      if (idle && ready <= 0)
+      {
+        // Interrupted while Orthanc is idle (a signal; a debugger or callgrind_control attaching):
+        // back to sleep, without a tick.
+        const int64_t cpuAfterNs = ThreadCpuNowNs();
+        Account(cpuAfterNs - cpuNs, false);
+        cpuNs = cpuAfterNs;
+        continue;
+      }
       if (ready > 0)
       {
         uint64_t count;
