@@ -13,8 +13,10 @@ Targets (issue 22): /perf/stats and /perf/diagnosis within 2 ms p50 of /system, 
 within 5 ms.
 """
 import argparse
+import contextlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -57,7 +59,8 @@ def main():
     else:
         files = write_series(os.path.join(root, "series"), args.instances, rows=64, columns=64)
     log("%d files written in %.0f s" % (len(files), time.monotonic() - started))
-    with process_cpu.OtherSockets(args.other_sockets):
+    with process_cpu.OtherSockets(args.other_sockets), contextlib.ExitStack() as cleanup:
+        cleanup.callback(shutil.rmtree, root, True)  # the Orthancs' folders (and the series written here)
         sockets = process_cpu.socket_counts()
         log("%d sockets in use, %d TIME_WAIT in %s" % (sockets["inuse"], sockets["tw"], namespace))
         result = route_cost.run(os.path.abspath(args.plugin), args.orthanc, root, files, args.aets, args.addresses,
