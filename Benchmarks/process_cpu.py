@@ -8,7 +8,7 @@ null comparison (without / without), on a host whose TCP table holds --other-soc
       [--instances 100] [--trickle-instances 40] [--size 512] [--json FILE] [--markdown]
 
 As root it runs itself again in a network namespace of its own (`unshare -n`): the other sockets
-(loopback connections held open, a third of them TIME_WAIT renewed every 20 s), the Orthancs and
+(loopback connections held open, a third of them TIME_WAIT topped up every 5 s), the Orthancs and
 their clients are alone there, whatever the host holds. Otherwise it runs in the host's namespace
 and says so.
 
@@ -105,9 +105,9 @@ def main():
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(shutil.rmtree, root, True)
         files = write_series(os.path.join(root, "series"), count, rows=args.size, columns=args.size)
-        rows, sockets = run(args, cases, files, plugin, root, namespace)
+        rows, sockets, at_end = run(args, cases, files, plugin, root, namespace)
     result = {"orthanc": args.orthanc, "plugin": plugin, "namespace": namespace, "otherSockets": args.other_sockets,
-              "sockets": sockets, "size": args.size, "rows": rows, "seconds": time.monotonic() - started,
+              "sockets": sockets, "socketsAtEnd": at_end, "size": args.size, "rows": rows, "seconds": time.monotonic() - started,
               "command": "Benchmarks/process_cpu.py " + " ".join(sys.argv[1:])}
     if args.json:
         with open(args.json, "w") as stream:
@@ -135,8 +135,8 @@ def run(args, cases, files, plugin, root, namespace):
             if False in by_comparison:
                 by_comparison[False]["verdict"] = process_cpu.verdict(by_comparison[False], by_comparison.get(True))
             rows += [by_comparison[n] for n in (True, False) if n in by_comparison]
-        sockets = process_cpu.socket_counts()
-    return rows, sockets
+        at_end = process_cpu.socket_counts()
+    return rows, sockets, at_end
 
 
 if __name__ == "__main__":

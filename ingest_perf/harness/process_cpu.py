@@ -156,7 +156,7 @@ def socket_counts():
 
 class OtherSockets:
     """`count` other sockets in the TCP table: loopback connections held open (both ends) and, for
-    a third of them, TIME_WAIT sockets, made again every 20 s (they last 60 s)."""
+    a third of them, TIME_WAIT sockets, topped up every 5 s (they last 60 s)."""
 
     def __init__(self, count):
         self.count = count
@@ -196,7 +196,7 @@ class OtherSockets:
             server.close()
 
     def _refresh(self):
-        while not self._stop.wait(20):
+        while not self._stop.wait(5):
             with contextlib.suppress(OSError):
                 self._make_time_wait()
 
