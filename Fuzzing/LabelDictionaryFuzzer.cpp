@@ -6,12 +6,15 @@
 // gets the same id, different values different ids, ids stay within the capacity, "(other)" only
 // once the dictionary has no room near the value (for a capacity within the longest probe: once
 // it is full), "(none)" for an empty value, a value spelled like a reserved label is that label;
-// names and REST filters find each id back.
+// names and REST filters find each id back. The catalog interns a calling AET escaped
+// (LabelExposure): its ids are those of the dictionary fed with the escaped value.
 #include "FuzzProperty.h"
 
 #include "Labels/LabelCatalog.h"
 #include "Labels/LabelDictionary.h"
+#include "Labels/LabelExposure.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -34,11 +37,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 
   for (const std::string& piece : Fuzzing::Split(data + 1, size - 1, '\n'))
   {
-    const char* value = piece.c_str();  // a C string: a NUL byte ends it
-    const std::string cut = std::string(value).substr(0, LabelDictionary::kMaxValueLength);
+    const std::string sent = piece.c_str();  // a C string: a NUL byte ends it
+    char escapedValue[LabelDictionary::kMaxValueLength];
+    const std::string escaped(escapedValue, EscapeLabelValue(escapedValue, sizeof(escapedValue), sent.data(),
+                                                             std::min(sent.size(), LabelDictionary::kMaxValueLength)));
+    const char* value = escaped.c_str();
+    const std::string cut = escaped;
     const LabelId id = dictionary.Intern(value);
     RawLabels raw;
-    raw.remoteAet = value;
+    raw.remoteAet = sent.c_str();
     const LabelId catalogId = catalog.Intern(Transport::Dicom, raw, 0).Get(LabelDimension::RemoteAet);
     FUZZ_PROPERTY(catalogId == id);  // the catalog is the dictionary, one per dimension
 

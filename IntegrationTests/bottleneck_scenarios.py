@@ -403,6 +403,110 @@ def slow_sender(orthanc_factory, series_factory, instances=40, pause=0.150):
                      {"pynetdicom": instances}, time.monotonic() - begin, pauseMs=pause * 1000)
 
 
+SENDERS = ("storescu", "gdcmscu", "orthanc", "pynetdicom")
+GDCMSCU_BINARY = "/usr/bin/gdcmscu"
+
+
+def _gdcmscu(orthanc, files, calling_aet="GDCMSCU"):
+    """One gdcmscu association sending `files` (GDCM 3.0.21 exits 134 after releasing it, stored or
+    not: the caller judges by Orthanc's figures)."""
+    command = [GDCMSCU_BINARY, "--store", "--call", orthanc.aet, "--aetitle", calling_aet]
+    for path in files:
+        command += ["-i", str(path)]
+    subprocess.run(command + ["127.0.0.1", str(orthanc.dicom_port)], stdin=subprocess.DEVNULL, capture_output=True,
+                   timeout=600, env=_environment({}))
+
+
+def _pynetdicom_store(orthanc, files, calling_aet="PYNETDICOM", pause=0.0, nodelay=False):
+    """One pynetdicom association sending `files`, waiting `pause` seconds before each but the first;
+    with TCP_NODELAY set on its socket once associated when `nodelay` (pynetdicom 2.1 has no option)."""
+    import socket
+
+    import pydicom
+    from pynetdicom import AE
+
+    datasets = [pydicom.dcmread(path) for path in files]
+    ae = AE(ae_title=calling_aet)
+    ae.add_requested_context(datasets[0].SOPClassUID, datasets[0].file_meta.TransferSyntaxUID)
+    association = ae.associate("127.0.0.1", orthanc.dicom_port, ae_title=orthanc.aet)
+    if not association.is_established:
+        raise RuntimeError("pynetdicom: association refused")
+    if nodelay:
+        association.dul.socket.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        for index, dataset in enumerate(datasets):
+            if index and pause:
+                time.sleep(pause)
+            status = association.send_c_store(dataset)
+            if not status or status.Status != 0:
+                raise RuntimeError("pynetdicom: C-STORE status %r" % (status.Status if status else None))
+    finally:
+        association.release()
+
+
+def _orthanc_peer_store(orthanc_factory, orthanc, files, nodelay):
+    """A second Orthanc (the host's, no plugin) sends `files` by C-STORE (POST /modalities/{id}/store,
+    one store job); TCP_NODELAY=1 in its environment when `nodelay` (DCMTK reads it on connect()).
+    Returns the seconds of the store job alone."""
+    sender = orthanc_factory(start=False, plugin_path=None, orthanc=HOST_ORTHANC, aet="ORTHANC",
+                             env={"TCP_NODELAY": "1" if nodelay else None},
+                             extra_config={"DicomModalities": {"target": [orthanc.aet, "127.0.0.1",
+                                                                          orthanc.dicom_port]}})
+    sender.start(timeout=60)
+    try:
+        ids = [sender.post("/instances", data=body).json()["ID"] for body in read_files(files)]
+        begin = time.monotonic()
+        answer = sender.post("/modalities/target/store", json={"Resources": ids, "Synchronous": True}, timeout=600)
+        if answer.status_code != 200:
+            raise RuntimeError("the sending Orthanc answered %d: %s" % (answer.status_code, answer.text[:300]))
+        return time.monotonic() - begin
+    finally:
+        sender.stop()
+
+
+def sender_stall(orthanc_factory, series_factory, sender="storescu", instances=40, sender_nodelay=False, size=512,
+                 associations=1, after_each=None):
+    """Orthanc's side fixed (IngestPerf.DicomTcpNoDelay, no TCP_NODELAY inherited), one association
+    from `sender` (SENDERS: DCMTK's storescu, GDCM's gdcmscu, a second Orthanc by
+    /modalities/{id}/store, pynetdicom), each with its default calling AET. The sender keeps Nagle's
+    algorithm; sender_nodelay=True gives it TCP_NODELAY where it can have it (storescu and Orthanc:
+    TCP_NODELAY=1 in their environment; pynetdicom: on its socket, set by the application; gdcmscu
+    has no way).
+
+    associations > 1 sends the instances again (as new ones) over that many associations one after the
+    other; after_each(orthanc), if given, is called after each, and scenario["afterEach"] holds what it
+    returned (e.g. the diagnosis, then a reset: one verdict per association)."""
+    if sender not in SENDERS:
+        raise ValueError("unknown sender %r (known: %s)" % (sender, ", ".join(SENDERS)))
+    # SyncStorageArea false: a busy disk's flushes would make a storage finding of their own.
+    orthanc = _start(orthanc_factory, env={"TCP_NODELAY": None}, ingest_perf={"DicomTcpNoDelay": True},
+                     extra_config={"SyncStorageArea": False})
+    seconds, results = 0.0, []
+    for association in range(associations):
+        files = series_factory(instances, 25 + 100 * association, size=size)
+        begin = time.monotonic()
+        if sender == "orthanc":  # the store job alone, not the second Orthanc's start
+            seconds += _orthanc_peer_store(orthanc_factory, orthanc, files, sender_nodelay)
+            begin = time.monotonic()
+        elif sender == "storescu":
+            _storescu(orthanc, files, NODELAY if sender_nodelay else NAGLE)
+        elif sender == "gdcmscu":
+            _gdcmscu(orthanc, files)
+        else:
+            _pynetdicom_store(orthanc, files, nodelay=sender_nodelay)
+        seconds += time.monotonic() - begin
+        if after_each is not None:
+            results.append(after_each(orthanc))
+    fixed = sender_nodelay and sender != "gdcmscu"
+    return _describe(orthanc, "sender_stall",
+                     "dicom associationGap short for most instances but ~40-45 ms for many (the sender's own "
+                     "Nagle stall: bimodal), Orthanc's TCP_NODELAY in effect" if not fixed else
+                     "dicom associationGap a few ms: TCP_NODELAY on both sides",
+                     {sender: instances * associations}, seconds,
+                     variant=sender + ("-nodelay" if sender_nodelay else ""), senderNodelay=sender_nodelay,
+                     associations=associations, **({"afterEach": results} if after_each is not None else {}))
+
+
 def dicom_pool_saturated(orthanc_factory, series_factory, associations=8, per_association=40, during=None,
                          threads=1, config=None):
     """DicomThreadsCount `threads` (None: Orthanc's default, 4) and `associations` storescu
@@ -700,9 +804,114 @@ def duplicates_and_rejects(orthanc_factory, series_factory, instances=30, reject
     _http_upload(orthanc, bodies)
     _http_upload(orthanc, bodies)
     _http_upload(orthanc, junk, expect=(400,))
+    seconds = time.monotonic() - begin
+    # A body refused with 400 is concluded by the plugin's thread, within seconds (docs/outcomes.md).
+    _wait_until(orthanc, lambda stats: stats["transports"]["rest"]["instances"]["notDicom"] >= rejects)
     return _describe(orthanc, "duplicates_and_rejects",
                      "outcomes: rest alreadyStored %d, notDicom %d, beside stored %d" % (instances, rejects, instances),
-                     {"http": 2 * instances + rejects}, time.monotonic() - begin)
+                     {"http": 2 * instances + rejects}, seconds)
+
+
+FAILING_VARIANTS = ("disk-full", "quota", "refused")
+
+
+def _small_disk(orthanc, megabytes):
+    """A tmpfs of `megabytes` as Orthanc's StorageDirectory (mounting needs root, as the test command
+    runs), unmounted once that Orthanc is stopped."""
+    folder = os.path.join(orthanc.work_dir, "small-disk")
+    os.makedirs(folder, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm" % megabytes, "tmpfs", folder],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        raise RuntimeError("cannot mount a tmpfs for the full disk (needs root): %s" % mounted.stderr.strip())
+    orthanc.extra_config["StorageDirectory"] = folder
+    stop = orthanc.stop
+
+    def stop_and_unmount(*args, **kwargs):
+        try:
+            return stop(*args, **kwargs)
+        finally:
+            subprocess.run(["umount", "-l", folder], capture_output=True)
+
+    orthanc.stop = stop_and_unmount
+
+
+def _without_series_uid(source, target):
+    """A copy of a DICOM file without SeriesInstanceUID, under a new SOPInstanceUID: Orthanc cannot index
+    it (C-STORE 0xA700)."""
+    import pydicom
+    from pydicom.uid import generate_uid
+
+    dataset = pydicom.dcmread(source)
+    del dataset.SeriesInstanceUID
+    dataset.SOPInstanceUID = generate_uid()
+    dataset.file_meta.MediaStorageSOPInstanceUID = dataset.SOPInstanceUID
+    dataset.save_as(target)
+    return target
+
+
+def _storescu_whatever_answered(orthanc, files, env, calling_aet):
+    """One storescu association sending every file whatever Orthanc answers (--no-halt: refusals make
+    it exit non-zero, which is the point here)."""
+    subprocess.run([STORESCU_BINARY, "--no-halt", "-aet", calling_aet, "-aec", orthanc.aet, "127.0.0.1",
+                    str(orthanc.dicom_port)] + [str(f) for f in files], stdin=subprocess.DEVNULL,
+                   capture_output=True, env=_environment(env), timeout=600)
+
+
+def _wait_until(orthanc, predicate, timeout=15):
+    """Polls /perf/stats until predicate(stats) holds (or `timeout` seconds); returns the last stats."""
+    deadline = time.monotonic() + timeout
+    while True:
+        stats = orthanc.stats()
+        if predicate(stats) or time.monotonic() > deadline:
+            return stats
+        time.sleep(0.2)
+
+
+def _wait_concluded(orthanc, sent, timeout=15):
+    """Waits until every instance sent is concluded (stored, already stored or failed) and no record is
+    open: a failed store is concluded within seconds of Orthanc's answer (docs/outcomes.md)."""
+    def concluded(stats):
+        done = sum(t["instances"]["stored"] + t["instances"]["alreadyStored"] + t["instances"]["failed"]
+                   for t in stats["transports"].values())
+        return done >= sent and stats["openRecords"]["count"] == 0
+
+    return _wait_until(orthanc, concluded, timeout)
+
+
+def stores_failing(orthanc_factory, series_factory, variant="disk-full", instances=30):
+    """Orthanc losing instances, TCP_NODELAY on both sides (no latency finding beside it); variant in
+    FAILING_VARIANTS: "disk-full", StorageDirectory on an 8 MiB tmpfs, `instances` slices of 0.5 MB by
+    storescu and then 4 by HTTP (about half stored, the rest refused: 0xA700 and HTTP 500); "quota",
+    MaximumStorageSize 4 (MB) and `instances` slices of one patient by storescu (Orthanc cannot
+    recycle the patient it stores: about 7 stored); "refused", `instances` slices by storescu, every
+    third without SeriesInstanceUID (0xA700). Returns once every instance is concluded."""
+    if variant not in FAILING_VARIANTS:
+        raise ValueError("unknown stores_failing variant %r (known: %s)" % (variant, ", ".join(FAILING_VARIANTS)))
+    prepare = (lambda o: _small_disk(o, 8)) if variant == "disk-full" else None
+    orthanc = _start(orthanc_factory, prepare, env=NODELAY,
+                     extra_config={"MaximumStorageSize": 4} if variant == "quota" else {})
+    files = series_factory(instances, 26 if variant != "quota" else 27)
+    sent = {"storescu": instances}
+    begin = time.monotonic()
+    if variant == "refused":
+        folder = os.path.join(orthanc.work_dir, "refused")
+        os.makedirs(folder, exist_ok=True)
+        files = [_without_series_uid(path, os.path.join(folder, "%d.dcm" % i)) if i % 3 == 2 else path
+                 for i, path in enumerate(files)]
+    _storescu_whatever_answered(orthanc, files, NODELAY, "STORESCU")
+    if variant == "disk-full":
+        bodies = read_files(series_factory(4, 28))
+        _http_upload(orthanc, bodies, expect=(200, 500))
+        sent["http"] = len(bodies)
+    seconds = time.monotonic() - begin
+    _wait_concluded(orthanc, sum(sent.values()))
+    expected = {"disk-full": "dicom and rest outcomes failed with failureReasons diskFull (afterFilters for those "
+                             "ended before the plugin's thread saw the disk full), about half the instances",
+                "quota": "dicom outcomes failed, failureReasons quota (afterFilters for the first ones), all but "
+                         "about 7 instances",
+                "refused": "dicom outcomes failed %d, failureReasons beforeFilters" % (instances // 3)}[variant]
+    return _describe(orthanc, "stores_failing", expected, sent, seconds, variant=variant)
 
 
 def healthy(orthanc_factory, series_factory, instances=60):
@@ -716,5 +925,6 @@ def healthy(orthanc_factory, series_factory, instances=60):
 
 
 SCENARIOS = {function.__name__: function for function in (
-    nagle_stall, slow_sender, dicom_pool_saturated, http_threads_saturated, transcoding_bound, storage_bound,
-    index_bound, slow_change_consumer, slow_filter, slow_upload, compressed_answers, duplicates_and_rejects, healthy)}
+    nagle_stall, sender_stall, slow_sender, dicom_pool_saturated, http_threads_saturated, transcoding_bound,
+    storage_bound, index_bound, slow_change_consumer, slow_filter, slow_upload, compressed_answers,
+    duplicates_and_rejects, stores_failing, healthy)}

@@ -1,5 +1,5 @@
-"""Configuration: a bad IngestPerf section stops Orthanc with a message naming the key; the
-opt-outs do what they say."""
+"""Configuration: a bad IngestPerf section leaves Orthanc running and the plugin inert, saying why
+with the key; an unknown key is a warning; the opt-outs do what they say."""
 import os
 
 import pytest
@@ -16,14 +16,28 @@ from ingest_perf.stats_checks import stored
     ({"RecentInstances": "big"}, "IngestPerf.RecentInstances"),
     ({"HashPeers": "yes"}, "IngestPerf.HashPeers: expected true or false"),
     ({"HashPeers": 1}, "IngestPerf.HashPeers: expected true or false"),
-    ({"ReceivedInstanceCallbak": False}, "IngestPerf.ReceivedInstanceCallbak: unknown option"),
+    ({"ReceivedInstanceCallback": False, "MaxPeers": 0}, "IngestPerf.MaxPeers"),
     ([], "IngestPerf: expected a JSON object"),
 ])
-def test_bad_configuration_stops_startup_naming_the_key(orthanc_factory, section, key):
-    orthanc = orthanc_factory(start=False, ingest_perf=section)
-    code, log = orthanc.start_expect_failure()
-    assert code != 0
-    assert key in log, log[-2000:]
+def test_bad_configuration_leaves_the_plugin_inert_naming_the_key(orthanc_factory, section, key):
+    orthanc = orthanc_factory(ingest_perf=section)
+    stats = orthanc.stats()
+    assert stats["state"] == "inert" and key in stats["reason"], stats["reason"]
+    assert all(not hook["registered"] for hook in stats["hooks"].values())
+    assert key in orthanc.log_text()
+
+
+def test_an_unknown_key_is_a_warning_with_the_closest_known_one(orthanc_factory, series):
+    orthanc = orthanc_factory(ingest_perf={"ReceivedInstanceCallbak": False, "Frobnicate": 1})
+    log = orthanc.log_text()
+    assert "IngestPerf: unknown option ReceivedInstanceCallbak; did you mean ReceivedInstanceCallback?" in log
+    assert "IngestPerf: unknown option Frobnicate (in the IngestPerf section; ignored)" in log
+    stats = orthanc.stats()
+    assert stats["state"] == "running" and stats["hooks"]["receivedInstance"]["registered"] is True
+    assert {item["option"] for item in stats["notInEffect"]} == {"IngestPerf.ReceivedInstanceCallbak",
+                                                                "IngestPerf.Frobnicate"}
+    orthanc.http_upload(series[:2])
+    assert stored(orthanc.stats(), "rest") == 2
 
 
 def owner_plugin(plugin_path):

@@ -9,7 +9,8 @@ import subprocess
 
 import pytest
 
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, OrthancProcess, debian13_root
+from ingest_perf.debian_configuration import copy_debian_configuration
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, OrthancProcess
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 
@@ -58,35 +59,6 @@ def documented_install_commands():
     text = open(LOADING_DOC).read()
     block = re.search(r"<!-- loading-test: install -->\s*```sh\n(.*?)```\s*.*?```json\n(.*?)```", text, re.DOTALL)
     return block.group(1).strip().splitlines(), json.loads(block.group(2))
-
-
-def copy_debian_configuration(orthanc_version, target, plugin_folder, work):
-    """/etc/orthanc of that Orthanc's Debian, with only what a second server on this machine must
-    change: ports, data folders and the plugin folder (a copy of Debian's, same libraries)."""
-    root = "" if orthanc_version == HOST_ORTHANC else os.path.realpath(debian13_root())  # as realpath() gives below
-    shutil.copytree(root + "/etc/orthanc", target)
-    os.makedirs(plugin_folder)
-    debian_folder = root + "/usr/share/orthanc/plugins"
-    for name in os.listdir(debian_folder):
-        # The link's target as that Orthanc sees it (its root is "/" for it).
-        os.symlink(os.path.realpath(os.path.join(debian_folder, name))[len(root):], os.path.join(plugin_folder, name))
-
-    path = os.path.join(target, "orthanc.json")
-    debian_text = open(path).read()
-
-    def write(http_port, dicom_port):  # at every (re)start: new ports
-        text = debian_text
-        replacements = [(r'"HttpPort"\s*:\s*8042', '"HttpPort" : %d' % http_port),
-                        (r'"DicomPort"\s*:\s*4242', '"DicomPort" : %d' % dicom_port),
-                        (r'"/var/lib/orthanc/db-v6"', '"%s/db"' % work),
-                        (r'"/usr/share/orthanc/plugins/?"', '"%s"' % plugin_folder)]
-        for pattern, value in replacements:
-            text, count = re.subn(pattern, value, text)
-            assert count >= 1, "Debian's orthanc.json has no %s" % pattern
-        open(path, "w").write(text)
-        return target
-
-    return write
 
 
 def test_install_as_documented_on_debians_default_configuration(tmp_path, release, orthanc_version, series):
@@ -164,10 +136,10 @@ def test_memory_that_cannot_be_reserved_leaves_orthanc_running(orthanc_factory, 
     limit = ["prlimit", "--as=%d" % (4 << 30)]
     orthanc = orthanc_factory(ingest_perf={"MaxSeries": 65536}, command_prefix=limit)
     stats = orthanc.stats()
-    assert stats["enabled"] is False
-    assert "could not start" in stats["notStarted"]
+    assert stats["enabled"] is False and stats["state"] == "inert"
+    assert "could not start" in stats["reason"]
     assert all(hook["registered"] is False for hook in stats["hooks"].values())
-    assert "Orthanc runs without it" in orthanc.log_text()
+    assert "stays loaded but inert" in orthanc.log_text() and "Orthanc runs without it" in orthanc.log_text()
     orthanc.storescu(series[:2])
     assert orthanc.get("/statistics").json()["CountInstances"] == 2
     # The same limit with the default configuration: the plugin starts (the limit is not the cause).

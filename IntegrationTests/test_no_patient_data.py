@@ -7,15 +7,20 @@ values as raw bytes, case-insensitively, and in the forms a formatter could give
 HashPeers, the calling and called AETs and the client address must be gone from the same outputs,
 replaced by hashes that stay the same across a restart.
 """
+import copy
+import json
+import os
 import re
 
 import pydicom
 import pytest
 import requests
+from pydicom.filebase import DicomBytesIO
 from pynetdicom import AE
 from pynetdicom.sop_class import CTImageStorage
 
 from ingest_perf.generate_series import write_series
+from ingest_perf.hostile_senders import c_store_raw_aets
 from ingest_perf.orthanc_process import BOTH_ORTHANCS
 from ingest_perf.stats_checks import wait_for
 
@@ -138,6 +143,91 @@ def test_no_patient_data_in_any_answer_or_log(orthanc_factory, plugin_path, tmp_
     # Orthanc's own lines are Orthanc's business, but at these verbosities they hold none either:
     # a plugin that logged through Orthanc without "IngestPerf" in the line would show here.
     assert not leaks(log.encode(), forms), [line for line in log.splitlines() if leaks(line.encode(), forms)][:5]
+
+
+# What a hostile or broken sender puts in the fields the plugin reads labels from (issue 21): a
+# patient ID as the SOP class, a birth date and a name as the meta header's transfer syntax, a name
+# as the SOP class of a C-STORE (Orthanc's UnknownSopClassAccepted), patient data as study and
+# series UIDs and in private tags, Latin-1 AE titles.
+HOSTILE_SOP_CLASS, HOSTILE_SYNTAX, HOSTILE_CSTORE_SOP_CLASS = "PIDXQLEAK7", "19450508.LEAKY", "LEAKY.LUCILLE"
+HOSTILE_STUDY_UID, HOSTILE_SERIES_UID = "QXPID48213.19370412", "QXDOEVAN.QXACC90517"
+LATIN1_CALLING, LATIN1_CALLED = b"CT_SALLE_\xc9", b"PACS_H\xd4PITAL"
+HOSTILE_FORMS = ["PIDXQLEAK7", "19450508", "LEAKY", "LUCILLE", "QXPID48213", "QXDOEVAN", "QXACC90517"]
+
+
+def hostile_instances(folder):
+    """[(name, pydicom dataset)]: each a new instance of the patient, with one hostile field more."""
+    base = write_series(os.path.join(folder, "base"), 4, seed=47, rows=16, columns=16, **PATIENT)
+    made = []
+    for index, name in enumerate(("sop class", "transfer syntax", "malformed UIDs", "C-STORE sop class")):
+        ds = pydicom.dcmread(base[index])
+        ds.add_new(0x00090010, "LO", PATIENT["institution"])  # a private creator, and its element
+        ds.add_new(0x00091001, "LO", "%s %s" % (PATIENT["patient_id"], PATIENT["patient"]))
+        if name == "sop class":
+            ds.SOPClassUID = ds.file_meta.MediaStorageSOPClassUID = HOSTILE_SOP_CLASS
+        elif name == "transfer syntax":
+            ds.file_meta.TransferSyntaxUID = HOSTILE_SYNTAX
+        elif name == "malformed UIDs":
+            ds.StudyInstanceUID, ds.SeriesInstanceUID = HOSTILE_STUDY_UID, HOSTILE_SERIES_UID
+        else:
+            ds.SOPClassUID = ds.file_meta.MediaStorageSOPClassUID = HOSTILE_CSTORE_SOP_CLASS
+        made.append((name, ds))
+    return made
+
+
+def part10_bytes(ds, sop_instance_uid):
+    """The dataset as a Part 10 file, explicit little endian whatever its meta header says."""
+    ds = copy.deepcopy(ds)
+    ds.SOPInstanceUID = ds.file_meta.MediaStorageSOPInstanceUID = sop_instance_uid
+    ds.is_little_endian, ds.is_implicit_VR = True, False
+    buffer = DicomBytesIO()
+    pydicom.dcmwrite(buffer, ds, write_like_original=False)
+    return buffer.getvalue()
+
+
+def test_patient_data_in_every_field_the_plugin_reads_reaches_no_answer(orthanc_factory, plugin_path, tmp_path):
+    orthanc = orthanc_factory(extra_config={"Plugins": [plugin_path, DICOMWEB_PLUGIN], "UnknownSopClassAccepted": True,
+                                            "DicomWeb": {"Enable": True, "Root": "/dicom-web/"}})
+    instances = dict(hostile_instances(str(tmp_path)))
+    http = [part10_bytes(instances[name], "1.2.826.0.1.3680043.10.1429.47.1.%d" % k)
+            for k, name in enumerate(("sop class", "transfer syntax", "malformed UIDs"))]
+    for body in http:
+        answer = orthanc.session.post(orthanc.url + "/instances", data=body, timeout=60)
+        assert answer.status_code == 200, answer.text
+    stow = tmp_path / "stow"
+    stow.mkdir()
+    for k, name in enumerate(("sop class", "malformed UIDs")):
+        (stow / ("%d.dcm" % k)).write_bytes(part10_bytes(instances[name], "1.2.826.0.1.3680043.10.1429.47.2.%d" % k))
+    answer = orthanc.stow_rs(sorted(str(p) for p in stow.iterdir()))
+    assert answer.status_code == 200, answer.text[:500]
+    cstore = instances["C-STORE sop class"]
+    cstore.SOPInstanceUID = "1.2.826.0.1.3680043.10.1429.47.3.1"
+    assert c_store_raw_aets(orthanc.dicom_port, [cstore], LATIN1_CALLING, LATIN1_CALLED) == [0]
+    stats = wait_for(orthanc, lambda s: s["transports"]["all"]["instances"]["stored"] == 6)
+    assert [stats["transports"][t]["instances"]["stored"] for t in ("rest", "plugin", "dicom")] == [3, 2, 1]
+
+    # The control: Orthanc holds every hostile value, so a search that finds none means something.
+    stored_files = b"".join(orthanc.get("/instances/%s/file" % i).content for i in orthanc.get("/instances").json())
+    for value in (HOSTILE_SOP_CLASS, HOSTILE_CSTORE_SOP_CLASS, HOSTILE_SYNTAX, HOSTILE_STUDY_UID, HOSTILE_SERIES_UID):
+        assert value.encode() in stored_files, value
+
+    # The plugin counted them under stand-ins, and shows the AETs escaped.
+    labels = stats["labels"]
+    assert set(labels["sopClass"]["values"]) == {"1.2.840.10008.5.1.4.1.1.2", "(not a UID)"}
+    assert set(labels["receivedSyntax"]["values"]) == {"1.2.840.10008.1.2.1", "(not a UID)"}
+    assert labels["sopClass"]["withheld"] >= 3 and labels["receivedSyntax"]["withheld"] >= 1
+    assert labels["remoteAet"]["values"] == ["CT_SALLE_\\xC9"]
+    assert labels["calledAet"]["values"] == ["PACS_H\\xD4PITAL"]
+
+    forms = patient_forms() + HOSTILE_FORMS
+    answers = every_perf_answer(orthanc)
+    found = {request: leaks(body, forms) for request, body in answers}
+    assert not {request: f for request, f in found.items() if f}
+    for request, body in answers:
+        assert all(byte < 0x80 for byte in body), request  # the AETs' Latin-1 bytes included
+        if request.startswith("GET /perf/") and "/perf/metrics" not in request and body:  # 405s have none
+            json.loads(body)  # every JSON answer parses
+    assert not leaks("\n".join(plugin_log_lines(orthanc.log_text())).encode(), forms)
 
 
 def fnv1a_64(text):

@@ -227,11 +227,29 @@ def test_one_line_says_whether_dicom_tcp_nodelay_is_in_effect(document):
 def test_render_nothing_recorded(document):
     for name in document["transports"]:
         document["transports"][name] = transport()
-    document["enabled"] = False
     text = perf_report.render(document, width=100)
-    assert "TIMING IS DISABLED" in text
     assert "No instance recorded since 2026-11-22T00:09:05.123Z" in text
     assert "phase" not in text
+    # Disabled: said first, and not as "nothing recorded" (an older answer has "enabled" only).
+    for state in ({"enabled": False}, {"state": "disabled", "reason": "IngestPerf.Enable is false"}):
+        text = perf_report.render(dict(document, **state), width=100)
+        assert text.splitlines()[1] == "THE PLUGIN IS DISABLED (IngestPerf.Enable is false): nothing is measured"
+        assert "No instance" not in text
+    text = perf_report.render(dict(document, state="inert", reason="invalid configuration: IngestPerf.MaxThreads: "
+                                   "expected an integer from 1 to 65536, got 0"), width=200)
+    assert text.splitlines()[1] == ("THE PLUGIN IS INERT, nothing is measured and Orthanc runs without it: invalid "
+                                    "configuration: IngestPerf.MaxThreads: expected an integer from 1 to 65536, got 0")
+
+
+def test_render_an_idle_window_says_what_was_stored_before_it(document):
+    for name in document["transports"]:
+        document["transports"][name] = transport()
+    document["window"] = {"name": "5m", "seconds": 300.0}
+    document["sinceReset"] = {"since": "2026-11-22T00:09:05.123Z", "stored": 500,
+                              "firstStored": "2026-11-22T00:10:00.000Z", "lastStored": "2026-11-22T00:20:00.000Z"}
+    text = perf_report.render(document, width=200)
+    assert ("No instance in the last 5m; 500 stored since 2026-11-22T00:09:05.123Z, the last at "
+            "2026-11-22T00:20:00.000Z.") in text
 
 
 def run_script(*args):

@@ -3,9 +3,13 @@ import math
 import subprocess
 import time
 
+import pydicom
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from ingest_perf.hostile_senders import c_store_raw_aets
 from ingest_perf.orthanc_process import BOTH_ORTHANCS
-from ingest_perf.prometheus_server import PROMTOOL_BINARY, parse_metrics
+from ingest_perf.prometheus_server import PROMTOOL_BINARY, PrometheusServer, parse_metrics
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 
@@ -118,3 +122,32 @@ def test_key_figures_in_orthancs_own_metrics(ingested):
                         window["throughput"]["instancesPerSecond"], rel_tol=0.3)
     assert values["orthanc_ingest_perf_dicom_instances_per_second_1m"] > 0
     assert values["orthanc_ingest_perf_job_instances_per_second_1m"] == 0
+
+
+def test_latin1_aets_keep_the_exposition_valid(orthanc_factory, series_factory, tmp_path):
+    """One C-STORE with Latin-1 calling and called AE titles (issue 21): the plugin shows them
+    escaped, so promtool, prometheus_client's parser and a real Prometheus accept the exposition."""
+    orthanc = orthanc_factory()
+    datasets = [pydicom.dcmread(path) for path in series_factory(2, 33, size=16)]
+    assert c_store_raw_aets(orthanc.dicom_port, datasets, b"CT_SALLE_\xc9", b"PACS_H\xd4PITAL") == [0, 0]
+    answer = orthanc.get("/perf/metrics")
+    assert answer.status_code == 200
+    assert all(byte < 0x80 for byte in answer.content)
+    text = answer.content.decode("utf-8")
+    labels = {(sample.labels.get("remote_aet"), sample.labels.get("called_aet"))
+              for family in text_string_to_metric_families(text) for sample in family.samples
+              if "remote_aet" in sample.labels}
+    assert ("CT_SALLE_\\xC9", "PACS_H\\xD4PITAL") in labels, labels
+    check = subprocess.run([PROMTOOL_BINARY, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, check.stdout + check.stderr
+    stats = orthanc.stats()
+    assert stats["labels"]["remoteAet"]["values"] == ["CT_SALLE_\\xC9"]
+
+    (tmp_path / "prometheus").mkdir()
+    prometheus = PrometheusServer(str(tmp_path / "prometheus"), ["127.0.0.1:%d" % orthanc.http_port])
+    try:
+        stored = 'sum(orthanc_ingest_stream_instances_total{outcome="stored",remote_aet="CT_SALLE_\\\\xC9"})'
+        prometheus.wait_for(lambda: prometheus.scalar(stored) == 2, "the Latin-1 AET's instances scraped")
+        assert prometheus.scalar('count(up == 1)') == 1
+    finally:
+        prometheus.stop()

@@ -367,3 +367,34 @@ def test_orthanc_explorer_opens_the_page(ingested, browser):
         assert not console_errors(browser)
     finally:
         browser.execute_cdp_cmd("Network.setExtraHTTPHeaders", {"headers": {}})
+
+
+@pytest.mark.parametrize("section, state, text", [
+    ({"Enable": False}, "disabled", "The plugin is disabled: IngestPerf.Enable is false. It measures nothing"),
+    ({"MaxThreads": 0}, "inert", "The plugin is inert: invalid configuration: IngestPerf.MaxThreads: expected an "
+                                 "integer from 1 to 65536, got 0. It measures nothing and Orthanc runs without it"),
+])
+def test_a_plugin_that_measures_nothing_says_so_at_the_top(orthanc_factory, browser, series, section, state, text):
+    orthanc = orthanc_factory(ingest_perf=section)
+    orthanc.http_upload(series[:3])
+    open_page(browser, orthanc)
+    banner = browser.find_element("id", "plugin-state")
+    assert banner.is_displayed() and banner.text.startswith(text), banner.text
+    # Above everything else the page shows, the diagnosis first.
+    assert banner.location["y"] < browser.find_element("id", "diagnosis").location["y"]
+    verdict = browser.find_element("id", "verdict").text
+    assert verdict.startswith("The plugin is %s" % state) and "no instance" not in verdict.lower(), verdict
+    assert not console_errors(browser)
+
+
+def test_calling_aets_beyond_the_label_values_are_one_row_on_the_page(orthanc_factory, browser, series):
+    orthanc = orthanc_factory(ingest_perf={"MaxLabelValues": 2})
+    for aet in ("CT_1", "CT_2", "CT_3", "CT_4", "CT_5"):
+        orthanc.storescu(series[:1], calling_aet=aet)
+    wait_for(orthanc, lambda s: stored(s, "dicom") == 5)
+    open_page(browser, orthanc)
+    assert browser.find_element("id", "plugin-state").is_displayed() is False
+    names = [row.text for row in browser.find_elements("css selector", "#associations-table tbody th")]
+    assert len(names) == len(set(names)) == 3, names
+    assert "(other) (3 AETs)" in names, names
+    assert not console_errors(browser)

@@ -2,10 +2,10 @@
 """Run Orthanc's own integration suite (orthanc-tests) with and without the ingest-perf plugin,
 in each mode of the plugin, and report every test whose outcome differs.
 
-    compare-orthanc-suite.py --suite ~/orthanc-tests --plugin build/libOrthancIngestPerf.so \\
-        --python ~/orthanc-tests-py2/bin/python [--orthanc /usr/sbin/Orthanc] \\
-        [--modes default,timed-storage,rest-answers,transcoding] \\
-        [--tests ingest | --tests 'test_store*,test_metadata*'] [--json result.json]
+    compare-orthanc-suite.py --suite ORTHANC_TESTS_CHECKOUT --plugin build/libOrthancIngestPerf.so \\
+        --python PY2ENV/bin/python [--orthanc /usr/sbin/Orthanc] [--modes default,timed-storage] \\
+        [--tests ingest | --tests 'test_store*,test_metadata*'] [--work-dir DIR] [--json result.json]
+    compare-orthanc-suite.py --summary build/orthanc-suite
 
 --suite is a checkout of orthanc-tests at the tag of the running Orthanc (Orthanc-1.10.1 for
 Debian 12's Orthanc, Orthanc-1.12.7 for Debian 13's); nothing in it is changed. --orthanc is the
@@ -13,28 +13,12 @@ Orthanc under test and its peer: Debian 12's by default, Resources/debian13-orth
 Debian 13's in the root of Resources/make-debian13-root.sh (the folders of the plugin and of the
 suite are then made visible in the root through $INGEST_PERF_BIND). For every mode the Orthanc under test is started
 twice from the suite's own generated configuration, without the plugin and then with it; the two
-configurations differ only in "Plugins". The modes:
-
-    default                "IngestPerf": {}
-    timed-storage          "IngestPerf": {"TimedStorage": true}. The suite's configuration carries
-                           PostgreSQL/MySQL/Odbc sections with "EnableStorage": true (inert without
-                           those plugins, but TimedStorage then refuses to start), so the mode sets
-                           them to false on both sides, and checks GET /perf/stats "storage.timed"
-                           before and after the suite: the run fails (exit 2) when it is not true.
-    rest-answers           "IngestPerf": {"TimeRestAnswers": true}
-    transcoding            "IngestTranscoding": "1.2.840.10008.1.2.4.70" on both sides
-    transcode-timing       (not run by default) transcoding with "IngestPerf": {"TranscodeTiming":
-                           "FallThrough"}, the opt-in whose registered transcoder changes how Orthanc
-                           decodes frames its built-in decoder cannot read (docs/reliability.md)
-    timed-storage-nocache  (not run by default) timed-storage with "MaximumStorageCacheSize": 0 on
-                           both sides: Orthanc's storage cache serves nearly every read of the suite,
-                           so only this mode sends the suite's reads through the plugin's storage.
-    tcp-nodelay            (not run by default) "IngestPerf": {"DicomTcpNoDelay": true}: the Orthanc with
-                           the plugin runs its DICOM associations (received and opened: C-STORE,
-                           C-MOVE, C-GET, echo, storage commitment) without Nagle's algorithm, the
-                           other one with it; checks GET /perf/stats "dicomTcpNoDelay" before and
-                           after the suite (in effect, set by the option: run it without
-                           TCP_NODELAY in the environment).
+configurations differ only in "Plugins" and in the mode's extra configuration. The modes are
+listed at the end of --help (their one description: ingest_perf/orthanc_suite.py, shown the same in
+docs/reliability.md). A test differs when its outcome differs, or when it fails on both sides with
+a different error line (the exception's first line, with addresses, IDs, UIDs and temporary paths
+masked). The result of a run goes to WORK_DIR/result.json; --summary RESULTS prints the latest
+result of every Orthanc version, test selection and mode kept under RESULTS.
 
 Tests/Run.py starts the second Orthanc the suite needs (its peer, AET ORTHANCTEST) itself; the tool
 keeps the peer's log. Outcomes are recorded per test by a small runner that replaces unittest.main
@@ -54,13 +38,11 @@ run), /tmp/DICOMDIR and /tmp/GETSCU in some tests. DCMTK is called as /usr/local
 that exists, else through PATH: the suite runs with PATH=/usr/bin:/bin:/usr/sbin:/sbin, and a
 script (pip's pynetdicom) in /usr/local/bin is refused.
 
-Needs, for the 1.10.1-era suite (Python 2 only): Python 2.7 with httplib2, Pillow and numpy, e.g.
-    python2 -m pip install --target /tmp/virtualenv-py2 'virtualenv<20.22'
-    PYTHONPATH=/tmp/virtualenv-py2 python2 -m virtualenv ~/orthanc-tests-py2
-    ~/orthanc-tests-py2/bin/pip install httplib2==0.22.0 Pillow==6.2.2 numpy==1.16.6
-for the 1.12.7 suite (Python 3): httplib2, Pillow, numpy and pydicom in a Python 3 venv; and
-Debian's dcmtk, dicom3tools and libgdcm-tools (tests call storescu, findscu, movescu, getscu,
-dcm2xml, dciodvfy, dcentvfy, gdcmconv).
+Needs Python 2.7 with httplib2, Pillow, numpy and pydicom 1.4.1 (the last pydicom for Python 2),
+for the suites of both tags: their tests are Python 2 code (str/bytes, iterkeys, map and filter as
+lists); Resources/run-orthanc-suite.sh makes that interpreter. And Debian's dcmtk, dicom3tools and
+libgdcm-tools, on the host and in the Debian 13 root (tests call storescu, findscu, movescu, getscu,
+dcm2xml, dciodvfy, dcentvfy, gdcmconv, and make Orthanc call gdcmconv and dcmodify from Lua).
 
 Exit code: 0 no reproduced difference, 1 a test differs, 2 the comparison could not be made
 (plugin not loaded, timed storage not started, Orthanc did not start, ports busy...).
@@ -83,23 +65,13 @@ import time
 import urllib.error
 import urllib.request
 
-MODES = {
-    "default": {"IngestPerf": {}},
-    "timed-storage": {"IngestPerf": {"TimedStorage": True}},
-    "rest-answers": {"IngestPerf": {"TimeRestAnswers": True}},
-    "transcoding": {"IngestPerf": {}, "IngestTranscoding": "1.2.840.10008.1.2.4.70"},
-    # Not in the default list: the opt-in that registers a transcoder, which makes Orthanc also try
-    # transcoding frames its built-in decoder cannot read (docs/reliability.md: a known difference).
-    "transcode-timing": {"IngestPerf": {"TranscodeTiming": "FallThrough"},
-                         "IngestTranscoding": "1.2.840.10008.1.2.4.70"},
-    # Not in the default list: Orthanc's storage cache serves the suite's reads, so with the cache
-    # off the plugin's read path is exercised too.
-    "timed-storage-nocache": {"IngestPerf": {"TimedStorage": True}, "MaximumStorageCacheSize": 0},
-    # The remedy for the C-STORE answer stall changes the sockets of every DICOM association of the
-    # Orthanc with the plugin: in the default list, as the opt-in the diagnosis recommends most.
-    "tcp-nodelay": {"IngestPerf": {"DicomTcpNoDelay": True}},
-}
-DEFAULT_MODES = ["default", "timed-storage", "rest-answers", "transcoding", "tcp-nodelay"]
+# Python puts only this script's folder on sys.path; the package is at the repository root.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from ingest_perf.orthanc_suite import (DEFAULT_MODES, MODES, compare, differs, mode_configuration,  # noqa: E402
+                                       modes_text, new_run_folder, outcome, short_message, summarise,
+                                       summary_table)
+
 DB_STORAGE_SECTIONS = ("PostgreSQL", "MySQL", "Odbc")
 # The tests that exercise ingest, its metadata and what is stored: every upload path (REST, ZIP,
 # C-STORE in and out, peers, WebDAV, Lua, modification and anonymization that store new instances),
@@ -117,7 +89,6 @@ PEER_TMP_PATHS = ["/tmp/OrthancStorage", "/tmp/IntegrationTestsConfiguration.jso
 SUITE_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
 USER, PASSWORD = "alice", "orthanctest"
 LOCK_FILE = "/tmp/compare-orthanc-suite.lock"
-FAILING = ("failed", "error", "aborted", "not-run")
 
 # Runs inside the suite's interpreter (Python 2.7 or 3): replaces unittest.main, which Run.py
 # calls after starting its peer Orthanc, by a runner that keeps the selected tests and writes one
@@ -341,28 +312,6 @@ def tail(path, lines=30):
         return ""
 
 
-def short_message(trace):
-    """'Tests.py:LINE  Exception: message' from a formatted traceback."""
-    if not trace:
-        return ""
-    lines = trace.rstrip("\n").split("\n")
-    frames = [i for i, l in enumerate(lines) if l.startswith("  File ")]
-    if not frames:
-        return " ".join(l.strip() for l in lines[-3:])
-    i = frames[-1]
-    where = ""
-    for j in reversed(frames):  # the innermost frame in the suite's own Tests.py, if any
-        m = re.match(r'  File "([^"]*)", line (\d+), in (\S+)', lines[j])
-        if m and os.path.basename(m.group(1)) == "Tests.py":
-            where = "Tests.py:%s " % m.group(2)
-            break
-    start = i + 2 if i + 1 < len(lines) and lines[i + 1].startswith("    ") else i + 1
-    message = " ".join(l.strip() for l in lines[start:] if l.strip())
-    if len(message) > 400:
-        message = message[:400] + "..."
-    return where + message
-
-
 class Tools:
     def __init__(self, args):
         self.args = args
@@ -395,8 +344,8 @@ class Tools:
         config["StorageDirectory"] = storage
         config["IndexDirectory"] = storage
         config["Plugins"] = [os.path.abspath(self.args.plugin)] if with_plugin else []
-        for key, value in MODES[mode].items():
-            config[key] = json.loads(json.dumps(value))
+        for key, value in mode_configuration(mode).items():
+            config[key] = value
         notes = []
         if mode.startswith("timed-storage") and not self.args.keep_db_storage_sections:
             for section in DB_STORAGE_SECTIONS:
@@ -492,13 +441,13 @@ class Tools:
                                % (mode, status, when))
         problems = []
         if not stats.get("enabled", False):
-            problems.append("the plugin is not enabled: %s" % stats.get("notStarted", "?"))
+            problems.append("the plugin is not enabled: %s" % (stats.get("reason") or stats.get("notStarted", "?")))
         storage = stats.get("storage") or {}
         if mode.startswith("timed-storage") and storage.get("timed") is not True:
             problems.append("TimedStorage did not start: storage.timed is %s, storage.reason: %s"
                             % (json.dumps(storage.get("timed")), storage.get("reason", "?")))
         if mode in ("transcoding", "transcode-timing") and (stats.get("orthancOptions") or {}).get("IngestTranscoding") != \
-                MODES["transcoding"]["IngestTranscoding"]:
+                mode_configuration("transcoding")["IngestTranscoding"]:
             problems.append("the plugin does not see IngestTranscoding")
         no_delay = stats.get("dicomTcpNoDelay") or {}
         if mode == "tcp-nodelay" and (no_delay.get("inEffect"), no_delay.get("source")) != (
@@ -531,10 +480,10 @@ def parse_results(path, timed_out, log_path, exit_code):
                     previous = outcomes.get(name)
                     # Keep the worst outcome when a test reports twice (tearDown error after a pass).
                     if previous is None or previous["outcome"] in ("passed", "skipped"):
-                        outcomes[name] = {"outcome": record["outcome"], "seconds": record.get("seconds"),
-                                          "message": short_message(record.get("traceback")) or
-                                          (record.get("reason") or ""),
-                                          "traceback": record.get("traceback")}
+                        outcomes[name] = outcome({"outcome": record["outcome"], "seconds": record.get("seconds"),
+                                                  "message": short_message(record.get("traceback")) or
+                                                  (record.get("reason") or ""),
+                                                  "traceback": record.get("traceback")}, record.get("traceback"))
                     running = None
                 elif event == "finished":
                     finished = True
@@ -551,10 +500,10 @@ def parse_results(path, timed_out, log_path, exit_code):
     why = "timed out" if timed_out else "the suite process ended (exit code %s) before finishing" % exit_code
     if running is not None and running not in outcomes:
         outcomes[running] = {"outcome": "aborted", "seconds": None, "message": "running when " + why,
-                             "traceback": None}
+                             "traceback": None, "error": "running when " + why}
     for name in selected:
         if name not in outcomes:
-            outcomes[name] = {"outcome": "not-run", "seconds": None, "message": why, "traceback": None}
+            outcomes[name] = {"outcome": "not-run", "seconds": None, "message": why, "traceback": None, "error": why}
     return {"selected": selected, "outcomes": outcomes, "finished": finished and not timed_out,
             "exitCode": exit_code, "timedOut": timed_out, "serversDown": down}
 
@@ -612,6 +561,8 @@ def run_side(tools, base, mode, with_plugin, folder, tests):
         side.update(result)
     finally:
         tools.stop(process)
+    # The stored instances are not a result (the logs and outcomes are): kept runs stay small.
+    shutil.rmtree(storage, ignore_errors=True)
     side["seconds"] = round(time.monotonic() - started, 1)
     return side
 
@@ -655,39 +606,6 @@ def run_side_retrying(tools, base, mode, with_plugin, folder, tests):
                        % (mode, len(attempts), "; ".join(a["failure"] for a in attempts)))
 
 
-def compare(without, with_):
-    names = list(without["selected"])
-    names += [n for n in with_["selected"] if n not in names]
-    rows = []
-    for name in sorted(names):
-        a = without["outcomes"].get(name, {"outcome": "not-run", "message": "not selected"})
-        b = with_["outcomes"].get(name, {"outcome": "not-run", "message": "not selected"})
-        rows.append((name, a, b))
-    return rows
-
-
-def summarise(rows):
-    summary = {"run": 0, "passedInBoth": 0, "failingInBoth": 0, "skippedInBoth": 0,
-               "passedWithout": 0, "passedWith": 0, "differing": 0}
-    differing, failing_both = [], []
-    for name, a, b in rows:
-        if a["outcome"] not in ("not-run",) or b["outcome"] not in ("not-run",):
-            summary["run"] += 1
-        summary["passedWithout"] += a["outcome"] == "passed"
-        summary["passedWith"] += b["outcome"] == "passed"
-        if a["outcome"] != b["outcome"]:
-            differing.append(name)
-        elif a["outcome"] == "passed":
-            summary["passedInBoth"] += 1
-        elif a["outcome"] == "skipped":
-            summary["skippedInBoth"] += 1
-        elif a["outcome"] in FAILING:
-            summary["failingInBoth"] += 1
-            failing_both.append(name)
-    summary["differing"] = len(differing)
-    return summary, differing, failing_both
-
-
 def method_names(names):
     return [n.split(".")[-1] for n in names]
 
@@ -696,7 +614,7 @@ def run_mode(tools, base, mode, tests):
     log("\n=== mode %s" % mode)
     started = time.monotonic()
     folder = os.path.join(tools.work, mode)
-    record = {"extra": MODES[mode]}
+    record = {"extra": mode_configuration(mode)}
     sides = {}
     for label, with_plugin in (("without", False), ("with", True)):
         log("  %s the plugin: running the suite..." % label)
@@ -737,16 +655,18 @@ def run_mode(tools, base, mode, tests):
                                     method_names(differing))
         still = []
         for name in differing:
-            a = again["without"]["outcomes"].get(name, {"outcome": "not-run"})
-            b = again["with"]["outcomes"].get(name, {"outcome": "not-run"})
+            a = again["without"]["outcomes"].get(name, {"outcome": "not-run", "error": "not run"})
+            b = again["with"]["outcomes"].get(name, {"outcome": "not-run", "error": "not run"})
             details[name].setdefault("rechecks", []).append({"without": a, "with": b})
-            if a["outcome"] != b["outcome"]:
+            if differs(a, b):
                 still.append(name)
         rechecks.append({"tests": differing, "stillDiffering": still})
         differing = still
     flaky = [n for n in details if "rechecks" in details[n] and n not in differing]
 
     summary["differing"] = len(differing)
+    summary["failingDifferently"] = sum(differs(details[n]["without"], details[n]["with"]) == "error line"
+                                        for n in differing)
     summary["flaky"] = len(flaky)
     record.update({
         "seconds": round(time.monotonic() - started, 1),
@@ -756,12 +676,15 @@ def run_mode(tools, base, mode, tests):
         "failingInBoth": [{"test": n, "without": details[n]["without"]["message"],
                            "with": details[n]["with"]["message"]} for n in failing_both],
         "sides": {k: {x: y for x, y in v.items() if x != "outcomes"} for k, v in sides.items()},
-        "outcomes": {n: {"without": details[n]["without"]["outcome"], "with": details[n]["with"]["outcome"]}
-                     for n in details},
+        "outcomes": {n: {side: {k: details[n][side].get(k) for k in ("outcome", "error")}
+                         for side in ("without", "with")} for n in details},
     })
-    log("  %s: %d run, %d passed in both, %d failing in both, %d skipped in both, %d differ%s (%.0f s)"
-        % (mode, summary["run"], summary["passedInBoth"], summary["failingInBoth"], summary["skippedInBoth"],
-           summary["differing"], ", %d flaky" % summary["flaky"] if flaky else "", record["seconds"]))
+    log("  %s: %d run, %d judging the plugin, %d passed in both, %d failing in both, %d skipped in both, "
+        "%d differ%s%s (%.0f s)"
+        % (mode, summary["run"], summary["judging"], summary["passedInBoth"], summary["failingInBoth"],
+           summary["skippedInBoth"], summary["differing"],
+           " (%d failing differently)" % summary["failingDifferently"] if summary["failingDifferently"] else "",
+           ", %d flaky" % summary["flaky"] if flaky else "", record["seconds"]))
     for name in differing:
         show_difference(name, details[name])
     for name in flaky:
@@ -776,6 +699,8 @@ def show_difference(name, detail, indent="    "):
         entry = detail[label]
         message = entry.get("message") or ""
         log("%s  %-7s plugin: %-8s %s" % (indent, label, entry["outcome"], message))
+        if entry.get("error"):
+            log("%s  %-7s         error line: %s" % (indent, "", entry["error"]))
 
 
 def suite_imports(suite, candidates):
@@ -802,8 +727,8 @@ def preflight(args):
     probe = subprocess.run([args.python, "-c", "import sys, %s; print(sys.version.split()[0])" % ", ".join(modules)],
                            env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if probe.returncode != 0:
-        raise CompareError("%s cannot import what the suite needs (%s; the 1.10.1-era suite is Python 2.7, the "
-                           "1.12.7 suite Python 3):\n%s" % (args.python, ", ".join(modules), probe.stdout.strip()))
+        raise CompareError("%s cannot import what the suite needs (%s; both tags are Python 2.7 code, with "
+                           "pydicom 1.4.1):\n%s" % (args.python, ", ".join(modules), probe.stdout.strip()))
     python_version = probe.stdout.strip()
     missing = [t for t in ("storescu", "findscu", "movescu", "getscu", "dcm2xml", "dciodvfy", "dcentvfy", "gdcmconv")
                if shutil.which(t, path=SUITE_PATH) is None]
@@ -826,12 +751,16 @@ def main():
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="--tests ingest selects the tests most relevant to ingest:\n  " + INGEST_TESTS.replace(",", " "))
-    parser.add_argument("--suite", required=True, help="checkout of orthanc-tests at the tag of the running Orthanc")
-    parser.add_argument("--plugin", required=True, help="libOrthancIngestPerf.so to test")
-    parser.add_argument("--python", "--python2", dest="python", required=True,
-                        help="interpreter that runs the suite: Python 2.7 with httplib2, Pillow, numpy for the "
-                             "1.10.1-era suite; Python 3 with pydicom too for the 1.12.7 suite")
+        epilog=modes_text() + "\n\n--tests ingest selects the tests most relevant to ingest:\n  "
+        + INGEST_TESTS.replace(",", " "))
+    parser.add_argument("--suite", help="checkout of orthanc-tests at the tag of the running Orthanc (required)")
+    parser.add_argument("--plugin", help="libOrthancIngestPerf.so to test (required)")
+    parser.add_argument("--python", "--python2", dest="python",
+                        help="interpreter that runs the suite (required): Python 2.7 with httplib2, Pillow, numpy "
+                             "and pydicom 1.4.1, for the suites of Orthanc 1.10.1 and 1.12.7 alike")
+    parser.add_argument("--summary", metavar="RESULTS",
+                        help="print the latest result of every Orthanc version, test selection and mode kept "
+                             "under RESULTS (e.g. build/orthanc-suite) as a markdown table, run nothing")
     parser.add_argument("--modes", default=",".join(DEFAULT_MODES), help="comma-separated, among %s" % ", ".join(MODES))
     parser.add_argument("--orthanc", default="/usr/sbin/Orthanc", help="Orthanc executable (under test and peer)")
     parser.add_argument("--tests", default="",
@@ -847,9 +776,18 @@ def main():
                         help="run a side again when the peer Orthanc (or the Orthanc without the plugin) went away "
                              "during the suite (default 1)")
     parser.add_argument("--run-timeout", type=int, default=1200, help="seconds for one run of the suite")
-    parser.add_argument("--work-dir", help="logs and configurations (default: a new folder in /tmp)")
+    parser.add_argument("--results", metavar="RESULTS",
+                        help="keep this run's logs and result in a new folder RESULTS/<Orthanc version>/<start "
+                             "time>/, beside the earlier runs (see --summary)")
+    parser.add_argument("--work-dir", help="logs and configurations (default: a new folder under --results, or in /tmp)")
     parser.add_argument("--json", help="result file (default: WORK_DIR/result.json)")
     args = parser.parse_args()
+    if args.summary:
+        print(summary_table(args.summary))
+        return 0
+    for option in ("suite", "plugin", "python"):
+        if not getattr(args, option):
+            parser.error("--%s is required" % option)
 
     args.suite = os.path.abspath(args.suite)
     args.plugin = os.path.abspath(args.plugin)
@@ -862,6 +800,11 @@ def main():
     tests = []
     for pattern in (p.strip() for p in args.tests.split(",")):
         tests += INGEST_TESTS.split(",") if pattern == "ingest" else [pattern] if pattern else []
+    started_at = time.strftime("%Y-%m-%dT%H:%M:%S")
+    if args.results and not args.work_dir:
+        orthanc_version = subprocess.run([args.orthanc, "--version"], stdout=subprocess.PIPE, text=True,
+                                         env=clean_env()).stdout.split("\n")[0].split()[-1:] or ["unknown"]
+        args.work_dir = new_run_folder(args.results, orthanc_version[0], started_at)
     args.work_dir = os.path.abspath(args.work_dir or tempfile.mkdtemp(prefix="compare-orthanc-suite-"))
     os.makedirs(args.work_dir, exist_ok=True)
     json_path = os.path.abspath(args.json or os.path.join(args.work_dir, "result.json"))
@@ -878,8 +821,8 @@ def main():
               "fixed, runs must be sequential" % LOCK_FILE, file=sys.stderr)
         return 2
 
-    result = {"suite": args.suite, "plugin": args.plugin, "orthanc": args.orthanc, "python": args.python,
-              "tests": tests or "all", "workDir": args.work_dir, "modes": {}}
+    result = {"startedAt": started_at, "suite": args.suite, "plugin": args.plugin, "orthanc": args.orthanc, "python": args.python,
+              "tests": args.tests.strip() or "all", "workDir": args.work_dir, "modes": {}}
     exit_code = 0
     started = time.monotonic()
     try:
@@ -895,6 +838,8 @@ def main():
         for mode in modes:
             record = run_mode(tools, base, mode, tests)
             result["modes"][mode] = record
+            with open(json_path, "w") as f:  # each finished mode kept, should the run be stopped
+                json.dump(result, f, indent=1)
             if record["summary"]["differing"]:
                 exit_code = max(exit_code, 1)
     except CompareError as e:
@@ -910,11 +855,13 @@ def main():
         json.dump(result, f, indent=1)
 
     if result["modes"]:
-        log("\n%-22s %5s %7s %14s %8s %7s %6s" % ("mode", "run", "passed", "failingInBoth", "differ", "flaky", "sec"))
+        log("\n%-22s %5s %8s %7s %14s %8s %7s %6s" % ("mode", "run", "judging", "passed", "failingInBoth", "differ",
+                                                      "flaky", "sec"))
         for mode, record in result["modes"].items():
             s = record["summary"]
-            log("%-22s %5d %7d %14d %8d %7d %6.0f" % (mode, s["run"], s["passedInBoth"], s["failingInBoth"],
-                                                        s["differing"], s["flaky"], record["seconds"]))
+            log("%-22s %5d %8d %7d %14d %8d %7d %6.0f" % (mode, s["run"], s["judging"], s["passedInBoth"],
+                                                            s["failingInBoth"], s["differing"], s["flaky"],
+                                                            record["seconds"]))
     log("result: %s" % json_path)
     return exit_code
 

@@ -7,22 +7,33 @@
 #                                       (Resources/debian13-orthanc.sh, root of make-debian13-root.sh)
 #
 # ORTHANC_TESTS_DIR defaults to build-deps/orthanc-tests. The project does not ship the suite; get it
-# with, e.g. (docs/reliability.md):
-#   git clone https://github.com/orthanc-server/orthanc-tests build-deps/orthanc-tests/src
-#   git -C build-deps/orthanc-tests/src worktree add ../Orthanc-1.10.1 Orthanc-1.10.1
-#   git -C build-deps/orthanc-tests/src worktree add ../Orthanc-1.12.7 Orthanc-1.12.7
-# The interpreters the suite needs are made here, beside the checkouts: py2env (Python 2.7, which
-# Debian 12 does not ship: python2.7 on PATH or in pyenv, else the 1.10.1 comparison is refused)
-# and py3env. Arguments go to Resources/compare-orthanc-suite.py (e.g. --tests ingest, --modes ...).
-# Without any checkout, says so and exits 0. The plugin is $INGEST_PERF_PLUGIN or build/'s.
+# as docs/reliability.md says ("Getting the suite").
+# Both suites are Python 2 code: one interpreter runs them, py2env beside the checkouts, made here
+# on the first run (Python 2.7, which Debian 12 does not ship: python2.7 on PATH or in pyenv, else
+# the comparison is refused) with httplib2, Pillow, numpy and pydicom 1.4.1 (the last for Python 2).
+# Every run keeps its results in build/orthanc-suite/<version>/<start time>/ (a run removes no
+# earlier one); the end prints the latest result of each version and mode kept there.
+# Arguments go to Resources/compare-orthanc-suite.py (e.g. --tests ingest, --modes ...); --help
+# shows its options and the modes. Without any checkout, says so and exits 0. The plugin is
+# $INGEST_PERF_PLUGIN or build/'s. ORTHANC_VERSIONS="1.12.7" runs only that version's suite.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 dir="${ORTHANC_TESTS_DIR:-$repo/build-deps/orthanc-tests}"
 plugin="${INGEST_PERF_PLUGIN:-$repo/build/libOrthancIngestPerf.so}"
 results="$repo/build/orthanc-suite"
+compare=("$repo/.venv/bin/python" "$repo/Resources/compare-orthanc-suite.py")
+for argument in "$@"; do
+  case "$argument" in
+    -h | --help)
+      sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+      echo
+      exec "${compare[@]}" --help
+      ;;
+  esac
+done
 
 present=()
-for version in 1.10.1 1.12.7; do
+for version in ${ORTHANC_VERSIONS:-1.10.1 1.12.7}; do
   [ -f "$dir/Orthanc-$version/Tests/Run.py" ] && present+=("$version")
 done
 if [ "${#present[@]}" -eq 0 ]; then
@@ -41,44 +52,35 @@ python27() {
   return 1
 }
 
-# The interpreter for the suite of an Orthanc version, in the venv folder given: made once, then reused.
+# The interpreter of both suites, in the venv folder given: made once, then reused.
 interpreter() {
-  local env="$1" version="$2"
-  if [ "$version" = 1.10.1 ]; then
-    if ! "$env/bin/python" -c 'import httplib2, PIL, numpy' 2>/dev/null; then
-      local py2
-      py2="$(python27)" || { echo "no Python 2.7 (python2.7 on PATH or in pyenv): the 1.10.1 suite needs it" >&2; return 1; }
-      rm -rf "$env" "$dir/.virtualenv-py2"
-      "$py2" -m pip install -q --disable-pip-version-check --target "$dir/.virtualenv-py2" 'virtualenv<20.22' >&2
-      PYTHONPATH="$dir/.virtualenv-py2" "$py2" -m virtualenv -q "$env" >&2
-      "$env/bin/pip" install -q --disable-pip-version-check httplib2==0.22.0 Pillow==6.2.2 numpy==1.16.6 2>&1 |
-        grep -v DEPRECATION >&2 || true
-    fi
-  else
-    if ! "$env/bin/python" -c 'import httplib2, PIL, numpy, pydicom' 2>/dev/null; then
-      rm -rf "$env"
-      /usr/bin/python3 -m venv "$env"
-      "$env/bin/pip" install -q --disable-pip-version-check httplib2==0.32.1 pillow==13.0.0 numpy==2.4.6 \
-        pydicom==3.0.2 >&2
-    fi
+  local env="$1"
+  if ! "$env/bin/python" -c 'import httplib2, PIL, numpy, pydicom' 2>/dev/null; then
+    local py2
+    py2="$(python27)" || { echo "no Python 2.7 (python2.7 on PATH or in pyenv): the suite needs it" >&2; return 1; }
+    rm -rf "$env" "$dir/.virtualenv-py2"
+    "$py2" -m pip install -q --disable-pip-version-check --target "$dir/.virtualenv-py2" 'virtualenv<20.22' >&2
+    PYTHONPATH="$dir/.virtualenv-py2" "$py2" -m virtualenv -q "$env" >&2
+    "$env/bin/pip" install -q --disable-pip-version-check httplib2==0.22.0 Pillow==6.2.2 numpy==1.16.6 \
+      pydicom==1.4.1 2>&1 | grep -v DEPRECATION >&2 || true
   fi
   echo "$env/bin/python"
 }
 
 status=0
+python="$(interpreter "$dir/py2env")" || exit 2
 for version in "${present[@]}"; do
   if [ "$version" = 1.10.1 ]; then
-    env="$dir/py2env" orthanc=/usr/sbin/Orthanc
+    orthanc=/usr/sbin/Orthanc
   else
-    env="$dir/py3env" orthanc="$repo/Resources/debian13-orthanc.sh"
+    orthanc="$repo/Resources/debian13-orthanc.sh"
   fi
   echo "--- Orthanc $version: suite $dir/Orthanc-$version"
-  python="$(interpreter "$env" "$version")" || { status=2; continue; }
-  mkdir -p "$results"
-  rm -rf "$results/$version"
   code=0
-  "$repo/.venv/bin/python" "$repo/Resources/compare-orthanc-suite.py" --suite "$dir/Orthanc-$version" \
-    --plugin "$plugin" --python "$python" --orthanc "$orthanc" --work-dir "$results/$version" "$@" || code=$?
+  "${compare[@]}" --suite "$dir/Orthanc-$version" --plugin "$plugin" --python "$python" --orthanc "$orthanc" \
+    --results "$results" "$@" || code=$?
   [ "$code" -gt "$status" ] && status=$code
 done
+echo "--- latest result of each version, test selection and mode kept in $results:"
+"${compare[@]}" --summary "$results"
 exit "$status"

@@ -6,6 +6,7 @@ and the report tool share.
     generate_series     deterministic synthetic CT series
     stats_checks        invariants of a /perf/stats answer
     perf_report         a /perf/stats answer as a plain-text report (standard library only)
+    orthanc_suite       how Orthanc's own suite is judged with and without the plugin (standard library only)
     harness             the benchmark harness (Benchmarks/run_benchmarks.py)
 
 Imported as `from ingest_perf import orthanc_process` with the repository root on sys.path: pytest

@@ -146,6 +146,29 @@ def _tcp_nodelay_line(no_delay):
             "(IngestPerf.DicomTcpNoDelay: true removes Orthanc's side of it)")
 
 
+def plugin_state(stats):
+    """("running" | "disabled" | "inert", reason) of a /perf/stats or /perf/diagnosis answer; an answer
+    of an older plugin has "enabled" and "notStarted" instead."""
+    if stats.get("state"):
+        return stats["state"], stats.get("reason") or ""
+    if stats.get("notStarted"):
+        return "inert", stats["notStarted"]
+    if stats.get("enabled") is False:
+        return "disabled", "IngestPerf.Enable is false"
+    return "running", ""
+
+
+def nothing_recorded(stats, window=None, names=()):
+    """The line of an answer without any instance: an idle window says how many were stored before it."""
+    history = stats.get("sinceReset") or {}
+    since = history.get("since") or stats.get("since", "the last reset")
+    queried = " (transports queried: %s)" % ", ".join(names) if names else ""
+    if window and history.get("stored"):
+        return "No instance in the last %s; %d stored since %s, the last at %s." % (
+            window.get("name", "?"), history["stored"], since, history.get("lastStored", "?"))
+    return "No instance recorded since %s%s." % (since, queried)
+
+
 def render(stats, width=None, context=True):
     """The plain-text report of one GET /perf/stats answer (a parsed JSON document).
 
@@ -169,10 +192,13 @@ def render(stats, width=None, context=True):
     header = "%s %s on Orthanc %s | %s" % (
         stats.get("plugin", "ingest-perf"), stats.get("version", "?"), stats.get("orthancVersion", "?"), scope)
     out.append(header)
-    if stats.get("notStarted"):
-        out.extend(_wrap("THE PLUGIN DID NOT START, nothing is measured: " + stats["notStarted"], width, more=""))
-    elif stats.get("enabled") is False:
-        out.append("TIMING IS DISABLED (IngestPerf.Enable is false): nothing is measured")
+    state, reason = plugin_state(stats)
+    if state == "inert":
+        out.extend(_wrap("THE PLUGIN IS INERT, nothing is measured and Orthanc runs without it: " + reason, width,
+                         more=""))
+    elif state == "disabled":
+        out.extend(_wrap("THE PLUGIN IS DISABLED (%s): nothing is measured" % (reason or "IngestPerf.Enable is false"),
+                         width, more=""))
     for item in stats.get("notInEffect") or []:
         if item.get("option") != "IngestPerf":
             out.extend(_wrap("NOT IN EFFECT: %s: %s" % (item.get("option"), item.get("reason")), width, more="  "))
@@ -186,11 +212,9 @@ def render(stats, width=None, context=True):
     if "all" in active and len(single) == 1:
         # "all" would repeat the only active transport (without its per-transport reasons).
         active.remove("all")
-    if not active:
+    if not active and state == "running":
         out.append("")
-        out.append("No instance recorded since %s%s." % (
-            stats.get("since", "the last reset"),
-            "" if not transports else " (transports queried: %s)" % ", ".join(names)))
+        out.extend(_wrap(nothing_recorded(stats, window, names), width, more=""))
     for name in active:
         transport = transports[name] or {}
         out.append("")
@@ -240,9 +264,12 @@ def render(stats, width=None, context=True):
         for peer in peers:
             per = peer.get("instancesPerAssociation") or {}
             gap = peer.get("gap") or {}
+            name = peer.get("remoteAet", "?")
+            if (peer.get("distinctAets") or 1) > 1:  # the one "(other)" row: the AETs beyond MaxLabelValues
+                name += " (%d AETs)" % peer["distinctAets"]
             out.append("  %-16s %d finished, %d in progress (%d by connection, %d inferred), %s instances/association, "
                        "gap mean %s ms p99 %s ms" % (
-                peer.get("remoteAet", "?"), peer.get("finished", 0), peer.get("inProgress", 0),
+                name, peer.get("finished", 0), peer.get("inProgress", 0),
                 peer.get("byConnection", 0), peer.get("inferred", 0),
                 _number(per.get("mean"), 1), _number(gap.get("mean")), _number(gap.get("p99"))))
 
@@ -455,13 +482,16 @@ def render_diagnosis(answer, width=None):
             share = finding.get("shareOfCycle")
             cost = "%s ms per instance%s, %s" % (
                 _number(finding.get("costMsPerInstance"), 1),
-                "" if share is None else ", %d%% of its time" % round(100 * share), finding.get("cost"))
+                "" if share is None else ", %d%% of the cycle" % round(100 * share), finding.get("cost"))
         lines += _wrap("%d. [%s] %s (%s; confidence %s)" % (rank, finding.get("transport"), finding.get("verdict"),
                                                           cost, finding.get("confidence")), width, "  ", "   ")
         fix = finding.get("fix") or {}
         lines += _wrap("fix: " + _fix_text(fix), width, "     ", "  ")
         if fix.get("effect"):
             lines += _wrap("effect: " + fix["effect"], width, "     ", "  ")
+    # One base for every share, as the page says it.
+    lines += _wrap("Costs are means per instance; a share is of the cycle, the mean time of one instance "
+                   "(serverTotal, plus the gap before it for C-STORE).", width, "  ")
     return "\n".join(lines) + "\n\n"
 
 

@@ -37,14 +37,23 @@ namespace IngestPerf
   {
     // Copies a UID value up to its first NUL (the padding; a label is a C string, so nothing after
     // a NUL can be part of it), without trailing spaces; an empty result for an empty value.
+    // A value longer than any UID ends in "~" after its first kMaxUidLength - 1 characters, so that
+    // no cut of it passes for a UID (LabelExposure withholds it).
     void CopyUid(char* target, const unsigned char* value, uint64_t length)
     {
-      const size_t limit = static_cast<size_t>(length < kMaxUidLength ? length : kMaxUidLength);
+      const size_t limit = static_cast<size_t>(length < kMaxUidLength + 2 ? length : kMaxUidLength + 2);
       const void* nul = memchr(value, '\0', limit);
       size_t n = nul == nullptr ? limit : static_cast<size_t>(static_cast<const unsigned char*>(nul) - value);
       while (n > 0 && value[n - 1] == ' ')
       {
         n--;
+      }
+      if (n > kMaxUidLength)
+      {
+        memcpy(target, value, kMaxUidLength - 1);
+        target[kMaxUidLength - 1] = '~';
+        target[kMaxUidLength] = '\0';
+        return;
       }
       memcpy(target, value, n);
       target[n] = '\0';

@@ -6,6 +6,7 @@
 #include "Host/PluginStatus.h"
 
 #include "Host/Configuration.h"
+#include "Labels/LabelExposure.h"  // kUnknownLabel
 
 #include <string>
 
@@ -17,9 +18,6 @@ namespace IngestPerf
   // use of the callbacks (the whole plugin lifetime).
   // Why the transcoder is not registered although IngestTranscoding is configured.
   extern const char* const kTranscoderOffReason;
-
-  // The label value of an SDK call that failed (errors.sdkCallsFailed).
-  constexpr const char* kUnknownLabel = "(unknown)";
 
   HookRegistrations RegisterIngestHooks(const Configuration& configuration);
 

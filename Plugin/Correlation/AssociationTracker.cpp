@@ -235,6 +235,10 @@ namespace IngestPerf
   std::vector<PeerAssociations> AssociationTracker::Snapshot(int64_t nowNs) const
   {
     std::vector<PeerAssociations> result;
+    // The AETs beyond MaxLabelValues share the label "(other)": one row for all of them, not one
+    // indistinguishable row each.
+    PeerAssociations other;
+    other.aets = 0;
     for (size_t index = 0; index < capacity_; index++)
     {
       Peer& peer = PeerAt(index);
@@ -275,10 +279,26 @@ namespace IngestPerf
         }
       }
       peer.locked.store(false, std::memory_order_release);
-      if (copy.finished != 0 || copy.inProgress != 0)
+      if (copy.finished == 0 && copy.inProgress == 0)
       {
-        result.push_back(std::move(copy));
+        continue;
       }
+      if (copy.remoteAet == kOtherLabel)
+      {
+        other.aets++;
+        other.finished += copy.finished;
+        other.inProgress += copy.inProgress;
+        other.byConnection += copy.byConnection;
+        other.inferred += copy.inferred;
+        other.instancesPerAssociation.Merge(copy.instancesPerAssociation);
+        other.durationNs.Merge(copy.durationNs);
+        continue;
+      }
+      result.push_back(std::move(copy));
+    }
+    if (other.finished != 0 || other.inProgress != 0)
+    {
+      result.push_back(std::move(other));
     }
     return result;
   }

@@ -33,6 +33,9 @@ namespace IngestPerf
   struct PeerAssociations
   {
     LabelId remoteAet = kOtherLabel;
+    // Distinct calling AETs in the row: 1, or, in the one "(other)" row, every AET beyond
+    // MaxLabelValues (each still tracked on its own, merged when read).
+    uint64_t aets = 1;
     uint64_t finished = 0;
     uint64_t inProgress = 0;
     // Of those: the associations told apart by their TCP connection, and those inferred.
@@ -63,7 +66,7 @@ namespace IngestPerf
 
     // Chains whose connection closed, or idle for longer than DicomScpTimeout at `nowNs`, count as
     // finished in the copy (the tracker itself finishes them at the peer's next instance): reading
-    // changes nothing.
+    // changes nothing. One row per calling AET named, and one "(other)" row for all the others.
     std::vector<PeerAssociations> Snapshot(int64_t nowNs) const;
     // Counts zeroed; the chains open now go on (their gaps are still measured) but are never counted.
     void ResetStatistics(int64_t nowNs);

@@ -3,6 +3,7 @@
 #include "Labels/PeerPseudonym.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace IngestPerf
 {
@@ -16,13 +17,34 @@ namespace IngestPerf
       return static_cast<double>(ns) / kNsPerMs;
     }
 
-    uint64_t CountBetween(const HistogramSnapshot& histogram, int64_t lowNs, int64_t highNs)
+    struct BandFigures
     {
-      const size_t indexes[2] = {Histogram::BucketIndex(static_cast<uint64_t>(lowNs)),
-                                 Histogram::BucketIndex(static_cast<uint64_t>(highNs))};
-      uint64_t below[2] = {0, 0};
-      histogram.CountsBelow(indexes, 2, below);
-      return below[1] - below[0];
+      uint64_t count = 0;
+      double ms = 0;
+    };
+
+    // The values of `histogram` within `band`, and their time, each counted at its bucket's middle.
+    BandFigures Within(const HistogramSnapshot& histogram, const GapBand& band)
+    {
+      const size_t first = Histogram::BucketIndex(static_cast<uint64_t>(band.fromMs * kMs));
+      const size_t last = Histogram::BucketIndex(static_cast<uint64_t>(band.toMs * kMs));
+      std::vector<size_t> indexes;
+      for (size_t index = first; index <= last; index++)
+      {
+        indexes.push_back(index);
+      }
+      std::vector<uint64_t> below(indexes.size(), 0);
+      histogram.CountsBelow(indexes.data(), indexes.size(), below.data());
+      BandFigures figures;
+      for (size_t k = 0; k + 1 < indexes.size(); k++)
+      {
+        const uint64_t count = below[k + 1] - below[k];
+        const double middle =
+          static_cast<double>(Histogram::BucketLowest(indexes[k])) + Histogram::BucketWidth(indexes[k]) / 2.0;
+        figures.count += count;
+        figures.ms += static_cast<double>(count) * middle / kNsPerMs;
+      }
+      return figures;
     }
 
     TransportFigures FiguresOf(const TransportSnapshot& transport)
@@ -35,8 +57,11 @@ namespace IngestPerf
         figures.phases[p] = FiguresOf(transport.phases[p]);
       }
       const HistogramSnapshot& gaps = transport.phases[static_cast<size_t>(Phase::AssociationGap)];
-      figures.gapsNearDelayedAck = CountBetween(gaps, 38 * kMs, 60 * kMs);
-      figures.gapsNearTwoDelayedAcks = CountBetween(gaps, 78 * kMs, 100 * kMs);
+      const BandFigures one = Within(gaps, kOneDelayedAck);
+      const BandFigures two = Within(gaps, kTwoDelayedAcks);
+      figures.gapsNearDelayedAck = one.count;
+      figures.gapsNearTwoDelayedAcks = two.count;
+      figures.gapMsNearDelayedAcks = one.ms + two.ms;
       figures.storedBytes = transport.storedBytes.Sum();
       figures.receivedBytes = transport.receivedBytes.Sum();
       figures.answersAcceptingCompression = transport.Count(Counter::AnswersAcceptingCompression);
@@ -78,6 +103,7 @@ namespace IngestPerf
     input.timedStorageActive = status.storage.active;
     input.transcoderHook = status.hooks.transcoder.registered;
     input.dicomTcpNoDelay = status.dicomTcpNoDelay.inEffect;
+    input.sinceReset = report.snapshot.History();
     if (!report.collected)
     {
       return input;
@@ -185,6 +211,31 @@ namespace IngestPerf
       }
       std::stable_sort(input.failingSenders.begin(), input.failingSenders.end(),
                        [](const FailingSender& a, const FailingSender& b) { return a.failed > b.failed; });
+    }
+    if (report.catalog != nullptr && (query.scope != StatsQuery::Scope::Single || query.transport == Transport::Dicom))
+    {
+      for (const auto& stream : report.associations.gaps)
+      {
+        const std::string& name =
+          report.catalog->Name(LabelDimension::RemoteAet, stream.first.Get(LabelDimension::RemoteAet));
+        CStoreSender sender;
+        sender.remoteAet = ExportedLabelValue(LabelDimension::RemoteAet, name, status.configuration.hashPeers);
+        // One calling AET may have several streams (syntaxes, sizes): one row.
+        auto same = std::find_if(input.cstoreSenders.begin(), input.cstoreSenders.end(),
+                                 [&](const CStoreSender& s) { return s.remoteAet == sender.remoteAet; });
+        CStoreSender& target = same != input.cstoreSenders.end()
+                                 ? *same
+                                 : (input.cstoreSenders.push_back(sender), input.cstoreSenders.back());
+        target.software = SenderSoftwareOfCallingAet(name);
+        const BandFigures one = Within(stream.second, kOneDelayedAck);
+        const BandFigures two = Within(stream.second, kTwoDelayedAcks);
+        target.gaps += stream.second.Count();
+        target.gapsNearDelayedAcks += one.count + two.count;
+        target.gapMsNearDelayedAcks += one.ms + two.ms;
+      }
+      std::stable_sort(
+        input.cstoreSenders.begin(), input.cstoreSenders.end(),
+        [](const CStoreSender& a, const CStoreSender& b) { return a.gapMsNearDelayedAcks > b.gapMsNearDelayedAcks; });
     }
     input.changeBacklog = report.changes.NewInstanceBacklog();
     input.changePerInstanceWhileBacklogged = FiguresOf(report.changes.perInstanceWhileBacklogged);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "Correlation/IngestWatcher.h"
+#include "Diagnosis/SenderSoftware.h"
 #include "Host/Configuration.h"
 #include "Metrics/StatsQuery.h"
 #include "Recording/IngestReport.h"
@@ -17,6 +18,18 @@
 
 namespace IngestPerf
 {
+  // The associationGap bands of the delayed-ACK timer (40 ms on Linux), in milliseconds: one timer,
+  // from 36 ms (the timer less its tick) to 72 ms (plus the dataset's transfer and up to 30 ms of
+  // the sender's own work per instance: pynetdicom's stalled gaps are 53-65 ms); two timers, 76 to
+  // 112 ms (Orthanc's answer and a sender's small dataset both held, each by its own timer).
+  struct GapBand
+  {
+    double fromMs;
+    double toMs;
+  };
+  constexpr GapBand kOneDelayedAck{36, 72};
+  constexpr GapBand kTwoDelayedAcks{76, 112};
+
   struct PhaseFigures
   {
     uint64_t count = 0;
@@ -36,11 +49,11 @@ namespace IngestPerf
     std::array<uint64_t, kOutcomeCount> outcomes{};
     std::array<uint64_t, kFailureReasonCount> failures{};  // the failed instances by reason
     std::array<PhaseFigures, kPhaseCount> phases;
-    // associationGap samples from 38 to 60 ms: the delayed-ACK timer (40 ms on Linux) plus the few
-    // milliseconds of the dataset's transfer and the client's own work; and from 78 to 100 ms: two
-    // of them, Orthanc's answer and a small dataset of a sender without TCP_NODELAY either.
+    // associationGap samples in kOneDelayedAck and kTwoDelayedAcks, and the time they take (each
+    // counted at its histogram bucket's middle).
     uint64_t gapsNearDelayedAck = 0;
     uint64_t gapsNearTwoDelayedAcks = 0;
+    double gapMsNearDelayedAcks = 0;  // both bands
     uint64_t storedBytes = 0;
     uint64_t receivedBytes = 0;
     uint64_t answersAcceptingCompression = 0;
@@ -62,6 +75,17 @@ namespace IngestPerf
     std::array<uint64_t, kFailureReasonCount> reasons{};
   };
 
+  // The C-STORE gaps of one calling AET (since the reset: the labelled streams keep no window), and
+  // what its default name tells of its software.
+  struct CStoreSender
+  {
+    std::string remoteAet;  // as exported (IngestPerf.HashPeers)
+    SenderSoftware software = SenderSoftware::Unknown;
+    uint64_t gaps = 0;
+    uint64_t gapsNearDelayedAcks = 0;  // in either band
+    double gapMsNearDelayedAcks = 0;
+  };
+
   struct DiagnosisInput
   {
     std::string window;  // "1m", "5m", "15m", "1h", or "sinceReset"
@@ -73,6 +97,8 @@ namespace IngestPerf
     std::array<TransportFigures, kTransportCount> transports;
     TransportFigures all;                       // the transports of the query, merged
     std::vector<FailingSender> failingSenders;  // most failed first
+    std::vector<CStoreSender> cstoreSenders;    // most time at the delayed-ACK timer first
+    SinceReset sinceReset;                      // what was stored before the window, if it is idle
 
     // The host.
     std::string orthancVersion;

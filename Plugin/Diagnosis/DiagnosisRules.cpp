@@ -13,9 +13,16 @@ namespace IngestPerf
     // serverTotal 4-6 ms per 0.5 MB instance (persist 4-5 of it, with SyncStorageArea), preStore
     // 0.3 ms, receive 0.2 ms over loopback; a C-STORE association's gap 1-5 ms once TCP_NODELAY is
     // in effect on both sides, 42-48 ms when it is not.
-    constexpr double kStallShareOfGaps = 0.5;  // of the gaps within 38-60 or 78-100 ms
-    constexpr double kSlowGapMs = 20;          // a gap worth naming
-    constexpr double kBusyGapFactor = 2;       // gap p50 against serverTotal p50
+    constexpr double kStallShareOfGaps = 0.5;  // of the gaps at one or two delayed-ACK timers
+    // The sender's own stall, once Orthanc answers with TCP_NODELAY: only some of its gaps wait for the
+    // timer (bimodal: 1-5 ms or 40-65 ms), so their number, the share of the gaps' time they take and
+    // the share of the cycle they cost must all be there; one such gap in 60 is not a stall.
+    constexpr uint64_t kSenderStallMinimumGaps = 3;
+    constexpr double kSenderStallShareOfGaps = 0.05;
+    constexpr double kSenderStallShareOfGapTime = 0.25;
+    constexpr double kSenderStallShareOfCycle = 0.10;
+    constexpr double kSlowGapMs = 20;     // a gap worth naming
+    constexpr double kBusyGapFactor = 2;  // gap p50 against serverTotal p50
     constexpr double kTranscodeMs = 2;
     constexpr double kPreStoreMs = 5;
     constexpr double kStorageMs = 5;
@@ -54,10 +61,24 @@ namespace IngestPerf
       return value;
     }
 
-    // The time of one instance through a transport: C-STORE adds the gap between instances.
+    // The cycle, the one base of every finding's shareOfCycle: the mean time of one instance through
+    // a transport, serverTotal plus, for C-STORE, the gap before it (the means of "Where the time
+    // goes" on the page, whose bars add up to it).
     double CycleMs(const TransportFigures& transport)
     {
       return transport[Phase::ServerTotal].meanMs + transport[Phase::AssociationGap].meanMs;
+    }
+
+    // "mean 16.2 ms (p50 1.1, p90 45.0, p99 52.6)": a figure quoted with its tail, so that a mean
+    // pulled up by a few long values and a short median are read together.
+    std::string MeanAndTail(const PhaseFigures& phase)
+    {
+      return Format("mean %.1f ms (p50 %.1f, p90 %.1f, p99 %.1f)", phase.meanMs, phase.p50Ms, phase.p90Ms, phase.p99Ms);
+    }
+
+    std::string BandText(const GapBand& band)
+    {
+      return Format("%.0f-%.0f ms", band.fromMs, band.toMs);
     }
 
     double Share(double part, double whole)
@@ -89,7 +110,8 @@ namespace IngestPerf
         {
           stalled = CStoreAnswerStall();
         }
-        SlowSender(saturated || stalled);
+        const bool senderStalled = SenderStall(saturated || stalled);
+        SlowSender(saturated || stalled || senderStalled);
         HttpThreadsSaturated();
         const bool transcoding = TranscodingBound();
         StorageBound();
@@ -124,6 +146,21 @@ namespace IngestPerf
       const TransportFigures& rest_;
       Diagnosis result_;
 
+      // The cycle of the transports merged, for the findings on "all": each transport's cycle
+      // weighted by its instances (for C-STORE alone, its own cycle).
+      double AllCycleMs() const
+      {
+        double sum = 0;
+        uint64_t count = 0;
+        for (const TransportFigures& transport : input_.transports)
+        {
+          const uint64_t instances = transport[Phase::ServerTotal].count;
+          sum += CycleMs(transport) * static_cast<double>(instances);
+          count += instances;
+        }
+        return count > 0 ? sum / static_cast<double>(count) : input_.all[Phase::ServerTotal].meanMs;
+      }
+
       void Check(const char* id, bool fired, const std::string& reason)
       {
         result_.checks.push_back(RuleCheck{id, fired, reason});
@@ -141,7 +178,7 @@ namespace IngestPerf
         return result_.findings.back();
       }
 
-      // The C-STORE gaps at one delayed-ACK timer or two (38-60, 78-100 ms), of all gaps.
+      // The C-STORE gaps at one delayed-ACK timer or two (kOneDelayedAck, kTwoDelayedAcks), of all gaps.
       double ShareAtDelayedAckTimers() const
       {
         const uint64_t gaps = dicom_[Phase::AssociationGap].count;
@@ -261,41 +298,47 @@ namespace IngestPerf
         if (band < kStallShareOfGaps || server.p50Ms * 2 > gap.p50Ms)
         {
           Check(id, false,
-                Format("%.0f%% of the gaps at one or two delayed-ACK timers (38-60 or 78-100 ms, %.0f%% needed); gap "
-                       "p50 %.1f ms, serverTotal p50 %.1f ms",
-                       band * 100, kStallShareOfGaps * 100, gap.p50Ms, server.p50Ms));
+                Format("%.0f%% of the gaps at one or two delayed-ACK timers (", band * 100) + BandText(kOneDelayedAck) +
+                  " or " + BandText(kTwoDelayedAcks) +
+                  Format(", %.0f%% needed); gap p50 %.1f ms, serverTotal p50 %.1f ms", kStallShareOfGaps * 100,
+                         gap.p50Ms, server.p50Ms));
           return false;
         }
         Check(id, true,
-              Format("%.0f%% of the gaps at one delayed-ACK timer (38-60 ms), %.0f%% at two (78-100 ms); serverTotal "
-                     "p50 %.1f ms",
-                     one * 100, two * 100, server.p50Ms));
+              Format("%.0f%% of the gaps at one delayed-ACK timer (", one * 100) + BandText(kOneDelayedAck) +
+                Format("), %.0f%% at two (", two * 100) + BandText(kTwoDelayedAcks) +
+                Format("); serverTotal p50 %.1f ms", server.p50Ms));
         const bool senderToo = two > one;
-        Finding& f = Add(id, "dicom", gap.meanMs, CostKind::Measured, CycleMs(dicom_));
-        f.verdict = Format("C-STORE answer stall: %.0f ms of each instance's %.0f ms pass between instances, the "
-                           "delayed-ACK timer holding Orthanc's C-STORE answer (Nagle)",
-                           gap.meanMs, CycleMs(dicom_)) +
+        const double cycle = CycleMs(dicom_);
+        Finding& f = Add(id, "dicom", gap.meanMs, CostKind::Measured, cycle);
+        f.verdict = Format("C-STORE answer stall: %.0f%% of each C-STORE cycle (%.0f of %.0f ms per instance, "
+                           "means) passes between instances, the delayed-ACK timer holding Orthanc's C-STORE answer "
+                           "(Nagle)",
+                           f.shareOfCycle * 100, gap.meanMs, cycle) +
                     (senderToo ? " and the sender's dataset" : "");
-        f.evidence["gapsWithin38To60Ms"] = Round(one, 0.001);
-        f.evidence["gapsWithin78To100Ms"] = Round(two, 0.001);
+        f.evidence["gapsAtOneDelayedAck"] = Round(one, 0.001);
+        f.evidence["gapsAtTwoDelayedAcks"] = Round(two, 0.001);
         f.evidence["associationGap"] = PhaseEvidence(gap);
         f.evidence["serverTotal"] = PhaseEvidence(server);
+        f.evidence["cycleMs"] = Round(cycle);
         f.evidence["dicomTcpNoDelayInEffect"] = false;
-        f.explanation = Format("Orthanc stores an instance in %.1f ms (serverTotal p50) but the next one arrives "
-                               "%.1f ms later (gap p50), %.0f%% of the gaps at the 40 ms delayed-ACK timer (or two "
-                               "of them). Orthanc (DCMTK) sends the 12-byte header of its C-STORE answer and the "
-                               "rest in two writes; without TCP_NODELAY, Nagle's algorithm holds the rest until the "
-                               "client acknowledges the header, which it delays. The sender is not idle: it waits "
-                               "for the answer.",
-                               server.p50Ms, gap.p50Ms, band * 100);
+        f.explanation = "Orthanc stores an instance in " + MeanAndTail(server) + " but the gap to the next one is " +
+                        MeanAndTail(gap) +
+                        Format(", %.0f%% of the gaps at the 40 ms delayed-ACK timer (or two of "
+                               "them). Orthanc (DCMTK) sends the 12-byte header of its C-STORE "
+                               "answer and the rest in two writes; without TCP_NODELAY, Nagle's "
+                               "algorithm holds the rest until the client acknowledges the header, "
+                               "which it delays. The sender is not idle: it waits for the answer.",
+                               band * 100);
         if (senderToo)
         {
           f.explanation += " Most gaps hold two timers: the sender's small datasets stall the same way on its side.";
         }
         f.fix["configuration"]["IngestPerf.DicomTcpNoDelay"] = true;
         f.fix["action"] = "Set \"DicomTcpNoDelay\": true in the IngestPerf section (or start Orthanc with "
-                          "TCP_NODELAY=1 in its environment), restart Orthanc; a DCMTK sender gains as much again "
-                          "with TCP_NODELAY=1 in its own environment";
+                          "TCP_NODELAY=1 in its environment), restart Orthanc; then the sender's own stall, if any, "
+                          "shows as sender-stall (a DCMTK sender gains as much again with TCP_NODELAY=1 in its own "
+                          "environment)";
         f.fix["effect"] = "One storescu association on the 2-core machine, 512x512 slices: 17 instances/s by "
                           "default, 49-58 with Orthanc's side fixed, 207-222 with the sender fixed too "
                           "(docs/benchmarks.md#dicom-tcp_nodelay-the-remedy-for-the-c-store-answer-stall)";
@@ -303,6 +346,119 @@ namespace IngestPerf
         f.confidenceReason = Format("%.0f%% of the gaps sit at the delayed-ACK timer; a sender pausing about 40 ms "
                                     "on its own would look the same, which TCP_NODELAY on Orthanc's side tells apart",
                                     band * 100);
+        return true;
+      }
+
+      // Once Orthanc answers with TCP_NODELAY, a sender that keeps Nagle's algorithm still stalls on
+      // its side: the end of a dataset waits for Orthanc's delayed ACK of what came before, for some
+      // instances and not others (bimodal gaps: 1-5 ms, or 40-65 ms). The mean hides it under a short
+      // median, so the rule reads the gaps at the timer: their number, and the time they take.
+      bool SenderStall(bool explained)
+      {
+        const char* id = "sender-stall";
+        if (!EnoughGaps(id))
+        {
+          return false;
+        }
+        if (explained)
+        {
+          Check(id, false, "the gaps are explained by the finding above");
+          return false;
+        }
+        if (!input_.dicomTcpNoDelay)
+        {
+          Check(id, false,
+                "not judged: TCP_NODELAY is not in effect on Orthanc's side, whose answers stall at the same timer");
+          return false;
+        }
+        const PhaseFigures& gap = dicom_[Phase::AssociationGap];
+        const PhaseFigures& server = dicom_[Phase::ServerTotal];
+        const uint64_t atTimer = dicom_.gapsNearDelayedAck + dicom_.gapsNearTwoDelayedAcks;
+        const double shareOfGaps = static_cast<double>(atTimer) / static_cast<double>(gap.count);
+        const double shareOfGapTime = gap.sumMs > 0 ? std::min(1.0, dicom_.gapMsNearDelayedAcks / gap.sumMs) : 0;
+        const double perGapMs = dicom_.gapMsNearDelayedAcks / static_cast<double>(gap.count);
+        const double cycle = CycleMs(dicom_);
+        const double shareOfCycle = cycle > 0 ? perGapMs / cycle : 0;
+        const std::string seen =
+          Format("%.0f gaps of %.0f at the delayed-ACK timer (", double(atTimer), double(gap.count)) +
+          BandText(kOneDelayedAck) + " or " + BandText(kTwoDelayedAcks) +
+          Format("), %.0f%% of the gaps' time, %.0f%% of the cycle (%.1f of %.1f ms per instance, means)",
+                 shareOfGapTime * 100, shareOfCycle * 100, perGapMs, cycle);
+        if (atTimer < kSenderStallMinimumGaps || shareOfGaps < kSenderStallShareOfGaps ||
+            shareOfGapTime < kSenderStallShareOfGapTime || shareOfCycle < kSenderStallShareOfCycle)
+        {
+          Check(id, false,
+                seen + Format("; needed: %.0f gaps and %.0f%% of them, %.0f%% of their time, %.0f%% of the cycle",
+                              double(kSenderStallMinimumGaps), kSenderStallShareOfGaps * 100,
+                              kSenderStallShareOfGapTime * 100, kSenderStallShareOfCycle * 100));
+          return false;
+        }
+        Check(id, true, seen);
+        Finding& f = Add(id, "dicom", perGapMs, CostKind::Measured, cycle);
+        // The senders with the most time at the timer since the reset, and what their names tell.
+        const CStoreSender* first = nullptr;
+        Json::Value& senders = f.evidence["sendersSinceReset"];
+        senders = Json::arrayValue;
+        for (size_t i = 0; i < input_.cstoreSenders.size() && senders.size() < 5; i++)
+        {
+          const CStoreSender& sender = input_.cstoreSenders[i];
+          if (sender.gapsNearDelayedAcks == 0)
+          {
+            continue;
+          }
+          first = first == nullptr ? &sender : first;
+          Json::Value row;
+          row["remoteAet"] = sender.remoteAet;
+          row["software"] = SenderSoftwareName(sender.software);
+          row["gaps"] = Json::UInt64(sender.gaps);
+          row["gapsAtDelayedAckTimer"] = Json::UInt64(sender.gapsNearDelayedAcks);
+          row["msAtDelayedAckTimer"] = Round(sender.gapMsNearDelayedAcks, 0.1);
+          senders.append(row);
+        }
+        const SenderSoftware software = first != nullptr ? first->software : SenderSoftware::Unknown;
+        std::string who = "the sender";
+        if (first != nullptr)
+        {
+          who = "the sender (calling AET " + first->remoteAet +
+                (software != SenderSoftware::Unknown ? std::string(", ") + SenderSoftwareName(software) : "") + ")";
+        }
+        f.verdict = Format("The sender's own Nagle stall: %.0f%% of each C-STORE cycle (%.1f of %.1f ms per "
+                           "instance, means) passes in gaps at the delayed-ACK timer, though Orthanc answers with "
+                           "TCP_NODELAY",
+                           f.shareOfCycle * 100, perGapMs, cycle);
+        f.evidence["gapsAtDelayedAckTimer"] = Json::UInt64(atTimer);
+        f.evidence["gapsAtOneDelayedAck"] = Json::UInt64(dicom_.gapsNearDelayedAck);
+        f.evidence["gapsAtTwoDelayedAcks"] = Json::UInt64(dicom_.gapsNearTwoDelayedAcks);
+        f.evidence["shareOfGapTimeAtDelayedAckTimer"] = Round(shareOfGapTime, 0.001);
+        f.evidence["associationGap"] = PhaseEvidence(gap);
+        f.evidence["serverTotal"] = PhaseEvidence(server);
+        f.evidence["cycleMs"] = Round(cycle);
+        f.evidence["dicomTcpNoDelayInEffect"] = true;
+        f.explanation =
+          "TCP_NODELAY is in effect on Orthanc's associations, so its C-STORE answers leave at once; yet " +
+          Format("%.0f of the %.0f gaps between instances sit at the 40 ms delayed-ACK timer and take %.0f%% of the "
+                 "gaps' time: the gap is ",
+                 double(atTimer), double(gap.count), shareOfGapTime * 100) +
+          MeanAndTail(gap) +
+          ", short for most instances and about 40 ms longer for the others. The sender holds the end of a "
+          "dataset behind Nagle's algorithm until Orthanc acknowledges what it sent before, which Orthanc's "
+          "kernel delays. Its median hides it; the time it costs is the mean's.";
+        f.fix["action"] = "Disable Nagle's algorithm on " + who + ": " + SenderNoDelayAdvice(software);
+        if (software != SenderSoftware::Unknown)
+        {
+          f.fix["action"] =
+            f.fix["action"].asString() + ". Another sender: " + SenderNoDelayAdvice(SenderSoftware::Unknown);
+        }
+        f.fix["effect"] = "One association of 60 slices of 512x512 into Orthanc with DicomTcpNoDelay, on the 2-core "
+                          "machine: storescu 61-77 instances/s, 103-128 with TCP_NODELAY=1 in its environment; a "
+                          "second Orthanc's store job 49-58, 154-167 with TCP_NODELAY=1 in its environment "
+                          "(docs/diagnosis.md#sender-stall)";
+        const bool clear = shareOfGaps >= 2 * kSenderStallShareOfGaps && shareOfGapTime >= 0.5;
+        f.confidence = clear ? "high" : "medium";
+        f.confidenceReason = clear ? "Orthanc's side is fixed and the gaps at the timer are many and take most of "
+                                     "the gaps' time"
+                                   : "Orthanc's side is fixed, but few gaps sit at the timer: a sender pausing about "
+                                     "40 ms now and then on its own would look the same";
         return true;
       }
 
@@ -328,54 +484,47 @@ namespace IngestPerf
           return;
         }
         const double atTimer = ShareAtDelayedAckTimers();
-        // Orthanc's answers no longer stall, yet the gaps sit at the timer: the sender's own datasets
-        // wait for Orthanc's delayed ACK (DCMTK's storescu writes its last small PDU behind Nagle).
-        const bool senderStall = input_.dicomTcpNoDelay && atTimer >= kStallShareOfGaps;
         Check(id, true,
               Format("gap mean %.1f ms against serverTotal p50 %.1f ms, %.0f%% of the gaps at the delayed-ACK timer",
                      gap.meanMs, server.p50Ms, atTimer * 100));
-        Finding& f = Add(id, "dicom", gap.meanMs, CostKind::Measured, CycleMs(dicom_));
+        const double cycle = CycleMs(dicom_);
+        Finding& f = Add(id, "dicom", gap.meanMs, CostKind::Measured, cycle);
         f.evidence["associationGap"] = PhaseEvidence(gap);
         f.evidence["serverTotal"] = PhaseEvidence(server);
+        f.evidence["cycleMs"] = Round(cycle);
         f.evidence["gapsAtDelayedAckTimers"] = Round(atTimer, 0.001);
         f.evidence["dicomTcpNoDelayInEffect"] = input_.dicomTcpNoDelay;
         f.evidence["megabytesPerInstance"] =
           Round(dicom_.stored > 0 ? static_cast<double>(dicom_.storedBytes) / 1e6 / double(dicom_.stored) : 0, 0.001);
-        if (senderStall)
+        f.verdict = Format("The senders are slow: %.0f%% of each C-STORE cycle (%.0f of %.0f ms per instance, means) "
+                           "passes between two instances of an association",
+                           f.shareOfCycle * 100, gap.meanMs, cycle);
+        f.explanation = "The gap is " + MeanAndTail(gap) + ", Orthanc's store " + MeanAndTail(server) +
+                        ". The gap holds the C-STORE answer going back, the sender preparing its next instance, "
+                        "and the dataset's transfer; Orthanc's DICOM workers are not all busy and the gaps do not "
+                        "sit at the delayed-ACK timer, so the time is the sender's or the network's.";
+        if (input_.dicomTcpNoDelay)
         {
-          f.verdict = Format("The senders stall on their side: %.0f ms pass between two instances, at the "
-                             "delayed-ACK timer, though Orthanc answers with TCP_NODELAY; start DCMTK senders with "
-                             "TCP_NODELAY=1",
-                             gap.meanMs);
-          f.explanation = "TCP_NODELAY is in effect on Orthanc's associations, so its C-STORE answers leave at once; "
-                          "the gaps still sit at the 40 ms delayed-ACK timer: the sender holds the end of each "
-                          "dataset behind Nagle's algorithm until Orthanc acknowledges what it sent before.";
-          f.fix["action"] = "Start the sender with TCP_NODELAY=1 in its environment (DCMTK's storescu, movescu, "
-                            "an Orthanc peer: IngestPerf.DicomTcpNoDelay on that Orthanc)";
-          f.fix["effect"] = "One storescu association into Orthanc with DicomTcpNoDelay, 256x256 slices: 36-40 "
-                            "instances/s, 462 with TCP_NODELAY=1 on storescu too "
-                            "(docs/benchmarks.md#dicom-tcp_nodelay-the-remedy-for-the-c-store-answer-stall)";
-          f.confidence = "high";
-          f.confidenceReason = "Orthanc's side is fixed and the gaps still sit at the timer";
+          f.fix["action"] = "Look at the sender: its own pacing or queue, its disk, the network between (over a "
+                            "long link, Nagle's algorithm costs a round trip: " +
+                            std::string(SenderNoDelayAdvice(SenderSoftware::Unknown)) + ")";
+          f.fix["effect"] = "not measurable from Orthanc: the time is spent outside it";
         }
         else
         {
-          f.verdict = Format("The senders are slow: %.0f ms pass between two instances of an association, Orthanc "
-                             "stores each in %.1f ms",
-                             gap.meanMs, server.meanMs);
-          f.explanation = "The gap holds the C-STORE answer going back, the sender preparing its next instance, and "
-                          "the dataset's transfer; Orthanc's DICOM workers are not all busy and the gaps do not sit "
-                          "at the delayed-ACK timer, so the time is the sender's or the network's.";
-          f.fix["action"] = "Look at the sender: its own pacing or queue, its disk, the network between; a "
-                            "DCMTK-based sender gains with TCP_NODELAY=1 in its environment. Orthanc's configuration "
-                            "cannot shorten this gap.";
-          f.fix["effect"] = "not measurable from Orthanc: the time is spent outside it";
-          f.confidence = input_.dicomTcpNoDelay ? "high" : "medium";
-          f.confidenceReason = input_.dicomTcpNoDelay
-                                 ? "TCP_NODELAY is in effect on Orthanc's side, the workers are free"
-                                 : "the gaps are not at the delayed-ACK timer; without TCP_NODELAY on Orthanc's side "
-                                   "a part of each gap may still be its answer's stall";
+          // A part of each gap may still be Orthanc's answer waiting for the sender's delayed ACK.
+          f.fix["configuration"]["IngestPerf.DicomTcpNoDelay"] = true;
+          f.fix["action"] = "Set \"DicomTcpNoDelay\": true in the IngestPerf section, so that Orthanc's answers "
+                            "leave at once; then look at the sender: its own pacing or queue, its disk, the network "
+                            "between, and " +
+                            std::string(SenderNoDelayAdvice(SenderSoftware::Unknown));
+          f.fix["effect"] = "the part of each gap that is Orthanc's answer waiting, if any; the rest is the sender's";
         }
+        f.confidence = input_.dicomTcpNoDelay ? "high" : "medium";
+        f.confidenceReason = input_.dicomTcpNoDelay
+                               ? "TCP_NODELAY is in effect on Orthanc's side, the workers are free"
+                               : "the gaps are not at the delayed-ACK timer; without TCP_NODELAY on Orthanc's side "
+                                 "a part of each gap may still be its answer's stall";
       }
 
       void HttpThreadsSaturated()
@@ -466,7 +615,7 @@ namespace IngestPerf
         Check(id, true,
               std::string(measured ? "transcode" : "preStore (IngestTranscoding set)") +
                 Format(" mean %.1f ms of serverTotal %.1f ms", cost, server.meanMs));
-        Finding& f = Add(id, "all", cost, CostKind::Measured, server.meanMs);
+        Finding& f = Add(id, "all", cost, CostKind::Measured, AllCycleMs());
         const std::string target = input_.configuration.ingestTranscodingSyntax;
         f.verdict =
           Format("Transcoding on ingest takes %.1f ms of each instance's %.1f ms in Orthanc", cost, server.meanMs) +
@@ -521,7 +670,7 @@ namespace IngestPerf
           Check(id, true,
                 Format("storagePrepare %.1f + storageWrite %.1f ms of serverTotal %.1f ms", prepare.meanMs,
                        write.meanMs, server.meanMs));
-          Finding& f = Add(id, "all", cost, CostKind::Measured, server.meanMs);
+          Finding& f = Add(id, "all", cost, CostKind::Measured, AllCycleMs());
           const bool compression = prepare.meanMs > write.meanMs && input_.configuration.storageCompression;
           f.evidence["storagePrepare"] = PhaseEvidence(prepare);
           f.evidence["storageWrite"] = PhaseEvidence(write);
@@ -569,7 +718,7 @@ namespace IngestPerf
           return;
         }
         Check(id, true, Format("persist %.1f ms of serverTotal %.1f ms", persist.meanMs, server.meanMs));
-        Finding& f = Add(id, "all", persist.meanMs, CostKind::Measured, server.meanMs);
+        Finding& f = Add(id, "all", persist.meanMs, CostKind::Measured, AllCycleMs());
         const std::string index = input_.configuration.indexPluginSection.empty()
                                     ? std::string("SQLite")
                                     : input_.configuration.indexPluginSection;
@@ -611,7 +760,7 @@ namespace IngestPerf
           return;
         }
         Check(id, true, Format("indexUpdate %.1f ms of serverTotal %.1f ms", index.meanMs, server.meanMs));
-        Finding& f = Add(id, "all", index.meanMs, CostKind::Measured, server.meanMs);
+        Finding& f = Add(id, "all", index.meanMs, CostKind::Measured, AllCycleMs());
         const std::string backend =
           input_.configuration.indexPluginSection.empty() ? "SQLite" : input_.configuration.indexPluginSection;
         f.verdict = Format("Index-bound: Orthanc's index transaction takes %.1f ms of each instance's %.1f ms",
@@ -708,7 +857,7 @@ namespace IngestPerf
           return;
         }
         Check(id, true, Format("preStore without transcoding %.1f ms of serverTotal %.1f ms", cost, server.meanMs));
-        Finding& f = Add(id, "all", cost, CostKind::Measured, server.meanMs);
+        Finding& f = Add(id, "all", cost, CostKind::Measured, AllCycleMs());
         f.verdict = Format("Slow filters: %.1f ms of each instance's %.1f ms in Orthanc pass before the store, in "
                            "Lua or other plugins' instance filters",
                            cost, server.meanMs);
@@ -749,7 +898,7 @@ namespace IngestPerf
           return;
         }
         Check(id, true, Format("receive %.1f ms of serverTotal %.1f ms", receive.meanMs, server.meanMs));
-        Finding& f = Add(id, "rest", receive.meanMs, CostKind::Measured, server.meanMs);
+        Finding& f = Add(id, "rest", receive.meanMs, CostKind::Measured, CycleMs(rest_));
         const double megabytesPerSecond =
           receive.sumMs > 0 ? static_cast<double>(rest_.receivedBytes) / 1e6 / (receive.sumMs / 1000) : 0;
         f.verdict = Format("Slow uploads: HTTP clients take %.0f ms to send each instance (%.1f MB/s), Orthanc "
@@ -952,7 +1101,7 @@ namespace IngestPerf
         // A duplicate costs a whole store; a rejected instance at most its parsing, not counted.
         const double cost =
           all.stored > 0 ? server.meanMs * static_cast<double>(duplicates) / static_cast<double>(all.stored) : 0;
-        Finding& f = Add(id, "all", cost, CostKind::Estimated, server.meanMs);
+        Finding& f = Add(id, "all", cost, CostKind::Estimated, AllCycleMs());
         f.verdict = Format("%.0f%% of the instances received were not stored: %.0f already stored (sent again), "
                            "%.0f rejected",
                            share * 100, double(duplicates), double(rejected));

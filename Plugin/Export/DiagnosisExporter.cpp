@@ -1,5 +1,7 @@
 #include "Export/DiagnosisExporter.h"
 
+#include "Export/JsonExporter.h"
+
 #include <cmath>
 #include <cstdio>
 
@@ -70,9 +72,12 @@ namespace IngestPerf
         const Transport which = static_cast<Transport>(t);
         if (which == Transport::Dicom && transport[Phase::AssociationGap].count > 0)
         {
-          std::snprintf(part, sizeof(part), "%s %s: %llu stored, serverTotal p50 %.1f ms, gap p50 %.1f ms",
+          // The means, as the page's "Where the time goes" shows them, and the gap's tail with its median.
+          const PhaseFigures& gap = transport[Phase::AssociationGap];
+          std::snprintf(part, sizeof(part),
+                        "%s %s: %llu stored, serverTotal p50 %.1f ms, gap mean %.1f ms (p50 %.1f, p90 %.1f)",
                         first ? ":" : ";", TransportName(which), static_cast<unsigned long long>(transport.stored),
-                        transport[Phase::ServerTotal].p50Ms, transport[Phase::AssociationGap].p50Ms);
+                        transport[Phase::ServerTotal].p50Ms, gap.meanMs, gap.p50Ms, gap.p90Ms);
         }
         else
         {
@@ -83,8 +88,66 @@ namespace IngestPerf
         text += part;
         first = false;
       }
-      return first ? "Nothing to diagnose: no instance stored in the window" : text;
+      return first ? NothingStored(input) : text;
     }
+
+    // What the state of the plugin says before any figure: nothing is measured at all.
+    std::string StateVerdict(const PluginStatus& status)
+    {
+      if (status.state == PluginState::Disabled)
+      {
+        return "The plugin is disabled (" + status.stateReason +
+               "): it measures nothing, whatever Orthanc stores. Set IngestPerf.Enable to true and restart Orthanc "
+               "to time ingest";
+      }
+      return "The plugin is inert: " + status.stateReason +
+             ". It measures nothing and Orthanc runs without it; fix the cause and restart Orthanc";
+    }
+  }
+
+
+  std::string WindowText(const std::string& window)
+  {
+    if (window == "1m")
+    {
+      return "the last minute";
+    }
+    if (window == "5m")
+    {
+      return "the last 5 minutes";
+    }
+    if (window == "15m")
+    {
+      return "the last 15 minutes";
+    }
+    if (window == "1h")
+    {
+      return "the last hour";
+    }
+    return "the window";
+  }
+
+
+  std::string NothingStored(const DiagnosisInput& input)
+  {
+    const SinceReset& history = input.sinceReset;
+    if (history.stored == 0)
+    {
+      return "Nothing to diagnose: no instance stored since " + IsoUtc(history.sinceWallNs);
+    }
+    if (input.window == "sinceReset")
+    {
+      // Stored, but not what the filter asked for.
+      return "Nothing to diagnose: no instance matches the query; " + std::to_string(history.stored) +
+             " stored since " + IsoUtc(history.sinceWallNs);
+    }
+    return "No instance stored in " + WindowText(input.window) + "; " + std::to_string(history.stored) +
+           " stored since " + IsoUtc(history.sinceWallNs) + ", the last at " + IsoUtc(history.lastStoredWallNs);
+  }
+
+
+  namespace
+  {
   }
 
 
@@ -94,6 +157,9 @@ namespace IngestPerf
     result["plugin"] = "ingest-perf";
     result["version"] = status.pluginVersion;
     result["orthancVersion"] = status.orthancVersion;
+    result["state"] = PluginStateName(status.state);
+    result["reason"] = status.stateReason;
+    result["sinceReset"] = ExportSinceReset(input.sinceReset);
     result["window"] = input.window;
     result["seconds"] = Round(input.seconds);
     result["activeSeconds"] = Round(input.activeSeconds);
@@ -112,7 +178,8 @@ namespace IngestPerf
         unmeasured += (unmeasured.empty() ? "" : ", ") + finding.id;
       }
     }
-    result["verdict"] = top != nullptr ? top->verdict
+    result["verdict"] = !status.Running() ? StateVerdict(status)
+                        : top != nullptr  ? top->verdict
                         : unmeasured.empty()
                           ? NothingStandsOut(input)
                           : NothingStandsOut(input) + " (a finding without a measurable cost: " + unmeasured + ")";

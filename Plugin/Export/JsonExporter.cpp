@@ -233,6 +233,7 @@ namespace IngestPerf
         Json::Value value;
         value["remoteAet"] = ExportedLabelValue(
           LabelDimension::RemoteAet, catalog.Name(LabelDimension::RemoteAet, peer.remoteAet), configuration.hashPeers);
+        value["distinctAets"] = Json::UInt64(peer.aets);
         value["finished"] = Json::UInt64(peer.finished);
         value["inProgress"] = Json::UInt64(peer.inProgress);
         value["byConnection"] = Json::UInt64(peer.byConnection);
@@ -373,6 +374,7 @@ namespace IngestPerf
         target["capacity"] = Json::UInt64(dictionary->Capacity());
         target["overflowed"] = Json::UInt64(dictionary->Overflowed());
         target["contended"] = Json::UInt64(dictionary->Contended());
+        target["withheld"] = Json::UInt64(dictionary->Withheld());
         target["values"] = Json::arrayValue;
         for (size_t i = 0; i < dictionary->Capacity(); i++)
         {
@@ -509,6 +511,24 @@ namespace IngestPerf
   }
 
 
+  Json::Value ExportSinceReset(const SinceReset& history)
+  {
+    Json::Value value;
+    value["since"] = IsoUtc(history.sinceWallNs);
+    value["stored"] = Json::UInt64(history.stored);
+    value["firstStored"] =
+      history.firstStoredWallNs == 0 ? Json::Value(Json::nullValue) : Json::Value(IsoUtc(history.firstStoredWallNs));
+    value["lastStored"] =
+      history.lastStoredWallNs == 0 ? Json::Value(Json::nullValue) : Json::Value(IsoUtc(history.lastStoredWallNs));
+    value["lastStoredSecondsAgo"] =
+      history.lastStoredWallNs == 0
+        ? Json::Value(Json::nullValue)
+        : Json::Value(Round(
+            static_cast<double>(std::max<int64_t>(0, history.nowWallNs - history.lastStoredWallNs)) / 1e9, 0.001));
+    return value;
+  }
+
+
   namespace
   {
     // What the configuration asked for and does not have, first in every answer: an option that
@@ -516,21 +536,25 @@ namespace IngestPerf
     Json::Value ExportNotInEffect(const PluginStatus& status)
     {
       Json::Value list = Json::arrayValue;
-      auto add = [&](const char* option, const std::string& reason) {
+      auto add = [&](const std::string& option, const std::string& reason) {
         Json::Value item;
         item["option"] = option;
         item["reason"] = reason;
         list.append(item);
       };
       const Configuration& configuration = status.configuration;
-      if (!status.notStartedReason.empty())
+      for (const UnknownOption& unknown : configuration.unknownOptions)
       {
-        add("IngestPerf", status.notStartedReason);
+        add(std::string(kConfigurationSection) + "." + unknown.key, unknown.Message() + ": ignored");
+      }
+      if (status.state == PluginState::Inert)
+      {
+        add(kConfigurationSection, status.stateReason);
         return list;
       }
-      if (!configuration.enable)
+      if (status.state == PluginState::Disabled)
       {
-        return list;  // said by "enabled": nothing was asked for
+        return list;  // said by "state": nothing was asked for
       }
       if (configuration.timedStorage && !status.storage.active)
       {
@@ -665,17 +689,17 @@ namespace IngestPerf
     result["plugin"] = "ingest-perf";
     result["version"] = status.pluginVersion;
     result["orthancVersion"] = status.orthancVersion;
-    result["enabled"] = status.configuration.enable && status.notStartedReason.empty();
-    if (!status.notStartedReason.empty())
-    {
-      result["notStarted"] = status.notStartedReason;
-    }
+    // What the plugin does, before any figure: a disabled or inert plugin has nothing to show.
+    result["state"] = PluginStateName(status.state);
+    result["reason"] = status.stateReason;
+    result["enabled"] = status.Running();
     result["notInEffect"] = ExportNotInEffect(status);
     result["units"]["durations"] = "milliseconds";
     result["units"]["sizes"] = "bytes";
     result["units"]["megabyte"] = "1,000,000 bytes";
     result["since"] = IsoUtc(snapshot.resetWallNs);
     result["elapsedSeconds"] = Round(static_cast<double>(snapshot.takenNs - snapshot.resetNs) / 1e9, 0.001);
+    result["sinceReset"] = ExportSinceReset(snapshot.History());
 
     const Configuration& configuration = status.configuration;
     Json::Value& effective = result["configuration"];

@@ -20,4 +20,8 @@ namespace IngestPerf
   std::string IsoUtc(int64_t wallNs);
 
   Json::Value ExportHistogram(const HistogramSnapshot& histogram, bool durations);
+
+  // The "sinceReset" block of /perf/stats and /perf/diagnosis: how much was stored since the reset,
+  // and when the first and the last of it.
+  Json::Value ExportSinceReset(const SinceReset& history);
 }

@@ -5,6 +5,7 @@
 #include "Labels/PeerPseudonym.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <string>
 #include <tuple>
@@ -84,15 +85,23 @@ namespace IngestPerf
 
       Json::Value Events()
       {
-        // Per track in time order, an enclosing slice before the slices it encloses.
-        std::stable_sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) {
-          return std::make_tuple(a.pid, a.tid, a.startNs, -a.durationNs) <
-                 std::make_tuple(b.pid, b.tid, b.startNs, -b.durationNs);
+        // Per track in time order, an enclosing slice before the slices it encloses; the order of
+        // addition between equals (an index sort: 4 bytes per event, no second copy of the events).
+        std::vector<uint32_t> order(events_.size());
+        for (size_t i = 0; i < order.size(); i++)
+        {
+          order[i] = static_cast<uint32_t>(i);
+        }
+        std::sort(order.begin(), order.end(), [this](uint32_t x, uint32_t y) {
+          const Event& a = events_[x];
+          const Event& b = events_[y];
+          return std::make_tuple(a.pid, a.tid, a.startNs, -a.durationNs, x) <
+                 std::make_tuple(b.pid, b.tid, b.startNs, -b.durationNs, y);
         });
         Json::Value all = metadata_;
-        for (Event& event : events_)
+        for (uint32_t index : order)
         {
-          all.append(std::move(event.value));
+          all.append(std::move(events_[index].value));
         }
         return all;
       }
@@ -100,7 +109,9 @@ namespace IngestPerf
     private:
       int64_t originNs_;
       Json::Value metadata_ = Json::arrayValue;
-      std::vector<Event> events_;
+      // A deque: tens of thousands of events in small blocks, never one large block that glibc,
+      // once freed, would answer by keeping more of every arena (Host/MappedText explains).
+      std::deque<Event> events_;
     };
 
     int64_t EarliestNs(const RecentInstance& instance)

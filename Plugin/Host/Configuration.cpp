@@ -4,7 +4,10 @@
 
 #include <json/writer.h>
 
+#include <algorithm>
+#include <cctype>
 #include <set>
+#include <vector>
 
 namespace IngestPerf
 {
@@ -17,6 +20,41 @@ namespace IngestPerf
       Json::StreamWriterBuilder builder;
       builder["indentation"] = "";
       return Json::writeString(builder, value);
+    }
+
+    const std::set<std::string>& KnownOptions()
+    {
+      static const std::set<std::string> known = {
+        "Enable",         "ReceivedInstanceCallback", "MaxThreads",   "ChangeTableSize", "MaxPeers",  "MaxLabelValues",
+        "MaxSeries",      "TranscodeTiming",          "TimedStorage", "TimeRestAnswers", "HashPeers", "RecentInstances",
+        "DicomTcpNoDelay"};
+      return known;
+    }
+
+    // Edits (insert, delete, substitute, ignoring case) from `a` to `b`; an adjacent swap counts one.
+    size_t EditDistance(const std::string& a, const std::string& b)
+    {
+      const auto same = [](char x, char y) {
+        return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+      };
+      std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+      for (size_t i = 0; i <= a.size(); i++)
+      {
+        for (size_t j = 0; j <= b.size(); j++)
+        {
+          if (i == 0 || j == 0)
+          {
+            d[i][j] = i + j;
+            continue;
+          }
+          d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (same(a[i - 1], b[j - 1]) ? 0 : 1)});
+          if (i > 1 && j > 1 && same(a[i - 1], b[j - 2]) && same(a[i - 2], b[j - 1]))
+          {
+            d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+          }
+        }
+      }
+      return d[a.size()][b.size()];
     }
 
     std::string KeyName(const std::string& key)
@@ -97,6 +135,34 @@ namespace IngestPerf
       }
     }
     return "";
+  }
+
+
+  std::string ClosestKnownOption(const std::string& key)
+  {
+    if (key.size() > 64)
+    {
+      return "";  // no known key is that long: not worth the table
+    }
+    std::string closest;
+    size_t best = 0;
+    for (const std::string& known : KnownOptions())
+    {
+      const size_t distance = EditDistance(key, known);
+      if (closest.empty() || distance < best)
+      {
+        closest = known;
+        best = distance;
+      }
+    }
+    // A few edits, and fewer than a third of the key: "Enabled" is Enable, "Foo" is nothing.
+    return best <= 3 && best * 3 <= std::max(key.size(), closest.size()) ? closest : "";
+  }
+
+
+  std::string UnknownOption::Message() const
+  {
+    return "unknown option " + key + (closest.empty() ? std::string() : "; did you mean " + closest + "?");
   }
 
 
@@ -195,20 +261,11 @@ namespace IngestPerf
                                Describe(section));
     }
 
-    static const std::set<std::string> known = {
-      "Enable",         "ReceivedInstanceCallback", "MaxThreads",   "ChangeTableSize", "MaxPeers",  "MaxLabelValues",
-      "MaxSeries",      "TranscodeTiming",          "TimedStorage", "TimeRestAnswers", "HashPeers", "RecentInstances",
-      "DicomTcpNoDelay"};
     for (const std::string& key : section.getMemberNames())
     {
-      if (known.count(key) == 0)
+      if (KnownOptions().count(key) == 0)
       {
-        std::string list;
-        for (const std::string& name : known)
-        {
-          list += (list.empty() ? "" : ", ") + name;
-        }
-        throw ConfigurationError(KeyName(key) + ": unknown option (known options: " + list + ")");
+        configuration.unknownOptions.push_back(UnknownOption{key, ClosestKnownOption(key)});
       }
     }
 

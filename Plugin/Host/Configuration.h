@@ -1,6 +1,7 @@
 // The "IngestPerf" section of orthanc.json, and the few global Orthanc options that change what
-// the plugin measures. Parsing is strict: a wrong type, an out-of-range value or an unknown key
-// throws ConfigurationError naming the key, and the plugin refuses to start.
+// the plugin measures. A wrong type or an out-of-range value throws ConfigurationError naming the
+// key (the plugin then stays inert, Orthanc runs on); an unknown key is only listed, with the known
+// key closest to it, since Orthanc and its other plugins start with keys they do not know.
 #pragma once
 
 #include "Host/OrthancVersion.h"
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace IngestPerf
 {
@@ -32,6 +34,17 @@ namespace IngestPerf
 
   const char* TranscodeTimingName(TranscodeTiming timing);
 
+  // A key of the IngestPerf section that the plugin does not know: ignored, and said.
+  struct UnknownOption
+  {
+    std::string key;              // as written
+    std::string closest;          // the known key it most likely meant, "" when none is close
+    std::string Message() const;  // "unknown option DicomTcpNodelay; did you mean DicomTcpNoDelay?"
+  };
+
+  // The known key closest to `key` (case and at most a few edits apart), or "".
+  std::string ClosestKnownOption(const std::string& key);
+
   struct Configuration
   {
     bool enable = true;
@@ -50,6 +63,8 @@ namespace IngestPerf
     // Disable Nagle's algorithm on Orthanc's DICOM associations, through DCMTK's TCP_NODELAY
     // variable (Host/DicomTcpNoDelay.h): the remedy for the C-STORE answer stall.
     bool dicomTcpNoDelay = false;
+    // Keys of the section that were ignored.
+    std::vector<UnknownOption> unknownOptions;
 
     // The running Orthanc, and what it does by default.
     OrthancVersion orthanc;

@@ -1,11 +1,16 @@
 #include "Host/OrthancSdk.h"
 
+#include "Host/MappedText.h"
+
 #include <json/reader.h>
 #include <json/writer.h>
+
+#include <malloc.h>
 
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <ostream>
 #include <stdexcept>
 
 namespace IngestPerf
@@ -14,6 +19,8 @@ namespace IngestPerf
   {
     OrthancPluginContext* globalContext = nullptr;
     std::atomic<uint64_t> failedAnswers{0};
+    // The size of the last answer of this thread's REST handler (ReleaseLargeAnswerMemory).
+    thread_local size_t answeredBytes = 0;
 
     struct StringFree
     {
@@ -22,14 +29,17 @@ namespace IngestPerf
 
     using OrthancString = std::unique_ptr<char, StringFree>;
 
-    std::string ToJsonText(const Json::Value& body)
+    void WriteJsonText(MappedText& text, const Json::Value& body)
     {
       Json::StreamWriterBuilder builder;
       builder["indentation"] = "  ";
       // Durations are in ms with 0.1 us resolution: four decimals, and no 4.8039000000000005.
       builder["precision"] = 4;
       builder["precisionType"] = "decimal";
-      return Json::writeString(builder, body);
+      std::unique_ptr<Json::StreamWriter> writer(builder.newStreamWriter());
+      std::ostream stream(&text);
+      stream.exceptions(std::ios::badbit);  // a refused mapping (bad_alloc) reaches GuardRest
+      writer->write(body, &stream);
     }
   }
 
@@ -100,14 +110,28 @@ namespace IngestPerf
   void OrthancSdk::AnswerJson(OrthancPluginRestOutput* output, const Json::Value& body)
   {
     INGEST_PERF_INJECT_ALLOCATION_FAULT();
-    const std::string text = ToJsonText(body);
-    OrthancPluginAnswerBuffer(globalContext, output, text.c_str(), text.size(), "application/json");
+    MappedText text;
+    WriteJsonText(text, body);
+    answeredBytes = text.Size();
+    OrthancPluginAnswerBuffer(globalContext, output, text.Data(), static_cast<uint32_t>(text.Size()),
+                              "application/json");
   }
 
 
   void OrthancSdk::AnswerText(OrthancPluginRestOutput* output, const std::string& body, const char* contentType)
   {
+    answeredBytes = body.size();
     OrthancPluginAnswerBuffer(globalContext, output, body.c_str(), body.size(), contentType);
+  }
+
+
+  void OrthancSdk::ReleaseLargeAnswerMemory() noexcept
+  {
+    if (answeredBytes >= kLargeAnswerBytes)
+    {
+      malloc_trim(0);
+    }
+    answeredBytes = 0;
   }
 
 
@@ -164,9 +188,10 @@ namespace IngestPerf
 
   void OrthancSdk::AnswerError(OrthancPluginRestOutput* output, uint16_t status, const Json::Value& body)
   {
-    const std::string text = ToJsonText(body);
+    MappedText text;
+    WriteJsonText(text, body);
     OrthancPluginSetHttpHeader(globalContext, output, "Content-Type", "application/json");
-    OrthancPluginSendHttpStatus(globalContext, output, status, text.c_str(), static_cast<uint32_t>(text.size()));
+    OrthancPluginSendHttpStatus(globalContext, output, status, text.Data(), static_cast<uint32_t>(text.Size()));
   }
 
 

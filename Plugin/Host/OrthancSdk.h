@@ -48,6 +48,13 @@ namespace IngestPerf
     OrthancPluginErrorCode GuardRest(OrthancPluginRestOutput* output, Handler handler);
 
     void AnswerInternalError(OrthancPluginRestOutput* output, const char* what) noexcept;
+    // After a handler: if it answered a large body (JSON or text, kLargeAnswerBytes or more), gives
+    // the memory it freed back to the system (glibc's malloc_trim). Each of Orthanc's HTTP threads
+    // allocates in its own malloc arena, which keeps what is freed: without this, every thread
+    // that ever built a large answer (/perf/trace of a full ring: megabytes of JSON tree and
+    // text) would keep that peak for good, and Orthanc's memory would grow with the threads used.
+    void ReleaseLargeAnswerMemory() noexcept;
+    constexpr static size_t kLargeAnswerBytes = 256 * 1024;
     // 503 with a constant JSON body: allocates nothing in the plugin.
     void AnswerOutOfMemory(OrthancPluginRestOutput* output) noexcept;
     // Answers that GuardRest turned into a 500 or 503, since Orthanc started.
@@ -146,6 +153,7 @@ namespace IngestPerf
     {
       AnswerInternalError(output, "unknown error");
     }
+    ReleaseLargeAnswerMemory();  // the handler's locals, its answer's tree and text, are freed by now
     return OrthancPluginErrorCode_Success;
   }
 }

@@ -49,6 +49,58 @@ namespace
     }
   }
 
+  // Loaded, answering /perf, timing nothing: the rule for every start-up failure.
+  void StayInert(const std::string& reason)
+  {
+    status.state = PluginState::Inert;
+    status.stateReason = reason;
+    MarkHooksNotRegistered(reason);
+    OrthancSdk::LogError("IngestPerf: " + reason +
+                         "; the plugin stays loaded but inert (no hook registered; GET /perf/stats says why), "
+                         "Orthanc runs without it");
+  }
+
+  // The IngestPerf section: a wrong type or value makes the plugin inert; an unknown key is said.
+  void ReadConfiguration()
+  {
+#ifdef INGEST_PERF_FAULT_INJECTION
+    {
+      FaultInjection::Settings faults;
+      std::string error;
+      if (!FaultInjection::Parse(faults, error, getenv("INGEST_PERF_FAULTS")))
+      {
+        StayInert(error);
+        return;
+      }
+      FaultInjection::Configure(faults);
+      OrthancSdk::LogWarning("IngestPerf: TEST BUILD WITH INJECTED FAULTS (INGEST_PERF_FAULTS=\"" +
+                             std::string(getenv("INGEST_PERF_FAULTS") ? getenv("INGEST_PERF_FAULTS") : "") +
+                             "\"): SDK calls and allocations fail at random; never use it in production");
+    }
+#endif
+    try
+    {
+      status.orthancVersion = OrthancSdk::RunningOrthancVersion();
+      status.configuration =
+        ParseConfiguration(OrthancSdk::ReadConfiguration(), OrthancVersion::Parse(status.orthancVersion));
+    }
+    catch (const ConfigurationError& e)
+    {
+      StayInert(std::string("invalid configuration: ") + e.what());
+      return;
+    }
+    catch (const std::exception& e)
+    {
+      StayInert(std::string("cannot read the configuration: ") + e.what());
+      return;
+    }
+    for (const UnknownOption& unknown : status.configuration.unknownOptions)
+    {
+      OrthancSdk::LogWarning(std::string("IngestPerf: ") + unknown.Message() + " (in the " + kConfigurationSection +
+                             " section; ignored)");
+    }
+  }
+
   void Start()
   {
     pipeline.reset(new IngestPipeline(status.configuration));
@@ -99,91 +151,64 @@ extern "C"
                              "or by an explicit entry in \"Plugins\", not both");
       return 0;
     }
+    // Whatever goes wrong from here, the plugin answers 0: a plugin that fails to initialize stops
+    // Orthanc (and Debian's service restarts it into the same failure). It stays inert instead.
+    status.pluginVersion = INGEST_PERF_VERSION;
+    status.orthancVersion = context->orthancVersion != nullptr ? context->orthancVersion : "";
+    status.startWallNs = WallNowNs();
     if (!OrthancSdk::CheckVersion())
     {
-      // Refusing would stop Orthanc (a plugin that fails to initialize stops it): stay inert instead.
-      OrthancSdk::LogError(std::string("IngestPerf: this plugin needs Orthanc 1.10.1 or newer, running ") +
-                           context->orthancVersion + "; it stays disabled and Orthanc runs without it");
-      return 0;
+      StayInert(std::string("this plugin needs Orthanc 1.10.1 or newer, running ") + status.orthancVersion);
+    }
+    else
+    {
+      ReadConfiguration();
     }
 
-#ifdef INGEST_PERF_FAULT_INJECTION
+    if (status.Running())
     {
-      FaultInjection::Settings faults;
-      std::string error;
-      if (!FaultInjection::Parse(faults, error, getenv("INGEST_PERF_FAULTS")))
+      // Now, before Orthanc starts its DICOM server and while its main thread is alone.
+      status.dicomTcpNoDelay = ApplyDicomTcpNoDelay(status.configuration);
+      if (status.dicomTcpNoDelay.configured || status.dicomTcpNoDelay.inEffect)
       {
-        OrthancSdk::LogError("IngestPerf: " + error);
-        return -1;
+        OrthancSdk::LogWarning("IngestPerf: DICOM TCP_NODELAY " +
+                               std::string(status.dicomTcpNoDelay.inEffect ? "in effect" : "NOT in effect") + ": " +
+                               status.dicomTcpNoDelay.detail);
       }
-      FaultInjection::Configure(faults);
-      OrthancSdk::LogWarning("IngestPerf: TEST BUILD WITH INJECTED FAULTS (INGEST_PERF_FAULTS=\"" +
-                             std::string(getenv("INGEST_PERF_FAULTS") ? getenv("INGEST_PERF_FAULTS") : "") +
-                             "\"): SDK calls and allocations fail at random; never use it in production");
-    }
-#endif
-    try
-    {
-      status.pluginVersion = INGEST_PERF_VERSION;
-      status.orthancVersion = OrthancSdk::RunningOrthancVersion();
-      status.startWallNs = WallNowNs();
-      status.configuration =
-        ParseConfiguration(OrthancSdk::ReadConfiguration(), OrthancVersion::Parse(status.orthancVersion));
-    }
-    catch (const ConfigurationError& e)
-    {
-      OrthancSdk::LogError(std::string("IngestPerf: invalid configuration, Orthanc will not start: ") + e.what());
-      return -1;
-    }
-    catch (const std::exception& e)
-    {
-      OrthancSdk::LogError(std::string("IngestPerf: cannot read the configuration, Orthanc will not start: ") +
-                           e.what());
-      return -1;
-    }
-
-    // Now, before Orthanc starts its DICOM server and while its main thread is alone.
-    status.dicomTcpNoDelay = ApplyDicomTcpNoDelay(status.configuration);
-    if (status.dicomTcpNoDelay.configured || status.dicomTcpNoDelay.inEffect)
-    {
-      OrthancSdk::LogWarning("IngestPerf: DICOM TCP_NODELAY " +
-                             std::string(status.dicomTcpNoDelay.inEffect ? "in effect" : "NOT in effect") + ": " +
-                             status.dicomTcpNoDelay.detail);
+      try
+      {
+        if (status.configuration.enable)
+        {
+          Start();
+        }
+        else
+        {
+          status.state = PluginState::Disabled;
+          status.stateReason = "IngestPerf.Enable is false";
+          MarkHooksNotRegistered(status.stateReason);
+          OrthancSdk::LogWarning("IngestPerf: disabled by IngestPerf.Enable = false; no hook is registered");
+        }
+      }
+      catch (const std::exception& e)
+      {
+        if (!pipeline)
+        {
+          // Nothing is registered without the pipeline: Orthanc goes on alone, /perf/stats says why.
+          StayInert(std::string("the plugin could not start: ") + e.what());
+        }
+        else
+        {
+          // The hooks registered so far find the pipeline in place and keep working.
+          OrthancSdk::LogError(std::string("IngestPerf: start-up stopped half-way, some hooks may be missing: ") +
+                               e.what());
+        }
+      }
     }
 
     try
     {
       OrthancSdk::SetDescription(
         name, "Times every phase of DICOM ingest: the breakdown at /perf/stats, a page at /perf/ui/.");
-      if (status.configuration.enable)
-      {
-        Start();
-      }
-      else
-      {
-        MarkHooksNotRegistered("IngestPerf.Enable is false");
-        OrthancSdk::LogWarning("IngestPerf: disabled by IngestPerf.Enable = false; no hook is registered");
-      }
-    }
-    catch (const std::exception& e)
-    {
-      if (!pipeline)
-      {
-        // Nothing is registered without the pipeline: Orthanc goes on alone, /perf/stats says why.
-        status.notStartedReason = std::string("the plugin could not start: ") + e.what();
-        MarkHooksNotRegistered(status.notStartedReason);
-        OrthancSdk::LogError("IngestPerf: " + status.notStartedReason + "; Orthanc runs without it");
-      }
-      else
-      {
-        // The hooks registered so far find the pipeline in place and keep working.
-        OrthancSdk::LogError(std::string("IngestPerf: start-up stopped half-way, some hooks may be missing: ") +
-                             e.what());
-      }
-    }
-
-    try
-    {
       RegisterRestRoutes(status);
       OrthancSdk::ExtendOrthancExplorer(name, OrthancExplorerLinkScript());
     }

@@ -51,15 +51,38 @@ namespace IngestPerf
     std::string detail;
   };
 
+  // What the plugin does, first in every answer: times ingest, was told not to (IngestPerf.Enable
+  // false), or could not start (a wrong option, memory it could not reserve...) and stays loaded,
+  // registering no hook, so that Orthanc runs on and /perf says why.
+  enum class PluginState
+  {
+    Running,
+    Disabled,
+    Inert
+  };
+
+  inline const char* PluginStateName(PluginState state)
+  {
+    switch (state)
+    {
+      case PluginState::Disabled:
+        return "disabled";
+      case PluginState::Inert:
+        return "inert";
+      default:
+        return "running";
+    }
+  }
+
   struct PluginStatus
   {
     std::string pluginVersion;
     std::string orthancVersion;
     int64_t startWallNs = 0;
     Configuration configuration;
-    // Set when the plugin could not start (its memory could not be reserved, say): Orthanc then
-    // runs without it, and /perf/stats says why.
-    std::string notStartedReason;
+    PluginState state = PluginState::Running;
+    std::string stateReason;  // why it is disabled or inert; "" when running
+    bool Running() const { return state == PluginState::Running; }
     HookRegistrations hooks;
     StorageAreaState storage;
     RestAnswerState restAnswers;

@@ -1,5 +1,9 @@
 #include "Labels/LabelCatalog.h"
 
+#include "Labels/LabelExposure.h"
+
+#include <cstring>
+
 namespace IngestPerf
 {
   namespace
@@ -8,6 +12,23 @@ namespace IngestPerf
     {
       return dimension == LabelDimension::Transport || dimension == LabelDimension::SizeClass;
     }
+
+    class UidAdmission : public LabelAdmission
+    {
+    public:
+      explicit UidAdmission(LabelDimension dimension) :
+        dimension_(dimension)
+      {
+      }
+
+      const char* StandIn(const char* value, size_t length) const override
+      {
+        return WithheldUidLabel(dimension_, value, length);
+      }
+
+    private:
+      LabelDimension dimension_;
+    };
   }
 
 
@@ -15,9 +36,14 @@ namespace IngestPerf
   {
     for (size_t d = 0; d < kLabelDimensions; d++)
     {
-      if (!IsFixed(static_cast<LabelDimension>(d)))
+      const LabelDimension dimension = static_cast<LabelDimension>(d);
+      if (IsUidDimension(dimension))
       {
-        dictionaries_[d].reset(new LabelDictionary(maxValuesPerLabel));
+        admissions_[d].reset(new UidAdmission(dimension));
+      }
+      if (!IsFixed(dimension))
+      {
+        dictionaries_[d].reset(new LabelDictionary(maxValuesPerLabel, admissions_[d].get()));
       }
     }
   }
@@ -44,8 +70,25 @@ namespace IngestPerf
 
   LabelId LabelCatalog::InternValue(LabelDimension dimension, const char* value)
   {
-    const std::unique_ptr<LabelDictionary>& dictionary = dictionaries_[static_cast<size_t>(dimension)];
-    return dictionary ? dictionary->Intern(value) : kOtherLabel;
+    LabelDictionary* dictionary = dictionaries_[static_cast<size_t>(dimension)].get();
+    if (dictionary == nullptr)
+    {
+      return kOtherLabel;
+    }
+    if (value == nullptr)
+    {
+      return kNoneLabel;
+    }
+    if (IsUidDimension(dimension))
+    {
+      // A value longer than any UID is seen as such by the admission, which refuses it.
+      return dictionary->Intern(value, strnlen(value, LabelDictionary::kMaxValueLength + 1));
+    }
+    // AETs and addresses: valid UTF-8 from here on, whatever bytes the sender used.
+    char escaped[LabelDictionary::kMaxValueLength];
+    const size_t length =
+      EscapeLabelValue(escaped, sizeof(escaped), value, strnlen(value, LabelDictionary::kMaxValueLength));
+    return dictionary->Intern(escaped, length);
   }
 
 

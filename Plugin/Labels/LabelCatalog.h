@@ -29,7 +29,8 @@ namespace IngestPerf
     // Ids already interned by a hook (kUnidentified where not) take the place of raw's strings.
     InstanceLabels Intern(Transport transport, const RawLabels& raw, uint64_t storedBytes,
                           const IdentifiedLabels& identified = IdentifiedLabels());
-    // One value of an open-ended dimension, for a hook that identifies the instance early.
+    // One value of an open-ended dimension, for a hook that identifies the instance early. Every
+    // value from outside enters the plugin here: what may leave it is decided here (LabelExposure).
     LabelId InternValue(LabelDimension dimension, const char* value);
     // The labels of a record that ended without OnStored: its transport and who sent it, as far as
     // it was identified (an unidentified calling AET of a C-STORE is "(unknown)").
@@ -42,6 +43,8 @@ namespace IngestPerf
     const LabelDictionary* DictionaryOf(LabelDimension dimension) const;
 
   private:
+    // Declared first: the dictionaries use them until they are destroyed.
+    std::array<std::unique_ptr<LabelAdmission>, kLabelDimensions> admissions_;
     std::array<std::unique_ptr<LabelDictionary>, kLabelDimensions> dictionaries_;
   };
 }

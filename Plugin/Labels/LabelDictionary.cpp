@@ -27,11 +27,13 @@ namespace IngestPerf
   };
 
 
-  LabelDictionary::LabelDictionary(size_t capacity) :
+  LabelDictionary::LabelDictionary(size_t capacity, const LabelAdmission* admission) :
     capacity_(std::max<size_t>(1, std::min(capacity, kMaxCapacity))),
+    admission_(admission),
     entries_(new Entry[capacity_]),
     overflowed_(0),
-    contended_(0)
+    contended_(0),
+    withheld_(0)
   {
   }
 
@@ -51,7 +53,12 @@ namespace IngestPerf
     {
       return kNoneLabel;
     }
-    length = std::min(length, kMaxValueLength);
+    return InternCut(value, std::min(length, kMaxValueLength), length, admission_ != nullptr);
+  }
+
+
+  LabelId LabelDictionary::InternCut(const char* value, size_t length, size_t wholeLength, bool admit)
+  {
     // A value spelled like a reserved label is that label: it could be shown, and selected by a
     // REST filter, as nothing else.
     if (length == sizeof(kOtherName) - 1 && memcmp(value, kOtherName, length) == 0)
@@ -72,6 +79,16 @@ namespace IngestPerf
       const size_t index = (start + probe) % capacity_;
       Entry& entry = entries_[index];
       uint32_t state = entry.state.load(std::memory_order_acquire);
+      if (state == kEmpty && admit)
+      {
+        // Not interned (it would sit before this free slot): admitted, or its stand-in is.
+        if (const char* standIn = admission_->StandIn(value, wholeLength))
+        {
+          withheld_.fetch_add(1, std::memory_order_relaxed);
+          return InternCut(standIn, std::min(strlen(standIn), kMaxValueLength), strlen(standIn), false);
+        }
+        admit = false;  // admitted: a slot taken meanwhile by another value does not change that
+      }
       if (state == kEmpty)
       {
         if (entry.state.compare_exchange_strong(state, kWriting, std::memory_order_acquire))

@@ -14,6 +14,16 @@
 
 namespace IngestPerf
 {
+  // Decides whether a value not interned yet may be (LabelExposure); asked once per insertion
+  // attempt, never for a value already interned.
+  class LabelAdmission
+  {
+  public:
+    virtual ~LabelAdmission() = default;
+    // nullptr if `value` may be interned, else the name interned in its place.
+    virtual const char* StandIn(const char* value, size_t length) const = 0;
+  };
+
   class LabelDictionary
   {
   public:
@@ -21,10 +31,11 @@ namespace IngestPerf
     static constexpr size_t kMaxCapacity = 253;  // ids 2..254 fit in a LabelId
     static constexpr size_t kMaxProbe = 32;      // the longest lookup, whatever the fill
 
-    explicit LabelDictionary(size_t capacity);
+    // Without `admission`, every value is admitted. The admission outlives the dictionary.
+    explicit LabelDictionary(size_t capacity, const LabelAdmission* admission = nullptr);
     ~LabelDictionary();
 
-    // nullptr or "" -> (none); values are cut at kMaxValueLength.
+    // nullptr or "" -> (none); values are cut at kMaxValueLength (the admission sees them whole).
     LabelId Intern(const char* value);
     LabelId Intern(const char* value, size_t length);
 
@@ -37,6 +48,8 @@ namespace IngestPerf
     // Values answered "(other)": no free slot near their hash, or a slot held by a preempted writer.
     uint64_t Overflowed() const { return overflowed_.load(std::memory_order_relaxed); }
     uint64_t Contended() const { return contended_.load(std::memory_order_relaxed); }
+    // Values the admission refused, each time one was (they were counted under their stand-in).
+    uint64_t Withheld() const { return withheld_.load(std::memory_order_relaxed); }
 
     // Test seam: holds a free slot as a writer preempted mid-write would, or releases it.
     void HoldSlotForTest(size_t index, bool held);
@@ -44,9 +57,13 @@ namespace IngestPerf
   private:
     struct Entry;
 
+    LabelId InternCut(const char* value, size_t length, size_t wholeLength, bool admit);
+
     size_t capacity_;
+    const LabelAdmission* admission_;
     std::unique_ptr<Entry[]> entries_;
     std::atomic<uint64_t> overflowed_;
     std::atomic<uint64_t> contended_;
+    std::atomic<uint64_t> withheld_;
   };
 }

@@ -23,6 +23,16 @@ namespace IngestPerf
   void IngestStats::RecordStored(const InstanceRecord& record, const InstanceLabels& labels)
   {
     series_.FindOrInsert(labels).RecordStored(record);
+    // Two relaxed reads and, rarely, a store: the idle window says when ingest last happened.
+    int64_t none = 0;
+    if (firstStoredNs_.load(std::memory_order_relaxed) == 0)
+    {
+      firstStoredNs_.compare_exchange_strong(none, record.storedNs, std::memory_order_relaxed);
+    }
+    if (record.storedNs > lastStoredNs_.load(std::memory_order_relaxed))
+    {
+      lastStoredNs_.store(record.storedNs, std::memory_order_relaxed);
+    }
     rates_[static_cast<size_t>(labels.GetTransport())].Record(record.storedNs / kNsPerSecond, record.storedBytes);
     if (windowClock_ != nullptr)
     {
@@ -87,6 +97,8 @@ namespace IngestPerf
     resetNs_.store(nowNs, std::memory_order_relaxed);
     resetWallNs_.store(wallNowNs, std::memory_order_relaxed);
     countsFromNs_.store(nowNs, std::memory_order_relaxed);
+    firstStoredNs_.store(0, std::memory_order_relaxed);
+    lastStoredNs_.store(0, std::memory_order_relaxed);
   }
 
 
@@ -99,6 +111,8 @@ namespace IngestPerf
     snapshot.callbackErrors = callbackErrors_.load(std::memory_order_relaxed);
     snapshot.sdkCallsFailed = sdkCallsFailed_.load(std::memory_order_relaxed);
     snapshot.concludedEarly = concludedEarly_.load(std::memory_order_relaxed);
+    snapshot.firstStoredNs = firstStoredNs_.load(std::memory_order_relaxed);
+    snapshot.lastStoredNs = lastStoredNs_.load(std::memory_order_relaxed);
     const int64_t nowSecond = nowNs / kNsPerSecond;
 
     series_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {

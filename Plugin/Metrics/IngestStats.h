@@ -90,5 +90,8 @@ namespace IngestPerf
     std::atomic<int64_t> countsFromNs_{INT64_MIN};
     std::atomic<int64_t> resetNs_;
     std::atomic<int64_t> resetWallNs_;
+    // OnStored of the first and the last stored instance since the reset (monotonic; 0: none).
+    std::atomic<int64_t> firstStoredNs_{0};
+    std::atomic<int64_t> lastStoredNs_{0};
   };
 }

@@ -51,4 +51,19 @@ namespace IngestPerf
     }
     return all;
   }
+
+
+  SinceReset StatsSnapshot::History() const
+  {
+    SinceReset history;
+    history.sinceWallNs = resetWallNs;
+    history.nowWallNs = WallNs(takenNs);
+    for (const TransportSnapshot& transport : transports)
+    {
+      history.stored += transport.outcomes[static_cast<size_t>(Outcome::Stored)];
+    }
+    history.firstStoredWallNs = firstStoredNs == 0 ? 0 : WallNs(firstStoredNs);
+    history.lastStoredWallNs = lastStoredNs == 0 ? 0 : WallNs(lastStoredNs);
+    return history;
+  }
 }

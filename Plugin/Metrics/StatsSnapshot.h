@@ -72,6 +72,16 @@ namespace IngestPerf
     std::vector<std::pair<uint8_t, TransportSnapshot>> groups;  // label id -> merged series
   };
 
+  // What was stored since the reset, for an idle window to say that it is idle, not empty.
+  struct SinceReset
+  {
+    int64_t sinceWallNs = 0;        // the reset (or the plugin's start), UTC epoch ns
+    int64_t nowWallNs = 0;          // when the snapshot was taken
+    uint64_t stored = 0;            // every transport
+    int64_t firstStoredWallNs = 0;  // 0: none
+    int64_t lastStoredWallNs = 0;
+  };
+
   struct StatsSnapshot
   {
     std::array<TransportSnapshot, kTransportCount> transports;
@@ -81,7 +91,13 @@ namespace IngestPerf
     int64_t takenNs = 0;
     int64_t resetNs = 0;
     int64_t resetWallNs = 0;
+    // OnStored of the first and last instance stored since the reset (monotonic; 0: none yet).
+    int64_t firstStoredNs = 0;
+    int64_t lastStoredNs = 0;
 
+    // A monotonic time of this snapshot's clock as UTC epoch ns, by the reset's two readings.
+    int64_t WallNs(int64_t monotonicNs) const { return resetWallNs + (monotonicNs - resetNs); }
     TransportSnapshot AllTransports() const;
+    SinceReset History() const;
   };
 }

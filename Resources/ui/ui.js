@@ -200,8 +200,16 @@
       node.textContent = get(stats, node.dataset.path);
       node.dataset.value = JSON.stringify(get(stats, node.dataset.path));
     }
-    $("enabled-state").replaceChildren(
-      stats.enabled ? "" : el("span", { class: "badge off" }, `disabled: ${stats.notStarted || "IngestPerf.Enable is false"}`));
+    // A disabled or inert plugin measures nothing: said first, above every (empty) figure.
+    const running = stats.state === "running";
+    $("enabled-state").replaceChildren(running ? "" : el("span", { class: "badge off" }, stats.state));
+    const banner = $("plugin-state");
+    banner.hidden = running;
+    banner.replaceChildren(...(running ? [] : [
+      el("strong", {}, stats.state === "disabled" ? "The plugin is disabled: " : "The plugin is inert: "),
+      figure("span", "stats", stats, "reason", String),
+      stats.state === "disabled" ? ". It measures nothing, whatever Orthanc stores."
+        : ". It measures nothing and Orthanc runs without it; fix the cause and restart Orthanc."]));
     for (const node of document.querySelectorAll(".window-name")) {
       node.textContent = WINDOWS[state.window].text;
     }
@@ -277,7 +285,7 @@
         el("p", { class: "cost" },
           finding.costMsPerInstance === null ? "Cost not measurable from inside Orthanc"
             : ["Costs ", figure("span", "diagnosis", diagnosis, `${base}/costMsPerInstance`, formatMs),
-              " ms per instance", share],
+              " ms per instance (mean)", share],
           ` (${finding.cost}).`),
         (configuration.length || fix.action) ? el("p", { class: "fix" }, el("strong", {}, "Fix: "),
           configuration.map(([key, value]) => el("code", {}, `${key} = ${JSON.stringify(value)}`)),
@@ -486,7 +494,9 @@
     const rows = peers.map((peer, i) => {
       const base = `associations/byRemoteAet/${i}`;
       return el("tr", {},
-        figure("th", "stats", stats, `${base}/remoteAet`, String, { scope: "row" }),
+        // The one "(other)" row holds every calling AET beyond MaxLabelValues: say how many.
+        el("th", { scope: "row" }, figure("span", "stats", stats, `${base}/remoteAet`, String),
+          peer.distinctAets > 1 ? [" (", figure("span", "stats", stats, `${base}/distinctAets`, String), " AETs)"] : ""),
         figure("td", "stats", stats, `${base}/inProgress`, String),
         figure("td", "stats", stats, `${base}/byConnection`, String),
         figure("td", "stats", stats, `${base}/finished`, String),

@@ -123,3 +123,18 @@ TEST(DicomMetaHeader, AUidEndsAtItsFirstNul)
   ASSERT_TRUE(ReadMetaHeader(header, file.data(), file.size()));
   EXPECT_STREQ("1.2.840.10008.1.2.1", header.transferSyntax);
 }
+
+
+// No cut of a value longer than any UID passes for one (LabelExposure withholds it): it ends in "~".
+TEST(DicomMetaHeader, AValueLongerThanAnyUidIsMarked)
+{
+  MetaHeader header;
+  const std::string digits = "1." + std::string(70, '2');
+  std::string file = PartTenFile(digits);
+  ASSERT_TRUE(ReadMetaHeader(header, file.data(), file.size()));
+  EXPECT_EQ(digits.substr(0, kMaxUidLength - 1) + "~", header.transferSyntax);
+  const std::string longest = "1." + std::string(kMaxUidLength - 2, '3');  // 64 characters: a UID
+  file = PartTenFile(longest);
+  ASSERT_TRUE(ReadMetaHeader(header, file.data(), file.size()));
+  EXPECT_EQ(longest, header.transferSyntax);
+}

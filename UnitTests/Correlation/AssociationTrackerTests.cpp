@@ -294,3 +294,39 @@ TEST(AssociationTracker, AfterAResetOnlyWhatStartedAfterItCounts)
   EXPECT_EQ(0u, peers[0].finished);  // the one before the reset is not counted when it closes
   EXPECT_EQ(1u, peers[0].inProgress);
 }
+
+
+TEST(AssociationTracker, AetsBeyondTheLabelValuesShareOneOtherRow)
+{
+  // 40 calling AETs: 32 with a label of their own, 8 labelled "(other)" (MaxLabelValues 32), each
+  // with one association of 3 instances, over by the timeout when read.
+  AssociationTracker tracker(256, kTimeout);
+  for (uint64_t aet = 1; aet <= 40; aet++)
+  {
+    const IngestPerf::LabelId label = aet <= 32 ? static_cast<IngestPerf::LabelId>(aet + 1) : IngestPerf::kOtherLabel;
+    const int64_t start = static_cast<int64_t>(aet) * 1000 * kMs;
+    for (int64_t i = 0; i < 3; i++)
+    {
+      tracker.InstanceStored(aet, label, start + i * 10 * kMs, start + i * 10 * kMs + 5 * kMs);
+    }
+  }
+  const auto rows = tracker.Snapshot(100 * kTimeout);
+  ASSERT_EQ(33u, rows.size());
+  std::set<IngestPerf::LabelId> names;
+  uint64_t finished = 0;
+  uint64_t aets = 0;
+  uint64_t instances = 0;
+  for (const auto& row : rows)
+  {
+    EXPECT_TRUE(names.insert(row.remoteAet).second) << "two rows named " << row.remoteAet;
+    finished += row.finished;
+    aets += row.aets;
+    instances += row.instancesPerAssociation.Sum();
+    EXPECT_EQ(row.remoteAet == IngestPerf::kOtherLabel ? 8u : 1u, row.aets);
+  }
+  EXPECT_EQ(IngestPerf::kOtherLabel, rows.back().remoteAet);
+  EXPECT_EQ(8u, rows.back().finished);
+  EXPECT_EQ(40u, finished);
+  EXPECT_EQ(40u, aets);
+  EXPECT_EQ(120u, instances);
+}

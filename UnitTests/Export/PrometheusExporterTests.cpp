@@ -121,9 +121,14 @@ TEST(PrometheusExporter, EscapesLabelValuesAsTheFormatSays)
   EXPECT_EQ("size_class", PrometheusLabelName(LabelDimension::SizeClass));
 
   Fixture fixture;
+  // The catalog wrote the backslash "\x5C" (LabelExposure); the format escapes that backslash.
   fixture.AddStream(Transport::Dicom, "A\"B\\C", {kMs}, 1);
+  // A Latin-1 byte is "\xC9" from the catalog on: valid UTF-8 in the text.
+  fixture.AddStream(Transport::Dicom, "CT_SALLE_\xC9", {kMs}, 1);
   const std::string text = ExportPrometheus(fixture.report);
-  EXPECT_NE(std::string::npos, text.find("remote_aet=\"A\\\"B\\\\C\""));
+  EXPECT_NE(std::string::npos, text.find("remote_aet=\"A\\\"B\\\\x5CC\""));
+  EXPECT_NE(std::string::npos, text.find("remote_aet=\"CT_SALLE_\\\\xC9\""));
+  EXPECT_EQ(std::string::npos, text.find('\xC9'));
 }
 
 

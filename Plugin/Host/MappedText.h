@@ -1,0 +1,35 @@
+// The text of one REST answer, written by a std::ostream into pages of its own (mmap), handed to
+// Orthanc, then unmapped: a large answer's text (megabytes for /perf/trace) never passes through
+// malloc. Freed there, it would stay in the arena of the HTTP thread that built it, and raise
+// glibc's dynamic mmap and trim thresholds, which make every arena keep more memory for good.
+#pragma once
+
+#include <cstddef>
+#include <streambuf>
+
+namespace IngestPerf
+{
+  class MappedText : public std::streambuf
+  {
+  public:
+    MappedText() = default;
+    ~MappedText() override;
+    MappedText(const MappedText&) = delete;
+    MappedText& operator=(const MappedText&) = delete;
+
+    const char* Data() const { return data_; }
+    size_t Size() const { return size_; }
+    size_t Capacity() const { return capacity_; }
+
+  protected:
+    int_type overflow(int_type c) override;
+    std::streamsize xsputn(const char* text, std::streamsize count) override;
+
+  private:
+    void Reserve(size_t needed);  // throws std::bad_alloc when the system refuses the pages
+
+    char* data_ = nullptr;
+    size_t size_ = 0;
+    size_t capacity_ = 0;
+  };
+}
