@@ -140,3 +140,33 @@ def test_the_diagnosis_effects_section_survives_a_rewrite(tmp_path):
                               ["", "## Compared with the published Orthanc figures", "old", ""]))
     new = ["# Benchmarks", "", "## Compared with the published Orthanc figures", "new", ""]
     assert document.keep_sections(str(path), new) == new[:2] + callgrind + [""] + effects + [""] + new[2:]
+
+
+def test_process_cpu_command_in_miniature(plugin_path):
+    """Benchmarks/process_cpu.py, whose table docs/plugin-cost.md gives: the whole Orthanc process's CPU
+    time per instance with / without the plugin and the null comparison, each case side by side, with
+    other sockets in the table (in a network namespace of its own when run as root); "met" only on a
+    figure that can be true."""
+    import json
+    import subprocess
+    import sys
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Benchmarks", "process_cpu.py")
+    figures = os.path.join(os.path.dirname(plugin_path), "process-cpu-miniature.json")
+    result = subprocess.run([sys.executable, script, "--plugin", plugin_path, "--cases", "http-4,storescu-1",
+                             "--other-sockets", "300", "--pairs", "1", "--instances", "20", "--size", "64",
+                             "--settle", "5", "--json", figures], capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    document = json.load(open(figures))
+    assert [(r["case"], r["null"]) for r in document["rows"]] == [
+        ("http-4", True), ("http-4", False), ("storescu-1", True), ("storescu-1", False)]
+    assert document["sockets"]["inuse"] + document["sockets"]["tw"] >= 300
+    if os.geteuid() == 0:
+        assert "of its own" in document["namespace"]
+    for row in document["rows"]:
+        assert row["instancesPerSide"] == 20 and row["cpuMsPerInstanceA"] > 0 and row["cpuMsPerInstanceB"] > 0
+        assert row["ratioLow"] <= row["ratio"] <= row["ratioHigh"]
+        if not row["null"]:
+            assert row["pluginMicroseconds"] > 0 and row["pluginThreadMicroseconds"] >= 0
+            if row["verdict"] == "met":
+                assert 0 < row["ratio"] <= 1.01
+    assert "B / A" in result.stdout and "command: Benchmarks/process_cpu.py" in result.stdout

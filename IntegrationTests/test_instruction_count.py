@@ -1,6 +1,11 @@
 """Benchmarks/instruction_count.py in miniature (a few small instances), on both Orthancs, so that
 the command of docs/benchmarks.md ("Instructions per instance") keeps working; and its reading of
-callgrind's output format on a file written by hand."""
+callgrind's output format on a file written by hand.
+
+It asserts only what does not depend on how busy the machine is: the plugin's own instructions per
+instance on Orthanc's threads (its hooks, counted by callgrind), and that its thread sleeps while
+Orthanc is idle. The whole-process change is printed, not asserted: the plugin's thread ticks once
+a second of ingest, and under callgrind on a loaded machine an instance takes longer."""
 import importlib.util
 import json
 import os
@@ -27,7 +32,7 @@ def test_counts_with_and_without_the_plugin(tmp_path, plugin_path, orthanc_versi
     figures = tmp_path / "figures.json"
     command = [sys.executable, SCRIPT, "--plugin", plugin_path, "--orthanc", orthanc_version,
                "--configurations", "default", "--instances", "3", "--warmup", "1", "--repeat", "1", "--size", "64",
-               "--idle-seconds", "1", "--settle-seconds", "0.5", "--work", str(tmp_path / "runs"),
+               "--idle-seconds", "1", "--quiet-seconds", "6", "--work", str(tmp_path / "runs"),
                "--json", str(figures)]
     result = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -43,9 +48,15 @@ def test_counts_with_and_without_the_plugin(tmp_path, plugin_path, orthanc_versi
         assert row["pluginObjectIrPerInstance"] > 100, row
         # Storing even a 64x64 instance is millions of instructions (parsing, MD5, SQLite)...
         assert row["irWithout"] > 1e6 and row["irWith"] > 1e6, row
-        # ... of which the plugin's hooks are a small part, and the totals of the two runs are close.
+        # ... of which the plugin's hooks are a small part: a few thousand instructions per instance
+        # (docs/plugin-cost.md: about 9,000-9,650 at 512x512), the same on an idle or a loaded machine.
+        assert 1000 < row["hooksIrPerInstance"] < 40000, row
         assert 0 < row["pluginSharePercent"] < 5, row
-        assert abs(row["changePercent"]) < 10, row
+        # The plugin's thread sleeps while Orthanc is idle: no tick in the idle windows (a tick is about
+        # 17,000 instructions); at most the look before it sleeps again when callgrind_control's
+        # attaching interrupts its epoll_wait (about 1,300 each, two commands per window).
+        assert row["pluginThreadIdleIr"] < 6000, row
+        assert row["pluginThreadIrPerInstance"] >= 0 and all(t >= 1 for t in row["pluginThreadTicks"]), row
         assert row["notInEffect"] == []
         # per function, the plugin's own instructions add up to its object's
         assert sum(row["pluginFunctions"].values()) <= row["pluginObjectIrPerInstance"] * 1.000001
@@ -57,7 +68,11 @@ def test_counts_with_and_without_the_plugin(tmp_path, plugin_path, orthanc_versi
             # the per-object figures add up to the total (idle correction included)
             assert sum(transport["irPerInstanceByObject"].values()) == pytest.approx(transport["irPerInstance"])
     assert "Ir/instance without" in result.stdout and "C-STORE (storescu)" in result.stdout
-    assert "target (at most +0.5% at the default)" in result.stdout
+    assert "target (at most +0.15% at the default)" in result.stdout
+    # never "met" on a negative figure
+    for line in result.stdout.splitlines():
+        if line.startswith("target") and "met" in line.split(",")[-1]:
+            assert float(line.split(": ")[1].split("%")[0]) >= 0, line
 
 
 CALLGRIND_FILE = """# callgrind format
@@ -107,7 +122,19 @@ def test_callgrind_file_is_read_per_object(tmp_path):
     # 1000 and libc's 5 are their own.
     assert parsed == {"total": 1110, "objects": {"/usr/sbin/Orthanc": 105, "/build/libOrthancIngestPerf.so": 1000,
                                                  "/usr/lib/x86_64-linux-gnu/libc.so.6": 5}}
-    assert script.read_dumps(str(tmp_path)) == {"ingest-http": parsed}
+    dumps = script.read_dumps(str(tmp_path))
+    assert dumps == {"ingest-http": dict(parsed, threads=1, pluginThread=0, pluginThreadPluginIr=0)}
+    # one file per thread (--separate-threads=yes): a dump's files add up; the thread that runs the
+    # plugin's IngestWatcher is counted apart
+    (tmp_path / "callgrind.out.42.1-02").write_text(CALLGRIND_FILE.replace("cfn=(2) OnStored", "cfn=(2) x").replace(
+        "fn=(1) main", "fn=(1) IngestPerf::IngestWatcher::Run()"))
+    dumps = script.read_dumps(str(tmp_path), "libOrthancIngestPerf.so")
+    assert dumps["ingest-http"]["total"] == 2220 and dumps["ingest-http"]["threads"] == 2
+    assert dumps["ingest-http"]["pluginThread"] == 0  # IngestWatcher::Run is in Orthanc's object there
+    (tmp_path / "callgrind.out.42.1-02").write_text(CALLGRIND_FILE.replace(
+        "cfn=(2) OnStored", "cfn=(2) IngestPerf::IngestWatcher::Tick(long)"))
+    dumps = script.read_dumps(str(tmp_path), "libOrthancIngestPerf.so")
+    assert dumps["ingest-http"]["pluginThread"] == 1110 and dumps["ingest-http"]["pluginThreadPluginIr"] == 1000
     assert script.parse_callgrind(str(path), "libOrthancIngestPerf.so")["functions"] == {"OnStored": 1000}
     path.write_text(CALLGRIND_FILE.replace("totals: 1110", "totals: 1111"))
     with pytest.raises(RuntimeError, match="add up to 1110"):

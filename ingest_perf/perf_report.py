@@ -289,10 +289,14 @@ def render(stats, width=None, context=True):
     cost = stats.get("pluginCost") or {}
     if cost.get("microsecondsPerStoredInstance") is not None:
         out.append("")
-        out.extend(_wrap("This plugin's own cost: %s us per stored instance, %s%% of serverTotal (its callbacks, "
-                         "SDK calls included; one call in %s timed)" % (
+        out.extend(_wrap("This plugin's own CPU time: %s us per stored instance (callbacks %s us, SDK calls "
+                         "included, one call in %s timed; its thread %s us while Orthanc ingests), %s%% of "
+                         "serverTotal; while Orthanc was idle, %s ms in all" % (
                              _number(cost["microsecondsPerStoredInstance"], 2),
-                             _number(cost.get("percentOfServerTotal"), 3), cost.get("samplingPeriod", "?")),
+                             _number(cost.get("callbacksMicrosecondsPerStoredInstance"), 2),
+                             cost.get("samplingPeriod", "?"),
+                             _number(cost.get("threadsMicrosecondsPerStoredInstance"), 2),
+                             _number(cost.get("percentOfServerTotal"), 3), _number(cost.get("idleCpuMs"), 3)),
                          width, more="  "))
 
     hooks = stats.get("hooks") or {}

@@ -72,12 +72,15 @@ namespace IngestPerf
     }
 
     // Runs one callback's body with the entry timestamp, counts an exception instead of letting it
-    // reach Orthanc, and, for the sampled calls, records the time spent inside as the plugin's own
-    // cost. The body returns the nanoseconds of work it ran on Orthanc's behalf (a delegated
-    // transcode), which are not the plugin's cost.
+    // reach Orthanc, and, for the sampled calls, records the thread CPU time spent inside as the
+    // plugin's own cost (a preemption adds nothing). The body returns the thread CPU ns of work it
+    // ran on Orthanc's behalf (a delegated transcode), which are not the plugin's cost; rare work
+    // timed apart (PluginCost::RecordApart) is left out too.
     template <typename Body>
     void Guarded(Callback callback, Body body)
     {
+      const bool sampled = PluginCost::SampleThisCall();
+      const int64_t entryCpu = sampled ? ThreadCpuNowNs() : 0;
       const int64_t entry = MonotonicNowNs();
       int64_t notOurs = 0;
       try
@@ -88,9 +91,10 @@ namespace IngestPerf
       {
         Pipeline().stats.RecordCallbackError();
       }
-      if (PluginCost::SampleThisCall())
+      const int64_t apart = PluginCost::TakeApartNs();
+      if (sampled)
       {
-        Pipeline().cost.Record(callback, MonotonicNowNs() - entry - notOurs);
+        Pipeline().cost.Record(callback, ThreadCpuNowNs() - entryCpu - ThreadCpuClockShareNs() - notOurs - apart);
       }
     }
 
@@ -145,23 +149,23 @@ namespace IngestPerf
 
     // Delegate mode: do the transcode through the SDK (Orthanc's next transcoders, then DCMTK) and
     // time it exactly. Only for an ingest on this thread, with the one target syntax ingest asks for.
-    // delegatedNs: the time of the SDK transcode (Orthanc's work, not the plugin's).
+    // delegatedCpuNs: the thread CPU time of the SDK transcode (Orthanc's work, not the plugin's).
     bool DelegateTranscode(InstanceTimeline& timeline, OrthancPluginMemoryBuffer* transcoded, const void* buffer,
                            uint64_t size, const char* const* allowedSyntaxes, uint32_t countSyntaxes,
-                           uint8_t allowNewSopInstanceUid, int64_t& delegatedNs)
+                           uint8_t allowNewSopInstanceUid, int64_t& delegatedCpuNs)
     {
       if (transcodeTiming != TranscodeTiming::Delegate || !timeline.HasOpenInstance() || countSyntaxes != 1 ||
           allowNewSopInstanceUid == 0 || size > UINT32_MAX)
       {
         return false;
       }
-      const int64_t start = MonotonicNowNs();
+      const int64_t startCpu = ThreadCpuNowNs();
       insideDelegatedTranscode = true;
       const OrthancSdk::DicomInstance result =
         OrthancSdk::Transcode(buffer, static_cast<uint32_t>(size), allowedSyntaxes[0]);
       insideDelegatedTranscode = false;
+      delegatedCpuNs = ThreadCpuNowNs() - startCpu;
       const int64_t end = MonotonicNowNs();
-      delegatedNs = end - start;
       if (result == nullptr)
       {
         return false;  // Orthanc's own attempt after ours will fail the same way, and report it
@@ -186,10 +190,10 @@ namespace IngestPerf
       Guarded(Callback::Transcoder, [&](int64_t now) -> int64_t {
         InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
         timeline.TranscodeStarted(now);
-        int64_t delegatedNs = 0;
+        int64_t delegatedCpuNs = 0;
         done = DelegateTranscode(timeline, transcoded, buffer, size, allowedSyntaxes, countSyntaxes,
-                                 allowNewSopInstanceUid, delegatedNs);
-        return delegatedNs;
+                                 allowNewSopInstanceUid, delegatedCpuNs);
+        return delegatedCpuNs;
       });
       // FallThrough (or a failed delegation): an error makes Orthanc go on to the next transcoder,
       // then DCMTK, exactly as without this plugin.

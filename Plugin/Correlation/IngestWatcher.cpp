@@ -71,12 +71,14 @@ namespace IngestPerf
     epoll_ctl(epoll_, EPOLL_CTL_ADD, wake_, &event);
     stopping_ = false;
     thread_ = std::thread([this] { Run(); });
+    running_ = true;
   }
 
 
   void IngestWatcher::Stop()
   {
     stopping_ = true;
+    running_ = false;
     if (wake_ >= 0)
     {
       const uint64_t one = 1;
@@ -176,6 +178,7 @@ namespace IngestPerf
   void IngestWatcher::Run()
   {
     int64_t nextTickNs = MonotonicNowNs() + kPeriodNs;
+    int64_t cpuNs = ThreadCpuNowNs();
     while (!stopping_)
     {
       const bool idle = quietTicks_ > kQuietTicks;
@@ -203,6 +206,15 @@ namespace IngestPerf
       {
         break;
       }
+      if (idle && ready <= 0)
+      {
+        // Interrupted while Orthanc is idle (a signal; a debugger or callgrind_control attaching):
+        // back to sleep, without a tick.
+        const int64_t cpuAfterNs = ThreadCpuNowNs();
+        Account(cpuAfterNs - cpuNs, false);
+        cpuNs = cpuAfterNs;
+        continue;
+      }
       if (ready > 0)
       {
         uint64_t count;
@@ -216,11 +228,12 @@ namespace IngestPerf
       }
       sleeping_.store(false, std::memory_order_relaxed);
       const int64_t now = MonotonicNowNs();
+      bool ticked = false;
       if (now >= nextTickNs)
       {
         try
         {
-          Tick(now);
+          ticked = Tick(now);
         }
         catch (...)
         {
@@ -228,7 +241,52 @@ namespace IngestPerf
         }
         nextTickNs = now + kPeriodNs;
       }
+      const int64_t cpuAfterNs = ThreadCpuNowNs();
+      Account(cpuAfterNs - cpuNs, ticked);
+      cpuNs = cpuAfterNs;
     }
+  }
+
+
+  void IngestWatcher::Account(int64_t cpuNs, bool ticked)
+  {
+    if (ticked)
+    {
+      cost_.activeCpuNs.fetch_add(cpuNs, std::memory_order_relaxed);
+      cost_.ticks.fetch_add(1, std::memory_order_relaxed);
+    }
+    else
+    {
+      cost_.idleCpuNs.fetch_add(cpuNs, std::memory_order_relaxed);
+      cost_.idleWakes.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+
+  PluginThreadCost IngestWatcher::Cost() const
+  {
+    PluginThreadCost cost;
+    cost.running = running_.load(std::memory_order_relaxed);
+    const auto since = [](const auto& now, const auto& base) {
+      return now.load(std::memory_order_relaxed) - base.load(std::memory_order_relaxed);
+    };
+    cost.activeCpuNs = since(cost_.activeCpuNs, costAtReset_.activeCpuNs);
+    cost.ticks = since(cost_.ticks, costAtReset_.ticks);
+    cost.idleCpuNs = since(cost_.idleCpuNs, costAtReset_.idleCpuNs);
+    cost.idleWakes = since(cost_.idleWakes, costAtReset_.idleWakes);
+    return cost;
+  }
+
+
+  void IngestWatcher::ResetCost()
+  {
+    const auto copy = [](const auto& from, auto& to) {
+      to.store(from.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    };
+    copy(cost_.activeCpuNs, costAtReset_.activeCpuNs);
+    copy(cost_.ticks, costAtReset_.ticks);
+    copy(cost_.idleCpuNs, costAtReset_.idleCpuNs);
+    copy(cost_.idleWakes, costAtReset_.idleWakes);
   }
 
 

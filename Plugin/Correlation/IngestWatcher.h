@@ -5,10 +5,13 @@
 // and runs `tick` (the pipeline concludes the records whose store has ended, assesses the storage).
 // What it reads is Orthanc's own descriptors, never the host's TCP table: its cost is that of
 // Orthanc's sockets, whatever the host holds besides. Samples are kept an hour in fixed memory
-// (kCapacity of 16 bytes), under a mutex that only readers of the summary share.
+// (kCapacity of 16 bytes), under a mutex that only readers of the summary share. The thread reads its
+// own CPU time after each wake (CLOCK_THREAD_CPUTIME_ID, once a second at most while Orthanc ingests):
+// the plugin's thread in /perf/stats pluginCost, ticks apart from the wakes that found Orthanc idle.
 #pragma once
 
 #include "Correlation/ProcessSockets.h"
+#include "Metrics/PluginCost.h"
 
 #include <atomic>
 #include <cstddef>
@@ -83,8 +86,14 @@ namespace IngestPerf
 
     uint64_t Wakes() const { return wakes_.load(std::memory_order_relaxed); }
 
+    // The thread's CPU time since it started or since ResetCost.
+    PluginThreadCost Cost() const;
+    void ResetCost();
+
   private:
     void Run();
+    // The CPU time of one pass of the loop: to the ticks, or to the wakes that found Orthanc idle.
+    void Account(int64_t cpuNs, bool ticked);
 
     const uint16_t dicomPort_;
     const uint16_t httpPort_;
@@ -99,7 +108,17 @@ namespace IngestPerf
     int wake_ = -1;  // eventfd
     std::atomic<bool> sleeping_{false};
     std::atomic<bool> stopping_{false};
+    std::atomic<bool> running_{false};
     std::atomic<uint64_t> wakes_{0};
+    struct CostCounters
+    {
+      std::atomic<int64_t> activeCpuNs{0};
+      std::atomic<uint64_t> ticks{0};
+      std::atomic<int64_t> idleCpuNs{0};
+      std::atomic<uint64_t> idleWakes{0};
+    };
+    CostCounters cost_;
+    CostCounters costAtReset_;
     std::thread thread_;
   };
 

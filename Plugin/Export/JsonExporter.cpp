@@ -280,30 +280,47 @@ namespace IngestPerf
       return result;
     }
 
-    Json::Value ExportPluginCost(const std::array<HistogramSnapshot, kCallbackCount>& callbacks,
-                                 const TransportSnapshot& all)
+    Json::Value ExportPluginCost(const PluginCostSnapshot& cost, const TransportSnapshot& all)
     {
+      const auto perInstance = [](uint64_t ns, uint64_t stored) {
+        return stored == 0 ? Json::Value(Json::nullValue)
+                           : Json::Value(Round(static_cast<double>(ns) / 1000.0 / static_cast<double>(stored), 0.001));
+      };
       Json::Value result;
-      uint64_t totalNs = 0;
+      result["clock"] = "thread CPU time (CLOCK_THREAD_CPUTIME_ID): a preemption inside a timed call counts nothing";
       Json::Value& each = result["callbacks"];
       for (size_t c = 0; c < kCallbackCount; c++)
       {
-        each[CallbackName(static_cast<Callback>(c))] = ExportHistogram(callbacks[c], true);
-        totalNs += callbacks[c].Sum();
+        each[CallbackName(static_cast<Callback>(c))] = ExportHistogram(cost.callbacks[c], true);
       }
-      totalNs *= PluginCost::kSamplingPeriod;
       result["sampling"] = "on each thread, one call in " + std::to_string(PluginCost::kSamplingPeriod) +
-                           " is timed from entry to return; \"callbacks\" holds the timed calls, the totals are "
+                           " is timed from entry to return; \"callbacks\" holds the timed calls, their totals are "
                            "their sum times " +
-                           std::to_string(PluginCost::kSamplingPeriod);
+                           std::to_string(PluginCost::kSamplingPeriod) +
+                           "; the reading of Orthanc's sockets when an association starts is timed every time "
+                           "(\"socketReadings\") and left out of the call that made it";
       result["samplingPeriod"] = PluginCost::kSamplingPeriod;
+      result["socketReadings"] = ExportHistogram(cost.apart, true);
+      const uint64_t callbacksNs = cost.CallbacksNs();
+      const uint64_t threadNs = static_cast<uint64_t>(std::max<int64_t>(0, cost.watcher.activeCpuNs));
+      const uint64_t totalNs = cost.IngestNs();
       const uint64_t stored = all.outcomes[static_cast<size_t>(Outcome::Stored)];
-      const uint64_t serverTotalNs = all.phases[static_cast<size_t>(Phase::ServerTotal)].Sum();
+      Json::Value& thread = result["threads"]["ingestWatcher"];
+      thread["running"] = cost.watcher.running;
+      thread["cpuMs"] = NanosecondsToMilliseconds(static_cast<int64_t>(threadNs));
+      thread["ticks"] = Json::UInt64(cost.watcher.ticks);
+      thread["idleCpuMs"] = NanosecondsToMilliseconds(cost.watcher.idleCpuNs);
+      thread["idleWakes"] = Json::UInt64(cost.watcher.idleWakes);
+      result["callbacksMs"] = NanosecondsToMilliseconds(static_cast<int64_t>(callbacksNs));
+      result["threadsMs"] = NanosecondsToMilliseconds(static_cast<int64_t>(threadNs));
       result["totalMs"] = NanosecondsToMilliseconds(static_cast<int64_t>(totalNs));
+      // While Orthanc is idle the plugin's thread sleeps: what its rare wakes cost, not per instance.
+      result["idleCpuMs"] = NanosecondsToMilliseconds(cost.watcher.idleCpuNs);
       result["storedInstances"] = Json::UInt64(stored);
-      result["microsecondsPerStoredInstance"] =
-        stored == 0 ? Json::Value(Json::nullValue)
-                    : Json::Value(Round(static_cast<double>(totalNs) / 1000.0 / static_cast<double>(stored), 0.001));
+      result["microsecondsPerStoredInstance"] = perInstance(totalNs, stored);
+      result["callbacksMicrosecondsPerStoredInstance"] = perInstance(callbacksNs, stored);
+      result["threadsMicrosecondsPerStoredInstance"] = perInstance(threadNs, stored);
+      const uint64_t serverTotalNs = all.phases[static_cast<size_t>(Phase::ServerTotal)].Sum();
       result["percentOfServerTotal"] =
         serverTotalNs == 0
           ? Json::Value(Json::nullValue)

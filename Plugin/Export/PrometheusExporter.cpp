@@ -350,21 +350,30 @@ namespace IngestPerf
 
       const char* cost = "orthanc_ingest_plugin_cost_seconds_total";
       AppendHeader(out, cost, "counter",
-                   "Time spent inside the plugin's callbacks (sampled one call in 17 per thread, times 17).");
-      uint64_t totalNs = 0;
-      for (size_t c = 0; c < kCallbackCount; c++)
-      {
-        const uint64_t ns = report.pluginCost[c].Sum() * PluginCost::kSamplingPeriod;
-        totalNs += ns;
-        AppendSample(out, cost, "", std::string(), "callback", CallbackName(static_cast<Callback>(c)));
+                   "The plugin's own CPU time: its callbacks (one call in 17 timed per thread, times 17), the "
+                   "readings of Orthanc's sockets when an association starts, its thread while Orthanc ingests "
+                   "(\"ingestWatcher\") and while it is idle (\"ingestWatcherIdle\").");
+      const PluginCostSnapshot& plugin = report.pluginCost;
+      const auto sample = [&](const char* part, uint64_t ns) {
+        AppendSample(out, cost, "", std::string(), "callback", part);
         AppendSeconds(out, ns);
         out += '\n';
+      };
+      for (size_t c = 0; c < kCallbackCount; c++)
+      {
+        sample(CallbackName(static_cast<Callback>(c)), plugin.callbacks[c].Sum() * PluginCost::kSamplingPeriod);
       }
+      sample("socketReadings", plugin.apart.Sum());
+      sample("ingestWatcher", static_cast<uint64_t>(std::max<int64_t>(0, plugin.watcher.activeCpuNs)));
+      sample("ingestWatcherIdle", static_cast<uint64_t>(std::max<int64_t>(0, plugin.watcher.idleCpuNs)));
+      const uint64_t totalNs = plugin.IngestNs();
       const uint64_t stored = report.snapshot.AllTransports().outcomes[static_cast<size_t>(Outcome::Stored)];
       std::string perInstance;
       AppendSeconds(perInstance, stored == 0 ? 0 : totalNs / stored);
       AppendGauge(out, "orthanc_ingest_plugin_cost_per_stored_instance_seconds",
-                  "The plugin's own time per stored instance, since the start or the last reset.", perInstance);
+                  "The plugin's own CPU time per stored instance (callbacks and its thread while Orthanc ingests), "
+                  "since the start or the last reset.",
+                  perInstance);
     }
   }
 

@@ -1,5 +1,7 @@
 #include "Metrics/PluginCost.h"
 
+#include <algorithm>
+
 namespace IngestPerf
 {
   const char* CallbackName(Callback callback)
@@ -11,9 +13,39 @@ namespace IngestPerf
   }
 
 
+  uint64_t PluginCostSnapshot::CallbacksNs() const
+  {
+    uint64_t ns = 0;
+    for (const HistogramSnapshot& callback : callbacks)
+    {
+      ns += callback.Sum();
+    }
+    return ns * PluginCost::kSamplingPeriod + apart.Sum();
+  }
+
+
+  uint64_t PluginCostSnapshot::IngestNs() const
+  {
+    return CallbacksNs() + static_cast<uint64_t>(std::max<int64_t>(0, watcher.activeCpuNs));
+  }
+
+
   PluginCost::PluginCost()
   {
     Reset();
+  }
+
+
+  void PluginCost::Record(Callback callback, int64_t cpuNs)
+  {
+    callbacks_[static_cast<size_t>(callback)].Record(std::max<int64_t>(0, cpuNs));
+  }
+
+
+  void PluginCost::RecordApart(int64_t cpuNs)
+  {
+    apart_.Record(std::max<int64_t>(0, cpuNs));
+    PendingApartNs() += cpuNs;
   }
 
 
@@ -23,16 +55,18 @@ namespace IngestPerf
     {
       histogram.Reset();
     }
+    apart_.Reset();
   }
 
 
-  std::array<HistogramSnapshot, kCallbackCount> PluginCost::Snapshot() const
+  PluginCostSnapshot PluginCost::Snapshot() const
   {
-    std::array<HistogramSnapshot, kCallbackCount> result;
+    PluginCostSnapshot result;
     for (size_t i = 0; i < kCallbackCount; i++)
     {
-      result[i] = callbacks_[i].Snapshot();
+      result.callbacks[i] = callbacks_[i].Snapshot();
     }
+    result.apart = apart_.Snapshot();
     return result;
   }
 }

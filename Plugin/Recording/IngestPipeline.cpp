@@ -39,6 +39,7 @@ namespace IngestPerf
     dicomPort_(static_cast<uint16_t>(configuration.dicomPort))
   {
     recorder.SetConnectionOf([this](LabelId peer, int64_t nowNs) { return ConnectionOf(peer, nowNs); });
+    ThreadCpuClockShareNs();  // measured once, before the first timed call
     // The storage folder, unless a storage plugin owns the storage area (its free space says nothing).
     storageLimits.folder = configuration.storagePluginSection.empty() ? configuration.storageDirectory : "";
     storageLimits.maximumStorageBytes = configuration.maximumStorageBytes;
@@ -90,6 +91,8 @@ namespace IngestPerf
     {
       return cookie;
     }
+    // Once per new association: timed every time, apart from the sampled callbacks (PluginCost).
+    const int64_t startCpu = ThreadCpuNowNs();
     DicomConnections::Reading open[kConnectionsReadOnStore];
     size_t count = 0;
     const bool read = ForEachProcessSocket(dicomPort_, 0, [&](const SocketInfo& socket) {
@@ -99,13 +102,15 @@ namespace IngestPerf
                                                   labels.InternValue(LabelDimension::RemoteIp, socket.peer)};
       }
     });
-    if (!read)
+    uint64_t attributed = 0;
+    if (read)
     {
-      return 0;
+      // Opened before this instance arrived: its first instance is at most its OnStored's age old.
+      connections.Update(open, count, nowNs);
+      attributed = connections.Attribute(peer, stale);
     }
-    // Opened before this instance arrived: its first instance is at most its OnStored's age old.
-    connections.Update(open, count, nowNs);
-    return connections.Attribute(peer, stale);
+    cost.RecordApart(ThreadCpuNowNs() - startCpu - ThreadCpuClockShareNs());
+    return attributed;
   }
 
 

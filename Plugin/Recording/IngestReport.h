@@ -61,8 +61,8 @@ namespace IngestPerf
     // The streams with failed instances: outcomes and counters only (who fails, and why).
     std::vector<std::pair<InstanceLabels, TransportSnapshot>> failingStreams;
     ChangeQueueSnapshot changes;
-    std::array<HistogramSnapshot, kCallbackCount> pluginCost;
-    uint64_t failedAnswers = 0;  // REST answers turned into a 500 or 503 since Orthanc started
+    PluginCostSnapshot pluginCost;  // the watcher's part filled by the route (RestRoutes), the rest by Collect
+    uint64_t failedAnswers = 0;     // REST answers turned into a 500 or 503 since Orthanc started
   };
 
   // What IngestPipeline::CollectSlowest and CollectRecent give the /perf/slowest and /perf/trace

@@ -1,5 +1,6 @@
 #include "Rest/RestRoutes.h"
 
+#include "Correlation/IngestWatcher.h"
 #include "Diagnosis/DiagnosisInput.h"
 #include "Export/DiagnosisExporter.h"
 #include "Export/PrometheusExporter.h"
@@ -56,6 +57,10 @@ namespace IngestPerf
         report.reset(new IngestReport());
       }
       report->status = status;
+      if (const IngestWatcher* watcher = ActiveIngestWatcher())
+      {
+        report->pluginCost.watcher = watcher->Cost();  // the thread's own figures: no reading here
+      }
       return report;
     }
 
@@ -299,6 +304,10 @@ namespace IngestPerf
         if (pipeline != nullptr)
         {
           pipeline->Reset();
+        }
+        if (IngestWatcher* watcher = ActiveIngestWatcher())
+        {
+          watcher->ResetCost();
         }
         OrthancSdk::AnswerJson(output, answer);
       });

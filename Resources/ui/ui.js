@@ -255,6 +255,16 @@
     $("sizes").replaceChildren(...entries.filter(([, value]) => typeof value === "number").map(option));
     $("not-in-effect").replaceChildren(...(stats.notInEffect || []).map((item) =>
       el("li", {}, `${item.option} is not in effect: ${item.reason}`)));
+    // Its own CPU time since the reset: callbacks and its thread per stored instance; idle apart.
+    // Its thread ticks for a few seconds after ingest: the figures may move between two reads.
+    const cost = stats.pluginCost;
+    const number = (value) => formatNumber(value, 1);
+    const part = (tag, path) => figure(tag, "stats", stats, `pluginCost/${path}`, number, { dataset: { varies: "time" } });
+    $("plugin-cost").replaceChildren(...(!cost ? [] : [
+      "Its own CPU time: ", part("strong", "microsecondsPerStoredInstance"),
+      " µs per stored instance (callbacks ", part("span", "callbacksMicrosecondsPerStoredInstance"),
+      " µs, its thread ", part("span", "threadsMicrosecondsPerStoredInstance"),
+      " µs); while Orthanc was idle, ", part("span", "idleCpuMs"), " ms in all."]));
   }
 
   // --- diagnosis ----------------------------------------------------------------------------------

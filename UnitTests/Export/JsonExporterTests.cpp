@@ -71,7 +71,8 @@ namespace
   };
 
   Json::Value Export(const LabelledStats& source, const PluginStatus& status, const StatsQuery& filter = StatsQuery(),
-                     const PluginCost* cost = nullptr, bool running = true)
+                     const PluginCost* cost = nullptr, bool running = true,
+                     const PluginThreadCost& watcher = PluginThreadCost())
   {
     IngestReport report;
     report.status = &status;
@@ -90,6 +91,7 @@ namespace
     {
       report.pluginCost = cost->Snapshot();
     }
+    report.pluginCost.watcher = watcher;
     return ExportStats(report, filter);
   }
 }
@@ -199,9 +201,12 @@ TEST(JsonExporter, PluginCostPerStoredInstanceAndShareOfServerTotal)
   ASSERT_EQ(17u, PluginCost::kSamplingPeriod);
   EXPECT_EQ(17u, result["samplingPeriod"].asUInt());
   EXPECT_DOUBLE_EQ(0.102, result["totalMs"].asDouble());
+  EXPECT_DOUBLE_EQ(0.102, result["callbacksMs"].asDouble());
   EXPECT_EQ(2u, result["storedInstances"].asUInt());
   EXPECT_DOUBLE_EQ(51.0, result["microsecondsPerStoredInstance"].asDouble());  // 102 us over 2 instances
   EXPECT_DOUBLE_EQ(0.51, result["percentOfServerTotal"].asDouble());           // 102 us of 20 ms
+  EXPECT_NE(std::string::npos, result["clock"].asString().find("CLOCK_THREAD_CPUTIME_ID"));
+  EXPECT_FALSE(result["threads"]["ingestWatcher"]["running"].asBool());
 
   cost.Reset();
   const Json::Value empty = Export(LabelledStats(), MakeStatus(true), StatsQuery(), &cost)["pluginCost"];
@@ -209,6 +214,44 @@ TEST(JsonExporter, PluginCostPerStoredInstanceAndShareOfServerTotal)
   EXPECT_TRUE(empty["percentOfServerTotal"].isNull());
   EXPECT_EQ(0u, empty["callbacks"]["storedInstance"]["count"].asUInt());
   EXPECT_FALSE(Export(stats, MakeStatus(true), StatsQuery(), nullptr, false).isMember("pluginCost"));
+}
+
+
+TEST(JsonExporter, PluginCostAddsTheSocketReadingsAndThePluginsThreadWhileIngestingIdleApart)
+{
+  LabelledStats stats;
+  stats.Stored(Instance(Transport::Dicom, 2000 * kMs, 2000 * kMs, 2001 * kMs, 2010 * kMs), -1);
+  stats.Stored(Instance(Transport::Dicom, 3000 * kMs, 3000 * kMs, 3001 * kMs, 3010 * kMs), -1);
+  PluginCost cost;
+  cost.Record(Callback::StoredInstance, 1000);  // 17 us
+  cost.RecordApart(40000);                      // once, 40 us: not times 17
+  EXPECT_EQ(40000, PluginCost::TakeApartNs());  // taken out of the callback that made it, once
+  EXPECT_EQ(0, PluginCost::TakeApartNs());
+
+  PluginThreadCost watcher;
+  watcher.running = true;
+  watcher.activeCpuNs = 3 * kMs;
+  watcher.ticks = 5;
+  watcher.idleCpuNs = 20000;
+  watcher.idleWakes = 2;
+  const Json::Value result = Export(stats, MakeStatus(true), StatsQuery(), &cost, true, watcher)["pluginCost"];
+  EXPECT_EQ(1u, result["socketReadings"]["count"].asUInt());
+  EXPECT_DOUBLE_EQ(0.057, result["callbacksMs"].asDouble());  // 17 + 40 us
+  EXPECT_DOUBLE_EQ(3.0, result["threadsMs"].asDouble());
+  EXPECT_DOUBLE_EQ(3.057, result["totalMs"].asDouble());  // the idle wakes are not the cost of ingest
+  EXPECT_DOUBLE_EQ(0.02, result["idleCpuMs"].asDouble());
+  EXPECT_DOUBLE_EQ(1528.5, result["microsecondsPerStoredInstance"].asDouble());
+  EXPECT_DOUBLE_EQ(28.5, result["callbacksMicrosecondsPerStoredInstance"].asDouble());
+  EXPECT_DOUBLE_EQ(1500.0, result["threadsMicrosecondsPerStoredInstance"].asDouble());
+  const Json::Value& thread = result["threads"]["ingestWatcher"];
+  EXPECT_TRUE(thread["running"].asBool());
+  EXPECT_EQ(5u, thread["ticks"].asUInt());
+  EXPECT_EQ(2u, thread["idleWakes"].asUInt());
+
+  PluginCostSnapshot snapshot = cost.Snapshot();
+  snapshot.watcher = watcher;
+  EXPECT_EQ(57000u, snapshot.CallbacksNs());
+  EXPECT_EQ(3057000u, snapshot.IngestNs());
 }
 
 

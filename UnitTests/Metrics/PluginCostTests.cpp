@@ -30,3 +30,24 @@ TEST(PluginCost, OneCallInThePeriodIsTimedOnEachThread)
   std::thread([&] { timed = timedOf(PluginCost::kSamplingPeriod - 1); }).join();
   EXPECT_EQ(0u, timed);
 }
+
+
+TEST(PluginCost, RareWorkIsCountedOnceAndLeavesTheCallThatMadeIt)
+{
+  PluginCost cost;
+  int64_t taken = -1;
+  std::thread([&] {
+    cost.RecordApart(5000);
+    cost.RecordApart(-3);  // a clock share larger than the reading: counted as 0, never negative
+    taken = PluginCost::TakeApartNs();
+  }).join();
+  EXPECT_EQ(4997, taken);
+  const PluginCostSnapshot snapshot = cost.Snapshot();
+  EXPECT_EQ(2u, snapshot.apart.Count());
+  EXPECT_EQ(5000u, snapshot.apart.Sum());
+  EXPECT_EQ(5000u, snapshot.CallbacksNs());    // not times the sampling period
+  cost.Record(Callback::StoredInstance, -10);  // the same for a timed call
+  EXPECT_EQ(5000u, cost.Snapshot().CallbacksNs());
+  cost.Reset();
+  EXPECT_EQ(0u, cost.Snapshot().CallbacksNs());
+}

@@ -31,12 +31,14 @@ def _best(rows, workload, clients_list):
 
 # Sections of docs/benchmarks.md that another command writes (Benchmarks/instruction_count.py, run
 # separately: they take longer than the rest together; Benchmarks/tcp_nodelay.py,
-# Benchmarks/diagnosis_effects.py): kept as they are when the file is rewritten, before the section
-# named second.
+# Benchmarks/diagnosis_effects.py, Benchmarks/process_cpu.py): kept as they are when the file is
+# rewritten, before the section named second.
 KEPT_SECTIONS = [("## Instructions per instance (callgrind)", "## Compared with the published Orthanc figures"),
                  ("## DICOM TCP_NODELAY: the remedy for the C-STORE answer stall",
                   "## Compared with the published Orthanc figures"),
-                 ("## The fixes of the diagnosis, before and after", "## Compared with the published Orthanc figures")]
+                 ("## The fixes of the diagnosis, before and after", "## Compared with the published Orthanc figures"),
+                 ("## The whole process's CPU time with and without the plugin",
+                  "## Instructions per instance (callgrind)")]
 
 
 def keep_sections(path, lines):
@@ -179,8 +181,8 @@ def write_document(folder, results, plots, quick, client_counts):
         "and the spread of the rounds is shown next to it. The null comparison runs the same procedure with the "
         "plugin on neither side: how far it strays from 1 is the resolution of the method on this machine. "
         "Next to it, the CPU time of each Orthanc process per instance (from /proc), and what the plugin measures "
-        "of itself in B (`/perf/stats` `pluginCost`: the time inside its callbacks, the SDK calls they make "
-        "included, one call in 17 timed): per stored instance, as a share of `serverTotal` and of Orthanc's CPU "
+        "of itself in B (`/perf/stats` `pluginCost`: the CPU time inside its callbacks, the SDK calls they make "
+        "included, one call in 17 timed, and of its own thread): per stored instance, as a share of `serverTotal` and of Orthanc's CPU "
         "time per instance. \"Every opt-in mode on\" is `TimedStorage` (its work replaces Orthanc's storage and "
         "is not counted as the plugin's own time; `TimeRestAnswers` is refused since it cannot be transparent)." % (
             overhead[0]["instancesPerChunk"] // max(1, overhead[0]["clients"]), results.get("overheadSeconds", 100)))
@@ -258,9 +260,10 @@ def write_document(folder, results, plots, quick, client_counts):
                     " and ".join(r["case"].replace(", default configuration", "") for r in unexplained)
                     + (" comes out" if len(unexplained) == 1 else " come out")))
             add("")
-        add("The plugin's own time is wall time inside its callbacks: when more threads than cores are busy "
-            "(4 clients and Orthanc's threads on 2 cores), a callback that is preempted counts the time it waited, "
-            "which is why the x4 cases can show more than the x1 ones.")
+        add("The plugin's own time is CPU time (its callbacks' thread CPU clock, and its thread's): a callback "
+            "preempted while more threads than cores are busy counts nothing for the time it waited. The whole "
+            "process's CPU time with and without the plugin, on a host with 10,000 other sockets, is in the "
+            "section after the callgrind one (`Benchmarks/process_cpu.py`).")
         add("")
     add("## Compared with the published Orthanc figures")
     add("")

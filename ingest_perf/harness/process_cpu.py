@@ -1,0 +1,367 @@
+"""What the plugin costs Orthanc as a whole: the CPU time of the whole Orthanc process (every thread,
+the plugin's own included, nothing subtracted) per stored instance, with the plugin against without,
+side by side and alternating, next to a null comparison (without against without), on a host whose
+TCP table holds thousands of other sockets.
+
+Used by Benchmarks/process_cpu.py (the command of docs/plugin-cost.md) and by the benchmark run of
+docs/benchmarks.md. The CPU time is the process's CPU clock (clock_gettime on the clock of the
+process id: the kernel's sum over every thread, those that ended included, in ns), the counter
+/proc/<pid>/stat prints in clock ticks as utime + stime; both are read, the ticks as a check.
+"""
+import contextlib
+import os
+import random
+import resource
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import requests
+
+from ingest_perf.harness import workloads
+from ingest_perf.orthanc_process import HOST_ORTHANC, OrthancProcess
+
+NAMESPACE_MARK = "INGEST_PERF_OWN_NETWORK_NAMESPACE"
+TICKS = os.sysconf("SC_CLK_TCK")
+
+# name -> (description, client kind, clients, instances per chunk and client)
+CASES = {
+    "trickle": ("a trickle: 2 HTTP instances/s, one keep-alive client", "trickle", 1, 0),
+    "storescu-1": ("one storescu association per chunk", "storescu", 1, 25),
+    "storescu-4": ("4 storescu associations at once", "storescu", 4, 10),
+    "http-4": ("4 keep-alive HTTP clients", "http", 4, 10),
+}
+TARGET_RATIO = 1.01
+
+
+# --- the process's CPU time ------------------------------------------------------------------------
+
+def orthanc_pid(orthanc):
+    """The pid of the Orthanc executable itself (1.12.7 starts through a wrapper script in its root)."""
+    pid = orthanc.pid
+    for _ in range(3):
+        if _comm(pid) == "Orthanc":
+            return pid
+        children = [p for p in _all_pids() if _parent(p) == pid]
+        if not children:
+            break
+        pid = children[0]
+    if _comm(pid) != "Orthanc":
+        raise RuntimeError("no Orthanc process under pid %d" % orthanc.pid)
+    return pid
+
+
+def _all_pids():
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def _comm(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as stream:
+            return stream.read().strip()
+    except OSError:
+        return None
+
+
+def _parent(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as stream:
+            return int(stream.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def process_cpu_ns(pid):
+    """The CPU time of every thread of the process so far (ns): its CPU clock, MAKE_PROCESS_CPUCLOCK."""
+    return time.clock_gettime_ns((~pid << 3) | 2)
+
+
+def process_cpu_ticks(pid):
+    """utime + stime of /proc/<pid>/stat: the same counter, in clock ticks (every thread)."""
+    with open("/proc/%d/stat" % pid) as stream:
+        fields = stream.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as stream:
+        for line in stream:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+class CpuMeter:
+    """The process's CPU time between start() and stop(), in ns and in clock ticks."""
+
+    def __init__(self, orthanc):
+        self.pid = orthanc_pid(orthanc)
+        self.ns = 0
+        self.ticks = 0
+        self._started = None
+
+    def start(self):
+        self._started = (process_cpu_ns(self.pid), process_cpu_ticks(self.pid))
+
+    def stop(self):
+        self.ns += process_cpu_ns(self.pid) - self._started[0]
+        self.ticks += process_cpu_ticks(self.pid) - self._started[1]
+        self._started = None
+
+
+# --- a host with thousands of other sockets --------------------------------------------------------
+
+def in_own_network_namespace():
+    return os.environ.get(NAMESPACE_MARK) == "1"
+
+
+def reexecute_in_own_network_namespace(argv):
+    """As root: runs this very command again in a network namespace of its own (`unshare -n`), where
+    the benchmark's sockets, Orthanc's and the clients' are alone with the loopback interface up.
+    Returns only when that is not possible (not root, no unshare): the caller goes on in the host's
+    namespace and says so."""
+    if in_own_network_namespace() or os.geteuid() != 0 or shutil.which("unshare") is None:
+        return "host"
+    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True)
+    if probe.returncode != 0:
+        return "host"
+    environment = dict(os.environ, **{NAMESPACE_MARK: "1"})
+    if shutil.which("ip") is None:
+        return "host"
+    script = 'ip link set lo up && exec "$@"'
+    os.execvpe("unshare", ["unshare", "-n", "--", "sh", "-c", script, "sh", sys.executable] + argv, environment)
+
+
+def socket_counts():
+    """{"inuse": sockets in use, "tw": TIME_WAIT} of this network namespace (/proc/net/sockstat)."""
+    counts = {"inuse": 0, "tw": 0}
+    for path in ("/proc/net/sockstat", "/proc/net/sockstat6"):
+        try:
+            with open(path) as stream:
+                for line in stream:
+                    if line.startswith(("TCP:", "TCP6:")):
+                        words = line.split()[1:]
+                        for key, value in zip(words[::2], words[1::2]):
+                            if key in counts:
+                                counts[key] += int(value)
+        except OSError:
+            pass
+    return counts
+
+
+class OtherSockets:
+    """`count` other sockets in the TCP table: loopback connections held open (both ends) and, for
+    a third of them, TIME_WAIT sockets, topped up every 5 s (they last 60 s)."""
+
+    def __init__(self, count):
+        self.count = count
+        self.time_wait = count // 3
+        self.established = count - self.time_wait
+        self._open = []
+        self._stop = threading.Event()
+        self._thread = None
+        self._listener = None
+
+    def __enter__(self):
+        if self.count <= 0:
+            return self
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        wanted = self.established + 2000
+        if soft < wanted:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(wanted, soft)), hard))
+        self._listener = socket.socket()
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(4096)
+        for _ in range(self.established // 2):
+            client = socket.create_connection(self._listener.getsockname())
+            server, _ = self._listener.accept()
+            self._open += [client, server]
+        self._make_time_wait()
+        self._thread = threading.Thread(target=self._refresh, daemon=True)
+        self._thread.start()
+        return self
+
+    def _make_time_wait(self):
+        missing = self.time_wait - socket_counts()["tw"]
+        for _ in range(max(0, missing)):
+            client = socket.create_connection(self._listener.getsockname())
+            server, _ = self._listener.accept()
+            client.close()  # the side that closes first keeps the TIME_WAIT
+            server.close()
+
+    def _refresh(self):
+        while not self._stop.wait(5):
+            with contextlib.suppress(OSError):
+                self._make_time_wait()
+
+    def __exit__(self, *exc_info):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        for s in self._open:
+            s.close()
+        if self._listener is not None:
+            self._listener.close()
+
+
+# --- the comparison ----------------------------------------------------------------------------------
+
+def start_orthanc(root, name, plugin, version, ingest_perf=None, extra_config=None, env=None):
+    work = tempfile.mkdtemp(prefix=name + "-", dir=root)
+    orthanc = OrthancProcess(work, plugin_path=plugin, ingest_perf=ingest_perf, orthanc=version, env=env,
+                             extra_config=dict({"StableAge": 3600}, **(extra_config or {})))
+    orthanc.start(timeout=60)
+    return orthanc
+
+
+def _trickle_round(files, a, b, meters, rate):
+    """Each file to A and to B in turn (which first alternates), `rate` files per second to each."""
+    sessions = {a: requests.Session(), b: requests.Session()}
+    for meter in meters.values():
+        meter.start()
+    began = time.monotonic()
+    try:
+        for i, path in enumerate(files):
+            with open(path, "rb") as stream:
+                body = stream.read()
+            for o in ((a, b) if i % 2 == 0 else (b, a)):
+                answer = sessions[o].post(o.url + "/instances", data=body,
+                                          headers={"Content-Type": "application/dicom"}, timeout=60)
+                answer.raise_for_status()
+            pause = began + (i + 1) / rate - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+    finally:
+        for session in sessions.values():
+            session.close()
+
+
+def measure_pair(case, files, plugin, version, root, with_plugin, settle, log, pair_index, rate=2.0):
+    """One fresh pair: A without the plugin, B with it (or without, for the null comparison); the
+    files through both, chunk by chunk in ABBA order (a trickle: file by file); the CPU time of each
+    whole process from the first instance to `settle` s after the last (the plugin's thread ticks
+    a few seconds after ingest: part of the cost)."""
+    _, kind, clients, per_client = CASES[case]
+    a = b = None
+    pool = None
+    try:
+        for which in ("ab" if pair_index % 2 == 0 else "ba"):  # which starts first alternates too
+            if which == "a":
+                a = start_orthanc(root, "a", None, version)
+            else:
+                b = start_orthanc(root, "b", plugin if with_plugin else None, version)
+        meters = {a: CpuMeter(a), b: CpuMeter(b)}
+        target = {o: {"aet": o.aet, "port": o.dicom_port, "url": o.url} for o in (a, b)}
+        if kind == "trickle":
+            warm = files[:4]
+            for o in (a, b):
+                o.http_upload(warm)
+        else:
+            pool = workloads.ClientPool(kind, clients)
+            warm = files[:per_client * clients]
+            for o in (a, b):
+                pool.run(target[o], warm)
+        for o in (a, b):
+            o.delete_all()
+        time.sleep(settle)  # the deletions' changes, the ticks of the warm-up: before the count
+        if with_plugin:
+            b.reset_stats()
+        started = time.monotonic()
+        if kind == "trickle":
+            _trickle_round(files, a, b, meters, rate)
+        else:
+            for meter in meters.values():
+                meter.start()
+            chunk = per_client * clients
+            chunks = [files[i:i + chunk] for i in range(0, len(files), chunk)]
+            for k, part in enumerate(chunks):
+                for o in ((a, b) if (k + pair_index) % 2 == 0 else (b, a)):
+                    pool.run(target[o], part)
+        ingest_seconds = time.monotonic() - started
+        time.sleep(settle)
+        for meter in meters.values():
+            meter.stop()
+        result = {"instances": len(files), "cpuNsA": meters[a].ns, "cpuNsB": meters[b].ns,
+                  "ticksA": meters[a].ticks, "ticksB": meters[b].ticks, "seconds": ingest_seconds + settle}
+        for o, side in ((a, "A"), (b, "B")):
+            stored = o.stats()["transports"]["all"]["instances"]["stored"] if o is b and with_plugin else None
+            count = len(o._check(o.get("/instances")).json())
+            if count != len(files):
+                raise RuntimeError("%s stored %d instances of %d" % (side, count, len(files)))
+            if stored is not None and stored != len(files):
+                raise RuntimeError("the plugin counted %d stored instances of %d" % (stored, len(files)))
+        if with_plugin:
+            cost = b.stats()["pluginCost"]
+            result["pluginCost"] = {k: cost.get(k) for k in (
+                "microsecondsPerStoredInstance", "callbacksMicrosecondsPerStoredInstance",
+                "threadsMicrosecondsPerStoredInstance", "idleCpuMs")}
+            # (an older plugin without a thread of its own in pluginCost: its callbacks only)
+            result["pluginCost"]["ticks"] = ((cost.get("threads") or {}).get("ingestWatcher") or {}).get("ticks")
+        log("    pair %d: A %.3f ms/instance, B %.3f ms/instance, B/A %.4f%s" % (
+            pair_index + 1, result["cpuNsA"] / 1e6 / len(files), result["cpuNsB"] / 1e6 / len(files),
+            result["cpuNsB"] / result["cpuNsA"],
+            "; plugin's own %.1f us/instance" % result["pluginCost"]["microsecondsPerStoredInstance"]
+            if with_plugin else ""))
+        return result
+    finally:
+        if pool is not None:
+            pool.close()
+        for o in (a, b):
+            if o is not None:
+                o.stop()
+                shutil.rmtree(o.work_dir, ignore_errors=True)
+
+
+def ratio_with_interval(pairs, resamples=2000):
+    """CPU of B over CPU of A summed over the pairs, and the 2.5-97.5 percentiles of the same ratio
+    over the pairs resampled with replacement (seeded)."""
+    def ratio(sample):
+        return sum(p[1] for p in sample) / sum(p[0] for p in sample)
+
+    generator = random.Random(20261124)
+    values = sorted(ratio([pairs[generator.randrange(len(pairs))] for _ in pairs]) for _ in range(resamples))
+    return ratio(pairs), values[int(0.025 * resamples)], values[int(0.975 * resamples) - 1]
+
+
+def summarize(case, null, pairs):
+    cpu = [(p["cpuNsA"], p["cpuNsB"]) for p in pairs]
+    ratio, low, high = ratio_with_interval(cpu)
+    instances = sum(p["instances"] for p in pairs)
+    row = {"case": case, "description": CASES[case][0], "null": null, "pairs": len(pairs),
+           "instancesPerSide": instances, "ratio": ratio, "ratioLow": low, "ratioHigh": high,
+           "pairRatios": [b / a for a, b in cpu],
+           "cpuMsPerInstanceA": sum(a for a, _ in cpu) / 1e6 / instances,
+           "cpuMsPerInstanceB": sum(b for _, b in cpu) / 1e6 / instances,
+           "ticksRatio": (sum(p["ticksB"] for p in pairs) / sum(p["ticksA"] for p in pairs)
+                          if sum(p["ticksA"] for p in pairs) else None),
+           "ticksPerSide": min(sum(p["ticksA"] for p in pairs), sum(p["ticksB"] for p in pairs))}
+    costs = [p["pluginCost"] for p in pairs if p.get("pluginCost")]
+    if costs:
+        row["pluginMicroseconds"] = statistics.median(c["microsecondsPerStoredInstance"] for c in costs)
+        row["pluginCallbacksMicroseconds"] = statistics.median(
+            c["callbacksMicrosecondsPerStoredInstance"] or c["microsecondsPerStoredInstance"] for c in costs)
+        row["pluginThreadMicroseconds"] = statistics.median(c["threadsMicrosecondsPerStoredInstance"] or 0
+                                                            for c in costs)
+    return row
+
+
+def verdict(row, null_row):
+    """"met" only for a figure that can be true: positive, finite, and not below 1 by more than the
+    null comparison strays (the plugin cannot make Orthanc cheaper)."""
+    ratio = row["ratio"]
+    if not ratio or ratio <= 0 or ratio != ratio:
+        return "impossible figure"
+    spread = abs(null_row["ratio"] - 1) if null_row else 0.0
+    if null_row and ratio < null_row["ratioLow"] - spread:
+        return "not resolved (below the null comparison)"
+    if ratio <= TARGET_RATIO:
+        return "met"
+    if null_row and ratio <= TARGET_RATIO + spread:
+        return "within the null comparison's spread of the target"
+    return "missed"
