@@ -201,17 +201,28 @@ namespace IngestPerf
       }
     }
 
-    // The chain this instance continues: its connection's, else, if the connection is not known,
-    // the oldest inferred chain waiting for a successor (never a chain of a known connection).
+    // The chain this instance continues: its connection's, else, if the connection is not known
+    // (its address has several open), the oldest inferred chain waiting for a successor, else the
+    // oldest chain of a known connection of this AET waiting for one: an association whose first
+    // instances came while its connection was its address's only one goes on when others open.
     size_t link = peer.count;
-    for (size_t k = 0; k < peer.count; k++)
+    // Only while its address has several connections open: a known chain whose connection is over
+    // (none open, or the table behind Orthanc) is never continued by an instance of another.
+    const bool several = connection == 0 && connections_ != nullptr && connections_->OpenFrom(remoteIp) > 1;
+    for (int pass = 0; pass < (several ? 2 : 1) && link == peer.count; pass++)
     {
-      const Chain& chain = peer.At(k);
-      if (connection != 0 ? chain.connection == connection
-                          : (chain.connection == 0 && receivedNs != 0 && chain.lastEndNs <= receivedNs))
+      for (size_t k = 0; k < peer.count; k++)
       {
-        link = k;
-        break;
+        const Chain& chain = peer.At(k);
+        const bool waiting = receivedNs != 0 && chain.lastEndNs <= receivedNs;
+        if (connection != 0
+              ? (pass == 0 && chain.connection == connection)
+              : (waiting &&
+                 (pass == 0 ? chain.connection == 0 : chain.connection != 0 && connections_->IsOpen(chain.connection))))
+        {
+          link = k;
+          break;
+        }
       }
     }
     int64_t gap = -1;
@@ -223,7 +234,9 @@ namespace IngestPerf
       {
         gap = receivedNs - previous.lastEndNs;
       }
-      next = Chain{previous.startNs, storedNs, previous.instances + 1, connection, remoteIp, previous.counted};
+      next = Chain{
+        previous.startNs, storedNs,        previous.instances + 1, connection != 0 ? connection : previous.connection,
+        remoteIp,         previous.counted};
       peer.Remove(link);
     }
     peer.Push(next);

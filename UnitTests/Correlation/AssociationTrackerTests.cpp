@@ -276,6 +276,28 @@ TEST(AssociationTracker, SeveralConnectionsFromOneAddressAreInferred)
 }
 
 
+TEST(AssociationTracker, AnAssociationGoesOnWhenOtherConnectionsOpenFromItsAddress)
+{
+  // Four storescu at once from one address: the first instance of one came while its connection
+  // was the address's only one; the next ones, with four open, cannot be told by address.
+  IngestPerf::DicomConnections connections(FakeCookie);
+  AssociationTracker tracker(16, kTimeout, &connections);
+  Read(connections, {{5, kIpA}}, 0);
+  const uint64_t cookie = connections.Attribute(kIpA);
+  ASSERT_EQ(5u, cookie);
+  EXPECT_EQ(-1, tracker.InstanceStored(1, kAet, 1 * kMs, 2 * kMs, kIpA, cookie));
+  Read(connections, {{5, kIpA}, {6, kIpA}, {7, kIpA}}, 3 * kMs);
+  ASSERT_EQ(0u, connections.Attribute(kIpA));
+  EXPECT_EQ(8 * kMs, tracker.InstanceStored(1, kAet, 10 * kMs, 12 * kMs, kIpA, 0));
+  EXPECT_EQ(8 * kMs, tracker.InstanceStored(1, kAet, 20 * kMs, 22 * kMs, kIpA, 0));
+  const std::vector<IngestPerf::PeerAssociations> peers = tracker.Snapshot(25 * kMs);
+  ASSERT_EQ(1u, peers.size());
+  EXPECT_EQ(1u, peers[0].inProgress);  // one association of 3, still on its connection
+  EXPECT_EQ(1u, peers[0].byConnection);
+  EXPECT_EQ(0u, peers[0].inferred);
+}
+
+
 TEST(AssociationTracker, AfterAResetOnlyWhatStartedAfterItCounts)
 {
   IngestPerf::DicomConnections connections(FakeCookie);
