@@ -377,30 +377,13 @@ def nagle_stall(orthanc_factory, series_factory, instances=60):
 
 def slow_sender(orthanc_factory, series_factory, instances=40, pause=0.150):
     """One pynetdicom association whose sender waits `pause` seconds before each instance."""
-    import pydicom
-    from pynetdicom import AE
-
     orthanc = _start(orthanc_factory, env=NODELAY)
-    datasets = [pydicom.dcmread(path) for path in series_factory(instances, 12)]
-    ae = AE(ae_title="SLOWSENDER")
-    ae.add_requested_context(datasets[0].SOPClassUID, datasets[0].file_meta.TransferSyntaxUID)
-    begin = time.monotonic()
-    association = ae.associate("127.0.0.1", orthanc.dicom_port, ae_title=orthanc.aet)
-    if not association.is_established:
-        raise RuntimeError("pynetdicom: association refused")
-    try:
-        for index, dataset in enumerate(datasets):
-            if index:
-                time.sleep(pause)
-            status = association.send_c_store(dataset)
-            if not status or status.Status != 0:
-                raise RuntimeError("pynetdicom: C-STORE status %r" % (status.Status if status else None))
-    finally:
-        association.release()
+    files = series_factory(instances, 12)
+    _, seconds = _timed(_pynetdicom_store, orthanc, files, calling_aet="SLOWSENDER", pause=pause)
     return _describe(orthanc, "slow_sender",
                      "dicom associationGap >= %d ms (the sender's pause) while serverTotal is a few ms"
                      % (pause * 1000),
-                     {"pynetdicom": instances}, time.monotonic() - begin, pauseMs=pause * 1000)
+                     {"pynetdicom": instances}, seconds, pauseMs=pause * 1000)
 
 
 SENDERS = ("storescu", "gdcmscu", "orthanc", "pynetdicom")

@@ -9,9 +9,8 @@ import subprocess
 import pydicom
 import pytest
 from dicomweb_client.api import DICOMwebClient
-from pynetdicom import AE
-from pynetdicom.sop_class import CTImageStorage
 
+import bottleneck_scenarios as scenarios
 from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, debian_plugin
 from ingest_perf.stats_checks import wait_for
 
@@ -38,15 +37,7 @@ def send_gdcmscu(receiver, files, sender_factory):
 
 
 def send_pynetdicom(receiver, files, sender_factory):
-    ae = AE(ae_title="PYNET_SCU")
-    ae.add_requested_context(CTImageStorage, "1.2.840.10008.1.2.1")
-    association = ae.associate("127.0.0.1", receiver.dicom_port, ae_title=receiver.aet)
-    assert association.is_established
-    try:
-        for path in files:
-            assert association.send_c_store(pydicom.dcmread(path)).Status == 0
-    finally:
-        association.release()
+    scenarios._pynetdicom_store(receiver, files, calling_aet="PYNET_SCU")  # one association, Nagle kept
     return "dicom", "PYNET_SCU", 1
 
 
