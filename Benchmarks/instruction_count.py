@@ -62,6 +62,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 
 from ingest_perf.generate_series import write_series  # noqa: E402
+from ingest_perf.harness.report import table as markdown_table  # noqa: E402
 from ingest_perf.orthanc_process import (BOTH_ORTHANCS, HOST_ORTHANC, OrthancProcess, default_plugin_path,  # noqa: E402
                              orthanc_available)
 
@@ -541,9 +542,7 @@ def render(result, markdown=False):
                      "-" if row["pluginSharePercent"] is None else "%.3f%%" % row["pluginSharePercent"]])
     lines = []
     if markdown:
-        lines.append("| " + " | ".join(head) + " |")
-        lines.append("| " + " | ".join("---" for _ in head) + " |")
-        lines += ["| " + " | ".join(cells) + " |" for cells in body]
+        lines += markdown_table(head, body).split("\n")
     else:
         widths = [max(len(r[i]) for r in [head] + body) for i in range(len(head))]
         for cells in [head] + body:

@@ -35,6 +35,7 @@ sys.path.insert(0, REPO)
 
 from ingest_perf.generate_series import write_series  # noqa: E402
 from ingest_perf.harness import process_cpu  # noqa: E402
+from ingest_perf.harness.report import table as markdown_table  # noqa: E402
 from ingest_perf.orthanc_process import HOST_ORTHANC, default_plugin_path  # noqa: E402
 
 
@@ -60,9 +61,7 @@ def render(result, markdown):
                      row.get("verdict", "")])
     lines = []
     if markdown:
-        lines.append("| " + " | ".join(head) + " |")
-        lines.append("|" + "|".join(" --- " for _ in head) + "|")
-        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        lines += markdown_table(head, rows).split("\n")
     else:
         widths = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in [head] + rows]
