@@ -2,7 +2,7 @@
 // bytes of a received instance, read in ReceivedInstanceCallback before Orthanc parses anything.
 // libFuzzer's buffer is exactly the input's size, so AddressSanitizer catches any read past it.
 // Beyond that: both UIDs are NUL-terminated within their arrays, carry no trailing padding, are
-// taken from the input itself, and "found" means a Part 10 header with a transfer syntax.
+// taken from the input itself (but for the "~" that marks a value cut to kMaxUidLength), and "found" means a Part 10 header with a transfer syntax.
 #include "FuzzProperty.h"
 
 #include "Capture/DicomMetaHeader.h"
@@ -27,7 +27,11 @@ namespace
       return;
     }
     FUZZ_PROPERTY(uid[length - 1] != ' ');
-    FUZZ_PROPERTY(size > 132 && memmem(data + 132, size - 132, uid, length) != nullptr);
+    // A value too long for a UID is cut and marked with a final "~" (DicomMetaHeader's CopyUid),
+    // so that no cut of it passes for a UID: the bytes before the mark are the input's.
+    const bool cut = length == kMaxUidLength && uid[length - 1] == '~';
+    const size_t own = cut ? length - 1 : length;
+    FUZZ_PROPERTY(size > 132 && memmem(data + 132, size - 132, uid, own) != nullptr);
   }
 }
 
