@@ -2,7 +2,8 @@
 // bytes of a received instance, read in ReceivedInstanceCallback before Orthanc parses anything.
 // libFuzzer's buffer is exactly the input's size, so AddressSanitizer catches any read past it.
 // Beyond that: both UIDs are NUL-terminated within their arrays, carry no trailing padding, are
-// taken from the input itself (but for the "~" that marks a value cut to kMaxUidLength), and "found" means a Part 10 header with a transfer syntax.
+// taken from the input itself (but for the "~" that marks a value cut to kMaxUidLength), and
+// "found" means a Part 10 header with a transfer syntax.
 #include "FuzzProperty.h"
 
 #include "Capture/DicomMetaHeader.h"
