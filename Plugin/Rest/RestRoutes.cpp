@@ -135,7 +135,20 @@ namespace IngestPerf
       }
       StatsQuery query;
       query.eachStream = true;
-      OrthancSdk::AnswerText(output, ExportPrometheus(*CollectReport(query)), kPrometheusContentType);
+      const std::unique_ptr<IngestReport> report = CollectReport(query);
+      // And the diagnosis GET /perf/diagnosis answers without parameters (the last 5 minutes).
+      Diagnosis diagnosis;
+      if (report->collected)
+      {
+        StatsQuery window;
+        Json::Value unused;
+        ParseDiagnosisArguments(window, unused, 0, nullptr, nullptr);
+        window.hashedPeers = status->configuration.hashPeers;
+        const std::unique_ptr<IngestReport> windowed = CollectReport(window);
+        diagnosis = Diagnose(GatherDiagnosisInput(*windowed, window, ActiveIngestWatcher()));
+      }
+      OrthancSdk::AnswerText(output, ExportPrometheus(*report, report->collected ? &diagnosis : nullptr),
+                             kPrometheusContentType);
     }
 
     OrthancPluginErrorCode MetricsRoute(OrthancPluginRestOutput* output, const char* /*url*/,
