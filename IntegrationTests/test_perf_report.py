@@ -290,7 +290,7 @@ def test_command_line_errors(tmp_path):
     broken.write_text("{not json")
     result = run_script("--json", str(broken))
     assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr.startswith("perf_report: cannot read") and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("perf_report.py: cannot read") and result.stderr.count("\n") == 1
 
     # Nothing listens on a port we just released.
     result = run_script("--url", "http://127.0.0.1:%d" % free_tcp_port())

@@ -693,7 +693,8 @@ def _parser(prog):
 
 def main(argv=None, prog=None):
     """The command: prints the report, returns the exit code (0, or EXIT_ERROR with one line on stderr)."""
-    args = _parser(prog or os.path.basename(sys.argv[0]) or "perf_report").parse_args(argv)
+    parser = _parser(prog or os.path.basename(sys.argv[0]) or "perf_report")
+    args = parser.parse_args(argv)
     width = _width(args.width)
     try:
         password = args.password
@@ -737,7 +738,7 @@ def main(argv=None, prog=None):
             raise ReportError("not a /perf/stats document (expected a JSON object)")
         sys.stdout.write(render(stats, width))
     except ReportError as e:
-        sys.stderr.write("%s: %s\n" % ("perf_report", e))
+        sys.stderr.write("%s: %s\n" % (parser.prog, e))
         return EXIT_ERROR
     return 0
 
