@@ -46,7 +46,8 @@ def test_a_real_prometheus_starts_the_alerts_of_real_orthancs(orthanc_factory, s
             return {(a["labels"]["alertname"], targets[a["labels"]["instance"]], a["state"])
                     for a in prometheus.get("/api/v1/alerts")["alerts"]}
         # "for" holds them pending: what matters is which Orthanc starts which alert.
-        expected = {("OrthancIngestPluginInert", "inert", "pending"), ("OrthancIngestCStoreStall", "stalled", "pending")}
+        expected = {("OrthancIngestPluginInert", "inert", "pending"),
+                    ("OrthancIngestCStoreStall", "stalled", "pending")}
         prometheus.wait_for(lambda: alerts() >= expected, "the alerts of the inert and the stalled Orthancs")
         (group,) = prometheus.get("/api/v1/rules")["groups"]
         assert {rule["name"] for rule in group["rules"]} == ALERTS
