@@ -4,8 +4,9 @@ ingest_perf.perf_report`, Resources/perf_report.py, or `orthanc-ingest-perf-repo
 package). Python 3's standard library only (urllib), so that it runs on any host with python3.
 
 Every line fits the width (80 columns unless --width or a terminal says otherwise): text is wrapped
-between words, and a table that is too wide shows fewer decimals, then leaves out its optional
-columns, then prints each row as a wrapped record; no number is ever cut or split across lines.
+between words only, and a table that is too wide shows fewer decimals, then leaves out its optional
+columns, then prints each row as a wrapped record; no number is ever cut or split across lines. Only
+a single word longer than a whole line (a long path) stands alone on a wider one, whole.
 """
 import argparse
 import base64
@@ -54,11 +55,11 @@ def _oneline(text):
 
 
 def _wrap(text, width, indent="", more="    "):
-    """`text` on lines of at most `width` characters, broken between words; continuation lines
+    """`text` on lines of at most `width` characters, broken between words only; continuation lines
     are indented by `more` (relative to the first line's `indent`). A word longer than a whole line
-    (a path, an identifier; never a number) is the only thing ever broken inside."""
+    (a path) is kept whole on a line of its own, for it to be copied: the one line that may be wider."""
     return textwrap.wrap(_oneline(text), width, initial_indent=indent, subsequent_indent=indent + more,
-                         break_long_words=True, break_on_hyphens=False) or [indent.rstrip()]
+                         break_long_words=False, break_on_hyphens=False) or [indent.rstrip()]
 
 
 def _wrap_parts(parts, width, indent="", more="  ", separator=" | "):
