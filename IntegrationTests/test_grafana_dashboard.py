@@ -1,5 +1,7 @@
 """Resources/grafana-dashboard.json: valid JSON, its queries name only metrics and labels that a live
-/perf/metrics answer has, and a real Prometheus scraping that Orthanc evaluates every one of them."""
+/perf/metrics answer has, a real Prometheus scraping that Orthanc evaluates every one of them (the
+diagnosis's verdict included, after a C-STORE stall), it has the breakdown of where the time goes and
+the verdict, and every panel has one unit (seconds never beside counts)."""
 import json
 import os
 import re
@@ -16,9 +18,13 @@ PROMQL_WORDS = {"by", "without", "and", "or", "unless", "on", "ignoring", "group
 TARGET_LABELS = {"instance", "job"}
 
 
-def expressions():
+def load():
     with open(DASHBOARD, encoding="utf-8") as f:
-        dashboard = json.load(f)
+        return json.load(f)
+
+
+def expressions():
+    dashboard = load()
     assert dashboard["panels"], "no panel"
     assert len({panel["id"] for panel in dashboard["panels"]}) == len(dashboard["panels"])
     found = []
@@ -47,6 +53,30 @@ def names_in(expr):
     return metrics, labels
 
 
+def test_one_unit_per_panel_the_breakdown_and_the_verdict():
+    panels = load()["panels"]
+    for panel in panels:
+        unit = panel["fieldConfig"]["defaults"]["unit"]
+        assert unit, panel["title"]
+        # No series of a panel on an axis of its own unit.
+        assert not any("unit" in json.dumps(o.get("properties")) for o in panel["fieldConfig"].get("overrides", [])), \
+            panel["title"]
+        metrics = set()
+        for target in panel["targets"]:
+            metrics |= names_in(target["expr"])[0]
+        durations = {name for name in metrics if "_seconds" in name}
+        # Seconds on a panel in seconds, and only there: never seconds and counts on one axis.
+        assert durations == (metrics if unit == "s" else set()), (panel["title"], unit, metrics)
+    by_title = {panel["title"]: panel for panel in panels}
+    breakdown = by_title["Where the time goes, mean per instance ($transport)"]
+    assert breakdown["fieldConfig"]["defaults"]["custom"]["stacking"]["mode"] == "normal"
+    assert breakdown["repeat"] == "transport"
+    (expr,) = [target["expr"] for target in breakdown["targets"]]
+    assert "associationGap|receive|preStore|persist" in expr  # the cycle of the page's bars
+    verdict = [panel for panel in panels if "orthanc_ingest_diagnosis_finding_rank" in json.dumps(panel["targets"])]
+    assert len(verdict) == 1 and "verdict" in verdict[0]["title"]
+
+
 def test_names_only_what_the_plugin_exports(orthanc, series_factory):
     orthanc.storescu(series_factory(3, 51, size=64), calling_aet="CT01")
     samples, _ = parse_metrics(orthanc.get("/perf/metrics").text)
@@ -68,8 +98,9 @@ def test_prometheus_evaluates_every_query(orthanc, series_factory, tmp_path):
     prometheus = PrometheusServer(str(tmp_path), ["127.0.0.1:%d" % orthanc.http_port])
     try:
         prometheus.wait_for(lambda: prometheus.scalar("count(orthanc_ingest_up)") == 1, "a first scrape")
-        orthanc.storescu(series_factory(3, 52, size=64), calling_aet="CT01")
-        prometheus.wait_for(lambda: prometheus.scalar('sum(orthanc_ingest_instances_total{outcome="stored"})') == 3,
+        # Enough C-STORE instances for the diagnosis to name the stall (the verdict panel has a row).
+        orthanc.storescu(series_factory(12, 52, size=64), calling_aet="CT01")
+        prometheus.wait_for(lambda: prometheus.scalar('sum(orthanc_ingest_instances_total{outcome="stored"})') == 12,
                             "the ingest scraped")
         # a second sample of the labelled streams, which appeared with the ingest
         prometheus.wait_for(lambda: prometheus.scalar(

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from ingest_perf.debian_configuration import copy_debian_configuration
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, OrthancProcess
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, OrthancProcess
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 
@@ -53,6 +53,59 @@ def test_the_built_plugin_exports_four_symbols_and_needs_only_the_runtime(plugin
     assert "needs: Orthanc >= 1.10.1, x86_64 Linux with GLIBC_2.32 and GLIBCXX_3.4.29" in info
 
 
+# --- the archive holds what the docs point to --------------------------------------------------------
+
+def heading_anchors(path):
+    """The anchors GitHub gives the headings of a Markdown file (outside code blocks)."""
+    text = re.sub(r"```.*?```", "", open(path).read(), flags=re.DOTALL)
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+            for heading in re.findall(r"(?m)^#+ (.+)$", text)}
+
+
+@pytest.mark.parametrize("orthanc_version", [HOST_ORTHANC])
+def test_the_archive_holds_what_the_docs_point_to(release, orthanc, series_factory):
+    """The library, the report (runnable with python3 alone), the dashboard, the alert rules, the licence
+    and notices, a sample configuration and the reference: every document the plugin's answers, the
+    README and INSTALL.txt name is in it, with the heading they name; SHA256SUMS covers every file."""
+    _, unpacked = release
+    files = {os.path.relpath(os.path.join(folder, name), unpacked)
+             for folder, _, names in os.walk(unpacked) for name in names}
+    assert {"libOrthancIngestPerf.so", "orthanc-ingest-perf-report", "orthanc-ingest-perf-report.1",
+            "python/ingest_perf/perf_report.py", "grafana-dashboard.json", "prometheus-alerts.yml",
+            "prometheus-alerts.test.yml", "ingest-perf.json", "LICENSE", "NOTICE", "README.md", "NEWS",
+            "INSTALL.txt", "BUILD-INFO", "SHA256SUMS"} <= files
+    assert {"docs/" + name for name in os.listdir(os.path.join(REPO, "docs")) if name.endswith(".md")} <= files
+    listed = [line.split("  ", 1)[1] for line in open(os.path.join(unpacked, "SHA256SUMS")).read().splitlines()]
+    assert sorted(listed) == sorted(files - {"SHA256SUMS"})
+    assert os.access(os.path.join(unpacked, "orthanc-ingest-perf-report"), os.X_OK)
+
+    # What the plugin points to (fixes' effects, the diagnosis' documentation), the README's and
+    # INSTALL.txt's links, resolved inside the archive.
+    plugin_text = open(os.path.join(unpacked, "libOrthancIngestPerf.so"), "rb").read().decode("latin-1")
+    targets = set(re.findall(r"(docs/[a-z0-9-]+\.md(?:#[a-z0-9_-]+)?)", plugin_text))
+    assert len(targets) >= 5, targets
+    readme = re.sub(r"```.*?```", "", open(os.path.join(unpacked, "README.md")).read(), flags=re.DOTALL)
+    targets |= {t for t in re.findall(r"\]\(((?:docs/|LICENSE|NOTICE)[^)\s]*)\)", readme)}
+    targets |= set(re.findall(r"\b(docs/[a-z0-9-]+\.md)", open(os.path.join(unpacked, "INSTALL.txt")).read()))
+    for target in sorted(targets):
+        file, _, anchor = target.partition("#")
+        path = os.path.join(unpacked, file)
+        assert os.path.isfile(path), target
+        assert not anchor or anchor in heading_anchors(path), target
+
+    # The report, from the archive, on a host's python3 alone, against a live Orthanc.
+    orthanc.storescu(series_factory(3, 11, size=64))
+    run = subprocess.run(["/usr/bin/python3", "-c", "import sys; print(sys.version_info >= (3, 7))"],
+                         capture_output=True, text=True)
+    assert run.stdout.strip() == "True"
+    report = subprocess.run([os.path.join(unpacked, "orthanc-ingest-perf-report"), "--url",
+                             "127.0.0.1:%d" % orthanc.http_port], capture_output=True, text=True, timeout=60,
+                            cwd="/", env={"PATH": "/usr/bin:/bin"})
+    assert report.returncode == 0, report.stderr
+    assert "DICOM (C-STORE): 3 stored" in report.stdout
+    assert max(len(line) for line in report.stdout.splitlines()) <= 80
+
+
 # --- docs/loading.md, literally, on a copy of Debian's default configuration ------------------------
 
 def documented_install_commands():
@@ -90,6 +143,15 @@ def test_install_as_documented_on_debians_default_configuration(tmp_path, releas
         stats = orthanc.stats()
         assert stats["enabled"] is True and stats["orthancVersion"] == orthanc_version
         assert "IngestPerf 0.1.0 is timing ingest" in orthanc.log_text()
+        # Its log lines carry its name as other plugins' do where Orthanc prefixes them (1.12.4 and later:
+        # "dicom-web:/Plugin.cpp:635] ..."), not Orthanc's own file ("PluginsManager.cpp:158] ...").
+        lines = orthanc.log_text().splitlines()
+        (started,) = [line for line in lines if "IngestPerf 0.1.0 is timing ingest" in line]
+        if orthanc_version == "1.12.7":
+            assert re.search(r" ingest-perf:/Plugin\.cpp:\d+\] IngestPerf 0\.1\.0 is timing", started), started
+            assert any(re.search(r" dicom-web:/\w+\.cpp:\d+\] ", line) for line in lines)
+        else:
+            assert re.search(r" PluginsManager\.cpp:\d+\] IngestPerf 0\.1\.0 is timing", started), started
         # Debian's own plugins load beside it, and ingest is timed.
         assert {"dicom-web", "gdcm", "ingest-perf"} <= set(orthanc.get("/plugins").json())
         orthanc.storescu(series[:3])

@@ -1,8 +1,12 @@
-"""perf_report: render() (ingest_perf/perf_report.py) on a hand-made /perf/stats document, and the command line
-(Resources/perf_report.py)."""
+"""perf_report: render() (ingest_perf/perf_report.py) on a hand-made /perf/stats document, the command line
+(Resources/perf_report.py), and the command against a real Orthanc that has just ingested by C-STORE from
+several calling AETs and by HTTP: every line fits the width (80 columns by default, --width N), no number is
+cut or split across lines, `host:port` without a scheme works, and only Python's standard library is used."""
+import ast
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -10,6 +14,7 @@ import pytest
 
 from ingest_perf import perf_report
 from ingest_perf.orthanc_process import free_tcp_port
+from ingest_perf.stats_checks import stored, wait_for
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(REPO_ROOT, "Resources", "perf_report.py")
@@ -38,11 +43,16 @@ def not_measured(text):
     return entries
 
 
-def one_line_record(line):
-    """The header, a transport's summary line or a phase table row: never wrapped."""
-    words = line.split()
-    return (line.startswith("ingest-perf ") or " stored" in line and not line.startswith(" ")
-            or line.startswith("  ") and (words[0] == "phase" or words[0] in perf_report.PHASE_ORDER and len(words) == 7))
+def phase_rows(lines):
+    """The rows of the phase tables: a phase name and its six figures."""
+    return [line.split() for line in lines
+            if line.startswith("  ") and line.split()[0] in perf_report.PHASE_ORDER and len(line.split()) == 7]
+
+
+def widest(text):
+    """The widest line, not counting a line of one word longer than any line could be (a long path
+    or identifier stands alone, whole)."""
+    return max(len(line) for line in text.splitlines() if len(line.split()) != 1 or len(line) <= 40)
 
 
 def histogram(count, mean=None, p50=None, p90=None, p99=None, maximum=None):
@@ -120,7 +130,7 @@ def test_render_table_and_skipped_transports(document):
     assert "DICOM (C-STORE): 30 stored | 20.8 instances/s, 10.9 MB/s over 1.444 s active" in lines
     assert not any(line.startswith(("REST", "plugin", "all transports")) for line in lines)
 
-    table = [line.split() for line in lines if one_line_record(line) and line.split()[0] in perf_report.PHASE_ORDER]
+    table = phase_rows(lines)
     # Measured phases in the table, in pipeline order; unobservable ones under "Not measured".
     assert [row[0] for row in table] == ["preStore", "persist", "serverTotal", "associationGap", "changeDispatch"]
     rows = {row[0]: row for row in table}
@@ -133,7 +143,7 @@ def test_render_table_and_skipped_transports(document):
         "cstoreResponseSend (dicom): the C-STORE-RSP is sent after OnStored",
     ]
     assert "..." not in text
-    assert all(len(line) <= 100 for line in lines if not one_line_record(line))
+    assert widest(text) <= 100
 
     assert "Hooks not registered:" in lines
     assert "  receivedInstance: IngestPerf.ReceivedInstanceCallback is false" in lines
@@ -153,7 +163,11 @@ def test_render_two_transports_open_records_and_errors(document):
                               "percentOfServerTotal": 0.4321}
     text = perf_report.render(document, width=80)
     lines = text.splitlines()
-    assert "REST (HTTP POST /instances): 2 stored, 1 alreadyStored | 100.0 instances/s, 52.5 MB/s over 0.020 s active" in lines
+    # Too long for one line: broken between its two parts.
+    at = lines.index("REST (HTTP POST /instances): 2 stored, 1 alreadyStored")
+    assert lines[at + 1] == "  100.0 instances/s, 52.5 MB/s over 0.020 s active"
+    assert "REST (HTTP POST /instances): 2 stored, 1 alreadyStored | 100.0 instances/s, 52.5 MB/s over 0.020 s " \
+           "active" in perf_report.render(document, width=120).splitlines()
     titles = [line.split(":")[0] for line in lines if line and not line.startswith(" ") and ": " in line]
     assert titles[:3] == ["REST (HTTP POST /instances)", "DICOM (C-STORE)", "all transports"]
     # rest only: dicom and all measure it
@@ -166,7 +180,7 @@ def test_render_two_transports_open_records_and_errors(document):
             "one call in 17 timed; its thread 7.25 us while Orthanc ingests), 0.432% of serverTotal; while Orthanc "
             "was idle, 0.012 ms in all") in text.replace("\n  ", " ")
     assert "..." not in text
-    assert all(len(line) <= 80 for line in lines if not one_line_record(line))
+    assert widest(text) <= 80
 
 
 def test_failed_stores_with_their_reasons_and_records_from_before_a_reset(document):
@@ -198,7 +212,7 @@ def test_each_reason_once_for_every_transport(document):
     assert "responseSend (rest, all); responseCompressionAndSend (rest): " + ANSWER_REASON in entries
     assert "responseSend (dicom): only HTTP has an answer" in entries
     assert len(entries) == 5  # and receive (dicom), associationGap (rest)
-    assert text.count("C-STORE associations:") == 1 and text.count("Hooks not registered:") == 1
+    assert text.count("C-STORE associations by calling AET") == 1 and text.count("Hooks not registered:") == 1
 
     # A second report of the same Orthanc (the main job's REST one) leaves out what the first showed.
     again = perf_report.render(document, width=100, context=False)
@@ -262,8 +276,12 @@ def test_command_line_json_file(document, tmp_path):
     saved.write_text(json.dumps(document))
     result = run_script("--json", str(saved))
     assert result.returncode == 0, result.stderr
-    assert result.stdout == perf_report.render(document, width=100)
+    # Not printed on a terminal: 80 columns, whatever $COLUMNS says (run_script sets it to 100).
+    assert result.stdout == perf_report.render(document, width=80)
     assert "DICOM (C-STORE): 30 stored" in result.stdout
+    wide = run_script("--json", str(saved), "--width", "100")
+    assert wide.returncode == 0 and wide.stdout == perf_report.render(document, width=100)
+    assert widest(wide.stdout) > 80
 
     only_rest = run_script("--json", str(saved), "--transport", "rest")
     assert only_rest.returncode == 0 and "No instance recorded" in only_rest.stdout
@@ -274,7 +292,7 @@ def test_command_line_errors(tmp_path):
     broken.write_text("{not json")
     result = run_script("--json", str(broken))
     assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr.startswith("perf_report: cannot read") and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("perf_report.py: cannot read") and result.stderr.count("\n") == 1
 
     # Nothing listens on a port we just released.
     result = run_script("--url", "http://127.0.0.1:%d" % free_tcp_port())
@@ -315,15 +333,24 @@ TRACE = {
 def test_render_slowest_and_trace_summary():
     text = perf_report.render_slowest(SLOWEST)
     lines = text.splitlines()
-    assert lines[0] == ("2 slowest by serverTotal (ms) of 14 instances stored in the last 5m; the ring holds 14 of "
-                        "4096, back 12.500 s")
-    assert "instanceId" in lines[1] and lines[1].split()[:2] == ["serverTotal", "receive"]
-    assert lines[2].split()[:6] == ["9.500", "-", "0.400", "9.100", "1.250", "dicom"]
-    assert lines[2].endswith("1b9e7a3c-7d3c1d2a-0e5f6a7b-8c9d0e1f-2a3b4c5d") and "CT01" in lines[2]
-    assert len(perf_report.render_slowest(SLOWEST, 1).splitlines()) == 3
+    assert widest(text) <= 80
+    assert " ".join(lines[:2]).replace("   ", " ") == (
+        "2 slowest by serverTotal (ms) of 14 instances stored in the last 5m; the ring holds 14 of 4096, back "
+        "12.500 s")
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["#", "at"])
+    # Only the phases some instance has; the long names shortened, and said so above the table.
+    assert lines[header].split() == ["#", "at", "via", "from", "total", "recv", "pre", "persist", "gap"]
+    legend = " ".join(lines[:header])
+    assert "total: serverTotal, recv: receive, pre: preStore, gap: associationGap" in legend
+    assert "at: arrival (UTC, 2026-11-23)" in legend
+    assert lines[header + 1].split() == ["1", "12:00:05.120", "dicom", "CT01", "9.500", "-", "0.400", "9.100", "1.250"]
+    # Under each row: its Orthanc ID, whole, and its thread.
+    assert lines[header + 2] == "     instance 1b9e7a3c-7d3c1d2a-0e5f6a7b-8c9d0e1f-2a3b4c5d, thread 4242"
+    one = perf_report.render_slowest(SLOWEST, 1, width=132).splitlines()
+    assert one[-3].split()[4:] == ["total", "pre", "persist", "gap"]  # no receive in a C-STORE
     assert "no instance" in perf_report.render_slowest(dict(SLOWEST, instances=[]))
     wrapped = dict(SLOWEST, ring=dict(SLOWEST["ring"], coversWindow=False))
-    assert "note: the ring was overwritten within the window" in perf_report.render_slowest(wrapped).splitlines()[1]
+    assert "note: the ring was overwritten within the window" in perf_report.render_slowest(wrapped, width=132)
     assert perf_report.trace_summary(TRACE) == ("7 events, 1 threads, 1 instances, 0.001 s span "
                                                 "(from 2026-11-23T12:00:00.000Z)")
 
@@ -335,3 +362,151 @@ def test_command_line_slowest_json_file(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout == perf_report.render_slowest(SLOWEST, 1)
     assert run_script("--slowest", "0").returncode == 2  # argparse: not a positive integer
+
+
+# --- the width, on hand-made and on live answers ------------------------------------------------------
+
+@pytest.mark.parametrize("width", [40, 50, 60, 80, 100, 132])
+def test_every_line_fits_the_width_and_no_figure_is_cut(document, width):
+    document["associations"] = {"openConnections": {"count": 2}, "byRemoteAet": [
+        {"remoteAet": "MR_SCANNER_ROOM2", "finished": 3, "inProgress": 1, "byConnection": 1, "inferred": 0,
+         "instancesPerAssociation": {"mean": 120.0}, "gap": {"mean": 45.413, "p99": 89.183}},
+        {"remoteAet": "(other)", "distinctAets": 12, "finished": 40, "inProgress": 0, "byConnection": 0,
+         "inferred": 0, "instancesPerAssociation": {"mean": 2.5}, "gap": {"mean": 1245.125, "p99": 18389.5}}]}
+    document["transports"]["dicom"]["phases"]["persist"] = histogram(30, 6124.3, 5423.1, 6930.4, 113525.25, 113525.25)
+    text = perf_report.render(document, width=width) + perf_report.render_slowest(SLOWEST, width=width)
+    assert widest(text) <= width, [line for line in text.splitlines() if len(line) > width]
+    assert "..." not in text
+    # Whatever the width, each figure is whole: the table shows fewer decimals, never a part of one.
+    words = text.split()
+    assert any(word.strip(":,") == "MR_SCANNER_ROOM2" for word in words)
+    assert "1b9e7a3c-7d3c1d2a-0e5f6a7b-8c9d0e1f-2a3b4c5d," in words or width < 49  # 44 characters, indented
+    persist = [w for w in words if w.startswith("113525.")]
+    assert persist and all(re.fullmatch(r"113525\.\d{1,3},?", w) for w in persist), persist
+
+
+def test_only_the_standard_library():
+    """The report runs on a host with python3 alone: it imports nothing outside the standard library, and
+    works where `requests` cannot be imported."""
+    for path in (os.path.join(REPO_ROOT, "ingest_perf", "perf_report.py"), SCRIPT):
+        tree = ast.parse(open(path).read())
+        imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                    for alias in node.names}
+        imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                     if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
+        assert imported - {"ingest_perf"} <= sys.stdlib_module_names, (path, imported - sys.stdlib_module_names)
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory, plugin_path, orthanc_version, series_factory):
+    """A real Orthanc that has stored 10 instances by C-STORE from each of two calling AETs (one of the
+    longest, 16 characters) and 10 by HTTP, behind its authentication."""
+    from ingest_perf.orthanc_process import OrthancProcess
+
+    orthanc = OrthancProcess(str(tmp_path_factory.mktemp("report-orthanc")), plugin_path=plugin_path,
+                             orthanc=orthanc_version,
+                             extra_config={"AuthenticationEnabled": True, "RegisteredUsers": {"admin": "s3cret"}})
+    orthanc.start()
+    try:
+        files = series_factory(30, 81, size=64)
+        orthanc.storescu(files[:10], calling_aet="CT_ROOM_1")
+        orthanc.storescu(files[10:20], calling_aet="MR_SCANNER_ROOM2")
+        orthanc.http_upload(files[20:], session=orthanc.session)
+        wait_for(orthanc, lambda s: stored(s, "all") == 30)
+        yield orthanc
+    finally:
+        orthanc.stop()
+
+
+def report(orthanc, *args):
+    """The command against that Orthanc, as an administrator types it: host:port without a scheme. Not on a
+    terminal, with a $COLUMNS of 200 that must not widen it."""
+    result = subprocess.run([sys.executable, SCRIPT, "--url", "127.0.0.1:%d" % orthanc.http_port, "--user", "admin",
+                             "--password", "s3cret"] + list(args), capture_output=True, text=True, timeout=60,
+                            env=dict(os.environ, COLUMNS="200"))
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def section(lines, title):
+    """The lines of one transport's section: from its title to the next empty line."""
+    start = next(i for i, line in enumerate(lines) if line.startswith(title))
+    end = next((i for i in range(start, len(lines)) if not lines[i]), len(lines))
+    return lines[start:end]
+
+
+def check_phase_rows(lines, transport_stats):
+    """Each row of a phase table says the phase's count and mean as /perf/stats does, whole."""
+    rows = {row[0]: row for row in phase_rows(lines)}
+    measured = {name: phase for name, phase in transport_stats["phases"].items()
+                if phase.get("observable") is not False}
+    assert set(rows) == set(measured), (sorted(rows), sorted(measured))
+    for name, phase in measured.items():
+        assert rows[name][1] == str(phase["count"]), rows[name]
+        if not phase["count"]:
+            assert rows[name][2:] == ["-"] * 5
+            continue
+        decimals = len(rows[name][2].split(".")[1])
+        assert rows[name][2] == "%.*f" % (decimals, phase["mean"]), (rows[name], phase["mean"])
+
+
+def test_live_report_fits_80_columns_by_default(live):
+    text = report(live)
+    lines = text.splitlines()
+    assert widest(text) <= 80, [line for line in lines if len(line) > 80]
+    # The diagnosis first, with its findings (a C-STORE without TCP_NODELAY stalls), then the statistics.
+    assert lines[0].startswith("Diagnosis (last 5m, ")
+    assert lines[1].startswith("  1. [dicom] ")
+    assert any(line.strip().startswith("fix: ") for line in lines) and any("effect: " in line for line in lines)
+    stats = live.stats()
+    check_phase_rows(section(lines, "DICOM (C-STORE): 20 stored"), stats["transports"]["dicom"])
+    check_phase_rows(section(lines, "REST (HTTP POST /instances): 10 stored"), stats["transports"]["rest"])
+    # The associations: one row per calling AET, its name whole.
+    associations = section(lines, "C-STORE associations by calling AET")
+    rows = {line.split()[0]: line.split() for line in associations if line.startswith("  ") and
+            line.split()[0] in ("CT_ROOM_1", "MR_SCANNER_ROOM2")}
+    assert set(rows) == {"CT_ROOM_1", "MR_SCANNER_ROOM2"}
+    for peer in stats["associations"]["byRemoteAet"]:
+        # finished and in progress: an association may end (its connection read closed) in between
+        assert int(rows[peer["remoteAet"]][1]) + int(rows[peer["remoteAet"]][2]) == \
+            peer["finished"] + peer["inProgress"] == 1
+        assert float(rows[peer["remoteAet"]][-1]) == pytest.approx(peer["gap"]["p99"], abs=0.05)
+
+
+@pytest.mark.parametrize("width", [50, 60, 100, 132])
+def test_live_report_fits_the_width_asked(live, width):
+    for args in ([], ["--window", "5m", "--transport", "dicom"], ["--no-diagnosis", "--window", "15m"]):
+        text = report(live, "--width", str(width), *args)
+        assert widest(text) <= width, (args, [line for line in text.splitlines() if len(line) > width])
+        if width >= 100:  # then the tables show every column, with three decimals
+            window = {"window": args[args.index("--window") + 1]} if "--window" in args else {}
+            check_phase_rows(section(text.splitlines(), "DICOM (C-STORE): 20 stored"),
+                             live.stats(**window)["transports"]["dicom"])
+    slowest = report(live, "--width", str(width), "--slowest", "10")
+    assert widest(slowest) <= width
+    assert " ".join(slowest.split()).startswith("10 slowest by serverTotal (ms) of 30 instances stored in the last 5m")
+
+
+def test_live_slowest_names_each_instance_whole(live):
+    text = report(live, "--slowest", "10")
+    assert widest(text) <= 80
+    answer = live.get("/perf/slowest", params={"n": 10, "window": "5m"}).json()
+    words = text.replace(",", " ").split()
+    shown = [words[i + 1] for i, word in enumerate(words) if word == "instance"]
+    assert shown == [instance["instanceId"] for instance in answer["instances"]]
+    for instance in answer["instances"]:  # its ID is an instance of this Orthanc
+        assert live.get("/instances/%s" % instance["instanceId"]).status_code == 200
+    header = next(line.split() for line in text.splitlines() if line.split()[:2] == ["#", "at"])
+    present = [p for p in perf_report.SLOWEST_PHASES if any(p in i["phases"] for i in answer["instances"])]
+    assert header[4:] == [perf_report.SHORT_HEADERS.get(p, p) for p in present]  # the phases they have
+    assert {"CT_ROOM_1", "MR_SCANNER_ROOM2"} & set(words)
+
+
+def test_a_url_without_a_scheme_and_errors_in_one_line(live):
+    # "localhost:8042" as typed (the report used to fail with "No connection adapters were found").
+    text = report(live, "--no-diagnosis")
+    assert text.startswith("ingest-perf ") and "DICOM (C-STORE): 20 stored" in text
+    refused = subprocess.run([sys.executable, SCRIPT, "--url", "127.0.0.1:%d" % live.http_port],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert "answered HTTP 401" in refused.stderr

@@ -197,11 +197,13 @@ def check_one_row_per_thing(orthanc, aets, instances_each):
     samples = prometheus_samples(orthanc.get("/perf/metrics").text)
     assert len(samples) == len(set(samples)), [s for s in samples if samples.count(s) > 1][:5]
     assert any('remote_aet="(other)"' in labels for _, labels in samples)
-    # The report: one line per row, the "(other)" one with its number of AETs.
-    text = report(orthanc, "--no-diagnosis")
-    lines = [line for line in text.splitlines() if re.match(r"^  \S.* finished, \d+ in progress", line)]
-    assert len(lines) == len(rows) == len(set(lines))
-    assert any(line.startswith("  (other) (%d AETs)" % other["distinctAets"]) for line in lines)
+    # The report: one table row per row, the "(other)" one with its number of AETs.
+    lines = report(orthanc, "--no-diagnosis").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("C-STORE associations by calling AET"))
+    header = next(i for i in range(start, len(lines)) if lines[i].split()[:2] == ["calling", "AET"])
+    table = lines[header + 1:lines.index("", header)]
+    assert len(table) == len(rows) == len(set(table))
+    assert any(line.startswith("  (other) (%d AETs) " % other["distinctAets"]) for line in table)
     return stats
 
 

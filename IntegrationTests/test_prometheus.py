@@ -151,3 +151,38 @@ def test_latin1_aets_keep_the_exposition_valid(orthanc_factory, series_factory, 
         assert prometheus.scalar('count(up == 1)') == 1
     finally:
         prometheus.stop()
+
+
+def test_only_what_can_be_measured_and_an_idle_scrape_under_30_kb(orthanc, series_factory):
+    """A phase the running mode cannot time on a transport is not exported (it was, as zeros: 117 KB idle,
+    a p99-per-phase query listing 11 phases, 6 of them NaN); a transport's phase histograms appear with its
+    first instance."""
+    idle = fetch_metrics(orthanc)
+    assert len(idle.encode()) < 30 * 1024, len(idle)
+    assert "orthanc_ingest_phase_duration_seconds_bucket" not in idle
+    samples, _ = parse_metrics(idle)
+    failed = {dict(labels)["transport"] for (name, labels) in samples
+              if name == "orthanc_ingest_instances_total" and dict(labels)["outcome"] == "failed"}
+    assert failed == {"rest", "dicom", "plugin", "job"}  # zeros from the start: rate() and the alerts need them
+    assert select(samples, "orthanc_ingest_plugin_state", state="running") == {"": 1}
+
+    orthanc.storescu(series_factory(4, 33, size=64), calling_aet="CT01")
+    orthanc.http_upload(series_factory(3, 34, size=64))
+    stats = orthanc.stats()
+    samples, _ = parse_metrics(fetch_metrics(orthanc))
+    exported = {}
+    for name, labels in samples:
+        if name == "orthanc_ingest_phase_duration_seconds_count":
+            labels = dict(labels)
+            exported.setdefault(labels["transport"], set()).add(labels["phase"])
+    measured = {transport: {phase for phase, figures in stats["transports"][transport]["phases"].items()
+                            if figures.get("observable") is not False}
+                for transport in ("dicom", "rest")}
+    assert exported == measured, (exported, measured)
+    assert "receive" not in exported["dicom"] and "associationGap" not in exported["rest"]
+    # The diagnosis, one series per rule, fired or not.
+    diagnosis = orthanc.get("/perf/diagnosis").json()
+    ranks = {dict(labels)["rule"]: value for (name, labels), value in samples.items()
+             if name == "orthanc_ingest_diagnosis_finding_rank"}
+    assert set(ranks) == {rule["id"] for rule in diagnosis["rules"]}
+    assert {rule for rule, rank in ranks.items() if rank} == {finding["id"] for finding in diagnosis["findings"]}

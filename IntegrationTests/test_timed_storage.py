@@ -112,7 +112,9 @@ def test_another_plugin_owning_the_storage(orthanc_factory, plugin_path, series)
     report = subprocess.run([sys.executable, os.path.join(REPO_ROOT, "Resources", "perf_report.py"), "--url",
                              orthanc.url], capture_output=True, text=True, check=True).stdout.splitlines()
     header = next(i for i, line in enumerate(report) if line.startswith("ingest-perf "))  # after the diagnosis
-    assert report[header + 1].startswith("NOT IN EFFECT: IngestPerf.TimedStorage: "), report[header:header + 3]
+    # Right after the header (wrapped to 80 columns: its continuation lines are indented).
+    after = next(line for line in report[header + 1:] if not line.startswith("  "))
+    assert after.startswith("NOT IN EFFECT: IngestPerf.TimedStorage: "), report[header:header + 4]
     assert "timed storage not started" in orthanc.log_text()
     rest = stats["transports"]["rest"]
     assert rest["instances"]["stored"] == 2  # the rest keeps working

@@ -2,11 +2,14 @@
 Debian's chromedriver, on a real Orthanc behind its authentication that has just ingested a series
 by storescu and one by HTTP. The page loads with no console error, every chart has data, every figure
 it shows is the one /perf/stats, /perf/diagnosis or /perf/slowest answers for the same window (the
-page marks each with data-source, data-path and data-value), the trace button saves a Chrome trace,
-reset asks first, the controls work from the keyboard, a 400 px wide window scrolls no sideways and a
-refresh moves nothing. Orthanc Explorer links to the page. The files are embedded in the plugin, with
-their types, and need Orthanc's credentials like every route. A screenshot of the page is saved in
-build/ui-screenshot.png ($INGEST_PERF_UI_SCREENSHOT)."""
+page marks each with data-source, data-path and data-value), the evidence of a finding included, the
+trace button saves a Chrome trace, reset asks first, the controls work from the keyboard, a 400 px
+wide window scrolls no sideways and a refresh moves nothing. At 800 px every column header and every
+cell is whole (nothing cut, no "..."), dates are in one format (the browser's locale, 24-hour, the
+time zone said). Orthanc Explorer links to the page (its home page and its Plugins page, RootUri) and
+the page back to it; /perf/ui/?window=15m keeps its window. The files are embedded in the plugin,
+with their types, and need Orthanc's credentials like every route. Screenshots of the page are saved
+in build/ui-screenshot.png (1280 px, $INGEST_PERF_UI_SCREENSHOT) and build/ui-screenshot-800.png."""
 import base64
 import hashlib
 import json
@@ -27,7 +30,8 @@ UI_FOLDER = os.path.join(REPO_ROOT, "Resources", "ui")
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 USER, PASSWORD = "perf-reader", "change-me"
-CALLING_AETS = ["CT_ROOM1", "MR_ROOM2", "CR_ER"]
+CALLING_AETS = ["CT_ROOM1", "MR_SCANNER_ROOM2", "CR_ER"]  # one of 16 characters, the longest an AET has
+TIME_ZONE = "Europe/Brussels"  # the browser's: not the machine's UTC, so that a date left in UTC shows
 SCREENSHOT = os.environ.get("INGEST_PERF_UI_SCREENSHOT") or os.path.join(REPO_ROOT, "build", "ui-screenshot.png")
 TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
          ".css": "text/css; charset=utf-8", ".txt": "text/plain; charset=utf-8", ".svg": "image/svg+xml"}
@@ -78,7 +82,7 @@ def browser(tmp_path_factory):
     options.add_experimental_option("prefs", {"download.default_directory": downloads,
                                               "download.prompt_for_download": False})
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER, env=dict(os.environ, TZ=TIME_ZONE)), options=options)
     driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
     driver.downloads = downloads
     try:
@@ -190,6 +194,12 @@ def test_the_files_are_embedded_typed_and_behind_orthancs_authentication(ingeste
         answer = session.get(ingested.url + path)
         assert answer.status_code == 200 and answer.url == ingested.url + "/perf/ui/index.html"
         assert [hop.headers["Location"] for hop in answer.history] == hops
+    # The window asked for is kept across both redirections; nothing else of the query is.
+    for query, kept in (("?window=15m", "?window=15m"), ("?window=15m&x=%22%3E%3Cscript%3E", "?window=15m"),
+                        ("?window=2h", ""), ("?x=1", "")):
+        answer = session.get(ingested.url + "/perf/ui/" + query)
+        assert answer.status_code == 200 and answer.url == ingested.url + "/perf/ui/index.html" + kept, query
+        assert [hop.headers["Location"] for hop in answer.history] == ["ui/index.html" + kept, "../index.html" + kept]
     files = ui_files()
     assert {"index.html", "ui.js", "ui.css", "icon.svg"} <= set(files)
     for name in files:
@@ -205,10 +215,10 @@ def test_the_files_are_embedded_typed_and_behind_orthancs_authentication(ingeste
     assert session.post(ingested.url + "/perf/ui/index.html").status_code == 405
     assert session.delete(ingested.url + "/perf/ui").status_code == 405
 
-    # Self-contained: the page names only its own files and the plugin's routes, relatively.
+    # Self-contained: the page names only its own files and, relatively, Orthanc Explorer.
     page = open(os.path.join(UI_FOLDER, "index.html")).read()
     referenced = re.findall(r'(?:src|href)="([^"]+)"', page)
-    assert referenced and all(name in files for name in referenced), referenced
+    assert referenced and all(name in files or name == "../../app/explorer.html" for name in referenced), referenced
     for name in ("index.html", "ui.js", "ui.css"):
         assert not re.search(r"(?:https?:)?//[a-z]", re.sub(r"//[^\n]*|/\*.*?\*/", "",
                                                             open(os.path.join(UI_FOLDER, name)).read(),
@@ -257,6 +267,22 @@ def test_the_page_shows_what_the_routes_answer(ingested, browser, orthanc_versio
                  "transports/dicom/phases/associationGap/mean", "associations/byRemoteAet/0/gap/p50",
                  "instances/0/phases/serverTotal", "configuration/TimedStorage", "findings/0/costMsPerInstance"):
         assert path in paths, path
+    # Every figure of the evidence too (a summary's figures one by one: .../associationGap/p99Ms).
+    documents = answers(ingested, "15m")
+    for i, finding in enumerate(documents["diagnosis"]["findings"]):
+        for key, value in finding["evidence"].items():
+            if isinstance(value, dict):
+                assert {"findings/%d/evidence/%s/%s" % (i, key, k) for k in value} <= paths, (key, value)
+            elif not isinstance(value, list):
+                assert "findings/%d/evidence/%s" % (i, key) in paths, key
+    # The evidence: labelled figures (name, figure, unit), not JSON.
+    evidence = browser.execute_script("""
+        const list = document.querySelector('.finding details dl.evidence');
+        return {pre: document.querySelectorAll('.finding pre').length,
+                names: Array.from(list.querySelectorAll('dt')).map(e => e.textContent),
+                text: list.textContent};""")
+    assert evidence["pre"] == 0 and "associationGap" in evidence["names"]
+    assert "{" not in evidence["text"] and '"' not in evidence["text"] and " ms" in evidence["text"]
 
     # Every chart has data, and the series charts add up to the window.
     documents = answers(ingested, "15m")
@@ -275,6 +301,80 @@ def test_the_page_shows_what_the_routes_answer(ingested, browser, orthanc_versio
     phases = documents["stats"]["transports"]["all"]["phases"]
     assert json.loads(data["latency"]["counts"]) == {
         name: phase["count"] for name, phase in phases.items() if phase.get("count")}
+    assert not console_errors(browser)
+
+
+SCREENSHOT_800 = SCREENSHOT.replace(".png", "-800.png")
+
+
+def test_at_800_px_every_header_and_figure_is_whole(ingested, browser, orthanc_version):
+    """A laptop's half screen: every table fits without scrolling sideways, each column header and each
+    cell shows all of its text (nothing clipped, no ellipsis), the evidence open. Saved as a screenshot."""
+    open_page(browser, ingested)
+    browser.set_window_size(800, 1000)
+    wait_for_refresh(browser)
+    browser.execute_script("document.querySelectorAll('.finding details').forEach(d => d.open = true)")
+    report = browser.execute_script("""
+        const width = document.documentElement.clientWidth;
+        const cut = (e) => e.scrollWidth > e.clientWidth + 1 || getComputedStyle(e).textOverflow === 'ellipsis';
+        const cells = Array.from(document.querySelectorAll('table th, table td'));
+        return {
+          width: width,
+          headers: Array.from(document.querySelectorAll('table thead th')).map(e => {
+            const r = e.getBoundingClientRect();
+            return {text: e.textContent, left: r.left, right: r.right, cut: cut(e)};
+          }),
+          cutCells: cells.filter(cut).map(e => e.textContent),
+          scrolled: Array.from(document.querySelectorAll('.table-scroll'))
+            .filter(b => b.scrollWidth > b.clientWidth).map(b => b.firstElementChild.id),
+          page: [document.documentElement.scrollWidth, width],
+          rows: document.querySelectorAll('#associations-table tbody tr, #slowest-table tbody tr').length,
+        };""")
+    assert report["width"] <= 800 and len(report["headers"]) == 7 + 9 + 5
+    hidden = [h for h in report["headers"] if h["cut"] or h["left"] < 0 or h["right"] > report["width"]]
+    assert not hidden, hidden
+    assert not report["cutCells"], report["cutCells"]
+    assert not report["scrolled"], report["scrolled"]
+    assert report["page"][0] <= report["page"][1]
+    # The longest AET, and the slowest instances' times, are there whole.
+    texts = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#associations-table tbody th, #slowest-table td'))"
+        ".map(e => e.textContent)")
+    assert "MR_SCANNER_ROOM2" in texts
+    height = browser.execute_script("return document.documentElement.scrollHeight")
+    browser.set_window_size(800, height + 120)
+    wait_for_refresh(browser)
+    path = SCREENSHOT_800 if orthanc_version == HOST_ORTHANC else SCREENSHOT_800.replace(".png", "-%s.png"
+                                                                                          % orthanc_version)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    assert browser.save_screenshot(path)
+    browser.set_window_size(1280, 1000)
+    assert not console_errors(browser)
+
+
+def test_dates_in_one_format_and_the_window_in_the_address(ingested, browser):
+    """Every date the page shows: the browser's locale, 24-hour, its time zone said (the browser runs in
+    Brussels, the answers are in UTC); /perf/ui/?window=15m opens on the 15-minute window."""
+    open_page(browser, ingested, "/perf/ui/?window=15m")
+    assert browser.current_url.endswith("/perf/ui/index.html?window=15m")
+    assert browser.execute_script("return document.body.dataset.window") == "15m"
+    assert browser.find_element("id", "window").get_attribute("value") == "15m"
+    texts = browser.execute_script("""
+        return {since: document.getElementById('since').textContent,
+                status: document.getElementById('status').textContent,
+                zone: Array.from(document.querySelectorAll('.zone')).map(e => e.textContent),
+                body: document.body.innerText,
+                stored: document.querySelector('#slowest-table td').textContent};""")
+    zone = texts["zone"][0]
+    assert zone in ("(CET)", "(CEST)", "(GMT+1)", "(GMT+2)"), zone
+    assert zone[1:-1] in texts["since"] and zone[1:-1] in texts["status"]
+    since = ingested.stats()["since"]  # UTC: the page shows it an hour or two later, in Brussels
+    utc_hour = int(since[11:13])
+    shown = re.search(r"\b(\d\d):(\d\d):(\d\d)\b", texts["since"])
+    assert shown and (int(shown.group(1)) - utc_hour) % 24 in (1, 2), (since, texts["since"])
+    assert re.fullmatch(r"\d\d:\d\d:\d\d\.\d{3}", texts["stored"]), texts["stored"]
+    assert not re.search(r"\b(AM|PM)\b", texts["body"]), "a 12-hour clock"
+    assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", texts["body"]), "an ISO date left in UTC"
     assert not console_errors(browser)
 
 
@@ -364,6 +464,36 @@ def test_orthanc_explorer_opens_the_page(ingested, browser):
         link.click()
         wait_for_refresh(browser, 0)
         assert browser.current_url.endswith("/perf/ui/index.html")
+        # And back: the page links to Orthanc Explorer.
+        back = browser.find_element("id", "explorer")
+        assert back.get_attribute("href") == "http://127.0.0.1:%d/app/explorer.html" % ingested.http_port
+        back.click()
+        wait(browser, "return document.getElementById('ingest-perf-ui')", what="Orthanc Explorer again")
+        assert not console_errors(browser)
+
+        # Explorer's Plugins page: the plugin is a link (its RootUri), which opens the page.
+        plugin = ingested.get("/plugins/ingest-perf").json()
+        assert plugin["RootUri"] == "../perf/ui/index.html"
+        assert plugin["Description"].startswith("Times every phase of DICOM ingest")
+        browser.get("http://127.0.0.1:%d/app/explorer.html#plugins" % ingested.http_port)
+        wait(browser, "return Array.from(document.querySelectorAll('#all-plugins a h1'))"
+                      ".some(h => h.textContent === 'ingest-perf')", what="the Plugins page's link")
+        tabs = set(browser.window_handles)
+        browser.execute_script("Array.from(document.querySelectorAll('#all-plugins a h1'))"
+                               ".find(h => h.textContent === 'ingest-perf').parentElement.click()")
+        deadline = time.time() + 10
+        while set(browser.window_handles) == tabs:
+            assert time.time() < deadline, "no tab opened"
+            time.sleep(0.1)
+        (opened,) = set(browser.window_handles) - tabs
+        explorer = browser.current_window_handle
+        browser.switch_to.window(opened)
+        try:
+            wait_for_refresh(browser, 0)
+            assert browser.current_url == "http://127.0.0.1:%d/perf/ui/index.html" % ingested.http_port
+        finally:
+            browser.close()
+            browser.switch_to.window(explorer)
         assert not console_errors(browser)
     finally:
         browser.execute_cdp_cmd("Network.setExtraHTTPHeaders", {"headers": {}})

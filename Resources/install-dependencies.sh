@@ -21,6 +21,7 @@ packages=(
   clang-14 libclang-rt-14-dev  # libFuzzer and its sanitizers (Resources/run-fuzzers.sh)
   prometheus  # promtool and a real server scraping /perf/metrics (IntegrationTests/test_prometheus*.py)
   chromium chromium-driver  # the page of /perf/ui/ in a real, headless browser (IntegrationTests/test_ui.py)
+  lintian debootstrap  # the Debian package checked, and installed in Debian 12 and 13 roots (test_debian_package.py)
 )
 
 # quietly DESCRIPTION COMMAND...: runs COMMAND with its output in the log; on failure, says which

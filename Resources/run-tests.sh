@@ -5,7 +5,9 @@
 # outside input for 30 s (libFuzzer, Resources/run-fuzzers.sh), then the integration tests
 # against real Orthanc processes (Debian 12's 1.10.1, and Debian 13's 1.12.7 in a cached root),
 # storescu and HTTP clients on loopback, the sanitized plugin inside Orthanc included, the page of
-# /perf/ui/ in headless Chromium (a screenshot in build/ui-screenshot.png); last,
+# /perf/ui/ in headless Chromium (screenshots in build/ui-screenshot.png and, 800 px wide,
+# build/ui-screenshot-800.png), the Debian package installed, upgraded, removed and purged in
+# Debian 12 and 13 roots (logs in build/package-test/), the Prometheus alert rules; last,
 # Orthanc's own integration suite with and without the plugin where a checkout of it is present
 # (Resources/run-orthanc-suite.sh; skipped, saying so, where not).
 set -euo pipefail
@@ -54,6 +56,9 @@ build build-bench -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINGEST_PERF_BUILD_BENCHMAR
 step "Orthanc 1.12.7: the Debian 13 root (made once, then cached in build-roots/)"
 ./Resources/make-debian13-root.sh
 
+step "the Debian package's roots: Debian 12 and 13 with Orthanc (made once, then cached in build-roots-pkg/)"
+./Resources/make-package-roots.sh
+
 step "integration tests (real Orthanc 1.10.1 and 1.12.7, storescu, HTTP clients)"
 # -q: one line per test file as it finishes (IntegrationTests/conftest.py), failures at the end.
 # -n: one worker per core, each running whole files (--dist loadfile: a file's Orthancs and module
@@ -63,6 +68,8 @@ INGEST_PERF_PLUGIN="$repo/build/libOrthancIngestPerf.so" ./.venv/bin/python -m p
   IntegrationTests "$@"
 # IntegrationTests/test_ui.py drives the page of /perf/ui/ in headless Chromium and saves it.
 [ ! -f build/ui-screenshot.png ] || echo "the page /perf/ui/, as the browser showed it: build/ui-screenshot.png"
+[ ! -f build/ui-screenshot-800.png ] || echo "the same, 800 px wide: build/ui-screenshot-800.png"
+[ ! -d build/package-test ] || echo "the Debian package's install logs: build/package-test/debian12.log, debian13.log"
 
 step "Orthanc's own integration suite with and without the plugin, ingest tests, every mode (when a checkout is present)"
 INGEST_PERF_PLUGIN="$repo/build/libOrthancIngestPerf.so" ./Resources/run-orthanc-suite.sh \

@@ -1,12 +1,24 @@
-"""A GET /perf/stats answer as a plain-text report: render() and what Resources/perf_report.py needs
-to fetch or read one. Standard library only (uses `requests` when installed, urllib otherwise), so
-that the report tool runs on any machine with Python 3.
+"""The ingest-perf report: GET /perf/diagnosis and /perf/stats of an Orthanc (or a saved answer) as
+plain text that fits a terminal, and the command that prints it (main(); `python3 -m
+ingest_perf.perf_report`, Resources/perf_report.py, or `orthanc-ingest-perf-report` from the Debian
+package). Python 3's standard library only (urllib), so that it runs on any host with python3.
+
+Every line fits the width (80 columns unless --width or a terminal says otherwise): text is wrapped
+between words only, and a table that is too wide shows fewer decimals, then leaves out its optional
+columns, then prints each row as a wrapped record; no number is ever cut or split across lines. Only
+a single word longer than a whole line (a long path) stands alone on a wider one, whole.
 """
+import argparse
+import base64
+import getpass
 import json
+import os
 import re
-import shutil
 import sys
 import textwrap
+import urllib.error
+import urllib.parse
+import urllib.request
 
 PHASE_ORDER = ["receive", "preStore", "transcode", "persist", "storagePrepare", "storageWrite", "indexUpdate",
                "serverTotal", "associationGap", "responseSend", "changeDispatch"]
@@ -20,13 +32,22 @@ TRANSPORT_TITLES = {
 }
 OUTCOME_ORDER = ["stored", "alreadyStored", "notDicom", "rejected", "failed", "requestWithoutInstance"]
 COLUMNS = ["count", "mean", "p50", "p90", "p99", "max"]
-DEFAULT_WIDTH = 100
+DEFAULT_WIDTH = 80
+MINIMUM_WIDTH = 40
 EXIT_ERROR = 2
 
 
 def terminal_width():
-    """The terminal's width, or 100 when the output is not a terminal."""
-    return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    """The width of the terminal the report is printed on; 80 when it is not printed on one (a pipe,
+    a file), whatever $COLUMNS says."""
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns or DEFAULT_WIDTH
+    except (AttributeError, OSError, ValueError):
+        return DEFAULT_WIDTH
+
+
+def _width(width):
+    return max(int(width), MINIMUM_WIDTH) if width else max(terminal_width(), MINIMUM_WIDTH)
 
 
 def _oneline(text):
@@ -34,10 +55,91 @@ def _oneline(text):
 
 
 def _wrap(text, width, indent="", more="    "):
-    """`text` on lines of at most `width` characters, broken between words; continuation lines
-    are indented by `more` (relative to the first line's `indent`)."""
+    """`text` on lines of at most `width` characters, broken between words only; continuation lines
+    are indented by `more` (relative to the first line's `indent`). A word longer than a whole line
+    (a path) is kept whole on a line of its own, for it to be copied: the one line that may be wider."""
     return textwrap.wrap(_oneline(text), width, initial_indent=indent, subsequent_indent=indent + more,
                          break_long_words=False, break_on_hyphens=False) or [indent.rstrip()]
+
+
+def _wrap_parts(parts, width, indent="", more="  ", separator=" | "):
+    """Parts joined by `separator`, a line broken only between two parts (the separator left out
+    there); a part too long for a line of its own is wrapped between its words."""
+    lines = []
+    line = ""
+    for part in [_oneline(p) for p in parts if p]:
+        prefix = indent if not lines and not line else indent + more
+        if line and len(line) + len(separator) + len(part) <= width:
+            line += separator + part
+            continue
+        if line:
+            lines.append(line)
+        if len(prefix) + len(part) <= width:
+            line = prefix + part
+        else:
+            wrapped = _wrap(part, width, prefix, "  ")
+            lines.extend(wrapped[:-1])
+            line = wrapped[-1]
+    if line:
+        lines.append(line)
+    return lines or [indent.rstrip()]
+
+
+def _cell(value, digits):
+    """A table cell: None is "-", an integer as it is, a float with `digits` decimals."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int) or digits is None:
+        return str(value)
+    return "%.*f" % (digits, value)
+
+
+def _table(columns, rows, width, indent="  ", optional=(), after=None):
+    """The lines of a table, none wider than `width`.
+
+    columns: [(header, decimals)]: decimals None for a text column (left-aligned), else the number
+    of decimals of its floats (right-aligned; 0 for a column of counts). rows: [[value]]. A column is
+    as wide as its header or its widest cell: nothing is cut. When the table is too wide it shows one
+    decimal less, then leaves out the `optional` columns (indexes, the first listed first), then one
+    decimal less again (never fewer than one), and at last prints each row as one record, wrapped
+    between words. `after`: the lines to print under each row (already fitted).
+    """
+    after = after or [[] for _ in rows]
+
+    def layout(keep, fewer):
+        shown = [(i, columns[i]) for i in keep]
+        texts = [[_cell(row[i], None if digits is None else max(min(digits, 1), digits - fewer))
+                  for i, (_, digits) in shown]
+                 for row in rows]
+        widths = [max([len(header)] + [len(r[k]) for r in texts]) for k, (_, (header, _)) in enumerate(shown)]
+
+        def line(cells):
+            out = [text.ljust(widths[k]) if digits is None else text.rjust(widths[k])
+                   for k, (text, (_, (_, digits))) in enumerate(zip(cells, shown))]
+            return (indent + "  ".join(out)).rstrip()
+
+        lines = [line([header for _, (header, _) in shown])]
+        for r, cells in enumerate(texts):
+            lines.append(line(cells))
+            lines.extend(after[r])
+        return lines
+
+    # One decimal less first, then the optional columns, then one decimal more less.
+    attempts = [(0, 0)] + [(dropped, 1) for dropped in range(len(optional) + 1)] + [(len(optional), 2)]
+    for dropped, fewer in attempts:
+        lines = layout([i for i in range(len(columns)) if i not in optional[:dropped]], fewer)
+        if max(len(line) for line in lines) <= width:
+            return lines
+    # Even the narrowest table is too wide: one record per row, "header value" pairs.
+    lines = []
+    for r, row in enumerate(rows):
+        first = _cell(row[0], columns[0][1])
+        pairs = ["%s %s" % (header, _cell(value, digits)) for (header, digits), value in zip(columns[1:], row[1:])]
+        lines.extend(_wrap("%s: %s" % (first, ", ".join(pairs)), width, indent, "    "))
+        lines.extend(after[r])
+    return lines
 
 
 def _number(value, digits=3):
@@ -57,7 +159,8 @@ def _outcome_total(transport, outcome_names):
     return sum(v for k, v in instances.items() if k in outcome_names and isinstance(v, (int, float)))
 
 
-def _transport_summary(transport, outcome_names):
+def _transport_summary(title, transport, outcome_names, width):
+    """"<title>: N stored, ... | R instances/s, M MB/s over S s active", wrapped between its parts."""
     instances = transport.get("instances") or {}
     parts = ["%d stored" % instances.get("stored", 0)]
     for name in outcome_names:
@@ -74,9 +177,10 @@ def _transport_summary(transport, outcome_names):
         _number(throughput.get("instancesPerSecond"), 1), _number(throughput.get("megabytesPerSecond"), 1),
         _number(throughput.get("activeSeconds"), 3))
     last10 = throughput.get("last10s") or {}
+    recent = None
     if last10.get("instancesPerSecond"):
-        rate += " (last 10 s: %s instances/s)" % _number(last10.get("instancesPerSecond"), 1)
-    return ", ".join(parts) + " | " + rate
+        recent = "last 10 s: %s instances/s" % _number(last10.get("instancesPerSecond"), 1)
+    return _wrap_parts(["%s: %s" % (title, ", ".join(parts)), rate, recent], width)
 
 
 def _phase_names(phases):
@@ -86,23 +190,21 @@ def _phase_names(phases):
 def _phase_table(phases, width):
     """The table of the measured phases and their notes; the phases not measured are listed once
     for every transport, by _not_measured()."""
-    name_width = max(len(p) for p in PHASE_ORDER)
-    header = "  " + "phase".ljust(name_width) + "".join(c.rjust(11) for c in COLUMNS) + "   (ms)"
-    lines = [header]
+    rows = []
     notes = []
     for name in _phase_names(phases):
         phase = phases[name] or {}
-        prefix = "  " + name.ljust(name_width)
         if phase.get("observable") is False:
             continue
-        cells = [_count(phase.get("count")).rjust(11)]
-        cells += [_number(phase.get(c)).rjust(11) for c in COLUMNS[1:]]
-        lines.append(prefix + "".join(cells))
+        rows.append([name, phase.get("count")] + [phase.get(c) for c in COLUMNS[1:]])
         if phase.get("saturated"):
             notes.append("%s: %d values above the histogram range (max is a lower bound)" % (name, phase["saturated"]))
         if name == "changeDispatch" and phase.get("deliveredBeforeOnStored"):
             notes.append("changeDispatch: %d NewInstance changes were delivered before OnStored"
                          % phase["deliveredBeforeOnStored"])
+    # p90 then p50 go first when the terminal is narrow: p99 and max show the tail, mean the cost.
+    lines = _table([("phase (ms)", None), ("count", 0)] + [(c, 3) for c in COLUMNS[1:]], rows, width,
+                   optional=(4, 3))
     for note in notes:
         lines.extend(_wrap("note: " + note, width, "  ", "  "))
     return lines
@@ -172,26 +274,23 @@ def nothing_recorded(stats, window=None, names=()):
 def render(stats, width=None, context=True):
     """The plain-text report of one GET /perf/stats answer (a parsed JSON document).
 
-    Explanations are wrapped between words to `width` (default: the terminal width, or 100); the
-    header, each transport's summary line and the phase tables are one line each. What no
+    No line is wider than `width` (default: the terminal's width, or 80 when not printed on one):
+    text is wrapped between words, tables fitted (_table). What no
     transport measures, and why, is listed once, after the transports. `context=False` leaves out
     what a reset does not change and an earlier report of the same Orthanc already showed: the
     C-STORE associations, the hooks not registered and the answer's `unobservable` list.
     Tolerant of missing keys, so that a report is printed even for an older or partial answer.
     """
-    if width is None:
-        width = terminal_width()
-    width = max(int(width), 40)
+    width = _width(width)
     out = []
 
     window = stats.get("window") if isinstance(stats.get("window"), dict) else None
     if window:
-        scope = "last %s (%s s covered)" % (window.get("name", "?"), _number(window.get("seconds"), 1))
+        scope = ["last %s (%s s covered)" % (window.get("name", "?"), _number(window.get("seconds"), 1))]
     else:
-        scope = "since %s | elapsed %s s" % (stats.get("since", "?"), _number(stats.get("elapsedSeconds"), 1))
-    header = "%s %s on Orthanc %s | %s" % (
-        stats.get("plugin", "ingest-perf"), stats.get("version", "?"), stats.get("orthancVersion", "?"), scope)
-    out.append(header)
+        scope = ["since %s" % stats.get("since", "?"), "elapsed %s s" % _number(stats.get("elapsedSeconds"), 1)]
+    out.extend(_wrap_parts(["%s %s on Orthanc %s" % (stats.get("plugin", "ingest-perf"), stats.get("version", "?"),
+                                                     stats.get("orthancVersion", "?"))] + scope, width))
     state, reason = plugin_state(stats)
     if state == "inert":
         out.extend(_wrap("THE PLUGIN IS INERT, nothing is measured and Orthanc runs without it: " + reason, width,
@@ -218,7 +317,7 @@ def render(stats, width=None, context=True):
     for name in active:
         transport = transports[name] or {}
         out.append("")
-        out.append("%s: %s" % (TRANSPORT_TITLES.get(name, name), _transport_summary(transport, outcome_names)))
+        out.extend(_transport_summary(TRANSPORT_TITLES.get(name, name), transport, outcome_names, width))
         recent = (stats.get("recent") or {}).get(name) or {}
         now = ["last %s: %s stored, %s/s, serverTotal p50 %s p99 %s ms" % (
             span, _count(figures.get("stored")), _number(figures.get("instancesPerSecond"), 1),
@@ -245,33 +344,36 @@ def render(stats, width=None, context=True):
     operations = storage.get("operations") or {}
     if storage.get("timed") and operations:
         out.append("")
-        out.append("Timed storage (%s):" % storage.get("root", "?"))
-        for name in ("create", "readWhole", "readRange", "remove"):
-            operation = operations.get(name) or {}
-            if operation.get("count"):
-                out.append("  %-10s %6d calls, mean %s ms, p99 %s ms, %s MB/s%s" % (
-                    name, operation["count"], _number(operation.get("mean")), _number(operation.get("p99")),
-                    _number(operation.get("megabytesPerSecond"), 1),
-                    ", %d failures" % operation["failures"] if operation.get("failures") else ""))
+        out.extend(_wrap("Timed storage (%s):" % storage.get("root", "?"), width, more="  "))
+        rows = [[name, operation["count"], operation.get("failures", 0), operation.get("mean"), operation.get("p99"),
+                 operation.get("megabytesPerSecond")]
+                for name, operation in ((n, operations.get(n) or {}) for n in ("create", "readWhole", "readRange",
+                                                                               "remove"))
+                if operation.get("count")]
+        out.extend(_table([("operation", None), ("calls", 0), ("failures", 0), ("mean ms", 3), ("p99 ms", 3),
+                           ("MB/s", 1)], rows, width, optional=(2,)))
 
     associations = stats.get("associations") or {}
     peers = associations.get("byRemoteAet") or []
     connections = associations.get("openConnections") or {}
     if context and (peers or connections.get("count")):
         out.append("")
-        out.append("C-STORE associations: %s open now (Orthanc's sockets on its DICOM port)" % _count(
-            connections.get("count")))
+        out.extend(_wrap("C-STORE associations by calling AET, %s open now (Orthanc's sockets on its DICOM port); "
+                         "in progress: known by their connection or inferred; per assoc.: mean instances per "
+                         "association; gaps in ms:" % _count(connections.get("count")), width, more="  "))
+        rows = []
         for peer in peers:
             per = peer.get("instancesPerAssociation") or {}
             gap = peer.get("gap") or {}
-            name = peer.get("remoteAet", "?")
+            name = str(peer.get("remoteAet", "?"))
             if (peer.get("distinctAets") or 1) > 1:  # the one "(other)" row: the AETs beyond MaxLabelValues
                 name += " (%d AETs)" % peer["distinctAets"]
-            out.append("  %-16s %d finished, %d in progress (%d by connection, %d inferred), %s instances/association, "
-                       "gap mean %s ms p99 %s ms" % (
-                name, peer.get("finished", 0), peer.get("inProgress", 0),
-                peer.get("byConnection", 0), peer.get("inferred", 0),
-                _number(per.get("mean"), 1), _number(gap.get("mean")), _number(gap.get("p99"))))
+            rows.append([name, peer.get("finished", 0), peer.get("inProgress", 0), peer.get("byConnection", 0),
+                         peer.get("inferred", 0), per.get("mean"), gap.get("mean"), gap.get("p99")])
+        if rows:
+            out.extend(_table([("calling AET", None), ("finished", 0), ("in progress", 0), ("by conn.", 0),
+                               ("inferred", 0), ("per assoc.", 1), ("gap mean", 3), ("gap p99", 3)], rows, width,
+                              optional=(3, 4)))
 
     no_delay = stats.get("dicomTcpNoDelay")
     if context and isinstance(no_delay, dict):  # fixed at start-up, like the hooks
@@ -370,25 +472,18 @@ def fetch_stats(url, transport=None, user=None, password=None, timeout=15, windo
     return fetch_json(url, "/perf/stats", params, user, password, timeout)
 
 
+def normalize_url(url):
+    """Orthanc's address as given: "localhost:8042" and "pacs" mean http://; a trailing / is dropped."""
+    url = url.strip()
+    if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", url):
+        url = "http://" + url
+    return url.rstrip("/")
+
+
 def fetch_json(url, path, params=None, user=None, password=None, timeout=15):
     """GET <url><path>?<params> and parse it; raises ReportError with a one-line message."""
-    endpoint = url.rstrip("/") + path
-    params = params or {}
-    try:
-        import requests
-    except ImportError:
-        requests = None
-
-    if requests is not None:
-        try:
-            answer = requests.get(endpoint, params=params, timeout=timeout,
-                                  auth=(user, password) if user is not None else None)
-        except requests.RequestException as e:
-            raise ReportError("cannot reach %s: %s" % (endpoint, _root_cause(e)))
-        status, body = answer.status_code, answer.text
-    else:
-        status, body = _fetch_urllib(endpoint, params, user, password, timeout)
-
+    endpoint = normalize_url(url) + path
+    status, body = _fetch(endpoint, params or {}, user, password, timeout)
     if status != 200:
         raise ReportError("GET %s answered HTTP %s" % (endpoint, _describe_http_error(status, body, user)))
     try:
@@ -397,8 +492,31 @@ def fetch_json(url, path, params=None, user=None, password=None, timeout=15):
         raise ReportError("GET %s did not answer JSON: %s" % (endpoint, " ".join(body.split())[:200]))
 
 
+def _fetch(endpoint, params, user, password, timeout):
+    """(HTTP status, body text) of a GET; a ReportError when there is no HTTP answer at all."""
+    import http.client
+
+    url = endpoint + ("?" + urllib.parse.urlencode(params) if params else "")
+    try:
+        request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    except ValueError as e:  # "unknown url type", a malformed address
+        raise ReportError("cannot reach %s: %s" % (endpoint, e))
+    if user is not None:
+        token = base64.b64encode(("%s:%s" % (user, password or "")).encode()).decode()
+        request.add_header("Authorization", "Basic " + token)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            return answer.status, answer.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode("utf-8", "replace")
+    except urllib.error.URLError as e:
+        raise ReportError("cannot reach %s: %s" % (endpoint, _root_cause(e.reason)))
+    except (OSError, http.client.HTTPException, ValueError) as e:
+        raise ReportError("cannot reach %s: %s" % (endpoint, _root_cause(e)))
+
+
 def _root_cause(error):
-    """'[Errno 111] Connection refused' rather than urllib3's three nested wrappers."""
+    """'[Errno 111] Connection refused', 'timed out': one line, whatever wraps it."""
     text = str(error)
     match = re.search(r"\[Errno -?\d+\][^'\")]*", text)
     if match:
@@ -408,54 +526,51 @@ def _root_cause(error):
     return " ".join(text.split())[:200] or type(error).__name__
 
 
-def _fetch_urllib(endpoint, params, user, password, timeout):
-    import base64
-    import urllib.error
-    import urllib.parse
-    import urllib.request
-
-    if params:
-        endpoint += "?" + urllib.parse.urlencode(params)
-    request = urllib.request.Request(endpoint)
-    if user is not None:
-        token = base64.b64encode(("%s:%s" % (user, password)).encode()).decode()
-        request.add_header("Authorization", "Basic " + token)
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as answer:
-            return answer.status, answer.read().decode("utf-8", "replace")
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode("utf-8", "replace")
-    except (urllib.error.URLError, OSError) as e:
-        raise ReportError("cannot reach %s: %s" % (endpoint, getattr(e, "reason", e)))
-
-
-# Columns of the table of the slowest instances, after the ranked phase.
+# Columns of the table of the slowest instances, the ranked phase first; their short headers.
 SLOWEST_PHASES = ["serverTotal", "receive", "preStore", "persist", "associationGap"]
+SHORT_HEADERS = {"serverTotal": "total", "receive": "recv", "preStore": "pre", "associationGap": "gap"}
 
 
-def render_slowest(answer, count=None):
-    """A GET /perf/slowest answer as a table, slowest first; `count` keeps the first ones only."""
+def render_slowest(answer, count=None, width=None):
+    """A GET /perf/slowest answer as a table, slowest first, each instance's Orthanc ID and thread under
+    its row; `count` keeps the first ones only."""
+    width = _width(width)
     phase = answer.get("phase", "serverTotal")
     instances = list(answer.get("instances") or [])[:count]
     ring = answer.get("ring") or {}
-    lines = ["%d slowest by %s (ms) of %s instances stored in the last %s; the ring holds %s of %s, back %s s"
-             % (len(instances), phase, _count(answer.get("matched")), answer.get("window", "?"),
-                _count(ring.get("held")), _count(ring.get("capacity")), _number(ring.get("reachesBackSeconds")))]
+    lines = _wrap("%d slowest by %s (ms) of %s instances stored in the last %s; the ring holds %s of %s, back %s s"
+                  % (len(instances), phase, _count(answer.get("matched")), answer.get("window", "?"),
+                     _count(ring.get("held")), _count(ring.get("capacity")), _number(ring.get("reachesBackSeconds"))),
+                  width, more="  ")
     if ring.get("coversWindow") is False:
-        lines.append("  note: the ring was overwritten within the window: older instances of it are not ranked")
+        lines += _wrap("note: the ring was overwritten within the window: older instances of it are not ranked",
+                       width, "  ", "  ")
     if not instances:
         lines.append("  no instance")
         return "\n".join(lines) + "\n"
-    columns = [phase] + [p for p in SLOWEST_PHASES if p != phase]
-    lines.append("  " + "".join(c.rjust(15) for c in columns) + "  transport  remoteAet        thread  arrival"
-                 + " " * 21 + "instanceId")
-    for instance in instances:
-        phases = instance.get("phases") or {}
-        cells = "".join(_number(phases.get(c)).rjust(15) for c in columns)
+    phases = [phase] + [p for p in SLOWEST_PHASES if p != phase]
+    # A phase none of them has (receive for C-STORE only, the gap for HTTP only) is no column.
+    phases = [p for p in phases if p == phase or any((i.get("phases") or {}).get(p) is not None for i in instances)]
+    arrivals = [str(i.get("arrival", "?")) for i in instances]
+    days = {a[:10] for a in arrivals}
+    same_day = len(days) == 1 and all(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$", a) for a in arrivals)
+    legend = ", ".join("%s: %s" % (SHORT_HEADERS[p], p) for p in phases if p in SHORT_HEADERS)
+    lines += _wrap("In ms; %s; at: arrival (UTC%s); via: transport; from: calling AET or address" % (
+        legend, ", " + days.pop() if same_day else ""), width, "  ", "  ")
+    rows, after = [], []
+    for rank, (instance, arrival) in enumerate(zip(instances, arrivals), 1):
+        values = instance.get("phases") or {}
         labels = instance.get("labels") or {}
-        lines.append("  %s  %-9s  %-16s %6s  %-27s %s" % (
-            cells, instance.get("transport", "?"), str(labels.get("remoteAet", "?"))[:16], instance.get("thread", "?"),
-            instance.get("arrival", "?"), instance.get("instanceId", "?")))
+        source = labels.get("remoteAet")
+        if source in (None, "", "(none)"):
+            source = labels.get("remoteIp", "?")
+        rows.append([rank, arrival[11:23] if same_day else arrival, instance.get("transport", "?"), str(source)]
+                    + [values.get(p) for p in phases])
+        after.append(_wrap("instance %s, thread %s" % (instance.get("instanceId", "?"), instance.get("thread", "?")),
+                           width, "     ", ""))
+    columns = [("#", 0), ("at", None), ("via", None), ("from", None)]
+    columns += [(SHORT_HEADERS.get(p, p), 3) for p in phases]
+    lines += _table(columns, rows, width, optional=(2, 1), after=after)
     return "\n".join(lines) + "\n"
 
 
@@ -467,14 +582,15 @@ def _fix_text(fix):
 
 def render_diagnosis(answer, width=None):
     """A GET /perf/diagnosis answer: the findings, most costly first, each with its fix."""
-    width = width or terminal_width()
+    width = _width(width)
     span = answer.get("window", "?")
-    header = "Diagnosis (%s, %s s with ingest):" % (
-        "since the reset" if span == "sinceReset" else "last " + span, _number(answer.get("activeSeconds"), 1))
+    header = _wrap("Diagnosis (%s, %s s with ingest):" % (
+        "since the reset" if span == "sinceReset" else "last " + span, _number(answer.get("activeSeconds"), 1)),
+        width, more="  ")
     findings = answer.get("findings") or []
     if not findings:
-        return "\n".join([header] + _wrap(answer.get("verdict", "?"), width, "  ")) + "\n\n"
-    lines = [header]
+        return "\n".join(header + _wrap(answer.get("verdict", "?"), width, "  ")) + "\n\n"
+    lines = header
     for rank, finding in enumerate(findings, 1):
         if finding.get("cost") == "unobservable":
             cost = "cost not observable"
@@ -518,3 +634,115 @@ def load_json(path):
             return json.load(f)
     except (OSError, ValueError) as e:
         raise ReportError("cannot read %s: %s" % (path, e))
+
+
+DESCRIPTION = """\
+The ingest-perf diagnosis and statistics of an Orthanc (GET /perf/diagnosis and
+/perf/stats): the findings first, most costly first, each with its fix; then
+where the time goes, phase by phase. Durations are in milliseconds."""
+
+USAGE = """\
+examples:
+  %(prog)s --url pacs:8042 --user admin      # asks for the password
+  %(prog)s --transport dicom --window 5m
+  %(prog)s --slowest 20
+  %(prog)s --json saved-stats.json
+  %(prog)s --trace trace.json --seconds 300
+
+Lines fit --width (default: the terminal's width, 80 when not on a terminal).
+Exit code 0, or 2 when the server cannot be reached or refuses the request."""
+
+
+def _positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError("expected a positive integer, got %s" % text)
+    return value
+
+
+def _parser(prog):
+    parser = argparse.ArgumentParser(
+        prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, description=DESCRIPTION, epilog=USAGE)
+    parser.add_argument("--url", default="http://localhost:8042",
+                        help="Orthanc's HTTP address, http:// when no scheme is given (default: %(default)s)")
+    parser.add_argument("--user", help="HTTP basic authentication user")
+    parser.add_argument("--password", help="password of --user (prompted for when omitted on a terminal)")
+    parser.add_argument("--transport", choices=["rest", "dicom", "plugin", "job", "all"],
+                        help="only this transport ('all': merged over every transport); default: each of them")
+    parser.add_argument("--json", metavar="FILE",
+                        help="read a saved /perf/stats answer instead of querying ('-': stdin)")
+    parser.add_argument("--slowest", metavar="N", type=_positive,
+                        help="print the N slowest recent instances (GET /perf/slowest; with --json: a saved answer)")
+    parser.add_argument("--phase", default="serverTotal",
+                        help="with --slowest: the phase to rank by (default: %(default)s)")
+    parser.add_argument("--window",
+                        help="only the recent past: 1m, 5m, 15m or 1h (default: since the start or the last reset; "
+                             "with --slowest: 5m, and any number of s, m or h)")
+    parser.add_argument("--trace", metavar="FILE",
+                        help="save GET /perf/trace (Chrome trace JSON) to FILE, print a summary")
+    parser.add_argument("--seconds", type=_positive, default=60, help="with --trace: how recent (default: %(default)s)")
+    parser.add_argument("--no-diagnosis", action="store_true",
+                        help="do not print GET /perf/diagnosis before the statistics (it is never read with --json)")
+    parser.add_argument("--width", type=_positive,
+                        help="the widest line, in characters (default: the terminal's width, 80 when not on a "
+                             "terminal; at least %d)" % MINIMUM_WIDTH)
+    return parser
+
+
+def main(argv=None, prog=None):
+    """The command: prints the report, returns the exit code (0, or EXIT_ERROR with one line on stderr)."""
+    parser = _parser(prog or os.path.basename(sys.argv[0]) or "perf_report")
+    args = parser.parse_args(argv)
+    width = _width(args.width)
+    try:
+        password = args.password
+        if not args.json and args.user is not None and password is None:
+            if not sys.stdin.isatty():
+                raise ReportError("--user given without --password and no terminal to prompt on")
+            password = getpass.getpass("Password for %s: " % args.user)
+        if args.slowest or args.trace:
+            if args.slowest:
+                if args.json:
+                    answer = load_json(args.json)
+                else:
+                    params = {"n": args.slowest, "phase": args.phase, "window": args.window or "5m"}
+                    if args.transport:
+                        params["transport"] = args.transport
+                    answer = fetch_json(args.url, "/perf/slowest", params, args.user, password)
+                if not isinstance(answer, dict):
+                    raise ReportError("not a /perf/slowest document (expected a JSON object)")
+                sys.stdout.write(render_slowest(answer, args.slowest, width))
+            if args.trace:
+                trace = fetch_json(args.url, "/perf/trace", {"seconds": args.seconds}, args.user, password, timeout=60)
+                try:
+                    with open(args.trace, "w", encoding="utf-8") as f:
+                        json.dump(trace, f)
+                except OSError as e:
+                    raise ReportError("cannot write %s: %s" % (args.trace, e))
+                sys.stdout.write("\n".join(_wrap("%s: %s" % (args.trace, trace_summary(trace)), width, more="  "))
+                                 + "\n")
+            return 0
+        if args.json:
+            stats = filter_transport(load_json(args.json), args.transport)
+        else:
+            stats = fetch_stats(args.url, args.transport, args.user, password, window=args.window)
+            if not args.no_diagnosis:
+                params = {"window": args.window or "5m"}
+                if args.transport:
+                    params["transport"] = args.transport
+                sys.stdout.write(render_diagnosis(
+                    fetch_json(args.url, "/perf/diagnosis", params, args.user, password), width))
+        if not isinstance(stats, dict):
+            raise ReportError("not a /perf/stats document (expected a JSON object)")
+        sys.stdout.write(render(stats, width))
+    except ReportError as e:
+        sys.stderr.write("%s: %s\n" % (parser.prog, e))
+        return EXIT_ERROR
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(prog="perf_report"))

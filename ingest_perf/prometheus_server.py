@@ -47,15 +47,18 @@ def parse_metrics(text):
 
 
 class PrometheusServer:
-    def __init__(self, work_dir, targets, metrics_path="/perf/metrics"):
+    def __init__(self, work_dir, targets, metrics_path="/perf/metrics", rule_files=()):
+        """`rule_files`: alert or recording rule files to load (evaluated every second)."""
         self.port = free_tcp_port()
         self.url = "http://127.0.0.1:%d" % self.port
         config = os.path.join(work_dir, "prometheus.yml")
         with open(config, "w", encoding="utf-8") as f:
-            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"
                     "scrape_configs:\n  - job_name: orthanc\n    metrics_path: %s\n"
                     "    static_configs:\n      - targets: [%s]\n"
                     % (metrics_path, ", ".join("'%s'" % t for t in targets)))
+            if rule_files:
+                f.write("rule_files:\n%s" % "".join("  - '%s'\n" % os.path.abspath(p) for p in rule_files))
         self.log_path = os.path.join(work_dir, "prometheus.log")
         self._log = open(self.log_path, "wb")
         self.process = subprocess.Popen(
@@ -89,6 +92,13 @@ class PrometheusServer:
         if answer["status"] != "success":
             raise AssertionError("%s: %s" % (promql, answer))
         return answer["data"]["result"]
+
+    def get(self, path):
+        """The data of a GET of the HTTP API (/api/v1/rules, /api/v1/alerts)."""
+        answer = requests.get(self.url + path, timeout=10).json()
+        if answer["status"] != "success":
+            raise AssertionError("%s: %s" % (path, answer))
+        return answer["data"]
 
     def scalar(self, promql):
         """The value of the first result of an instant query, None when there is none."""

@@ -263,10 +263,11 @@ namespace IngestPerf
           Json::UInt(static_cast<unsigned int>(std::max(wanted, threads + 1)));
         f.fix["action"] =
           "Raise DicomThreadsCount to at least the number of simultaneous associations (Orthanc restart)";
-        f.fix["effect"] = "8 storescu associations (TCP_NODELAY) on the 2-core machine: associationGap p50 24 ms and "
-                          "about 260 instances/s with DicomThreadsCount 1, 4.5 ms and about 410 with 8, 8.5 ms and "
-                          "about 440 with Orthanc's default 4 "
-                          "(docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+        f.fix["effect"] = "Associations stop waiting for a worker between their instances: the gap falls to what the "
+                          "sender and the network take, and the instances per second rise (measured with 8 "
+                          "associations: the gap's median about 5 times shorter with a worker each than with one "
+                          "for all, 1.6 times the throughput; "
+                          "docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         const bool seen = now > threads || input_.connections.dicomOverThreads > 0;
         f.confidence = seen ? "high" : "medium";
         f.confidenceReason = seen ? "the open TCP associations outnumbered the workers (right now, or in the samples "
@@ -340,9 +341,10 @@ namespace IngestPerf
                           "TCP_NODELAY=1 in its environment), restart Orthanc; then the sender's own stall, if any, "
                           "shows as sender-stall (a DCMTK sender gains as much again with TCP_NODELAY=1 in its own "
                           "environment)";
-        f.fix["effect"] = "One storescu association on the 2-core machine, 512x512 slices: 17 instances/s by "
-                          "default, 49-58 with Orthanc's side fixed, 207-222 with the sender fixed too "
-                          "(docs/benchmarks.md#dicom-tcp_nodelay-the-remedy-for-the-c-store-answer-stall)";
+        f.fix["effect"] = "Removes Orthanc's delayed-ACK wait, about 40 ms, from each instance's C-STORE cycle: one "
+                          "association stores about 3 times the instances per second, about 12 times once the sender "
+                          "answers without Nagle too (measured: "
+                          "docs/benchmarks.md#dicom-tcp_nodelay-the-remedy-for-the-c-store-answer-stall)";
         f.confidence = band >= 0.8 ? "high" : "medium";
         f.confidenceReason = Format("%.0f%% of the gaps sit at the delayed-ACK timer; a sender pausing about 40 ms "
                                     "on its own would look the same, which TCP_NODELAY on Orthanc's side tells apart",
@@ -450,10 +452,9 @@ namespace IngestPerf
           f.fix["action"] =
             f.fix["action"].asString() + ". Another sender: " + SenderNoDelayAdvice(SenderSoftware::Unknown);
         }
-        f.fix["effect"] = "One association of 60 slices of 512x512 into Orthanc with DicomTcpNoDelay, on the 2-core "
-                          "machine: storescu 35-86 instances/s, 103-128 with TCP_NODELAY=1 in its environment; a "
-                          "second Orthanc's store job 49-58, 154-167 with TCP_NODELAY=1 in its environment "
-                          "(docs/diagnosis.md#sender-stall)";
+        f.fix["effect"] = "Removes the sender's delayed-ACK waits from the gaps between instances: one association "
+                          "stores 1.2 to 3.7 times the instances per second (storescu), about 3 times (a second "
+                          "Orthanc) (measured: docs/diagnosis.md#sender-stall)";
         const bool clear = shareOfGaps >= kSenderStallClearShareOfGaps && shareOfGapTime >= 0.5;
         f.confidence = clear ? "high" : "medium";
         f.confidenceReason = clear ? "Orthanc's side is fixed and the gaps at the timer are many and take most of "
@@ -578,10 +579,10 @@ namespace IngestPerf
         f.fix["configuration"]["HttpThreadsCount"] =
           Json::UInt(static_cast<unsigned int>(std::max(threads * 2, std::ceil(connections) + 1)));
         f.fix["action"] = "Raise HttpThreadsCount above the number of simultaneous clients (Orthanc restart)";
-        f.fix["effect"] = "8 keep-alive clients on the 2-core machine: with HttpThreadsCount 2 a request's p99 is "
-                          "about 420 ms (up to 1.3 s waiting for a thread) at about 270 instances/s, with 16 about "
-                          "44 ms at about 360 instances/s; the median request rises from 6 to 20 ms "
-                          "(docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+        f.fix["effect"] = "Requests stop queueing for a thread: their slowest (p99) take about a tenth of the time, "
+                          "the instances per second rise by about a third, and the median request takes longer as "
+                          "more run at once (measured with 8 clients, 2 threads against 16: "
+                          "docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         f.confidence = queued ? "high" : "medium";
         f.confidenceReason = queued ? "more client connections were open than Orthanc has HTTP threads (right now, or "
                                       "in the samples taken once a second)"
@@ -636,9 +637,9 @@ namespace IngestPerf
         }
         f.fix["action"] = "Transcode later, off the ingest path (a job or a Lua/plugin on StableSeries), or choose a "
                           "cheaper IngestTranscoding syntax, or a faster transcoder plugin";
-        f.fix["effect"] = "Removes the transcode from each instance's store: one HTTP client on the 2-core machine, "
-                          "serverTotal p50 about 14 ms and 58 instances/s with IngestTranscoding JPEG lossless, 3.3 "
-                          "ms and 200 without (docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+        f.fix["effect"] = "Removes the transcode from each instance's store: with JPEG lossless, each store about 4 "
+                          "times shorter and about 3.5 times the instances per second (measured: "
+                          "docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         f.confidence = measured ? "high" : "medium";
         f.confidenceReason = measured ? "the transcode phase is measured"
                                       : "preStore holds the transcoding and the other pre-store steps (parsing, "
@@ -687,10 +688,9 @@ namespace IngestPerf
             f.explanation = "storagePrepare (MD5 and compression, before the first write) dominates the storage.";
             f.fix["configuration"]["StorageCompression"] = false;
             f.fix["action"] = "Set StorageCompression to false (files already stored stay readable)";
-            f.fix["effect"] = "2.1 MB instances by one HTTP client on the 2-core machine: storagePrepare p50 about 75 "
-                              "ms, serverTotal 82 ms and about 11 instances/s with StorageCompression; 3 ms, 13 ms and "
-                              "about 75 instances/s without "
-                              "(docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+            f.fix["effect"] = "Removes the compression from each store, at the cost of the disk space it saved: for "
+                              "2 MB instances, each store about 6 times shorter and about 7 times the instances per "
+                              "second (measured: docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
           }
           else
           {
@@ -702,9 +702,9 @@ namespace IngestPerf
                               std::string(input_.configuration.syncStorageArea
                                             ? "; SyncStorageArea false trades durability on power loss for speed"
                                             : "");
-            f.fix["effect"] = "Not a configuration change, not measured: the scenario's disk, 30 ms per flush, made "
-                              "storageWrite 31-33 ms of a 33-35 ms serverTotal; without it the same store took 3 ms "
-                              "(docs/diagnosis.md#storage-bound)";
+            f.fix["effect"] = "Not a configuration change: each store shortens by the storageWrite time a faster "
+                              "storage saves (the rule's scenario, a disk slow to flush: "
+                              "docs/diagnosis.md#storage-bound)";
           }
           f.confidence = "high";
           f.confidenceReason = "the storage is timed by IngestPerf.TimedStorage";
@@ -782,9 +782,8 @@ namespace IngestPerf
           f.fix["action"] = "Look at the database server: its commit latency (synchronous_commit, disk), the network "
                             "to it, its load; the plugin's IndexConnectionsCount on Orthanc 1.12";
         }
-        f.fix["effect"] = "Not a configuration change, not measured: the scenario's slow PostgreSQL (a 20 ms "
-                          "trigger) made indexUpdate 23 ms of a 25-26 ms serverTotal; without it PostgreSQL took "
-                          "1.5-3 ms and SQLite 0.5 ms (docs/diagnosis.md#index-bound)";
+        f.fix["effect"] = "Not a configuration change: each store shortens by the indexUpdate time a faster "
+                          "database saves (the rule's scenario, a slow PostgreSQL: docs/diagnosis.md#index-bound)";
         f.confidence = "high";
         f.confidenceReason = "the index transaction is timed between the storage write and OnStored";
       }
@@ -825,9 +824,9 @@ namespace IngestPerf
                         "(routing, auto-forwarding, Lua OnStoredInstance) lags, and the queue grows.";
         f.fix["action"] = "Find the slow OnChange consumer (Lua scripts, plugins) and make it hand its work to a "
                           "queue or a job instead of doing it on the change thread";
-        f.fix["effect"] = "Off the ingest path: stores do not get faster; what reacts to new instances stops "
-                          "lagging. The scenario's consumer, 100 ms per change, took 4 s to drain 40 changes "
-                          "stored in 0.2 s (docs/diagnosis.md#slow-change-consumer)";
+        f.fix["effect"] = "Off the ingest path: stores do not get faster; what reacts to new instances (routing, "
+                          "forwarding, Lua) stops lagging behind them (the rule's scenario: "
+                          "docs/diagnosis.md#slow-change-consumer)";
         f.confidence = timed ? "high" : "medium";
         f.confidenceReason = timed ? "the change thread's time per instance is measured while changes wait"
                                    : "changes wait now; the change thread's time per instance is not timed yet, the "
@@ -874,9 +873,9 @@ namespace IngestPerf
                         "takes well under a millisecond for a 0.5 MB instance.";
         f.fix["action"] = "Review the Lua filters (ReceivedInstanceFilter, IncomingInstanceFilter) and other "
                           "plugins' filters: no network calls or heavy work there";
-        f.fix["effect"] = "Not a configuration change, not measured: the scenario's Lua filter, 30 ms of CPU, made "
-                          "preStore 30-38 ms of a 34-46 ms serverTotal; without a filter preStore is 0.2-0.5 ms "
-                          "(docs/diagnosis.md#slow-filters)";
+        f.fix["effect"] = "Not a configuration change: each store shortens by the filters' time in preStore, which "
+                          "without them is a fraction of a millisecond (the rule's scenario, a slow Lua filter: "
+                          "docs/diagnosis.md#slow-filters)";
         f.confidence = input_.configuration.luaScripts > 0 ? "high" : "medium";
         f.confidenceReason = input_.configuration.luaScripts > 0
                                ? "Lua scripts are configured and nothing else in preStore is slow"
@@ -933,7 +932,7 @@ namespace IngestPerf
         Check(id, true, Format("%.0f HTTP ingest answers compressed by Orthanc", double(accepting)));
         Finding& f = Add(id, "rest", 0, CostKind::Unobservable, -1);
         f.verdict = Format("Orthanc gzip-compresses each of its %.0f ingest answers (a few hundred bytes): a cost no "
-                           "plugin can time, and none measured on a 2-core machine; HttpCompressionEnabled false "
+                           "plugin can time, and none measured; HttpCompressionEnabled false "
                            "turns it off",
                            double(accepting));
         f.evidence["answersToClientsAcceptingCompression"] = Json::UInt64(accepting);
@@ -944,12 +943,12 @@ namespace IngestPerf
                         "compression happens after every plugin hook (responseSend is unobservable).";
         f.fix["configuration"]["HttpCompressionEnabled"] = false;
         f.fix["action"] = "Set HttpCompressionEnabled to false (Orthanc 1.12.2 and later default to it)";
-        f.fix["effect"] = "None measurable on the 2-core machine: 200 uploads accepting gzip, by 1 or 4 keep-alive "
-                          "clients, took as long with HttpCompressionEnabled true as false (ratios 0.95-1.03, within "
-                          "the run-to-run spread) (docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+        f.fix["effect"] = "None measured: uploads took as long with the compression as without, within the "
+                          "run-to-run spread (measured with 1 and 4 clients: "
+                          "docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         f.confidence = "low";
         f.confidenceReason = "the compression is certain from Orthanc's rule, but its cost is not observable, and "
-                             "switching it off changed nothing measurable on a 2-core machine";
+                             "switching it off changed nothing measurable";
       }
 
       void StoresFailing()

@@ -2,10 +2,12 @@
 
 #include "Labels/PeerPseudonym.h"
 #include "Metrics/Histogram.h"
+#include "Recording/Unobservable.h"
 
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cmath>
 
 namespace IngestPerf
 {
@@ -187,19 +189,44 @@ namespace IngestPerf
       return labels;
     }
 
-    void AppendTransportFamilies(std::string& out, const StatsSnapshot& snapshot)
+    bool HasInstances(const TransportSnapshot& transport)
     {
+      for (uint64_t count : transport.outcomes)
+      {
+        if (count != 0)
+        {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    void AppendTransportFamilies(std::string& out, const StatsSnapshot& snapshot, const PluginStatus* status)
+    {
+      // Only what can be measured: a phase the running mode cannot time on a transport (off by
+      // configuration, or never observable there) is left out rather than exported as zeros, and a
+      // transport's histograms appear with its first instance. An idle scrape stays small.
       const char* durations = "orthanc_ingest_phase_duration_seconds";
       AppendHeader(out, durations, "histogram",
                    "Duration of each ingest phase per transport, since the plugin started or the last "
-                   "POST /perf/reset; every phase of every transport, zero when not measured (why: /perf/stats).");
+                   "POST /perf/reset; the phases measured in the running mode (/perf/stats says why the others "
+                   "are not), from the transport's first instance.");
       for (size_t t = 0; t < kTransportCount; t++)
       {
+        const Transport which = static_cast<Transport>(t);
         const TransportSnapshot& transport = snapshot.transports[t];
+        if (!HasInstances(transport))
+        {
+          continue;
+        }
         for (size_t p = 0; p < kPhaseCount; p++)
         {
-          const std::string labels =
-            TransportLabel(static_cast<Transport>(t)) + ",phase=\"" + DefinitionOf(static_cast<Phase>(p)).name + '"';
+          const Phase phase = static_cast<Phase>(p);
+          if (status != nullptr && PhaseUnobservableReason(*status, &which, phase) != nullptr)
+          {
+            continue;
+          }
+          const std::string labels = TransportLabel(which) + ",phase=\"" + DefinitionOf(phase).name + '"';
           AppendHistogram(out, durations, labels, transport.phases[p]);
         }
       }
@@ -306,6 +333,59 @@ namespace IngestPerf
       out += ' ';
       out += value;
       out += '\n';
+    }
+
+    void AppendStateFamily(std::string& out, const PluginStatus& status)
+    {
+      const char* name = "orthanc_ingest_plugin_state";
+      AppendHeader(out, name, "gauge",
+                   "1 for the plugin's state: running (timing ingest), disabled (IngestPerf.Enable false) or inert "
+                   "(it could not start; GET /perf/stats says why).");
+      for (PluginState state : {PluginState::Running, PluginState::Disabled, PluginState::Inert})
+      {
+        AppendSample(out, name, "", std::string(), "state", PluginStateName(state));
+        out += status.state == state ? '1' : '0';
+        out += '\n';
+      }
+    }
+
+    // The diagnosis of GET /perf/diagnosis (its default window, the last 5 minutes): one series per
+    // rule of docs/diagnosis.md, fired or not, so that the label set never changes.
+    void AppendDiagnosisFamilies(std::string& out, const Diagnosis& diagnosis)
+    {
+      const char* rank = "orthanc_ingest_diagnosis_finding_rank";
+      AppendHeader(out, rank, "gauge",
+                   "The rank of the rule's finding in GET /perf/diagnosis over the last 5 minutes: 1 for the "
+                   "costliest (the verdict), 2 for the next, ...; 0 when the rule found nothing.");
+      for (const RuleCheck& check : diagnosis.checks)
+      {
+        uint64_t position = 0;
+        for (size_t f = 0; f < diagnosis.findings.size() && position == 0; f++)
+        {
+          position = diagnosis.findings[f].id == check.id ? f + 1 : 0;
+        }
+        AppendSample(out, rank, "", std::string(), "rule", check.id);
+        AppendUnsigned(out, position);
+        out += '\n';
+      }
+      const char* cost = "orthanc_ingest_diagnosis_finding_cost_seconds";
+      AppendHeader(out, cost, "gauge",
+                   "What the rule's finding costs each instance (a mean over the last 5 minutes, the largest of "
+                   "its transports); 0 when it found nothing or its cost cannot be observed.");
+      for (const RuleCheck& check : diagnosis.checks)
+      {
+        double ms = 0;
+        for (const Finding& finding : diagnosis.findings)
+        {
+          if (finding.id == check.id && finding.costKind != CostKind::Unobservable && finding.costMsPerInstance > ms)
+          {
+            ms = finding.costMsPerInstance;
+          }
+        }
+        AppendSample(out, cost, "", std::string(), "rule", check.id);
+        AppendSeconds(out, static_cast<uint64_t>(std::llround(ms * 1e6)));
+        out += '\n';
+      }
     }
 
     void AppendNowFamilies(std::string& out, const IngestReport& report)
@@ -426,16 +506,21 @@ namespace IngestPerf
   }
 
 
-  std::string ExportPrometheus(const IngestReport& report)
+  std::string ExportPrometheus(const IngestReport& report, const Diagnosis* diagnosis)
   {
     std::string out;
-    out.reserve(64 * 1024 + report.eachStream.size() * 8 * 1024);
+    out.reserve(32 * 1024 + report.eachStream.size() * 8 * 1024);
     const bool hashPeers = report.status != nullptr && report.status->configuration.hashPeers;
 
-    AppendHeader(out, "orthanc_ingest_up", "gauge", "1 when the plugin is timing ingest, 0 when it is disabled.");
+    AppendHeader(out, "orthanc_ingest_up", "gauge",
+                 "1 when the plugin is timing ingest, 0 when it is disabled or inert (orthanc_ingest_plugin_state).");
     out += "orthanc_ingest_up ";
     out += report.collected ? '1' : '0';
     out += '\n';
+    if (report.status != nullptr)
+    {
+      AppendStateFamily(out, *report.status);
+    }
     if (!report.collected)
     {
       return out;
@@ -444,12 +529,16 @@ namespace IngestPerf
                 "Time since the plugin started or the last POST /perf/reset.",
                 NanosecondsToSecondsText(
                   static_cast<uint64_t>(std::max<int64_t>(0, report.snapshot.takenNs - report.snapshot.resetNs))));
-    AppendTransportFamilies(out, report.snapshot);
+    AppendTransportFamilies(out, report.snapshot, report.status);
     if (report.catalog != nullptr)
     {
       AppendStreamFamilies(out, report, hashPeers);
     }
     AppendNowFamilies(out, report);
+    if (diagnosis != nullptr)
+    {
+      AppendDiagnosisFamilies(out, *diagnosis);
+    }
     return out;
   }
 }

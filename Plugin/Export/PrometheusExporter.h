@@ -4,6 +4,7 @@
 // Orthanc.
 #pragma once
 
+#include "Diagnosis/DiagnosisRules.h"
 #include "Recording/IngestReport.h"
 
 #include <cstddef>
@@ -31,7 +32,8 @@ namespace IngestPerf
   // The phases each labelled stream exports as a histogram (the per-transport ones export all).
   bool IsPerStreamPhase(Phase phase);
 
-  std::string ExportPrometheus(const IngestReport& report);
+  // `diagnosis`: GET /perf/diagnosis's, exported one series per rule; none without it.
+  std::string ExportPrometheus(const IngestReport& report, const Diagnosis* diagnosis = nullptr);
 
   // The label of docs/labels.md in Prometheus' snake_case: remoteAet -> remote_aet.
   std::string PrometheusLabelName(LabelDimension dimension);

@@ -29,6 +29,43 @@ namespace IngestPerf
 
     using OrthancString = std::unique_ptr<char, StringFree>;
 
+    // Orthanc 1.12.4's log service and its parameters, which the SDK header of 1.10.1 has not: the
+    // message with the plugin's name, file and line, which Orthanc prints as "name:/file:line]" like
+    // the lines of the plugins built on its framework. Same layout as the SDK's structure.
+    constexpr int32_t kLogMessageService = 45;
+    constexpr int32_t kLogCategoryGeneric = 1;
+    struct LogMessageParameters
+    {
+      const char* message;
+      const char* plugin;
+      const char* file;
+      uint32_t line;
+      int32_t category;
+      int32_t level;  // 0 error, 1 warning, 2 info
+    };
+    const char* logName = nullptr;  // set where Orthanc has that service
+
+    void Log(int32_t level, _OrthancPluginService service, const std::string& message, const char* file, int line)
+    {
+      if (logName != nullptr)
+      {
+        const char* slash = strrchr(file, '/');
+        LogMessageParameters parameters;
+        parameters.message = message.c_str();
+        parameters.plugin = logName;
+        parameters.file = slash != nullptr ? slash + 1 : file;
+        parameters.line = static_cast<uint32_t>(line);
+        parameters.category = kLogCategoryGeneric;
+        parameters.level = level;
+        if (globalContext->InvokeService(globalContext, static_cast<_OrthancPluginService>(kLogMessageService),
+                                         &parameters) == OrthancPluginErrorCode_Success)
+        {
+          return;
+        }
+      }
+      globalContext->InvokeService(globalContext, service, message.c_str());
+    }
+
     void WriteJsonText(MappedText& text, const Json::Value& body)
     {
       Json::StreamWriterBuilder builder;
@@ -56,21 +93,27 @@ namespace IngestPerf
   }
 
 
-  void OrthancSdk::LogError(const std::string& message)
+  void OrthancSdk::SetLogName(const char* name)
   {
-    OrthancPluginLogError(globalContext, message.c_str());
+    logName = RunningVersionAtLeast(1, 12, 4) ? name : nullptr;
   }
 
 
-  void OrthancSdk::LogWarning(const std::string& message)
+  void OrthancSdk::LogError(const std::string& message, const char* file, int line)
   {
-    OrthancPluginLogWarning(globalContext, message.c_str());
+    Log(0, _OrthancPluginService_LogError, message, file, line);
   }
 
 
-  void OrthancSdk::LogInfo(const std::string& message)
+  void OrthancSdk::LogWarning(const std::string& message, const char* file, int line)
   {
-    OrthancPluginLogInfo(globalContext, message.c_str());
+    Log(1, _OrthancPluginService_LogWarning, message, file, line);
+  }
+
+
+  void OrthancSdk::LogInfo(const std::string& message, const char* file, int line)
+  {
+    Log(2, _OrthancPluginService_LogInfo, message, file, line);
   }
 
 
@@ -256,6 +299,17 @@ namespace IngestPerf
     params.plugin = name;
     params.property = _OrthancPluginProperty_Description;
     params.value = description;
+    globalContext->InvokeService(globalContext, _OrthancPluginService_SetPluginProperty, &params);
+  }
+
+
+  void OrthancSdk::SetRootUri(const char* name, const char* uri)
+  {
+    // As OrthancPluginSetRootUri, with the name this copy registered under (see SetDescription).
+    _OrthancPluginSetPluginProperty params;
+    params.plugin = name;
+    params.property = _OrthancPluginProperty_RootUri;
+    params.value = uri;
     globalContext->InvokeService(globalContext, _OrthancPluginService_SetPluginProperty, &params);
   }
 

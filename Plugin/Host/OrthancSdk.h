@@ -22,9 +22,12 @@ namespace IngestPerf
     void SetContext(OrthancPluginContext* context);
     OrthancPluginContext* Context();
 
-    void LogError(const std::string& message);
-    void LogWarning(const std::string& message);
-    void LogInfo(const std::string& message);
+    // Orthanc's log. From Orthanc 1.12.4, once SetLogName has named the plugin, each line carries
+    // the name, file and line of the call ("ingest-perf:/Plugin.cpp:134]"), as other plugins' do.
+    void SetLogName(const char* name);
+    void LogError(const std::string& message, const char* file = __builtin_FILE(), int line = __builtin_LINE());
+    void LogWarning(const std::string& message, const char* file = __builtin_FILE(), int line = __builtin_LINE());
+    void LogInfo(const std::string& message, const char* file = __builtin_FILE(), int line = __builtin_LINE());
 
     // The whole configuration Orthanc loaded (all files merged).
     Json::Value ReadConfiguration();
@@ -65,6 +68,8 @@ namespace IngestPerf
     const char* ErrorDescription(OrthancPluginErrorCode code);
     bool CheckVersion();
     void SetDescription(const char* name, const char* description);
+    // The page Orthanc Explorer's Plugins page links to (`uri` from Orthanc's root, "/perf/ui/...").
+    void SetRootUri(const char* name, const char* uri);
     void RegisterRoute(const char* path, OrthancPluginRestCallback callback);  // without Orthanc's lock
     // JavaScript that Orthanc Explorer runs after its own, for the plugin registered as `name`.
     void ExtendOrthancExplorer(const char* name, const char* script);

@@ -143,6 +143,7 @@ extern "C"
     OrthancSdk::SetContext(context);
     // The name Orthanc registered this copy under: once claimed, PluginName() names a later copy.
     const char* const name = LoadedCopy::PluginName();
+    OrthancSdk::SetLogName(name);
     if (!LoadedCopy::Claim())
     {
       OrthancSdk::LogWarning("IngestPerf: a second copy of this plugin was loaded from " + LoadedCopy::Path() +
@@ -210,6 +211,7 @@ extern "C"
       OrthancSdk::SetDescription(
         name, "Times every phase of DICOM ingest: the breakdown at /perf/stats, a page at /perf/ui/.");
       RegisterRestRoutes(status);
+      OrthancSdk::SetRootUri(name, kUiPage);
       OrthancSdk::ExtendOrthancExplorer(name, OrthancExplorerLinkScript());
     }
     catch (const std::exception& e)

@@ -135,7 +135,20 @@ namespace IngestPerf
       }
       StatsQuery query;
       query.eachStream = true;
-      OrthancSdk::AnswerText(output, ExportPrometheus(*CollectReport(query)), kPrometheusContentType);
+      const std::unique_ptr<IngestReport> report = CollectReport(query);
+      // And the diagnosis GET /perf/diagnosis answers without parameters (the last 5 minutes).
+      Diagnosis diagnosis;
+      if (report->collected)
+      {
+        StatsQuery window;
+        Json::Value unused;
+        ParseDiagnosisArguments(window, unused, 0, nullptr, nullptr);
+        window.hashedPeers = status->configuration.hashPeers;
+        const std::unique_ptr<IngestReport> windowed = CollectReport(window);
+        diagnosis = Diagnose(GatherDiagnosisInput(*windowed, window, ActiveIngestWatcher()));
+      }
+      OrthancSdk::AnswerText(output, ExportPrometheus(*report, report->collected ? &diagnosis : nullptr),
+                             kPrometheusContentType);
     }
 
     OrthancPluginErrorCode MetricsRoute(OrthancPluginRestOutput* output, const char* /*url*/,
@@ -256,6 +269,22 @@ namespace IngestPerf
       OrthancSdk::AnswerBytes(output, file->data, file->size, UiContentType(file->path));
     }
 
+    // The page's window (/perf/ui/?window=15m) kept across its redirections: only a known window
+    // goes into the Location header, nothing else of the request.
+    std::string PageQuery(const OrthancPluginHttpRequest* request)
+    {
+      for (uint32_t i = 0; i < request->getCount; i++)
+      {
+        Window window;
+        if (DecodeQueryComponent(request->getKeys[i]) == "window" &&
+            ParseWindow(window, DecodeQueryComponent(request->getValues[i]).c_str()))
+        {
+          return std::string("?window=") + WindowName(window);
+        }
+      }
+      return std::string();
+    }
+
     // Orthanc drops a URL's trailing slash before it calls a plugin: /perf/ui and /perf/ui/ both
     // arrive here, and the page's relative URLs need its folder. Both are sent to ui/index.html,
     // which from /perf/ui/ is /perf/ui/ui/index.html, sent one level up (UiFileRoute).
@@ -265,7 +294,7 @@ namespace IngestPerf
       return OrthancSdk::GuardRest(output, [&] {
         if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
         {
-          OrthancSdk::Redirect(output, "ui/index.html");
+          OrthancSdk::Redirect(output, ("ui/index.html" + PageQuery(request)).c_str());
         }
       });
     }
@@ -281,7 +310,7 @@ namespace IngestPerf
         const std::string path = request->groupsCount == 1 ? request->groups[0] : "";
         if (path == "ui/index.html")
         {
-          OrthancSdk::Redirect(output, "../index.html");
+          OrthancSdk::Redirect(output, ("../index.html" + PageQuery(request)).c_str());
         }
         else
         {

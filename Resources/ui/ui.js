@@ -39,6 +39,7 @@
     refreshes: 0,
     plots: {},
     lastUpdate: null,
+    openEvidence: new Set(), // the findings whose evidence is open: kept open across refreshes
   };
 
   function initialWindow() {
@@ -99,9 +100,32 @@
     return String(number).padStart(width || 2, "0");
   }
 
-  function clock(date, milliseconds) {
-    const text = `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
-    return milliseconds ? `${text}.${pad(date.getMilliseconds(), 3)}` : text;
+  // One date format everywhere: the browser's locale, a 24-hour clock, the time zone said. A full
+  // date where the day matters (since when the plugin counts), a time where it is today's; the
+  // columns and axes of times say their zone once, in their header.
+  const HOURS = { hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" };
+  const DATE_TIME = new Intl.DateTimeFormat(undefined,
+    Object.assign({ year: "numeric", month: "short", day: "numeric", timeZoneName: "short" }, HOURS));
+  const TIME_ZONED = new Intl.DateTimeFormat(undefined, Object.assign({ timeZoneName: "short" }, HOURS));
+  const TIME = new Intl.DateTimeFormat(undefined, HOURS);
+  const TIME_MS = new Intl.DateTimeFormat(undefined, Object.assign({ fractionalSecondDigits: 3 }, HOURS));
+  const MINUTES = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+  const ZONE = (TIME_ZONED.formatToParts(new Date()).find((part) => part.type === "timeZoneName") || {}).value || "local";
+
+  // "12:04:05 CET", or with its milliseconds, or without its zone (the column says it).
+  function clock(date, milliseconds, zoned = true) {
+    return (milliseconds ? TIME_MS : zoned ? TIME_ZONED : TIME).format(date);
+  }
+
+  // An ISO 8601 date of an answer ("2026-11-24T09:26:24.123Z") in the page's format, also inside
+  // the text of an answer (a verdict that says since when).
+  function localDate(text) {
+    const date = new Date(text);
+    return Number.isNaN(date.getTime()) ? String(text) : DATE_TIME.format(date);
+  }
+
+  function localDates(text) {
+    return String(text).replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\b/g, localDate);
   }
 
   // A figure of an answer: its text, and where it comes from for whoever checks it.
@@ -214,7 +238,7 @@
       node.textContent = WINDOWS[state.window].text;
     }
     const since = $("since");
-    since.textContent = new Date(stats.since).toLocaleString();
+    since.textContent = localDate(stats.since);
     since.dataset.value = JSON.stringify(stats.since);
   }
 
@@ -272,7 +296,7 @@
   function renderDiagnosis(diagnosis) {
     // The verdict is the costliest finding's: with findings, each card says its own.
     const count = (diagnosis.findings || []).length;
-    $("verdict").replaceChildren(count === 0 ? figure("span", "diagnosis", diagnosis, "verdict", String)
+    $("verdict").replaceChildren(count === 0 ? figure("span", "diagnosis", diagnosis, "verdict", localDates)
       : `${count} finding${count > 1 ? "s" : ""} in the ${WINDOWS[state.window].text}, the costliest first:`);
     const items = (diagnosis.findings || []).map((finding, i) => {
       const base = `findings/${i}`;
@@ -292,11 +316,49 @@
           configuration.length ? "; " : "", fix.action || "",
           fix.effect ? [el("br"), el("strong", {}, "Effect: "), fix.effect] : "") : null,
         el("p", {}, el("strong", {}, "Confidence: "), `${finding.confidence}. ${finding.confidenceReason || ""}`),
-        el("details", {}, el("summary", {}, "Why, and the evidence"),
+        el("details", { open: state.openEvidence.has(finding.id) ? "" : undefined, dataset: { findingId: finding.id } },
+          el("summary", {}, "Why, and the evidence"),
           el("p", {}, finding.explanation || ""),
-          el("pre", {}, JSON.stringify(finding.evidence, null, 1))));
+          evidenceList(diagnosis, `${base}/evidence`)));
     });
     $("findings").replaceChildren(...items);
+  }
+
+  // A finding's evidence, each figure labelled by its name in the answer (docs/diagnosis.md); a
+  // name ending in Ms is a duration in milliseconds, said after the figure. A summary of a phase
+  // ({count, meanMs, p50Ms...}) is one line; a list (the senders) one line per item.
+  function evidenceValue(answer, path, key) {
+    const value = get(answer, path);
+    const unit = /Ms$/.test(key) ? " ms" : "";
+    if (typeof value === "number") {
+      const format = unit ? formatMs : (v) => (Number.isInteger(v) ? String(v) : String(Number(v.toFixed(3))));
+      return [figure("span", "diagnosis", answer, path, format, { class: "figure" }), unit];
+    }
+    if (typeof value === "boolean") {
+      return figure("span", "diagnosis", answer, path, (v) => (v ? "yes" : "no"), { class: "figure" });
+    }
+    if (Array.isArray(value)) {
+      return el("ul", { class: "evidence-items" }, value.map((item, i) => el("li", {},
+        item !== null && typeof item === "object" ? evidenceParts(answer, `${path}/${i}`)
+          : evidenceValue(answer, `${path}/${i}`, key))));
+    }
+    if (value !== null && typeof value === "object") {
+      return evidenceParts(answer, path);
+    }
+    return figure("span", "diagnosis", answer, path, (v) => (v === null ? "-" : localDates(v)), { class: "figure" });
+  }
+
+  function evidenceParts(answer, path) {
+    const parts = Object.keys(get(answer, path)).map((key) =>
+      el("span", { class: "part" }, `${key.replace(/Ms$/, "")} `, evidenceValue(answer, `${path}/${key}`, key)));
+    return parts.flatMap((part, i) => (i ? [" \u00b7 ", part] : [part]));
+  }
+
+  function evidenceList(answer, path) {
+    const evidence = get(answer, path) || {};
+    return el("dl", { class: "evidence" }, Object.keys(evidence).flatMap((key) => [
+      el("dt", {}, key.replace(/Ms$/, "")),
+      el("dd", {}, evidenceValue(answer, `${path}/${key}`, key))]));
   }
 
   // --- where the time goes ------------------------------------------------------------------------
@@ -354,8 +416,8 @@
   function timeLabels(u, splits) {
     const range = u.scales.x.max - u.scales.x.min;
     return splits.map((seconds) => {
-      const text = clock(new Date(seconds * 1000));
-      return range > 1200 ? text.slice(0, 5) : text; // HH:MM beyond 20 minutes, else HH:MM:SS
+      const date = new Date(seconds * 1000);
+      return range > 1200 ? MINUTES.format(date) : TIME.format(date); // HH:MM beyond 20 minutes, else HH:MM:SS
     });
   }
 
@@ -374,7 +436,7 @@
         y: logarithmic ? { distr: 3 } : { range: (u, min, max) => [0, Math.max(1, max * 1.15)] },
       },
       axes: [
-        { label: "time (local)", labelSize: 18, size: 30, space: 70, stroke: ink, grid: grid, font: font,
+        { label: `time (${ZONE})`, labelSize: 18, size: 30, space: 70, stroke: ink, grid: grid, font: font,
           labelFont: labelFont, values: timeLabels },
         { label: yLabel, labelSize: 18, size: 52, stroke: ink, grid: grid, font: font, labelFont: labelFont,
           // a logarithmic scale: a line per power of ten, not per digit
@@ -532,7 +594,8 @@
       const described = CYCLE.filter((phase) => typeof instance.phases[phase] === "number")
         .map((phase) => `${phase} ${formatMs(instance.phases[phase])} ms`).join(", ");
       return el("tr", { dataset: { instanceId: instance.instanceId } },
-        figure("td", "slowest", slowest, `${base}/arrival`, (v) => clock(new Date(v), true), { title: instance.arrival }),
+        figure("td", "slowest", slowest, `${base}/arrival`, (v) => clock(new Date(v), true),
+          { title: localDate(instance.arrival) }),
         figure("td", "slowest", slowest, `${base}/transport`, String),
         el("td", { title: from }, from || "-"),
         figure("td", "slowest", slowest, `${base}/phases/serverTotal`, formatMs),
@@ -617,10 +680,21 @@
   }
 
   function start() {
+    for (const node of document.querySelectorAll(".zone")) {
+      node.textContent = `(${ZONE})`;
+    }
     const select = $("window");
     select.value = state.window;
     select.addEventListener("change", () => chooseWindow(select.value));
     $("latency-transport").addEventListener("change", () => loop());
+    $("findings").addEventListener("toggle", (event) => {
+      const id = event.target.dataset.findingId;
+      if (event.target.open) {
+        state.openEvidence.add(id);
+      } else {
+        state.openEvidence.delete(id);
+      }
+    }, true); // toggle does not bubble
     $("trace").addEventListener("click", downloadTrace);
     $("reset").addEventListener("click", resetStatistics);
     // No requests while nobody looks: a tab left open in the background costs Orthanc nothing.

@@ -236,9 +236,80 @@ TEST(PrometheusExporter, HashedPeersNeverShowTheValue)
 TEST(PrometheusExporter, DisabledPluginSaysSoAndNothingElse)
 {
   PluginStatus status;
+  status.state = PluginState::Disabled;
   IngestReport report;
   report.status = &status;
-  EXPECT_EQ("# HELP orthanc_ingest_up 1 when the plugin is timing ingest, 0 when it is disabled.\n"
-            "# TYPE orthanc_ingest_up gauge\northanc_ingest_up 0\n",
-            ExportPrometheus(report));
+  const std::string text = ExportPrometheus(report);
+  EXPECT_EQ(0u, text.rfind("# HELP orthanc_ingest_up ", 0));
+  const auto samples = Samples(text);
+  EXPECT_EQ((std::map<std::string, std::string>{{"orthanc_ingest_up", "0"},
+                                                {"orthanc_ingest_plugin_state{state=\"running\"}", "0"},
+                                                {"orthanc_ingest_plugin_state{state=\"disabled\"}", "1"},
+                                                {"orthanc_ingest_plugin_state{state=\"inert\"}", "0"}}),
+            samples);
+  status.state = PluginState::Inert;
+  EXPECT_EQ("1", Samples(ExportPrometheus(report)).at("orthanc_ingest_plugin_state{state=\"inert\"}"));
+}
+
+
+// The per-transport histograms: only the phases measured in the running mode, from a transport's
+// first instance; the idle answer is small.
+TEST(PrometheusExporter, OnlyWhatCanBeMeasured)
+{
+  Fixture fixture;
+  fixture.status.hooks.receivedInstance.registered = true;
+  fixture.status.hooks.transcoder.registered = false;
+  fixture.status.storage.active = false;
+  fixture.status.restAnswers.active = false;
+  const std::string idle = ExportPrometheus(fixture.report);
+  EXPECT_EQ(std::string::npos, idle.find("orthanc_ingest_phase_duration_seconds_bucket")) << idle;
+  EXPECT_LT(idle.size(), 30u * 1024);
+
+  fixture.AddStream(Transport::Dicom, "CT01", {kMs}, 1);
+  fixture.AddStream(Transport::Rest, nullptr, {kMs}, 1);
+  const auto samples = Samples(ExportPrometheus(fixture.report));
+  const auto has = [&samples](const char* transport, const char* phase) {
+    return samples.count(std::string("orthanc_ingest_phase_duration_seconds_count{transport=\"") + transport +
+                         "\",phase=\"" + phase + "\"}") == 1;
+  };
+  EXPECT_TRUE(has("dicom", "serverTotal") && has("dicom", "associationGap") && has("dicom", "preStore"));
+  EXPECT_TRUE(has("rest", "receive") && has("rest", "persist") && has("rest", "changeDispatch"));
+  EXPECT_FALSE(has("dicom", "receive"));        // DCMTK reads the dataset before any hook
+  EXPECT_FALSE(has("rest", "associationGap"));  // C-STORE only
+  EXPECT_FALSE(has("rest", "storageWrite"));    // the timed storage is off
+  EXPECT_FALSE(has("rest", "transcode"));       // no transcoder registered
+  EXPECT_FALSE(has("rest", "responseSend"));    // no Orthanc has the hook
+  EXPECT_FALSE(has("job", "serverTotal"));      // no instance by a job yet
+  // Counters stay complete from the start, zeros included: rate() and alerts need them.
+  EXPECT_EQ("0", samples.at("orthanc_ingest_instances_total{transport=\"job\",outcome=\"failed\"}"));
+
+  fixture.status.storage.active = true;
+  EXPECT_NE(std::string::npos, ExportPrometheus(fixture.report).find("transport=\"rest\",phase=\"storageWrite\""));
+}
+
+
+TEST(PrometheusExporter, TheDiagnosisOneSeriesPerRule)
+{
+  Fixture fixture;
+  Diagnosis diagnosis;
+  for (const char* id : {"stores-failing", "cstore-answer-stall", "compressed-answers", "slow-storage"})
+  {
+    diagnosis.checks.push_back(RuleCheck{id, false, ""});
+  }
+  Finding stall;
+  stall.id = "cstore-answer-stall";
+  stall.costMsPerInstance = 86.578;
+  Finding compressed;
+  compressed.id = "compressed-answers";
+  compressed.costKind = CostKind::Unobservable;
+  diagnosis.findings = {stall, compressed};
+  const auto samples = Samples(ExportPrometheus(fixture.report, &diagnosis));
+  EXPECT_EQ("1", samples.at("orthanc_ingest_diagnosis_finding_rank{rule=\"cstore-answer-stall\"}"));
+  EXPECT_EQ("2", samples.at("orthanc_ingest_diagnosis_finding_rank{rule=\"compressed-answers\"}"));
+  EXPECT_EQ("0", samples.at("orthanc_ingest_diagnosis_finding_rank{rule=\"slow-storage\"}"));
+  EXPECT_EQ("0.086578", samples.at("orthanc_ingest_diagnosis_finding_cost_seconds{rule=\"cstore-answer-stall\"}"));
+  EXPECT_EQ("0", samples.at("orthanc_ingest_diagnosis_finding_cost_seconds{rule=\"compressed-answers\"}"));
+  EXPECT_EQ("0", samples.at("orthanc_ingest_diagnosis_finding_cost_seconds{rule=\"stores-failing\"}"));
+  // Without a diagnosis, no such family.
+  EXPECT_EQ(std::string::npos, ExportPrometheus(fixture.report).find("orthanc_ingest_diagnosis"));
 }
