@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything the build, the tests, the main job and the benchmarks need on Debian 12:
-# Debian packages (Orthanc, its SDK header, DCMTK, compilers), Debian's jsoncpp source and a project venv with the
-# Python test tools. Idempotent: a second run installs nothing. Used by the README commands,
-# by .ci/run (through the test command) and by docker/Dockerfile, so all three stay the same.
+# Debian packages (Orthanc, its SDK header, DCMTK, compilers), Debian's jsoncpp source and a project
+# venv with the Python test tools and the project's own package (ingest_perf, pyproject.toml).
+# Idempotent: a second run installs nothing. Used by the README commands, by .ci/run (through the
+# test command) and by docker/Dockerfile, so all three stay the same.
 # Prints one line per thing installed or already present; apt's and pip's own output goes to
 # build-deps/install-dependencies.log, whose end is printed when a step fails.
 set -euo pipefail
@@ -76,4 +77,13 @@ if ! "$venv/bin/python" -c "import pytest, xdist, pydicom, pynetdicom, requests,
   echo " done in $((SECONDS - start)) s"
 else
   echo "Python packages: present ($("$venv/bin/python" -c 'from importlib.metadata import version as v; print("pytest %s, pynetdicom %s" % (v("pytest"), v("pynetdicom")))'))"
+fi
+# The project's own package (pyproject.toml), editable: the venv imports ingest_perf from this
+# checkout, whatever the working directory (-I: not from the current folder).
+installed() { "$venv/bin/python" -I -c 'import ingest_perf; print(ingest_perf.__file__)' 2>/dev/null; }
+if [ "$(installed)" != "$here/ingest_perf/__init__.py" ]; then
+  quietly "pip install -e ." "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -e "$here"
+  echo "ingest_perf: installed, editable, from $here ($(installed))"
+else
+  echo "ingest_perf: installed, editable, from $here"
 fi
