@@ -1,6 +1,6 @@
 """Start and drive a real Orthanc process for integration tests, benchmarks and the main job.
 
-No pytest dependency: `Resources/main_job.py` and benchmark scripts import it too.
+No pytest dependency: the main job (ingest_perf.main_job), the benchmarks and the tools import it too.
 
     from ingest_perf.orthanc_process import OrthancProcess
     with OrthancProcess("/tmp/o1", ingest_perf={"MaxThreads": 64}) as orthanc:

@@ -1,7 +1,7 @@
-#!/usr/bin/env python3
 """The main job: one synthetic CT series into a real Orthanc with the plugin, over C-STORE then HTTP.
 
-Called by Resources/run-main-job.sh (which installs the dependencies and builds the plugin first):
+Run by Resources/run-main-job.sh (which installs the dependencies and builds the plugin first) as
+`.venv/bin/python -m ingest_perf.main_job`:
   1. writes a synthetic series (--slices, default $SLICES or 100) under the work folder,
   2. starts Orthanc with the plugin on free loopback ports (ingest_perf/orthanc_process.py),
   3. sends the series with DCMTK storescu in one association, prints the report for transport dicom,
@@ -20,13 +20,9 @@ import signal
 import sys
 import time
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Python puts only this script's folder on sys.path; the package is at the repository root.
-sys.path.insert(0, REPO_ROOT)
-
-from ingest_perf.generate_series import write_series  # noqa: E402
-from ingest_perf.orthanc_process import OrthancProcess, default_plugin_path  # noqa: E402
-from ingest_perf.perf_report import render, render_diagnosis  # noqa: E402
+from ingest_perf.generate_series import write_series
+from ingest_perf.orthanc_process import REPO_ROOT, OrthancProcess, default_plugin_path
+from ingest_perf.perf_report import render, render_diagnosis
 
 
 def log(message=""):
