@@ -1,4 +1,4 @@
-"""How Orthanc's own suite is judged (ingest_perf/orthanc_suite.py, used by Resources/compare-orthanc-suite.py),
+"""How Orthanc's own suite is judged (ingest_perf/orthanc_suite.py, used by ingest_perf/compare_orthanc_suite.py),
 on sample data: a test failing on both sides with another error line is a difference, what changes from run to
 run is not; every run's result is kept per Orthanc version, and the summary shows the latest of each mode; the
 modes are described once, the same in --help, docs/reliability.md and the README."""
@@ -11,7 +11,7 @@ import sys
 from ingest_perf import orthanc_suite
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPT = os.path.join(REPO_ROOT, "Resources", "compare-orthanc-suite.py")
+COMMAND = [sys.executable, "-m", "ingest_perf.compare_orthanc_suite"]
 
 # As Python 2.7's unittest formats them (the suite runs under Python 2.7).
 TRACE_HTTP_500 = """Traceback (most recent call last):
@@ -115,7 +115,7 @@ def test_every_run_is_kept_per_version_and_the_summary_shows_the_latest_of_each_
                        "1.12.7/2026-11-24T120000-2"]
     assert all(os.path.isfile(os.path.join(results, f, "result.json")) for f in folders)
 
-    table = subprocess.run([sys.executable, SCRIPT, "--summary", results], check=True, stdout=subprocess.PIPE,
+    table = subprocess.run(COMMAND + ["--summary", results], check=True, stdout=subprocess.PIPE,
                            text=True).stdout
     rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]]
     assert [(r[0], r[2], r[4]) for r in rows] == [
@@ -124,7 +124,7 @@ def test_every_run_is_kept_per_version_and_the_summary_shows_the_latest_of_each_
 
 
 def test_the_modes_are_described_once():
-    help_text = subprocess.run([sys.executable, SCRIPT, "--help"], check=True, stdout=subprocess.PIPE,
+    help_text = subprocess.run(COMMAND + ["--help"], check=True, stdout=subprocess.PIPE,
                                text=True, env=dict(os.environ, COLUMNS="200")).stdout
     assert orthanc_suite.modes_text() in help_text
     with open(os.path.join(REPO_ROOT, "docs", "reliability.md")) as f:

@@ -1,19 +1,21 @@
-#!/usr/bin/env python3
 """Run Orthanc's own integration suite (orthanc-tests) with and without the ingest-perf plugin,
 in each mode of the plugin, and report every test whose outcome differs.
 
-    compare-orthanc-suite.py --suite ORTHANC_TESTS_CHECKOUT --plugin build/libOrthancIngestPerf.so \\
-        --python PY2ENV/bin/python [--orthanc /usr/sbin/Orthanc] [--modes default,timed-storage] \\
-        [--tests ingest | --tests 'test_store*,test_metadata*'] [--work-dir DIR] [--json result.json]
-    compare-orthanc-suite.py --summary build/orthanc-suite
+    python -m ingest_perf.compare_orthanc_suite --suite ORTHANC_TESTS_CHECKOUT \\
+        --plugin build/libOrthancIngestPerf.so --python PY2ENV/bin/python [--orthanc 1.10.1|1.12.7] \\
+        [--modes default,timed-storage] [--tests ingest | --tests 'test_store*,test_metadata*'] \\
+        [--work-dir DIR] [--json result.json]
+    python -m ingest_perf.compare_orthanc_suite --summary build/orthanc-suite
 
---suite is a checkout of orthanc-tests at the tag of the running Orthanc (Orthanc-1.10.1 for
-Debian 12's Orthanc, Orthanc-1.12.7 for Debian 13's); nothing in it is changed. --orthanc is the
-Orthanc under test and its peer: Debian 12's by default, Resources/debian13-orthanc.sh for
-Debian 13's in the root of Resources/make-debian13-root.sh (the folders of the plugin and of the
-suite are then made visible in the root through $INGEST_PERF_BIND). For every mode the Orthanc under test is started
-twice from the suite's own generated configuration, without the plugin and then with it; the two
-configurations differ only in "Plugins" and in the mode's extra configuration. The modes are
+Resources/run-orthanc-suite.sh runs it for each Orthanc whose suite is checked out. --suite is a
+checkout of orthanc-tests at the tag of the running Orthanc (Orthanc-1.10.1 for Debian 12's Orthanc,
+Orthanc-1.12.7 for Debian 13's); nothing in it is changed. --orthanc is the Orthanc under test and
+its peer: Debian 12's 1.10.1 by default, or Debian 13's 1.12.7 in the root of
+Resources/make-debian13-root.sh (the folders of the plugin and of the suite are then made visible in
+the root through $INGEST_PERF_BIND). The Orthanc under test is an OrthancProcess
+(ingest_perf.orthanc_process), as in every test. For every mode it is started twice from the
+suite's own generated configuration, without the plugin and then with it; the two configurations
+differ only in "Plugins" and in the mode's extra configuration. The modes are
 listed at the end of --help (their one description: ingest_perf/orthanc_suite.py, shown the same in
 docs/reliability.md). A test differs when its outcome differs, or when it fails on both sides with
 a different error line (the exception's first line, with addresses, IDs, UIDs and temporary paths
@@ -21,14 +23,15 @@ masked). The result of a run goes to WORK_DIR/result.json; --summary RESULTS pri
 result of every Orthanc version, test selection and mode kept under RESULTS.
 
 Tests/Run.py starts the second Orthanc the suite needs (its peer, AET ORTHANCTEST) itself; the tool
-keeps the peer's log. Outcomes are recorded per test by a small runner that replaces unittest.main
-(the tests' output is not parsed). A run spoiled by something outside the plugin (the peer died,
+keeps the peer's log. Outcomes are recorded per test by ingest_perf/suite_runner.py, which the
+suite's interpreter runs in Run.py's place and which replaces unittest.main (the tests' output is
+not parsed). A run spoiled by something outside the plugin (the peer died,
 the Orthanc without the plugin died) is run again (--retries). A difference is run again once on
 both sides (--recheck); one that does not come back is reported as flaky, without failing.
 
 GenerateConfigurationForTests.py downloads Orthanc's default configuration from the internet; the
-tool runs it with that download replaced by the output of `Orthanc --config=FILE` of the Orthanc
-under test, so the generator's own edits apply unchanged.
+tool runs it through ingest_perf/suite_configuration.py, with that download replaced by the output
+of `Orthanc --config=FILE` of the Orthanc under test, so the generator's own edits apply unchanged.
 
 Hard-coded by the suite, hence runs are sequential (a lock file refuses a second run of this tool,
 busy ports are refused): HTTP 8042 and DICOM 4242 for the Orthanc under test (the generated
@@ -48,9 +51,7 @@ Exit code: 0 no reproduced difference, 1 a test differs, 2 the comparison could 
 (plugin not loaded, timed storage not started, Orthanc did not start, ports busy...).
 """
 import argparse
-import base64
 import fcntl
-import fnmatch
 import json
 import os
 import re
@@ -62,15 +63,12 @@ import sys
 import tempfile
 import textwrap
 import time
-import urllib.error
-import urllib.request
 
-# Python puts only this script's folder on sys.path; the package is at the repository root.
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from ingest_perf.orthanc_suite import (DEFAULT_MODES, MODES, compare, differs, mode_configuration,  # noqa: E402
-                                       modes_text, new_run_folder, outcome, short_message, summarise,
-                                       summary_table)
+from ingest_perf import suite_configuration, suite_runner
+from ingest_perf.orthanc_process import (BOTH_ORTHANCS, HOST_ORTHANC, OrthancError, OrthancProcess, executable,
+                                         orthanc_available)
+from ingest_perf.orthanc_suite import (DEFAULT_MODES, MODES, compare, differs, mode_configuration, modes_text,
+                                       new_run_folder, outcome, short_message, summarise, summary_table)
 
 DB_STORAGE_SECTIONS = ("PostgreSQL", "MySQL", "Odbc")
 # The tests that exercise ingest, its metadata and what is stored: every upload path (REST, ZIP,
@@ -87,167 +85,7 @@ INGEST_TESTS = ",".join([
 PEER_HTTP_PORT, PEER_DICOM_PORT = 5000, 5001
 PEER_TMP_PATHS = ["/tmp/OrthancStorage", "/tmp/IntegrationTestsConfiguration.json"]
 SUITE_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
-USER, PASSWORD = "alice", "orthanctest"
 LOCK_FILE = "/tmp/compare-orthanc-suite.lock"
-
-# Runs inside the suite's interpreter (Python 2.7 or 3): replaces unittest.main, which Run.py
-# calls after starting its peer Orthanc, by a runner that keeps the selected tests and writes one
-# JSON line per event, flushed at once (Run.py ends the process with os._exit when its peer dies).
-RUNNER = r'''
-import fnmatch, json, os, runpy, socket, subprocess, sys, time, unittest
-OUT = os.environ["COMPARE_SUITE_RESULTS"]
-PATTERNS = [p.strip() for p in os.environ.get("COMPARE_SUITE_TESTS", "").split(",") if p.strip()]
-ORTHANC = os.environ["COMPARE_SUITE_ORTHANC"]
-PEER_LOG = os.environ["COMPARE_SUITE_PEER_LOG"]
-SERVERS = [("peer", int(os.environ["COMPARE_SUITE_PEER_PORT"])),
-           ("under-test", int(os.environ["COMPARE_SUITE_REMOTE_PORT"]))]
-PEER, DOWN = [], set()
-
-# Run.py starts its peer Orthanc with its log sent to /dev/null: keep it in a file instead.
-_Popen = subprocess.Popen
-class Popen(_Popen):
-    def __init__(self, args, *more, **options):
-        peer = (isinstance(args, list) and len(args) > 1 and args[0] == ORTHANC
-                and not str(args[1]).startswith("-"))
-        if peer:
-            options["stderr"] = open(PEER_LOG, "ab")
-        _Popen.__init__(self, args, *more, **options)
-        if peer:
-            PEER.append(self)
-subprocess.Popen = Popen
-
-# Run.py's thread that watches the peer ends the process with os._exit(-1) when the peer exits.
-# Python 2's subprocess also calls os._exit in a forked child whose exec failed (a tool that is
-# not installed): only the suite's own process reports.
-_exit = os._exit
-MAIN_PID = os.getpid()
-def exit_(code):
-    try:
-        if os.getpid() == MAIN_PID:
-            emit({"event": "peer-exit", "peerExitCode": PEER[-1].poll() if PEER else None})
-    finally:
-        _exit(code)
-os._exit = exit_
-
-def listening(port):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.settimeout(2)
-    try:
-        s.connect(("127.0.0.1", port))
-        return True
-    except Exception:
-        return False
-    finally:
-        s.close()
-
-def check_servers(test):
-    # Before each test, both Orthancs must accept connections (10 s for a restart to finish).
-    for name, port in SERVERS:
-        if name in DOWN:
-            continue
-        deadline = time.time() + 10
-        while not listening(port):
-            if time.time() > deadline:
-                DOWN.add(name)
-                emit({"event": "down", "server": name, "port": port, "before": test.id(),
-                      "peerExitCode": PEER[-1].poll() if PEER else None})
-                break
-            time.sleep(0.2)
-
-def emit(record):
-    with open(OUT, "a") as f:
-        f.write(json.dumps(record) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-
-class Recorder(unittest.TextTestResult):
-    def startTest(self, test):
-        check_servers(test)
-        self._started = time.time()
-        emit({"event": "start", "test": test.id()})
-        super(Recorder, self).startTest(test)
-    def _end(self, test, outcome, err=None, reason=None):
-        started = getattr(self, "_started", None)
-        emit({"event": "end", "test": test.id(), "outcome": outcome,
-              "seconds": None if started is None else round(time.time() - started, 3),
-              "traceback": None if err is None else self._exc_info_to_string(err, test),
-              "reason": reason})
-    def addSuccess(self, test):
-        super(Recorder, self).addSuccess(test); self._end(test, "passed")
-    def addFailure(self, test, err):
-        super(Recorder, self).addFailure(test, err); self._end(test, "failed", err)
-    def addError(self, test, err):
-        super(Recorder, self).addError(test, err); self._end(test, "error", err)
-    def addSkip(self, test, reason):
-        super(Recorder, self).addSkip(test, reason); self._end(test, "skipped", reason=reason)
-    def addExpectedFailure(self, test, err):
-        super(Recorder, self).addExpectedFailure(test, err); self._end(test, "expected-failure", err)
-    def addUnexpectedSuccess(self, test):
-        super(Recorder, self).addUnexpectedSuccess(test); self._end(test, "unexpected-success")
-
-def flatten(suite):
-    for item in suite:
-        if isinstance(item, unittest.TestSuite):
-            for test in flatten(item):
-                yield test
-        else:
-            yield item
-
-INCLUDE = [p for p in PATTERNS if not p.startswith("-")]
-EXCLUDE = [p[1:] for p in PATTERNS if p.startswith("-")]
-
-def selected(test):
-    method = getattr(test, "_testMethodName", test.id())
-    names = (method, type(test).__name__ + "." + method)
-    if any(fnmatch.fnmatchcase(n, p) for n in names for p in EXCLUDE):
-        return False
-    return not INCLUDE or any(fnmatch.fnmatchcase(n, p) for n in names for p in INCLUDE)
-
-def main(*args, **kwargs):
-    module = sys.modules["__main__"]
-    tests = [t for t in flatten(unittest.TestLoader().loadTestsFromModule(module)) if selected(t)]
-    emit({"event": "selected", "tests": [t.id() for t in tests]})
-    runner = unittest.TextTestRunner(stream=sys.stderr, verbosity=2, resultclass=Recorder)
-    result = runner.run(unittest.TestSuite(tests))
-    emit({"event": "finished"})
-    sys.exit(0 if result.wasSuccessful() else 1)
-
-unittest.main = main
-run_py = sys.argv[1]
-sys.path.insert(0, os.path.dirname(os.path.abspath(run_py)))
-sys.argv = [run_py] + sys.argv[2:]
-runpy.run_path(run_py, run_name="__main__")
-'''
-
-# Runs GenerateConfigurationForTests.py with its download of Orthanc's default configuration
-# replaced by a local file (the generator uses urllib.urlopen, urllib2.urlopen or
-# urllib.request.urlopen depending on its age).
-GENERATOR = r'''
-import os, runpy, sys
-DEFAULT = os.environ["COMPARE_SUITE_DEFAULT_CONFIGURATION"]
-class Answer(object):
-    def __init__(self, url):
-        sys.stderr.write("[compare-orthanc-suite] %s replaced by %s\n" % (url, DEFAULT))
-        with open(DEFAULT, "rb") as f:
-            self.data = f.read()
-    def getcode(self): return 200
-    def read(self, *args): return self.data
-    def close(self): pass
-    def __enter__(self): return self
-    def __exit__(self, *args): return False
-def urlopen(url, *args, **kwargs):
-    return Answer(url)
-for name in ("urllib", "urllib2", "urllib.request"):
-    try:
-        module = __import__(name, fromlist=["urlopen"])
-        module.urlopen = urlopen
-    except ImportError:
-        pass
-script = sys.argv[1]
-sys.argv = [script] + sys.argv[2:]
-runpy.run_path(script, run_name="__main__")
-'''
-
 
 class CompareError(Exception):
     """The comparison cannot be made (exit code 2)."""
@@ -257,28 +95,20 @@ def log(message):
     print(message, flush=True)
 
 
+# The environment of the suite and of the Orthancs: the suite's PATH, no Python of ours.
+SUITE_ENVIRONMENT = {"PATH": SUITE_PATH, "PYTHONUNBUFFERED": "1", "PYTHONPATH": None, "PYTHONHOME": None,
+                     "VIRTUAL_ENV": None, "PYENV_VERSION": None}
+
+
 def clean_env(extra=None):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYENV_VERSION") and not k.startswith("COMPARE_SUITE_")}
-    env["PATH"] = SUITE_PATH
-    env["PYTHONUNBUFFERED"] = "1"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMPARE_SUITE_")}
+    for name, value in SUITE_ENVIRONMENT.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
     env.update(extra or {})
     return env
-
-
-def http(port, method, uri, timeout=10):
-    """(status, body) of a request to the Orthanc under test; status None when unreachable."""
-    request = urllib.request.Request("http://127.0.0.1:%d%s" % (port, uri), method=method,
-                                     data=b"" if method == "POST" else None)
-    token = base64.b64encode(("%s:%s" % (USER, PASSWORD)).encode()).decode()
-    request.add_header("Authorization", "Basic " + token)
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as answer:
-            return answer.status, answer.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
-    except (urllib.error.URLError, OSError):
-        return None, b""
 
 
 def port_busy(port):
@@ -317,19 +147,17 @@ class Tools:
         self.args = args
         self.work = args.work_dir
         self.suite = args.suite
-        self.orthanc = args.orthanc
+        self.orthanc = args.orthanc  # the version; its command:
+        self.executable = executable(args.orthanc)
 
     # ---- configuration ---------------------------------------------------------------------
     def generate_configuration(self):
         default = os.path.join(self.work, "orthanc-default-configuration.json")
-        subprocess.run([self.orthanc, "--config=%s" % default], check=True, env=clean_env(),
+        subprocess.run([self.executable, "--config=%s" % default], check=True, env=clean_env(),
                        stdout=subprocess.DEVNULL)
-        script = os.path.join(self.work, "generate-configuration.py")
-        with open(script, "w") as f:
-            f.write(GENERATOR)
         target = os.path.join(self.work, "suite-configuration.json")
         result = subprocess.run(
-            [self.args.python, script, os.path.join(self.suite, "GenerateConfigurationForTests.py"),
+            [self.args.python, suite_configuration.__file__, os.path.join(self.suite, "GenerateConfigurationForTests.py"),
              "--force", "--target", target],
             cwd=self.suite, env=clean_env({"COMPARE_SUITE_DEFAULT_CONFIGURATION": default}),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -355,36 +183,15 @@ class Tools:
         return config, notes
 
     # ---- processes -------------------------------------------------------------------------
-    def start_orthanc(self, config_path, log_path, http_port):
-        logfile = open(log_path, "wb")
-        process = subprocess.Popen([self.orthanc, config_path], stdout=logfile, stderr=subprocess.STDOUT,
-                                   env=clean_env(), cwd=os.path.dirname(config_path), start_new_session=True)
-        logfile.close()
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise CompareError("the Orthanc under test exited (code %s) at start-up:\n%s"
-                                   % (process.returncode, tail(log_path)))
-            status, _ = http(http_port, "GET", "/system", timeout=2)
-            if status == 200:
-                return process
-            time.sleep(0.2)
-        self.stop(process)
-        raise CompareError("the Orthanc under test did not answer within 90 s:\n" + tail(log_path))
-
-    @staticmethod
-    def stop(process, grace=60):
-        if process.poll() is not None:
-            return
+    def start_orthanc(self, config, folder):
+        """The Orthanc under test, an OrthancProcess on the configuration's own ports (the suite's)."""
+        orthanc = OrthancProcess(folder, plugin_path=None, extra_config=config, orthanc=self.orthanc,
+                                 env=SUITE_ENVIRONMENT, http_port=int(config.get("HttpPort", 8042)),
+                                 dicom_port=int(config.get("DicomPort", 4242)))
         try:
-            os.killpg(process.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(grace)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+            return orthanc.start(timeout=90)
+        except OrthancError as error:
+            raise CompareError("the Orthanc under test did not start: %s" % error)
 
     def run_suite(self, folder, tests, http_port):
         """Runs Tests/Run.py against the Orthanc under test; returns the parsed records."""
@@ -393,18 +200,18 @@ class Tools:
                 shutil.rmtree(path)
             elif os.path.exists(path):
                 os.remove(path)
-        runner = os.path.join(self.work, "suite-runner.py")
-        with open(runner, "w") as f:
-            f.write(RUNNER)
         results = os.path.join(folder, "results.jsonl")
         if os.path.exists(results):
             os.remove(results)
         log_path = os.path.join(folder, "suite.log")
-        command = [self.args.python, runner, os.path.join(self.suite, "Tests", "Run.py"), "--force",
-                   "--orthanc", self.orthanc, "--rest", str(http_port)]
+        tests_folder = os.path.join(self.suite, "Tests")
+        command = [self.args.python, suite_runner.__file__, os.path.join(tests_folder, "Run.py"), "--force",
+                   "--orthanc", self.executable, "--rest", str(http_port)]
         peer_log = os.path.join(folder, "peer-orthanc.log")
-        env = clean_env({"COMPARE_SUITE_RESULTS": results, "COMPARE_SUITE_TESTS": ",".join(tests),
-                         "COMPARE_SUITE_ORTHANC": self.orthanc, "COMPARE_SUITE_PEER_LOG": peer_log,
+        # PYTHONPATH: Run.py imports the modules of its folder, as when it runs as the script itself.
+        env = clean_env({"PYTHONPATH": tests_folder, "COMPARE_SUITE_RESULTS": results,
+                         "COMPARE_SUITE_TESTS": ",".join(tests),
+                         "COMPARE_SUITE_ORTHANC": self.executable, "COMPARE_SUITE_PEER_LOG": peer_log,
                          "COMPARE_SUITE_PEER_PORT": str(PEER_HTTP_PORT),
                          "COMPARE_SUITE_REMOTE_PORT": str(http_port)})
         with open(log_path, "wb") as logfile:
@@ -425,17 +232,20 @@ class Tools:
         return parse_results(results, timed_out, log_path, process.returncode)
 
     # ---- plugin checks ---------------------------------------------------------------------
-    def plugin_stats(self, http_port):
-        status, body = http(http_port, "GET", "/perf/stats")
-        if status != 200:
-            return status, None
+    @staticmethod
+    def plugin_stats(orthanc):
+        """(status, /perf/stats parsed or None) of the Orthanc under test; status None when unreachable."""
         try:
-            return status, json.loads(body)
+            answer = orthanc.get("/perf/stats", timeout=10)
+        except OSError:
+            return None, None
+        try:
+            return answer.status_code, answer.json() if answer.status_code == 200 else None
         except ValueError:
-            return status, None
+            return answer.status_code, None
 
-    def check_plugin(self, mode, http_port, when):
-        status, stats = self.plugin_stats(http_port)
+    def check_plugin(self, mode, orthanc, when):
+        status, stats = self.plugin_stats(orthanc)
         if stats is None or stats.get("plugin") != "ingest-perf":
             raise CompareError("%s: the plugin is not answering GET /perf/stats (HTTP %s) %s the suite"
                                % (mode, status, when))
@@ -521,36 +331,32 @@ def run_side(tools, base, mode, with_plugin, folder, tests):
     if os.path.isdir(storage):
         shutil.rmtree(storage)
     config, notes = tools.side_configuration(base, mode, with_plugin, folder)
-    config_path = os.path.join(folder, "configuration.json")
-    with open(config_path, "w") as f:
-        json.dump(config, f, indent=2, sort_keys=True)
     http_port = int(config.get("HttpPort", 8042))
     dicom_port = int(config.get("DicomPort", 4242))
     wait_ports_free([http_port, dicom_port, PEER_HTTP_PORT, PEER_DICOM_PORT])
     started = time.monotonic()
-    orthanc_log = os.path.join(folder, "orthanc.log")
-    process = tools.start_orthanc(config_path, orthanc_log, http_port)
-    side = {"plugin": with_plugin, "configuration": config_path, "orthancLog": orthanc_log,
+    orthanc = tools.start_orthanc(config, folder)
+    side = {"plugin": with_plugin, "configuration": orthanc.config_path, "orthancLog": orthanc.log_path,
             "suiteLog": os.path.join(folder, "suite.log"), "peerLog": os.path.join(folder, "peer-orthanc.log"),
             "notes": notes}
     try:
         if with_plugin:
-            stats = tools.check_plugin(mode, http_port, "before")
+            stats = tools.check_plugin(mode, orthanc, "before")
             side["pluginBefore"] = {"storage": stats.get("storage"), "configuration": stats.get("configuration"),
                                     "notInEffect": stats.get("notInEffect", [])}
         else:
-            status, _ = tools.plugin_stats(http_port)
+            status, _ = tools.plugin_stats(orthanc)
             if status == 200:
                 raise CompareError("%s: /perf/stats answers without the plugin: is it loaded from another "
                                    "folder?" % mode)
         result = tools.run_suite(folder, tests, http_port)
-        crashed = process.poll() is not None
+        crashed = not orthanc.is_running()
         side["orthancCrashed"] = crashed
         if crashed:
-            side["orthancExitCode"] = process.returncode
-            side["orthancLogTail"] = tail(orthanc_log)
+            side["orthancExitCode"] = orthanc.stop()
+            side["orthancLogTail"] = orthanc.log_tail(30)
         elif with_plugin:
-            stats = tools.check_plugin(mode, http_port, "after")
+            stats = tools.check_plugin(mode, orthanc, "after")
             with open(os.path.join(folder, "perf-stats-after.json"), "w") as f:
                 json.dump(stats, f, indent=1)
             storage = stats.get("storage") or {}
@@ -560,7 +366,7 @@ def run_side(tools, base, mode, with_plugin, folder, tests):
                                    "hooks": stats.get("hooks")}
         side.update(result)
     finally:
-        tools.stop(process)
+        orthanc.stop(timeout=60)
     # The stored instances are not a result (the logs and outcomes are): kept runs stay small.
     shutil.rmtree(storage, ignore_errors=True)
     side["seconds"] = round(time.monotonic() - started, 1)
@@ -721,8 +527,8 @@ def preflight(args):
             raise CompareError("%s is not a checkout of orthanc-tests (no %s)" % (args.suite, path))
     if not os.path.isfile(args.plugin):
         raise CompareError("no plugin at %s" % args.plugin)
-    if not os.access(args.orthanc, os.X_OK):
-        raise CompareError("no Orthanc executable at %s" % args.orthanc)
+    if not orthanc_available(args.orthanc):
+        raise CompareError("Orthanc %s is not available (1.12.7: run Resources/make-debian13-root.sh)" % args.orthanc)
     modules = ["httplib2", "PIL", "numpy"] + suite_imports(args.suite, ["pydicom"])
     probe = subprocess.run([args.python, "-c", "import sys, %s; print(sys.version.split()[0])" % ", ".join(modules)],
                            env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -743,7 +549,8 @@ def preflight(args):
     if shadows:
         raise CompareError("the suite calls /usr/local/bin/NAME before PATH, and these are scripts (pip's pynetdicom?), "
                            "not DCMTK: %s" % ", ".join(shadows))
-    version = subprocess.run([args.orthanc, "--version"], stdout=subprocess.PIPE, text=True).stdout.split("\n")[0]
+    version = subprocess.run([executable(args.orthanc), "--version"], stdout=subprocess.PIPE,
+                             text=True).stdout.split("\n")[0]
     return python_version, missing, version
 
 
@@ -762,7 +569,9 @@ def main():
                         help="print the latest result of every Orthanc version, test selection and mode kept "
                              "under RESULTS (e.g. build/orthanc-suite) as a markdown table, run nothing")
     parser.add_argument("--modes", default=",".join(DEFAULT_MODES), help="comma-separated, among %s" % ", ".join(MODES))
-    parser.add_argument("--orthanc", default="/usr/sbin/Orthanc", help="Orthanc executable (under test and peer)")
+    parser.add_argument("--orthanc", default=HOST_ORTHANC, choices=BOTH_ORTHANCS,
+                        help="the Orthanc under test and its peer: Debian 12's 1.10.1 (default) or Debian 13's 1.12.7 "
+                             "(in its root)")
     parser.add_argument("--tests", default="",
                         help="comma-separated fnmatch patterns on test names (test_store*,Orthanc.test_x); "
                              "'ingest' stands for the ingest-related subset, a pattern starting with '-' "
@@ -791,8 +600,6 @@ def main():
 
     args.suite = os.path.abspath(args.suite)
     args.plugin = os.path.abspath(args.plugin)
-    if os.sep in args.orthanc:
-        args.orthanc = os.path.abspath(args.orthanc)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
@@ -802,13 +609,12 @@ def main():
         tests += INGEST_TESTS.split(",") if pattern == "ingest" else [pattern] if pattern else []
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S")
     if args.results and not args.work_dir:
-        orthanc_version = subprocess.run([args.orthanc, "--version"], stdout=subprocess.PIPE, text=True,
-                                         env=clean_env()).stdout.split("\n")[0].split()[-1:] or ["unknown"]
-        args.work_dir = new_run_folder(args.results, orthanc_version[0], started_at)
+        args.work_dir = new_run_folder(args.results, args.orthanc, started_at)
     args.work_dir = os.path.abspath(args.work_dir or tempfile.mkdtemp(prefix="compare-orthanc-suite-"))
     os.makedirs(args.work_dir, exist_ok=True)
     json_path = os.path.abspath(args.json or os.path.join(args.work_dir, "result.json"))
-    # Resources/debian13-orthanc.sh shows these folders (besides /tmp, /work, /root) in its root.
+    # Resources/debian13-orthanc.sh shows these folders (besides /tmp and the repository) in its root,
+    # to the Orthanc under test and to the suite's peer alike.
     os.environ["INGEST_PERF_BIND"] = ":".join(
         [os.path.dirname(args.plugin), args.suite, args.work_dir] +
         [p for p in os.environ.get("INGEST_PERF_BIND", "").split(":") if p])
@@ -817,7 +623,7 @@ def main():
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        print("another compare-orthanc-suite.py is running (lock %s): the suite's ports and /tmp paths are "
+        print("another comparison with Orthanc's suite is running (lock %s): the suite's ports and /tmp paths are "
               "fixed, runs must be sequential" % LOCK_FILE, file=sys.stderr)
         return 2
 
