@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from ingest_perf.generate_series import write_series
-from ingest_perf.orthanc_process import BUILD_COMMAND, HOST_ORTHANC, OrthancProcess, default_plugin_path
+from ingest_perf.generate_series import SeriesCache
+from ingest_perf.orthanc_process import BUILD_COMMAND, HOST_ORTHANC, OrthancFactory, default_plugin_path
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -120,16 +120,7 @@ def plugin_path():
 @pytest.fixture(scope="session")
 def series_factory(tmp_path_factory):
     """series_factory(count, seed, size=512) -> list of file paths; each series is written once."""
-    cache = {}
-
-    def make(count, seed, size=512):
-        key = (count, seed, size)
-        if key not in cache:
-            folder = tmp_path_factory.mktemp("series-%d-seed%d-%d" % (count, seed, size))
-            cache[key] = write_series(str(folder), count, seed=seed, rows=size, columns=size)
-        return list(cache[key])
-
-    return make
+    return SeriesCache(tmp_path_factory.mktemp("series"))
 
 
 @pytest.fixture(scope="session")
@@ -140,28 +131,12 @@ def series(series_factory):
 
 @pytest.fixture
 def orthanc_factory(tmp_path, plugin_path, orthanc_version):
-    """orthanc_factory(**OrthancProcess kwargs) -> a started OrthancProcess; all stopped at teardown.
-
-    work_dir defaults to a new folder under tmp_path; plugin_path defaults to the built plugin
-    (pass plugin_path=None for an Orthanc without the plugin); orthanc defaults to the module's
-    Orthanc version (orthanc_version). Pass start=False to get the
-    object unstarted (e.g. to call start_expect_failure()).
-    """
-    started = []
-
-    def make(start=True, **kwargs):
-        kwargs.setdefault("work_dir", str(tmp_path / ("orthanc%d" % len(started))))
-        kwargs.setdefault("plugin_path", plugin_path)
-        kwargs.setdefault("orthanc", orthanc_version)
-        process = OrthancProcess(**kwargs)
-        started.append(process)
-        if start:
-            process.start()
-        return process
-
-    yield make
-    for process in started:
-        process.stop()
+    """orthanc_factory(**OrthancProcess kwargs) -> a started OrthancProcess; all stopped at teardown
+    (an OrthancFactory: work_dir defaults to a new folder under tmp_path, plugin_path to the built
+    plugin, None for an Orthanc without it; orthanc to the module's version, orthanc_version).
+    Pass start=False to get the object unstarted (e.g. to call start_expect_failure())."""
+    with OrthancFactory(tmp_path, plugin_path, orthanc_version) as factory:
+        yield factory
 
 
 @pytest.fixture

@@ -9,53 +9,36 @@ compared with one without it.
 """
 import hashlib
 import os
+import subprocess
 import threading
 import time
 
 import requests
 
-from ingest_perf.orthanc_process import StorescuError
+from ingest_perf.clients import Concurrently, http_upload, storescu
 
 
 def run_clients(orthanc, clients, timeout=300):
     """Runs every client at once; returns {"http": {(client, file name): (status, ID)}, "storescu": {AET: exit code}}.
 
-    A transport error of an HTTP client (Orthanc stopping under it) is recorded as status None."""
+    A connection error of an HTTP client (Orthanc stopping under it) is recorded as status None."""
     results = {"http": {}, "storescu": {}}
-    lock = threading.Lock()
 
     def http_client(name, files):
-        with requests.Session() as session:  # keep-alive: one connection per client
-            for path in files:
-                with open(path, "rb") as f:
-                    body = f.read()
-                try:
-                    answer = session.post(orthanc.url + "/instances", data=body,
-                                          headers={"Content-Type": "application/dicom"}, timeout=60)
-                    outcome = (answer.status_code, answer.json().get("ID") if answer.status_code == 200 else None)
-                except (requests.RequestException, ValueError):
-                    outcome = (None, None)
-                with lock:
-                    results["http"][(name, os.path.basename(path))] = outcome
+        uploads = http_upload(orthanc.url, files, expect=None, connection_errors="record", timeout=60)
+        for path, upload in zip(files, uploads):
+            identifier = (upload.answer or {}).get("ID") if upload.status == 200 else None
+            results["http"][(name, os.path.basename(path))] = (upload.status, identifier)
 
     def storescu_client(aet, files):
         try:
-            orthanc.storescu(files, calling_aet=aet, timeout=timeout)
-            code = 0
-        except StorescuError as e:
-            code = str(e).split("exited with code ")[1].split()[0]
-        with lock:
-            results["storescu"][aet] = code
+            runs = storescu(orthanc.dicom_port, files, aet, orthanc.aet, timeout=timeout, check=False)
+            results["storescu"][aet] = next((run.returncode for run in runs if run.returncode), 0)
+        except subprocess.TimeoutExpired:
+            results["storescu"][aet] = "timeout"
 
-    threads = []
-    for kind, name, files in clients:
-        target = http_client if kind == "http" else storescu_client
-        arguments = (name, files)
-        threads.append(threading.Thread(target=target, args=arguments))
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout)
+    Concurrently([lambda kind=kind, name=name, files=files: (http_client if kind == "http" else storescu_client)(
+        name, files) for kind, name, files in clients]).run(timeout)
     return results
 
 

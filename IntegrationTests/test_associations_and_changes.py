@@ -1,12 +1,12 @@
 """C-STORE associations per calling AET, told apart by their connection to Orthanc, and the
 change queue: what a slow OnChange consumer does to every plugin."""
 import os
-import subprocess
 import time
 
 from pynetdicom import AE
 from pynetdicom.sop_class import CTImageStorage
 import pydicom
+from ingest_perf import clients
 from ingest_perf.orthanc_process import BOTH_ORTHANCS
 from ingest_perf.stats_checks import wait_for
 
@@ -54,11 +54,9 @@ def test_back_to_back_gdcmscu_processes_are_one_association_each(orthanc, series
     """GDCM's gdcmscu, one process per instance from one calling AET (issue 20, case 5): one
     association each, as Orthanc's log counts them, and no associationGap between them."""
     files = series_factory(4, 72, size=64)
-    for path in files:
-        # Debian 12's gdcmscu (GDCM 3.0.21) stores the instance, then aborts on its way out ("ProtocolStream as
-        # nullptr is invalid", SIGABRT): its exit status says nothing; Orthanc's count below does.
-        subprocess.run(["gdcmscu", "--store", "--aetitle", "GDCMSCU", "--call", orthanc.aet, "127.0.0.1",
-                        str(orthanc.dicom_port), path], capture_output=True, timeout=60)
+    # Debian 12's gdcmscu (GDCM 3.0.21) stores the instance, then aborts on its way out ("ProtocolStream as
+    # nullptr is invalid", SIGABRT): its exit status says nothing; Orthanc's count below does.
+    clients.gdcmscu(orthanc.dicom_port, files, "GDCMSCU", orthanc.aet, process_per_file=True, timeout=60)
     assert len(orthanc.get("/instances").json()) == 4
     peers, _ = finished_associations(orthanc, {"GDCMSCU": 4})
     gdcm = peers["GDCMSCU"]

@@ -20,7 +20,7 @@ import os
 import pytest
 import requests
 
-import bottleneck_scenarios as scenarios
+from ingest_perf import bottleneck_scenarios as scenarios
 from ingest_perf.orthanc_process import CHROOT_ORTHANC, HOST_ORTHANC, REPO_ROOT
 from ingest_perf.postgresql_server import PostgreSQLServer
 from ingest_perf.stats_checks import without_busy_disk_storage_bound

@@ -13,7 +13,8 @@ import pydicom
 import pytest
 import requests
 
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, STORESCU_BINARY
+from ingest_perf import clients
+from ingest_perf.orthanc_process import BOTH_ORTHANCS
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS
 
@@ -49,9 +50,8 @@ def without_series_uid(source, target, suffix):
 def storescu(orthanc, files, aet):
     """storescu, one association, sending every file whatever Orthanc answers (--no-halt; refusals
     make it exit non-zero)."""
-    return subprocess.run([STORESCU_BINARY, "--no-halt", "-aet", aet, "-aec", orthanc.aet, "127.0.0.1",
-                           str(orthanc.dicom_port)] + [str(f) for f in files], capture_output=True, text=True,
-                          timeout=120)
+    return clients.storescu(orthanc.dicom_port, files, aet, orthanc.aet, options=["--no-halt"], timeout=120,
+                            check=False)
 
 
 def failing_rows(orthanc):
@@ -92,7 +92,7 @@ def test_a_refused_cstore_ends_with_its_sender_and_reason(orthanc_factory, serie
 def test_a_hung_store_stays_open(orthanc_factory, series_factory, tmp_path):
     """A store blocked in its storage write (a flush that waits 6 s) is still in progress:
     openRecords keeps it, with its age, and nothing is concluded."""
-    from bottleneck_scenarios import _test_library  # the scenarios' preloaded slow disk
+    from ingest_perf.bottleneck_scenarios import _test_library  # the scenarios' preloaded slow disk
     orthanc = orthanc_factory(start=False, extra_config={"SyncStorageArea": True})
     preload = "LD_PRELOAD" if orthanc.orthanc == "1.10.1" else "INGEST_PERF_ORTHANC_PRELOAD"
     orthanc.env.update({"SLOW_DISK_PREFIX": os.path.join(orthanc.work_dir, "storage") + "/", "SLOW_DISK_MS": "6000",

@@ -14,12 +14,12 @@ and into one without it, and compares statuses, stored instance IDs and the MD5 
 file (ingest_comparison.py).
 """
 import os
-import threading
 import time
 
 import pytest
 
 from ingest_comparison import StatsPoller, crash_markers, run_clients, stored_files
+from ingest_perf.clients import Concurrently
 from ingest_perf.orthanc_process import BOTH_ORTHANCS
 
 FAULTS = "sdk=0.2,alloc=0.1,seed=7"
@@ -62,12 +62,8 @@ def run_work(orthanc, clients):
         for name, files in associations:
             merged["storescu"].update(run_clients(orthanc, [("storescu", name, files)])["storescu"])
 
-    threads = [threading.Thread(target=chain, args=(associations,)) for associations in chains.values()]
-    for thread in threads:
-        thread.start()
-    merged["http"].update(run_clients(orthanc, direct)["http"])
-    for thread in threads:
-        thread.join()
+    Concurrently([lambda chained=chained: chain(chained) for chained in chains.values()] +
+                 [lambda: merged["http"].update(run_clients(orthanc, direct)["http"])]).run()
     return merged
 
 

@@ -1,4 +1,4 @@
-"""Benchmarks/instruction_count.py in miniature (a few small instances), on both Orthancs, so that
+"""ingest_perf/benchmarks/instruction_count.py in miniature (a few small instances), on both Orthancs, so that
 the command of docs/benchmarks.md ("Instructions per instance") keeps working; and its reading of
 callgrind's output format on a file written by hand.
 
@@ -6,32 +6,22 @@ It asserts only what does not depend on how busy the machine is: the plugin's ow
 instance on Orthanc's threads (its hooks, counted by callgrind), and that its thread sleeps while
 Orthanc is idle. The whole-process change is printed, not asserted: the plugin's thread ticks once
 a second of ingest, and under callgrind on a loaded machine an instance takes longer."""
-import importlib.util
 import json
-import os
 import re
 import subprocess
 import sys
 
 import pytest
 
+from ingest_perf.benchmarks import instruction_count as script
 from ingest_perf.orthanc_process import BOTH_ORTHANCS
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS
-SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Benchmarks",
-                      "instruction_count.py")
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("instruction_count", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_counts_with_and_without_the_plugin(tmp_path, plugin_path, orthanc_version):
     figures = tmp_path / "figures.json"
-    command = [sys.executable, SCRIPT, "--plugin", plugin_path, "--orthanc", orthanc_version,
+    command = [sys.executable, "-m", script.__name__, "--plugin", plugin_path, "--orthanc", orthanc_version,
                "--configurations", "default", "--instances", "3", "--warmup", "1", "--repeat", "1", "--size", "64",
                "--idle-seconds", "1", "--quiet-seconds", "6", "--work", str(tmp_path / "runs"),
                "--json", str(figures)]
@@ -115,7 +105,6 @@ totals: 1110
 
 
 def test_callgrind_file_is_read_per_object(tmp_path):
-    script = load_script()
     path = tmp_path / "callgrind.out.42.1"
     path.write_text(CALLGRIND_FILE)
     parsed = script.parse_callgrind(str(path))

@@ -15,6 +15,7 @@ import threading
 import pytest
 import requests
 
+from ingest_perf.clients import ClientError, Concurrently
 from ingest_perf.orthanc_process import BOTH_ORTHANCS, debian_plugin
 from sanitized_plugin import sanitized_orthanc_kwargs, sanitized_plugin
 
@@ -44,23 +45,18 @@ def test_sixteen_concurrent_clients_with_the_sanitized_plugin(orthanc_factory, s
         for index in range(count):
             seed += 1
             work.append((kind, index, series_factory(INSTANCES_PER_CLIENT, seed, size=128)))
-    errors = []
     stats_answers = []
     done = threading.Event()
 
     def client(kind, index, files):
-        try:
-            if kind == "storescu":
-                orthanc.storescu(files, calling_aet="SAN%02d" % index)
-            elif kind == "http":
-                with requests.Session() as session:
-                    orthanc.http_upload(files, session=session)
-            else:
-                for part in (files[:3], files[3:]):
-                    answer = orthanc.stow_rs(part)
-                    assert answer.status_code == 200, answer.text[:300]
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append("%s %d: %s" % (kind, index, e))
+        if kind == "storescu":
+            orthanc.storescu(files, calling_aet="SAN%02d" % index)
+        elif kind == "http":
+            orthanc.http_upload(files)
+        else:
+            for part in (files[:3], files[3:]):
+                answer = orthanc.stow_rs(part)
+                assert answer.status_code == 200, answer.text[:300]
 
     def reader():  # /perf/stats read concurrently, in every shape; the recent ring too
         shapes = [("/perf/stats", {}), ("/perf/stats", {"groupBy": "remoteAet"}),
@@ -72,15 +68,16 @@ def test_sixteen_concurrent_clients_with_the_sanitized_plugin(orthanc_factory, s
             for path, params in shapes:
                 stats_answers.append(requests.get(orthanc.url + path, params=params, timeout=60).status_code)
 
-    threads = [threading.Thread(target=client, args=item) for item in work]
     poller = threading.Thread(target=reader)
     poller.start()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    done.set()
-    poller.join()
+    errors = []
+    try:
+        Concurrently([lambda item=item: client(*item) for item in work]).run()
+    except ClientError as error:  # reported below, after the sanitizer's reports that would explain it
+        errors.append(error)
+    finally:
+        done.set()
+        poller.join()
 
     def reports_found():
         found = [open(f).read()[:3000] for f in glob.glob(os.path.join(reports, "*"))]

@@ -7,13 +7,15 @@ Every scenario is a function
 
     orthanc = scenario(orthanc_factory, series_factory, **options)
 
-taking conftest.py's fixtures (outside pytest: StandaloneFactories below). It starts an Orthanc
-configured for the scenario (free loopback ports, the module's Orthanc version), ingests through
-real clients (DCMTK's /usr/bin/storescu, pynetdicom, python-requests) and returns that Orthanc,
-still running, with nothing reset: its GET /perf/stats since start is the scenario. The factory
-stops it (fixture teardown, or StandaloneFactories.close()). In a test:
+taking an OrthancFactory (ingest_perf.orthanc_process) and a SeriesCache (ingest_perf.generate_series):
+the tests' fixtures of the same names are those. It starts an Orthanc configured for the scenario
+(free loopback ports, the factory's Orthanc version), ingests through real clients
+(ingest_perf.clients: DCMTK's /usr/bin/storescu, pynetdicom, gdcmscu, python-requests, a second
+Orthanc) and returns that Orthanc, still running, with nothing reset: its GET /perf/stats since
+start is the scenario. The factory stops it (the fixture's teardown, or OrthancFactory.close()).
+In a test:
 
-    from bottleneck_scenarios import nagle_stall
+    from ingest_perf.bottleneck_scenarios import nagle_stall
     def test_nagle_rule(orthanc_factory, series_factory):
         orthanc = nagle_stall(orthanc_factory, series_factory)
         assert orthanc.stats(transport="dicom")["transports"]["dicom"]["phases"]["associationGap"]["p50"] > 30
@@ -34,7 +36,7 @@ with the bottleneck as the default: `dicom_pool_saturated(threads=8)`,
 these three: Orthanc's own default), and `config=` on those and on `transcoding_bound` and
 `storage_bound`: orthanc.json keys applied over the scenario's own, None leaving a key out
 (`transcoding_bound(config={"IngestTranscoding": None})`, `storage_bound(variant="compression",
-config={"StorageCompression": False})`); `configOverrides` says which. Benchmarks/diagnosis_effects.py
+config={"StorageCompression": False})`); `configOverrides` says which. ingest_perf/benchmarks/diagnosis_effects.py
 measures each fix against its bottleneck.
 
 The ingest-perf plugin is the one of conftest's `plugin_path`; the test
@@ -52,7 +54,7 @@ The scenarios
 -------------
 "p50" figures are from one run on the 2-core development machine, Orthanc 1.10.1 (1.12.7 gives the
 same within noise); "s" is the run's duration, Orthanc's start and the series' generation included.
-Every run's full answers: Benchmarks/diagnosis_scenarios.py.
+Every run's full answers: ingest_perf/benchmarks/diagnosis_scenarios.py.
 
 nagle_stall            default Orthanc, one storescu association of 60 instances, TCP_NODELAY=0 on
                        both sides. dicom associationGap p50 45 ms (p99 90), serverTotal 3.5. 4 s.
@@ -121,12 +123,9 @@ import subprocess
 import threading
 import time
 
-import requests
-
-from ingest_perf.generate_series import write_series
-from ingest_perf.harness.workloads import read_files
-from ingest_perf.orthanc_process import HOST_ORTHANC, STORESCU_BINARY, OrthancProcess, debian_plugin, \
-    default_plugin_path
+from ingest_perf.clients import (Concurrently, gdcmscu, http_upload, orthanc_store, pynetdicom_store, read_files,
+                                  split, start_storescu, storescu)
+from ingest_perf.orthanc_process import HOST_ORTHANC, debian_plugin
 
 JPEG_LOSSLESS = "1.2.840.10008.1.2.4.70"
 NODELAY = {"TCP_NODELAY": "1"}
@@ -137,54 +136,6 @@ IDENTITY = "identity"
 ORTHANC_DICOM_THREADS = 4  # Orthanc's default DicomThreadsCount
 ORTHANC_HTTP_THREADS = 50  # Orthanc's default HttpThreadsCount
 GZIP = "gzip, deflate"  # what python-requests sends by default
-
-
-# --- outside pytest -----------------------------------------------------------------------------
-
-class StandaloneFactories:
-    """conftest.py's orthanc_factory and series_factory without pytest (Benchmarks/diagnosis_scenarios.py):
-
-        with StandaloneFactories("/tmp/run", orthanc_version="1.10.1") as f:
-            orthanc = nagle_stall(f.orthanc_factory, f.series_factory)
-            print(orthanc.stats())
-    """
-
-    def __init__(self, root, orthanc_version=HOST_ORTHANC, plugin_path=None):
-        self.root = os.path.abspath(root)
-        self.orthanc_version = orthanc_version
-        self.plugin_path = plugin_path or default_plugin_path()
-        self.started = []
-        self._series = {}
-        os.makedirs(self.root, exist_ok=True)
-
-    def orthanc_factory(self, start=True, **kwargs):
-        kwargs.setdefault("work_dir", os.path.join(self.root, "orthanc%d" % len(self.started)))
-        kwargs.setdefault("plugin_path", self.plugin_path)
-        kwargs.setdefault("orthanc", self.orthanc_version)
-        process = OrthancProcess(**kwargs)
-        self.started.append(process)
-        if start:
-            process.start()
-        return process
-
-    def series_factory(self, count, seed, size=512):
-        key = (count, seed, size)
-        if key not in self._series:
-            folder = os.path.join(self.root, "series-%d-seed%d-%d" % key)
-            self._series[key] = write_series(folder, count, seed=seed, rows=size, columns=size)
-        return list(self._series[key])
-
-    def close(self):
-        for process in self.started:
-            process.stop()
-        self.started = []
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
-        return False
 
 
 # --- shared pieces ------------------------------------------------------------------------------
@@ -253,106 +204,33 @@ def _describe(orthanc, name, expected, sent, seconds, variant=None, **more):
     return orthanc
 
 
-def _http_session(accept_encoding=IDENTITY):
-    session = requests.Session()
-    session.headers["Accept-Encoding"] = accept_encoding
-    session.headers["Content-Type"] = "application/dicom"
-    return session
+def _http_upload(orthanc, bodies, accept_encoding=IDENTITY, expect=(200,), each=None):
+    """One keep-alive HTTP client uploading `bodies` (clients.http_upload); its Uploads."""
+    return http_upload(orthanc.url, bodies, accept_encoding=accept_encoding, expect=expect, each=each)
 
 
-def _http_upload(orthanc, bodies, accept_encoding=IDENTITY, expect=(200,), after_each=None, request_ms=None):
-    """POSTs each body to /instances on one keep-alive connection; returns how many answers came
-    back with each Content-Encoding ("identity" for none), as the client saw them. request_ms, a
-    list, gets each request's time as the client saw it (connection included for the first)."""
-    encodings = {}
-    with _http_session(accept_encoding) as session:
-        for body in bodies:
-            begin = time.monotonic()
-            answer = session.post(orthanc.url + "/instances", data=body, timeout=120)
-            if request_ms is not None:
-                request_ms.append(round((time.monotonic() - begin) * 1000, 3))
-            if answer.status_code not in expect:
-                raise RuntimeError("POST /instances answered %d: %s" % (answer.status_code, answer.text[:300]))
-            encoding = answer.headers.get("Content-Encoding") or "identity"
-            encodings[encoding] = encodings.get(encoding, 0) + 1
-            if after_each is not None:
-                after_each()
-    return encodings
+def _http_clients(orthanc, parts, accept_encoding=IDENTITY, each=None):
+    """One keep-alive HTTP client per part, uploading at the same time (started, not joined)."""
+    return Concurrently([lambda part=part: _http_upload(orthanc, part, accept_encoding, each=each)
+                         for part in parts]).start()
 
 
-class _HttpClients:
-    """One keep-alive HTTP client per part, each on a thread of its own, uploading at the same time:
+def _encodings(uploads):
+    """How many answers came back with each Content-Encoding, as the clients saw them."""
+    counts = {}
+    for upload in uploads:
+        counts[upload.encoding] = counts.get(upload.encoding, 0) + 1
+    return counts
 
-        clients = _HttpClients(orthanc, _split(bodies, 8)).start()
-        seconds = clients.join()  # raises the first client's error
-        clients.encodings, clients.request_ms"""
 
-    def __init__(self, orthanc, parts, accept_encoding=IDENTITY, after_each=None):
-        self.encodings = {}
-        self.request_ms = []
-        self._errors = []
-        self._lock = threading.Lock()
-        self._begin = None
-        self._threads = [threading.Thread(target=self._client, args=(orthanc, part, accept_encoding, after_each))
-                         for part in parts]
-
-    def _client(self, orthanc, part, accept_encoding, after_each):
-        request_ms = []
-        try:
-            encodings = _http_upload(orthanc, part, accept_encoding, after_each=after_each, request_ms=request_ms)
-        except Exception as error:  # noqa: BLE001 - raised by join()
-            with self._lock:
-                self._errors.append(error)
-            return
-        with self._lock:
-            self.request_ms.extend(request_ms)
-            for encoding, count in encodings.items():
-                self.encodings[encoding] = self.encodings.get(encoding, 0) + count
-
-    def start(self):
-        self._begin = time.monotonic()
-        for thread in self._threads:
-            thread.start()
-        return self
-
-    def join(self):
-        """Waits for every client; returns the seconds from start() to the last client's end."""
-        for thread in self._threads:
-            thread.join(600)
-        seconds = time.monotonic() - self._begin
-        if self._errors:
-            raise RuntimeError("HTTP client failed: %r" % self._errors[0])
-        return seconds
+def _request_ms(uploads):
+    return [round(upload.seconds * 1000, 3) for upload in uploads]
 
 
 def _timed(function, *args, **kwargs):
     begin = time.monotonic()
     result = function(*args, **kwargs)
     return result, time.monotonic() - begin
-
-
-def _split(items, parts):
-    return [items[i::parts] for i in range(parts)]
-
-
-def _storescu_command(orthanc, calling_aet, files):
-    return [STORESCU_BINARY, "-aet", calling_aet, "-aec", orthanc.aet, "127.0.0.1", str(orthanc.dicom_port)] + \
-        [str(f) for f in files]
-
-
-def _environment(extra):
-    environment = dict(os.environ)
-    environment.pop("TCP_NODELAY", None)
-    environment.update(extra)
-    return environment
-
-
-def _storescu(orthanc, files, env, calling_aet="STORESCU"):
-    """One DCMTK storescu association; raises with its output if it fails."""
-    result = subprocess.run(_storescu_command(orthanc, calling_aet, files), stdin=subprocess.DEVNULL,
-                            capture_output=True, text=True, errors="replace", env=_environment(env), timeout=600)
-    if result.returncode != 0:
-        raise RuntimeError("storescu exited with %d: %s" % (result.returncode, result.stderr[-1000:]))
 
 
 def _call_during(during, orthanc, began):
@@ -369,7 +247,7 @@ def nagle_stall(orthanc_factory, series_factory, instances=60):
     """One DCMTK storescu association, Nagle's algorithm left on at both ends (the ~40 ms stall)."""
     orthanc = _start(orthanc_factory, env=NAGLE)
     files = series_factory(instances, 11)
-    _, seconds = _timed(_storescu, orthanc, files, NAGLE)
+    _, seconds = _timed(orthanc.storescu, files, env=NAGLE)
     return _describe(orthanc, "nagle_stall",
                      "dicom associationGap ~40-45 ms per instance, tightly grouped, while serverTotal is a few ms",
                      {"storescu": instances}, seconds)
@@ -379,7 +257,7 @@ def slow_sender(orthanc_factory, series_factory, instances=40, pause=0.150):
     """One pynetdicom association whose sender waits `pause` seconds before each instance."""
     orthanc = _start(orthanc_factory, env=NODELAY)
     files = series_factory(instances, 12)
-    _, seconds = _timed(_pynetdicom_store, orthanc, files, calling_aet="SLOWSENDER", pause=pause)
+    _, seconds = _timed(pynetdicom_store, orthanc.dicom_port, files, "SLOWSENDER", orthanc.aet, pause=pause)
     return _describe(orthanc, "slow_sender",
                      "dicom associationGap >= %d ms (the sender's pause) while serverTotal is a few ms"
                      % (pause * 1000),
@@ -387,44 +265,6 @@ def slow_sender(orthanc_factory, series_factory, instances=40, pause=0.150):
 
 
 SENDERS = ("storescu", "gdcmscu", "orthanc", "pynetdicom")
-GDCMSCU_BINARY = "/usr/bin/gdcmscu"
-
-
-def _gdcmscu(orthanc, files, calling_aet="GDCMSCU"):
-    """One gdcmscu association sending `files` (GDCM 3.0.21 exits 134 after releasing it, stored or
-    not: the caller judges by Orthanc's figures)."""
-    command = [GDCMSCU_BINARY, "--store", "--call", orthanc.aet, "--aetitle", calling_aet]
-    for path in files:
-        command += ["-i", str(path)]
-    subprocess.run(command + ["127.0.0.1", str(orthanc.dicom_port)], stdin=subprocess.DEVNULL, capture_output=True,
-                   timeout=600, env=_environment({}))
-
-
-def _pynetdicom_store(orthanc, files, calling_aet="PYNETDICOM", pause=0.0, nodelay=False):
-    """One pynetdicom association sending `files`, waiting `pause` seconds before each but the first;
-    with TCP_NODELAY set on its socket once associated when `nodelay` (pynetdicom 2.1 has no option)."""
-    import socket
-
-    import pydicom
-    from pynetdicom import AE
-
-    datasets = [pydicom.dcmread(path) for path in files]
-    ae = AE(ae_title=calling_aet)
-    ae.add_requested_context(datasets[0].SOPClassUID, datasets[0].file_meta.TransferSyntaxUID)
-    association = ae.associate("127.0.0.1", orthanc.dicom_port, ae_title=orthanc.aet)
-    if not association.is_established:
-        raise RuntimeError("pynetdicom: association refused")
-    if nodelay:
-        association.dul.socket.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    try:
-        for index, dataset in enumerate(datasets):
-            if index and pause:
-                time.sleep(pause)
-            status = association.send_c_store(dataset)
-            if not status or status.Status != 0:
-                raise RuntimeError("pynetdicom: C-STORE status %r" % (status.Status if status else None))
-    finally:
-        association.release()
 
 
 def _orthanc_peer_store(orthanc_factory, orthanc, files, nodelay):
@@ -437,12 +277,8 @@ def _orthanc_peer_store(orthanc_factory, orthanc, files, nodelay):
                                                                           orthanc.dicom_port]}})
     sender.start(timeout=60)
     try:
-        ids = [sender.post("/instances", data=body).json()["ID"] for body in read_files(files)]
-        begin = time.monotonic()
-        answer = sender.post("/modalities/target/store", json={"Resources": ids, "Synchronous": True}, timeout=600)
-        if answer.status_code != 200:
-            raise RuntimeError("the sending Orthanc answered %d: %s" % (answer.status_code, answer.text[:300]))
-        return time.monotonic() - begin
+        ids = [upload.answer["ID"] for upload in http_upload(sender.url, files)]
+        return orthanc_store(sender.url, "target", ids, timeout=600)
     finally:
         sender.stop()
 
@@ -472,11 +308,11 @@ def sender_stall(orthanc_factory, series_factory, sender="storescu", instances=4
             seconds += _orthanc_peer_store(orthanc_factory, orthanc, files, sender_nodelay)
             begin = time.monotonic()
         elif sender == "storescu":
-            _storescu(orthanc, files, NODELAY if sender_nodelay else NAGLE)
+            orthanc.storescu(files, env=NODELAY if sender_nodelay else NAGLE)
         elif sender == "gdcmscu":
-            _gdcmscu(orthanc, files)
+            gdcmscu(orthanc.dicom_port, files, called_aet=orthanc.aet)
         else:
-            _pynetdicom_store(orthanc, files, nodelay=sender_nodelay)
+            pynetdicom_store(orthanc.dicom_port, files, called_aet=orthanc.aet, nodelay=sender_nodelay)
         seconds += time.monotonic() - begin
         if after_each is not None:
             results.append(after_each(orthanc))
@@ -502,9 +338,8 @@ def dicom_pool_saturated(orthanc_factory, series_factory, associations=8, per_as
     files = series_factory(associations * per_association, 13)
     total = len(files)
     begin = time.monotonic()
-    processes = [subprocess.Popen(_storescu_command(orthanc, "SCU%02d" % i, part), stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=_environment(NODELAY))
-                 for i, part in enumerate(_split(files, associations))]
+    processes = [start_storescu(orthanc.dicom_port, part, "SCU%02d" % i, orthanc.aet, env=NODELAY)
+                 for i, part in enumerate(split(files, associations))]
     more = {}
     try:
         if during is not None:
@@ -551,16 +386,15 @@ def http_threads_saturated(orthanc_factory, series_factory, clients=8, per_clien
     lock = threading.Lock()
     quarter = threading.Event()
 
-    def count():
+    def count(upload):
         with lock:
             answered[0] += 1
             if answered[0] >= len(bodies) // 4:
                 quarter.set()
 
     more = {}
-    uploads = _HttpClients(orthanc, _split(bodies, clients), after_each=count)
     begin = time.monotonic()
-    uploads.start()
+    uploads = _http_clients(orthanc, split(bodies, clients), each=count)
 
     def reader():
         quarter.wait(600)
@@ -570,7 +404,7 @@ def http_threads_saturated(orthanc_factory, series_factory, clients=8, per_clien
     if reading is not None:
         reading.start()
     try:
-        seconds = uploads.join()
+        uploaded = [u for part in uploads.join() for u in part]
     finally:
         if reading is not None:
             reading.join(600)
@@ -581,8 +415,8 @@ def http_threads_saturated(orthanc_factory, series_factory, clients=8, per_clien
                     "(duringSeconds), and few threads ever ingest (openRecords.threadsTracked)" % (named, clients))
     else:
         expected = "HttpThreadsCount %s for %d keep-alive clients: no connection waits for a worker" % (named, clients)
-    return _describe(orthanc, "http_threads_saturated", expected, {"http": len(bodies), "clients": clients}, seconds,
-                     httpThreadsCount=threads, requestMs=uploads.request_ms, **more)
+    return _describe(orthanc, "http_threads_saturated", expected, {"http": len(bodies), "clients": clients},
+                     uploads.seconds, httpThreadsCount=threads, requestMs=_request_ms(uploaded), **more)
 
 
 def transcoding_bound(orthanc_factory, series_factory, timing="Off", instances=40, config=None):
@@ -592,13 +426,12 @@ def transcoding_bound(orthanc_factory, series_factory, timing="Off", instances=4
     orthanc = _start(orthanc_factory, extra_config={"IngestTranscoding": JPEG_LOSSLESS},
                      ingest_perf={"TranscodeTiming": timing}, config=config)
     bodies = read_files(series_factory(instances, 15))
-    request_ms = []
-    _, seconds = _timed(_http_upload, orthanc, bodies, request_ms=request_ms)
+    uploads, seconds = _timed(_http_upload, orthanc, bodies)
     return _describe(orthanc, "transcoding_bound",
                      "rest preStore ~10-20 ms (DCMTK's JPEG lossless encoder)%s"
                      % (", and the transcode phase inside it" if timing != "Off" else
                         "; transcode unobservable (TranscodeTiming Off)"),
-                     {"http": instances}, seconds, variant=timing.lower(), requestMs=request_ms)
+                     {"http": instances}, seconds, variant=timing.lower(), requestMs=_request_ms(uploads))
 
 
 STORAGE_VARIANTS = ("slow-disk", "slow-disk-untimed", "storage-plugin", "compression")
@@ -634,10 +467,9 @@ def storage_bound(orthanc_factory, series_factory, variant="slow-disk", delay_ms
                          extra_config={"StorageCompression": True}, config=config)
         expected = "rest storagePrepare (MD5 and zlib of 2 MB instances) stands out within persist"
     bodies = read_files(series_factory(instances, 16, size=size))
-    request_ms = []
-    _, seconds = _timed(_http_upload, orthanc, bodies, request_ms=request_ms)
+    uploads, seconds = _timed(_http_upload, orthanc, bodies)
     return _describe(orthanc, "storage_bound", expected, {"http": instances}, seconds, variant=variant,
-                     delayMs=delay_ms if variant != "compression" else None, size=size, requestMs=request_ms)
+                     delayMs=delay_ms if variant != "compression" else None, size=size, requestMs=_request_ms(uploads))
 
 
 INDEX_DATABASES = ("sqlite", "postgresql", "postgresql-slow")
@@ -768,14 +600,14 @@ def compressed_answers(orthanc_factory, series_factory, instances=60, compressio
     orthanc = _start(orthanc_factory, config=config,
                      extra_config={} if compression is None else {"HttpCompressionEnabled": compression})
     bodies = read_files(series_factory(instances, 21))
-    uploads = _HttpClients(orthanc, _split(bodies, clients), accept_encoding=GZIP).start()
-    seconds = uploads.join()
+    uploads = _http_clients(orthanc, split(bodies, clients), accept_encoding=GZIP)
+    uploaded = [u for part in uploads.join() for u in part]
     expected = ("httpAnswers.compressedByOrthanc == requests (1.10.1; none from 1.12.2: off by default, and answers "
                 "under 2048 bytes are never compressed); no phase moves" if compression is not False else
                 "HttpCompressionEnabled false: no answer compressed, whatever the client accepts")
-    return _describe(orthanc, "compressed_answers", expected, {"http": instances, "clients": clients}, seconds,
-                     answerEncodings=uploads.encodings, httpCompressionEnabled=compression,
-                     requestMs=uploads.request_ms)
+    return _describe(orthanc, "compressed_answers", expected, {"http": instances, "clients": clients},
+                     uploads.seconds, answerEncodings=_encodings(uploaded), httpCompressionEnabled=compression,
+                     requestMs=_request_ms(uploaded))
 
 
 def duplicates_and_rejects(orthanc_factory, series_factory, instances=30, rejects=10):
@@ -833,14 +665,6 @@ def _without_series_uid(source, target):
     return target
 
 
-def _storescu_whatever_answered(orthanc, files, env, calling_aet):
-    """One storescu association sending every file whatever Orthanc answers (--no-halt: refusals make
-    it exit non-zero, which is the point here)."""
-    subprocess.run([STORESCU_BINARY, "--no-halt", "-aet", calling_aet, "-aec", orthanc.aet, "127.0.0.1",
-                    str(orthanc.dicom_port)] + [str(f) for f in files], stdin=subprocess.DEVNULL,
-                   capture_output=True, env=_environment(env), timeout=600)
-
-
 def _wait_until(orthanc, predicate, timeout=15):
     """Polls /perf/stats until predicate(stats) holds (or `timeout` seconds); returns the last stats."""
     deadline = time.monotonic() + timeout
@@ -882,7 +706,8 @@ def stores_failing(orthanc_factory, series_factory, variant="disk-full", instanc
         os.makedirs(folder, exist_ok=True)
         files = [_without_series_uid(path, os.path.join(folder, "%d.dcm" % i)) if i % 3 == 2 else path
                  for i, path in enumerate(files)]
-    _storescu_whatever_answered(orthanc, files, NODELAY, "STORESCU")
+    # --no-halt: every file is sent whatever Orthanc answers (refusals make storescu exit non-zero)
+    storescu(orthanc.dicom_port, files, called_aet=orthanc.aet, options=["--no-halt"], env=NODELAY, check=False)
     if variant == "disk-full":
         bodies = read_files(series_factory(4, 28))
         _http_upload(orthanc, bodies, expect=(200, 500))
@@ -902,7 +727,7 @@ def healthy(orthanc_factory, series_factory, instances=60):
     orthanc = _start(orthanc_factory, env=NODELAY)
     begin = time.monotonic()
     _http_upload(orthanc, read_files(series_factory(instances, 23)))
-    _storescu(orthanc, series_factory(instances, 24), NODELAY)
+    orthanc.storescu(series_factory(instances, 24), env=NODELAY)
     return _describe(orthanc, "healthy", "nothing: serverTotal a few ms on both transports, associationGap a few ms",
                      {"http": instances, "storescu": instances}, time.monotonic() - begin)
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The /perf/stats breakdown in the configurations issue 3 added, printed with perf_report:
 
   transcoding   IngestTranscoding to JPEG lossless, with Orthanc's DCMTK (C-STORE then HTTP), and
@@ -6,20 +5,16 @@
                 docs/transcoding.md for why not HTTP)
   storage       TimedStorage on: persist split into storage write and index update (C-STORE then HTTP)
 
-  .venv/bin/python Benchmarks/breakdowns.py [--slices 40] [--size 512]
+  .venv/bin/python -m ingest_perf.benchmarks.breakdowns [--slices 40] [--size 512]
 """
 import argparse
 import os
-import sys
 import tempfile
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Python puts only this script's folder on sys.path; the package is at the repository root.
-sys.path.insert(0, REPO)
 
-from ingest_perf.generate_series import write_series  # noqa: E402
-from ingest_perf.orthanc_process import OrthancProcess, default_plugin_path  # noqa: E402
-from ingest_perf.perf_report import render  # noqa: E402
+from ingest_perf.generate_series import write_series
+from ingest_perf.orthanc_process import OrthancProcess, default_plugin_path
+from ingest_perf.perf_report import render
 
 GDCM = "/usr/share/orthanc/plugins/libOrthancGdcm.so"
 JPEG_LOSSLESS = "1.2.840.10008.1.2.4.70"

@@ -1,12 +1,11 @@
-#!/usr/bin/env python3
 """The effect of each configuration fix that GET /perf/diagnosis recommends, measured on the
-bottleneck scenario of its own rule (IntegrationTests/bottleneck_scenarios.py): the scenario as it is
+bottleneck scenario of its own rule (ingest_perf/bottleneck_scenarios.py): the scenario as it is
 (before), with the fix (after), and for the thread pools also with Orthanc's default, side by side in
 one run. Each round runs every side of a fix once, each on a fresh Orthanc, in an order that rotates
 from round to round; a figure is the median over the rounds, with the lowest and highest beside it.
 
-  .venv/bin/python Benchmarks/diagnosis_effects.py --rounds 5 --markdown
-  .venv/bin/python Benchmarks/diagnosis_effects.py --only http-threads-saturated --orthanc 1.12.7 --rounds 3
+  .venv/bin/python -m ingest_perf.benchmarks.diagnosis_effects --rounds 5 --markdown
+  .venv/bin/python -m ingest_perf.benchmarks.diagnosis_effects --only http-threads-saturated --orthanc 1.12.7 --rounds 3
 
 The fixes measured (--only takes a fix's name or its rule's id):
   dicom-workers-saturated  8 storescu associations x 60 instances (TCP_NODELAY both sides),
@@ -37,18 +36,13 @@ import json
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Python puts only this script's folder on sys.path; the package is at the repository root, the
-# scenarios beside the integration tests.
-sys.path.insert(0, REPO)
-sys.path.insert(0, os.path.join(REPO, "IntegrationTests"))
 
-import bottleneck_scenarios as scenarios  # noqa: E402
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC  # noqa: E402
+from ingest_perf import bottleneck_scenarios as scenarios
+from ingest_perf.generate_series import SeriesCache
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, OrthancFactory
 
 
 # --- what is measured -------------------------------------------------------------------------------
@@ -197,15 +191,15 @@ def selected_fixes(names, orthanc):
 
 def run_side(fix, options, work, series, orthanc_version):
     """One side of a fix on a fresh Orthanc: {"scenario", "stats", "transport", "load"}."""
-    factories = scenarios.StandaloneFactories(work, orthanc_version=orthanc_version)
+    factory = OrthancFactory(work, orthanc_version=orthanc_version)
     load = os.getloadavg()[0]
     try:
-        orthanc = scenarios.SCENARIOS[fix.scenario](factories.orthanc_factory, series.series_factory,
+        orthanc = scenarios.SCENARIOS[fix.scenario](factory, series,
                                                     **dict(fix.options, **options))
         stats = orthanc.stats()
         described = dict(orthanc.scenario)
     finally:
-        factories.close()
+        factory.close()
         shutil.rmtree(work, ignore_errors=True)
     run = {"scenario": described, "stats": stats, "transport": fix.transport,
            "load": [round(load, 2), round(os.getloadavg()[0], 2)]}
@@ -217,7 +211,7 @@ def run_side(fix, options, work, series, orthanc_version):
 
 def measure(fixes, rounds, work, orthanc_version):
     """{fix name: [[run of each round] per side]}, the sides of a fix interleaved round by round."""
-    series = scenarios.StandaloneFactories(os.path.join(work, "series"))
+    series = SeriesCache(os.path.join(work, "series"))
     runs = {fix.name: [[] for _ in fix.sides] for fix in fixes}
     count = 0
     for round_index in range(rounds):

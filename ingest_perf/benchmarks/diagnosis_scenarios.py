@@ -1,11 +1,10 @@
-#!/usr/bin/env python3
-"""Runs the bottleneck scenarios (IntegrationTests/bottleneck_scenarios.py) on a real Orthanc and
+"""Runs the bottleneck scenarios (ingest_perf/bottleneck_scenarios.py) on a real Orthanc and
 saves what the plugin says of each, to calibrate the rules of GET /perf/diagnosis on real figures.
 
-  .venv/bin/python Benchmarks/diagnosis_scenarios.py --out DIR                      # every run
-  .venv/bin/python Benchmarks/diagnosis_scenarios.py --scenario nagle_stall --scenario healthy \\
+  .venv/bin/python -m ingest_perf.benchmarks.diagnosis_scenarios --out DIR                      # every run
+  .venv/bin/python -m ingest_perf.benchmarks.diagnosis_scenarios --scenario nagle_stall --scenario healthy \\
       --orthanc 1.12.7 --out DIR
-  .venv/bin/python Benchmarks/diagnosis_scenarios.py --table DIR [DIR...]           # saved runs, one table
+  .venv/bin/python -m ingest_perf.benchmarks.diagnosis_scenarios --table DIR [DIR...]           # saved runs, one table
 
 A run is a scenario with its options; --scenario takes a run's name (storage_bound-slow-disk) or a
 scenario's (storage_bound: all its runs). For each run, DIR/NAME.json holds:
@@ -21,18 +20,13 @@ and a summary of each is printed. The PostgreSQL runs start one throw-away serve
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Python puts only this script's folder on sys.path; the package is at the repository root, the
-# scenarios beside the integration tests.
-sys.path.insert(0, REPO)
-sys.path.insert(0, os.path.join(REPO, "IntegrationTests"))
 
-import bottleneck_scenarios as scenarios  # noqa: E402
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC  # noqa: E402
+from ingest_perf import bottleneck_scenarios as scenarios
+from ingest_perf.generate_series import SeriesCache
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, OrthancFactory
 
 # (run name, scenario, options); the PostgreSQL runs also get postgresql=.
 RUNS = [
@@ -218,7 +212,7 @@ def _version_of(folder):
 
 # --- running --------------------------------------------------------------------------------------
 
-def run(name, scenario, options, factories, postgresql_server):
+def run(name, scenario, options, factory, series, postgresql_server):
     function = scenarios.SCENARIOS[scenario]
     options = dict(options)
     if scenario in DURING:
@@ -226,7 +220,7 @@ def run(name, scenario, options, factories, postgresql_server):
     if scenario == "index_bound" and options["database"] != "sqlite":
         options["postgresql"] = postgresql_server()
     begin = time.monotonic()
-    orthanc = function(factories.orthanc_factory, factories.series_factory, **options)
+    orthanc = function(factory, series, **options)
     try:
         stats = orthanc.stats()
         stats5m = orthanc.stats(window="5m")
@@ -240,7 +234,7 @@ def run(name, scenario, options, factories, postgresql_server):
         document["scenario"]["runSeconds"] = round(time.monotonic() - begin, 3)
         return document
     finally:
-        factories.close()
+        factory.close()
 
 
 def main():
@@ -272,9 +266,10 @@ def main():
     failures = []
     try:
         for name, scenario, options in selected_runs(args.scenario):
-            factories = scenarios.StandaloneFactories(os.path.join(work, name), orthanc_version=args.orthanc)
+            factory = OrthancFactory(os.path.join(work, name), orthanc_version=args.orthanc)
+            series = SeriesCache(os.path.join(work, name))
             try:
-                document = run(name, scenario, options, factories, postgresql_server)
+                document = run(name, scenario, options, factory, series, postgresql_server)
             except Exception as error:  # noqa: BLE001 - the other runs go on; reported at the end
                 failures.append((name, error))
                 print("== %s FAILED: %s" % (name, error), flush=True)

@@ -3,33 +3,23 @@
 requests of 12 CT slices (512x512, explicit little endian), the study deleted between requests;
 with and without this plugin, on each Orthanc. A run ends at its first crash.
 
-    .venv/bin/python Benchmarks/gdcm_stow_crash.py --runs 10 --requests 20 [--orthanc 1.10.1,1.12.7]
+    .venv/bin/python -m ingest_perf.benchmarks.gdcm_stow_crash --runs 10 --requests 20 [--orthanc 1.10.1,1.12.7]
 
 Prints one Markdown row per Orthanc and plugin state: runs that crashed, requests answered, and
 crashes per request.
 """
 import argparse
 import os
-import sys
 import tempfile
-import uuid
 
 import requests
 
-# Python puts only this script's folder on sys.path; the package is at the repository root.
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from ingest_perf.generate_series import write_series  # noqa: E402
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, OrthancProcess, debian_plugin, default_plugin_path  # noqa: E402
+from ingest_perf.clients import stow_body
+from ingest_perf.generate_series import write_series
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, OrthancProcess, debian_plugin, default_plugin_path
 
 JPEG_LOSSLESS = "1.2.840.10008.1.2.4.70"
-
-
-def stow_body(files):
-    boundary = uuid.uuid4().hex.encode()
-    parts = [b"--%s\r\nContent-Type: application/dicom\r\n\r\n%s\r\n" % (boundary, open(f, "rb").read()) for f in files]
-    headers = {"Content-Type": 'multipart/related; type="application/dicom"; boundary=%s' % boundary.decode()}
-    return b"".join(parts) + b"--%s--\r\n" % boundary, headers
 
 
 def one_run(folder, version, with_plugin, body, headers, request_count):

@@ -1,9 +1,8 @@
-#!/usr/bin/env python3
 """Instructions Orthanc executes per stored instance, without and with the plugin, counted by
 Valgrind's callgrind: an overhead figure that scheduling noise cannot blur (the throughput A/B of
 docs/benchmarks.md resolves about 2.5%; this count resolves about 0.05%, see the null configuration).
 
-  .venv/bin/python Benchmarks/instruction_count.py [--plugin PATH] [--orthanc 1.10.1,1.12.7]
+  .venv/bin/python -m ingest_perf.benchmarks.instruction_count [--plugin PATH] [--orthanc 1.10.1,1.12.7]
       [--configurations default,every-opt-in,...] [--transports http,dicom] [--instances 40]
       [--repeat 3] [--markdown] [--json FILE]
 
@@ -56,14 +55,10 @@ import tempfile
 import time
 
 # Shared test code, imported the way the other benchmarks do (kept here, in one place).
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-# Python puts only this script's folder on sys.path; the package is at the repository root.
-sys.path.insert(0, REPO)
 
-from ingest_perf.generate_series import write_series  # noqa: E402
-from ingest_perf.harness.report import table as markdown_table  # noqa: E402
-from ingest_perf.orthanc_process import (BOTH_ORTHANCS, HOST_ORTHANC, OrthancProcess, default_plugin_path,  # noqa: E402
+from ingest_perf.generate_series import write_series
+from ingest_perf.benchmarks.report import table as markdown_table
+from ingest_perf.orthanc_process import (BOTH_ORTHANCS, HOST_ORTHANC, OrthancProcess, default_plugin_path,
                              orthanc_available)
 
 JPEG_LOSSLESS = "1.2.840.10008.1.2.4.70"

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The plugin's own cost inside a real Orthanc, per stored instance, for one or more plugin builds
 side by side (e.g. before and after a change).
 
@@ -9,21 +8,17 @@ SDK calls included, in thread CPU time (a preemption does not count), the total 
 calls, plus the plugin's own thread until it sleeps again after the instances. Rounds are
 interleaved and each one is printed, with the median.
 
-  .venv/bin/python Benchmarks/plugin_cost.py --plugin A.so [--plugin B.so] [--instances 1500] [--rounds 3]
+  .venv/bin/python -m ingest_perf.benchmarks.plugin_cost --plugin A.so [--plugin B.so] [--instances 1500] [--rounds 3]
 """
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Python puts only this script's folder on sys.path; the package is at the repository root.
-sys.path.insert(0, REPO)
 
-from ingest_perf.generate_series import write_series  # noqa: E402
-from ingest_perf.orthanc_process import HOST_ORTHANC, OrthancProcess, default_plugin_path  # noqa: E402
+from ingest_perf.generate_series import write_series
+from ingest_perf.orthanc_process import HOST_ORTHANC, OrthancProcess, default_plugin_path
 
 
 def measure(plugin, files, orthanc_version):

@@ -1,14 +1,32 @@
 """What the plugin costs Orthanc as a whole: the CPU time of the whole Orthanc process (every thread,
-the plugin's own included, nothing subtracted) per stored instance, with the plugin against without,
-side by side and alternating, next to a null comparison (without against without), on a host whose
-TCP table holds thousands of other sockets.
+the plugin's own included, nothing subtracted, no window) per stored instance, with the plugin
+against without, side by side and alternating, next to a null comparison (without against without),
+on a host whose TCP table holds --other-sockets other sockets. The command of docs/plugin-cost.md,
+and a library of the benchmark run (route_cost, sections):
 
-Used by Benchmarks/process_cpu.py (the command of docs/plugin-cost.md) and by the benchmark run of
-docs/benchmarks.md. The CPU time is the process's CPU clock (clock_gettime on the clock of the
-process id: the kernel's sum over every thread, those that ended included, in ns), the counter
-/proc/<pid>/stat prints in clock ticks as utime + stime; both are read, the ticks as a check.
+  .venv/bin/python -m ingest_perf.benchmarks.process_cpu [--plugin PATH] [--orthanc 1.10.1|1.12.7]
+      [--cases trickle,storescu-1,storescu-4,http-4] [--other-sockets 10000] [--pairs 3]
+      [--instances 100] [--trickle-instances 40] [--size 512] [--json FILE] [--markdown]
+
+The CPU time is the process's CPU clock (clock_gettime on the clock of the process id: the kernel's
+sum over every thread, those that ended included, in ns), the counter /proc/<pid>/stat prints in
+clock ticks as utime + stime; both are read, the ticks as a check.
+
+As root it runs itself again in a network namespace of its own (`unshare -n`): the other sockets
+(loopback connections held open, a third of them TIME_WAIT topped up every 5 s), the Orthancs and
+their clients are alone there, whatever the host holds. Otherwise it runs in the host's namespace
+and says so.
+
+Per case and pair, a fresh A (no plugin) and B (the plugin; for the null comparison, no plugin
+either) receive the same instances, chunk by chunk in ABBA order (the trickle: file by file, each to
+both, at 2 instances/s to each); the CPU time of each whole process is counted from the first
+instance to --settle seconds after the last. Load on the machine slows both alike: the figure is a
+ratio measured side by side. Cases (CASES): trickle, storescu-1 (one association per chunk),
+storescu-4 (4 associations at once), http-4 (4 keep-alive HTTP clients).
 """
+import argparse
 import contextlib
+import json
 import os
 import random
 import resource
@@ -23,8 +41,10 @@ import time
 
 import requests
 
-from ingest_perf.harness import workloads
-from ingest_perf.orthanc_process import HOST_ORTHANC, OrthancProcess
+from ingest_perf.benchmarks import workloads
+from ingest_perf.benchmarks.report import table as markdown_table
+from ingest_perf.generate_series import write_series
+from ingest_perf.orthanc_process import HOST_ORTHANC, OrthancProcess, default_plugin_path
 
 NAMESPACE_MARK = "INGEST_PERF_OWN_NETWORK_NAMESPACE"
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -365,3 +385,108 @@ def verdict(row, null_row):
     if null_row and ratio <= TARGET_RATIO + spread:
         return "within the null comparison's spread of the target"
     return "missed"
+
+
+# --- the command ---------------------------------------------------------------------------------------
+
+def log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def render(result, markdown):
+    head = ["case", "comparison", "pairs", "instances per side", "CPU ms/instance A", "CPU ms/instance B",
+            "B / A", "95% interval", "pairs B / A", "/proc/<pid>/stat ticks B / A", "plugin's own us/instance",
+            "verdict"]
+    rows = []
+    for row in result["rows"]:
+        rows.append([row["case"], "null (without / without)" if row["null"] else "with / without",
+                     str(row["pairs"]), str(row["instancesPerSide"]), "%.3f" % row["cpuMsPerInstanceA"],
+                     "%.3f" % row["cpuMsPerInstanceB"], "%.4f" % row["ratio"],
+                     "%.4f .. %.4f" % (row["ratioLow"], row["ratioHigh"]),
+                     " ".join("%.3f" % r for r in row["pairRatios"]),
+                     "-" if row["ticksRatio"] is None else "%.3f (%d ticks)" % (row["ticksRatio"], row["ticksPerSide"]),
+                     "-" if row.get("pluginMicroseconds") is None else "%.1f (callbacks %.1f, thread %.1f)" % (
+                         row["pluginMicroseconds"], row["pluginCallbacksMicroseconds"],
+                         row["pluginThreadMicroseconds"]),
+                     row.get("verdict", "")])
+    lines = []
+    if markdown:
+        lines += markdown_table(head, rows).split("\n")
+    else:
+        widths = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
+        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in [head] + rows]
+    lines.append("")
+    lines.append("Orthanc %s; %s; %d other sockets in the TCP table (measured: %d in use, %d TIME_WAIT); "
+                 "instances %dx%d; target: B / A <= %.2f" % (
+                     result["orthanc"], result["namespace"], result["otherSockets"], result["sockets"]["inuse"],
+                     result["sockets"]["tw"], result["size"], result["size"], TARGET_RATIO))
+    lines.append("command: %s" % result["command"])
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--plugin", default=default_plugin_path())
+    parser.add_argument("--orthanc", default=HOST_ORTHANC)
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--other-sockets", type=int, default=10000)
+    parser.add_argument("--pairs", type=int, default=3, help="fresh pairs of Orthancs per case and comparison")
+    parser.add_argument("--instances", type=int, default=100, help="instances per pair and side")
+    parser.add_argument("--trickle-instances", type=int, default=40, help="instances per pair and side, trickle")
+    parser.add_argument("--size", type=int, default=512, help="rows and columns of the synthetic CT slices")
+    parser.add_argument("--settle", type=float, default=6.0,
+                        help="seconds counted after the last instance (the plugin's thread ticks 4 s after ingest)")
+    parser.add_argument("--no-null", action="store_true", help="skip the null comparison")
+    parser.add_argument("--json")
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args()
+    cases = [c for c in args.cases.split(",") if c]
+    unknown = [c for c in cases if c not in CASES]
+    if unknown:
+        parser.error("unknown case(s) %s; known: %s" % (", ".join(unknown), ", ".join(CASES)))
+    reexecute_in_own_network_namespace(["-m", __spec__.name] + sys.argv[1:])
+    namespace = ("a network namespace of its own (unshare -n)" if in_own_network_namespace()
+                 else "the host's network namespace (not root, or no unshare): the host's own sockets too")
+    plugin = os.path.abspath(args.plugin)
+    root = tempfile.mkdtemp(prefix="process-cpu-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    count = max(args.instances, args.trickle_instances) + 40
+    started = time.monotonic()
+    with contextlib.ExitStack() as cleanup:
+        cleanup.callback(shutil.rmtree, root, True)
+        files = write_series(os.path.join(root, "series"), count, rows=args.size, columns=args.size)
+        rows, sockets, at_end = run(args, cases, files, plugin, root, namespace)
+    result = {"orthanc": args.orthanc, "plugin": plugin, "namespace": namespace, "otherSockets": args.other_sockets,
+              "sockets": sockets, "socketsAtEnd": at_end, "size": args.size, "rows": rows, "seconds": time.monotonic() - started,
+              "command": "Benchmarks/py " + " ".join(sys.argv[1:])}
+    if args.json:
+        with open(args.json, "w") as stream:
+            json.dump(result, stream, indent=1)
+    print(render(result, args.markdown))
+
+
+def run(args, cases, files, plugin, root, namespace):
+    rows = []
+    with OtherSockets(args.other_sockets):
+        sockets = socket_counts()
+        log("%d sockets in use, %d TIME_WAIT in %s" % (sockets["inuse"], sockets["tw"], namespace))
+        for case in cases:
+            instances = args.trickle_instances if case == "trickle" else args.instances
+            chosen = files[:instances]
+            by_comparison = {}
+            for null in ([False] if args.no_null else [True, False]):
+                log("%s, %s:" % (case, "null" if null else "with / without"))
+                pairs = []
+                for index in range(args.pairs):
+                    pairs.append(measure_pair(case, chosen, plugin, args.orthanc, root, not null,
+                                                          args.settle, log, index))
+                by_comparison[null] = summarize(case, null, pairs)
+                by_comparison[null]["pairResults"] = pairs
+            if False in by_comparison:
+                by_comparison[False]["verdict"] = verdict(by_comparison[False], by_comparison.get(True))
+            rows += [by_comparison[n] for n in (True, False) if n in by_comparison]
+        at_end = socket_counts()
+    return rows, sockets, at_end
+
+
+if __name__ == "__main__":
+    main()

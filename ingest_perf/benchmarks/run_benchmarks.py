@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Every benchmark of orthanc-ingest-perf, in one run, written to docs/benchmarks.md.
 
   Resources/run-benchmarks.sh [--quick]     (installs, builds, then runs this)
@@ -30,11 +29,9 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Python puts only this script's folder on sys.path; the package is at the repository root.
-sys.path.insert(0, REPO)
 
-from ingest_perf.harness import datasets, report, scenarios  # noqa: E402
+from ingest_perf.benchmarks import datasets, report, sections
+from ingest_perf.orthanc_process import REPO_ROOT as REPO
 
 
 def log(message):
@@ -74,7 +71,7 @@ def micro_benchmarks(build):
 
 
 def rewrite(results_path, output):
-    from ingest_perf.harness.document import write_document
+    from ingest_perf.benchmarks.document import write_document
 
     with open(results_path) as stream:
         results = json.load(stream)
@@ -105,7 +102,7 @@ def main():
     work = tempfile.mkdtemp(prefix="ingest-perf-bench-")
     args.build = os.path.abspath(args.build)
     plugin = os.path.join(args.build, "libOrthancIngestPerf.so")
-    bench = scenarios.Bench(work, plugin, log)
+    bench = sections.Bench(work, plugin, log)
     results = {"machine": machine(), "quick": quick}
 
     log("== datasets")
@@ -127,22 +124,22 @@ def main():
     clients = [1, 4, 16] if quick else [1, 2, 4, 8, 16]
     kinds = ["storescu", "pynetdicom", "http", "stow-instance", "stow-series", "orthanc-store"]
     log("== ingest of the CT series")
-    results["ingestCt"] = scenarios.ingest_matrix(bench, sets["ct"], kinds, clients)
+    results["ingestCt"] = sections.ingest_matrix(bench, sets["ct"], kinds, clients)
 
     log("== the other studies")
     results["ingestOthers"] = []
     for name in ("mammo", "cardio", "onco"):
-        for row in scenarios.ingest_matrix(bench, sets[name], ["http", "storescu"], [1] if quick else [1, 4]):
+        for row in sections.ingest_matrix(bench, sets[name], ["http", "storescu"], [1] if quick else [1, 4]):
             row["dataset"] = name
             results["ingestOthers"].append(row)
 
     log("== variants")
-    results["variants"] = scenarios.variants(bench, sets["ct"])
+    results["variants"] = sections.variants(bench, sets["ct"])
 
     log("== downloads")
     results["downloads"] = []
     for name in (("ct", "onco") if quick else ("ct", "mammo", "cardio", "onco")):
-        results["downloads"] += scenarios.downloads(bench, name, sets[name], python_client=(name == "ct"))
+        results["downloads"] += sections.downloads(bench, name, sets[name], python_client=(name == "ct"))
 
     log("== overhead (A: Orthanc without the plugin, B: with it, interleaved chunk by chunk)")
     seconds = args.overhead_seconds or (20 if quick else 100)
@@ -160,7 +157,7 @@ def main():
     if quick:
         cases = cases[:4]
     results["overheadSeconds"] = seconds
-    results["overhead"] = scenarios.overhead(bench, overhead_files, cases, seconds)
+    results["overhead"] = sections.overhead(bench, overhead_files, cases, seconds)
     results["seconds"] = time.time() - started
 
     os.makedirs(os.path.join(args.output, "benchmarks"), exist_ok=True)
@@ -168,7 +165,7 @@ def main():
     with open(os.path.join(args.output, "benchmarks", "results%s.json" % suffix), "w") as stream:
         json.dump(results, stream, indent=1, default=str)
     plots = report.plots(os.path.join(args.output, "benchmarks"), results) if not quick else []
-    from ingest_perf.harness.document import write_document
+    from ingest_perf.benchmarks.document import write_document
 
     path = write_document(args.output, results, plots, quick, clients)
     log("== done in %.0f s: %s" % (results["seconds"], path))

@@ -110,10 +110,7 @@ def ingest_matrix(bench, files, kinds, client_counts):
             ids = None
             if kind == "orthanc-store":
                 sender, ids = preload_sender(bench, files)
-                answer = sender.session.put(sender.url + "/modalities/receiver",
-                                            json={"AET": orthanc.aet, "Host": "127.0.0.1", "Port": orthanc.dicom_port})
-                if answer.status_code != 200:
-                    raise RuntimeError("cannot declare the receiver: %s" % answer.text)
+                sender.add_modality("receiver", orthanc)
             for clients in client_counts:
                 row = ingest(bench, orthanc, kind, files, clients, sender=sender, sender_ids=ids)
                 bench.log("  %-14s x%-2d %7.1f instances/s  %7.1f MB/s" % (kind, clients, row["instancesPerSecond"],

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """IngestPerf.DicomTcpNoDelay: what it changes for ONE DICOM association, side by side in one run.
 
 Cases, each a fresh Orthanc (with the plugin) per round, in rounds that alternate the cases (the
@@ -15,21 +14,18 @@ instances over the wall clock of the storescu run or of the synchronous store re
 the receiver's associationGap (p50 and mean) and serverTotal p50 from /perf/stats, and each
 Orthanc's dicomTcpNoDelay status is checked against what the case asks for.
 
-  .venv/bin/python Benchmarks/tcp_nodelay.py [--slices 200] [--size 256] [--rounds 3] [--orthanc 1.10.1]
+  .venv/bin/python -m ingest_perf.benchmarks.tcp_nodelay [--slices 200] [--size 256] [--rounds 3] [--orthanc 1.10.1]
 """
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Python puts only this script's folder on sys.path; the package is at the repository root.
-sys.path.insert(0, REPO)
 
-from ingest_perf.generate_series import write_series  # noqa: E402
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, OrthancProcess, default_plugin_path  # noqa: E402
+from ingest_perf.clients import orthanc_store
+from ingest_perf.generate_series import write_series
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, OrthancProcess, default_plugin_path
 
 UNSET = {"TCP_NODELAY": None}
 
@@ -68,17 +64,8 @@ def run_case(work, case, files, plugin, version):
         else:
             sender = start(work, "sender", sender_option, plugin, version, aet="SENDER")
             sender.http_upload(files)
-            answer = sender.session.put(sender.url + "/modalities/receiver", timeout=10, json={
-                "AET": receiver.aet, "Host": "127.0.0.1", "Port": receiver.dicom_port})
-            if answer.status_code != 200:
-                raise SystemExit("cannot declare the receiver: %s" % answer.text)
-            series = sender.get("/series").json()
-            begin = time.perf_counter()
-            answer = sender.post("/modalities/receiver/store", timeout=3600,
-                                 json={"Resources": series, "Synchronous": True})
-            elapsed = time.perf_counter() - begin
-            if answer.status_code != 200:
-                raise SystemExit("%s: store answered %d: %s" % (name, answer.status_code, answer.text[:300]))
+            sender.add_modality("receiver", receiver)
+            elapsed = orthanc_store(sender.url, "receiver", sender.get("/series").json())
         dicom = receiver.stats(transport="dicom")["transports"]["dicom"]
         if dicom["instances"]["stored"] != len(files):
             raise SystemExit("%s: %d instances stored of %d" % (name, dicom["instances"]["stored"], len(files)))

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """How much does timing the ingest transcoding cost? Side by side, in one run:
 
   no plugin | plugin, TranscodeTiming FallThrough | plugin, TranscodeTiming Delegate
@@ -11,22 +10,17 @@ repetitions is reported, with the plugin's transcode phase where it measures one
 C-STORE rather than HTTP: Debian's orthanc-gdcm can overflow the 100 KiB stack of Orthanc 1.10.1's
 HTTP threads while writing JPEG lossless.
 
-  .venv/bin/python Benchmarks/transcode_timing.py [--slices 40] [--repeat 3] [--size 512]
+  .venv/bin/python -m ingest_perf.benchmarks.transcode_timing [--slices 40] [--repeat 3] [--size 512]
 """
 import argparse
 import os
 import statistics
-import sys
 import tempfile
-import threading
-import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Python puts only this script's folder on sys.path; the package is at the repository root.
-sys.path.insert(0, REPO)
 
-from ingest_perf.generate_series import write_series  # noqa: E402
-from ingest_perf.orthanc_process import OrthancProcess, default_plugin_path  # noqa: E402
+from ingest_perf.clients import Concurrently, split
+from ingest_perf.generate_series import write_series
+from ingest_perf.orthanc_process import OrthancProcess, default_plugin_path
 
 GDCM = "/usr/share/orthanc/plugins/libOrthancGdcm.so"
 TARGET = "1.2.840.10008.1.2.4.70"
@@ -40,24 +34,11 @@ def run_once(work, plugin, timing, transcoder, clients, files):
     orthanc = OrthancProcess(work, plugin_path=None, extra_config=config, env={"TCP_NODELAY": "1"},
                              ingest_perf={"TranscodeTiming": timing} if timing else None)
     with orthanc:
-        parts = [files[i::clients] for i in range(clients)]
-        errors = []
-
-        def send(index):
-            try:
-                orthanc.storescu(parts[index], calling_aet="SCU%d" % index, env={"TCP_NODELAY": "1"})
-            except Exception as error:  # noqa: BLE001 - reported by the caller
-                errors.append(error)
-
-        threads = [threading.Thread(target=send, args=(i,)) for i in range(clients)]
-        start = time.perf_counter()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        elapsed = time.perf_counter() - start
-        if errors:
-            raise errors[0]
+        associations = Concurrently([lambda i=i, part=part: orthanc.storescu(part, calling_aet="SCU%d" % i,
+                                                                           env={"TCP_NODELAY": "1"})
+                                     for i, part in enumerate(split(files, clients))])
+        associations.run()
+        elapsed = associations.seconds
         transcode = None
         if plugin is not None:
             transcode = orthanc.stats(transport="dicom")["transports"]["dicom"]["phases"]["transcode"]

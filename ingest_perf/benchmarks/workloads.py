@@ -1,6 +1,7 @@
-"""Real clients, run as separate processes so that 16 of them are not serialised by one Python
-interpreter. Every client gets its share of the files, loads it into memory first, waits for the
-common start, then sends; the caller measures the wall time from the start to the last client.
+"""The benchmarks' clients, each in a process of its own so that 16 of them are not serialised by one
+Python interpreter: the senders of ingest_perf.clients (one runner per kind), run in child processes.
+Every client gets its share of the files, loads it into memory first, waits for the common start,
+then sends; the caller measures the wall time from the start to the last client.
 
 Each ingest client returns per-instance latencies where the client can tell them (pynetdicom,
 HTTP, STOW-RS per instance); storescu and Orthanc's own C-STORE give only their total time, from
@@ -12,60 +13,38 @@ import time
 
 import requests
 
-STORESCU = "/usr/bin/storescu"
-
-
-def _partition(items, clients):
-    return [items[i::clients] for i in range(clients)]
-
-
-def read_files(paths):
-    """The bytes of each file, in order."""
-    out = []
-    for path in paths:
-        with open(path, "rb") as stream:
-            out.append(stream.read())
-    return out
+from ingest_perf import clients
+from ingest_perf.clients import ClientError, read_files, split
 
 
 # --- client bodies (run in child processes) -------------------------------------------------------
+
+def _outcome(paths, begin, error=None, latencies=None):
+    return {"error": error, "elapsed": time.perf_counter() - begin, "count": len(paths), "latencies": latencies}
+
 
 def _client_storescu(paths, target, ready, start, results, env):
     ready.put(True)
     start.wait()
     begin = time.perf_counter()
-    command = [STORESCU, "-aet", target["calling"], "-aec", target["aet"], "127.0.0.1", str(target["port"])] + paths
-    completed = subprocess.run(command, capture_output=True, text=True, env=env)
-    elapsed = time.perf_counter() - begin
-    results.put({"error": completed.stderr[-500:] if completed.returncode else None, "elapsed": elapsed,
-                 "count": len(paths), "latencies": None})
+    runs = clients.storescu(target["port"], paths, target["calling"], target["aet"], env=env, check=False)
+    failed = [run.stderr[-500:] for run in runs if run.returncode]
+    results.put(_outcome(paths, begin, failed[0] if failed else None))
 
 
 def _client_pynetdicom(paths, target, ready, start, results, env):
     import pydicom
-    from pynetdicom import AE
 
     datasets = [pydicom.dcmread(path) for path in paths]
-    ae = AE(ae_title=target["calling"])
-    for ds in datasets[:1]:
-        ae.add_requested_context(ds.SOPClassUID, ds.file_meta.TransferSyntaxUID)
     ready.put(True)
     start.wait()
     begin = time.perf_counter()
-    association = ae.associate("127.0.0.1", target["port"], ae_title=target["aet"])
-    latencies, error = [], None
-    if not association.is_established:
-        error = "association rejected"
-    else:
-        for ds in datasets:
-            t0 = time.perf_counter()
-            status = association.send_c_store(ds)
-            latencies.append(time.perf_counter() - t0)
-            if not status or status.Status != 0:
-                error = "C-STORE status %s" % (status.Status if status else "none")
-                break
-        association.release()
-    results.put({"error": error, "elapsed": time.perf_counter() - begin, "count": len(paths), "latencies": latencies})
+    try:
+        latencies = clients.pynetdicom_store(target["port"], datasets, target["calling"], target["aet"])
+    except ClientError as error:
+        results.put(_outcome(paths, begin, str(error), []))
+        return
+    results.put(_outcome(paths, begin, None, latencies))
 
 
 def _client_http(paths, target, ready, start, results, env):
@@ -74,42 +53,30 @@ def _client_http(paths, target, ready, start, results, env):
     ready.put(True)
     start.wait()
     begin = time.perf_counter()
-    latencies, error = [], None
-    for body in bodies:
-        t0 = time.perf_counter()
-        answer = session.post(target["url"] + "/instances", data=body, headers={"Content-Type": "application/dicom"})
-        latencies.append(time.perf_counter() - t0)
-        if answer.status_code != 200:
-            error = "HTTP %d" % answer.status_code
-            break
-    results.put({"error": error, "elapsed": time.perf_counter() - begin, "count": len(paths), "latencies": latencies})
-
-
-def _multipart(bodies, boundary):
-    parts = [b"--" + boundary + b"\r\nContent-Type: application/dicom\r\n\r\n" + body + b"\r\n" for body in bodies]
-    return b"".join(parts) + b"--" + boundary + b"--\r\n"
+    try:
+        uploads = clients.http_upload(target["url"], bodies, session=session, timeout=None)
+    except ClientError as error:
+        results.put(_outcome(paths, begin, str(error), []))
+        return
+    results.put(_outcome(paths, begin, None, [upload.seconds for upload in uploads]))
 
 
 def _client_stow(paths, target, ready, start, results, env, per_series):
     bodies = read_files(paths)
-    boundary = b"ingest-perf-benchmark"
-    headers = {"Content-Type": 'multipart/related; type="application/dicom"; boundary=%s' % boundary.decode(),
-               "Accept": "application/dicom+json"}
-    requests_bodies = [_multipart(bodies, boundary)] if per_series else [_multipart([b], boundary) for b in bodies]
+    requests_bodies = [clients.stow_body(bodies)] if per_series else [clients.stow_body([b]) for b in bodies]
     session = requests.Session()
     ready.put(True)
     start.wait()
     begin = time.perf_counter()
     latencies, error = [], None
-    for body in requests_bodies:
+    for data, headers in requests_bodies:
         t0 = time.perf_counter()
-        answer = session.post(target["url"] + "/dicom-web/studies", data=body, headers=headers)
+        answer = session.post(target["url"] + "/dicom-web/studies", data=data, headers=headers)
         latencies.append(time.perf_counter() - t0)
         if answer.status_code != 200:
             error = "HTTP %d %s" % (answer.status_code, answer.text[:200])
             break
-    results.put({"error": error, "elapsed": time.perf_counter() - begin, "count": len(paths),
-                 "latencies": None if per_series else latencies})
+    results.put(_outcome(paths, begin, error, None if per_series else latencies))
 
 
 def _client_stow_instance(*args):
@@ -124,10 +91,12 @@ def _client_orthanc_store(ids, target, ready, start, results, env):
     ready.put(True)
     start.wait()
     begin = time.perf_counter()
-    answer = requests.post(target["sender"] + "/modalities/receiver/store",
-                           json={"Resources": ids, "Synchronous": True}, timeout=3600)
-    results.put({"error": None if answer.status_code == 200 else answer.text[:300],
-                 "elapsed": time.perf_counter() - begin, "count": len(ids), "latencies": None})
+    try:
+        clients.orthanc_store(target["sender"], "receiver", ids)
+    except ClientError as error:
+        results.put(_outcome(ids, begin, str(error)))
+        return
+    results.put(_outcome(ids, begin))
 
 
 CLIENTS = {
@@ -165,16 +134,15 @@ def _run_together(body, leading_args, trailing_args, what):
     return elapsed, outcomes
 
 
-def run_clients(kind, items, clients, target, env=None):
-    """Runs `clients` clients of `kind` over `items` (files, or instance ids for orthanc-store).
+def run_clients(kind, items, count, target, env=None):
+    """Runs `count` clients of `kind` over `items` (files, or instance ids for orthanc-store); `env`
+    changes the clients' environment (storescu reads TCP_NODELAY).
 
     Returns {"elapsed": wall seconds, "count": n, "latencies": [...] or None}.
     """
-    environment = dict(os.environ)
-    environment.update(env or {})
-    parts = [p for p in _partition(list(items), clients) if p]
+    parts = [p for p in split(list(items), count) if p]
     elapsed, outcomes = _run_together(CLIENTS[kind], [(part, dict(target, calling="SCU%02d" % i)) for i, part in
-                                                      enumerate(parts)], (environment,), "%s clients" % kind)
+                                                      enumerate(parts)], (env or {},), "%s clients" % kind)
     latencies = None
     if all(o["latencies"] is not None for o in outcomes):
         latencies = [value for o in outcomes for value in o["latencies"]]
@@ -196,21 +164,14 @@ def _pool_worker(kind, inbox, outbox, env):
         error = None
         try:
             if kind == "http":
-                session = sessions.setdefault(target["url"], requests.Session())
                 for path in paths:
                     if path not in bodies:
                         bodies[path] = read_files([path])[0]
-                    answer = session.post(target["url"] + "/instances", data=bodies[path],
-                                          headers={"Content-Type": "application/dicom"})
-                    if answer.status_code != 200:
-                        error = "HTTP %d" % answer.status_code
-                        break
+                session = sessions.setdefault(target["url"], requests.Session())
+                clients.http_upload(target["url"], [bodies[path] for path in paths], session=session, timeout=None)
             elif kind == "storescu":
-                command = [STORESCU, "-aet", target["calling"], "-aec", target["aet"], "127.0.0.1",
-                           str(target["port"])] + paths
-                completed = subprocess.run(command, capture_output=True, text=True, env=env)
-                if completed.returncode:
-                    error = completed.stderr[-500:]
+                runs = clients.storescu(target["port"], paths, target["calling"], target["aet"], env=env, check=False)
+                error = next((run.stderr[-500:] for run in runs if run.returncode), None)
             else:
                 error = "no pooled client for %s" % kind
         except Exception as failure:  # noqa: BLE001 - reported to the parent
@@ -219,23 +180,21 @@ def _pool_worker(kind, inbox, outbox, env):
 
 
 class ClientPool:
-    """`clients` client processes of `kind` ("http" or "storescu"), started once. run() splits a
+    """`count` client processes of `kind` ("http" or "storescu"), started once. run() splits a
     list of files between them, starts them together and returns the wall time until the last one
     is done: no process start inside the measurement, unlike run_clients()."""
 
-    def __init__(self, kind, clients, env=None):
+    def __init__(self, kind, count, env=None):
         context = multiprocessing.get_context("fork")
-        environment = dict(os.environ)
-        environment.update(env or {})
         self._outbox = context.Queue()
-        self._inboxes = [context.Queue() for _ in range(clients)]
-        self._processes = [context.Process(target=_pool_worker, args=(kind, inbox, self._outbox, environment))
+        self._inboxes = [context.Queue() for _ in range(count)]
+        self._processes = [context.Process(target=_pool_worker, args=(kind, inbox, self._outbox, env or {}))
                            for inbox in self._inboxes]
         for process in self._processes:
             process.start()
 
     def run(self, target, files):
-        parts = _partition(list(files), len(self._inboxes))
+        parts = split(list(files), len(self._inboxes))
         busy = [(i, part) for i, part in enumerate(parts) if part]
         begin = time.perf_counter()
         for i, part in busy:
