@@ -75,7 +75,7 @@ def test_every_client_kind_and_the_document(bench, tmp_path):
 
 
 def test_plugin_cost_command_in_miniature(plugin_path):
-    """ingest_perf/benchmarks/plugin_cost.py, whose figures docs/benchmarks.md gives: it runs, counts every
+    """ingest_perf/benchmarks/plugin_cost.py, whose figures docs/measurements/benchmarks.md gives: it runs, counts every
     instance and prints a cost for each transport."""
     result = subprocess.run([sys.executable, "-m", "ingest_perf.benchmarks.plugin_cost", "--plugin", plugin_path, "--instances", "4", "--rounds", "1"],
                             capture_output=True, text=True, timeout=300)
@@ -88,7 +88,7 @@ def test_plugin_cost_command_in_miniature(plugin_path):
 
 
 def test_the_callgrind_section_survives_a_rewrite(tmp_path):
-    """docs/benchmarks.md is rewritten by every full benchmark run; the section that
+    """docs/measurements/benchmarks.md is rewritten by every full benchmark run; the section that
     ingest_perf/benchmarks/instruction_count.py's figures go into is kept, at its place."""
     path = tmp_path / "benchmarks.md"
     section = ["## Instructions per instance (callgrind)", "", "| a | b |", "| --- | --- |", "| 1 | 2 |"]
@@ -112,7 +112,7 @@ def test_the_tcp_nodelay_section_survives_a_rewrite(tmp_path):
 
 
 def test_tcp_nodelay_command_in_miniature(plugin_path):
-    """ingest_perf/benchmarks/tcp_nodelay.py, whose figures docs/benchmarks.md gives: every case runs, each
+    """ingest_perf/benchmarks/tcp_nodelay.py, whose figures docs/measurements/benchmarks.md gives: every case runs, each
     Orthanc reports the dicomTcpNoDelay its case asks for, and the table has a rate for each."""
     result = subprocess.run([sys.executable, "-m", "ingest_perf.benchmarks.tcp_nodelay", "--plugin", plugin_path, "--slices", "4", "--size", "64",
                              "--rounds", "1", "--orthanc", "1.10.1"], capture_output=True, text=True, timeout=300)
@@ -134,7 +134,7 @@ def test_the_diagnosis_effects_section_survives_a_rewrite(tmp_path):
 
 
 def test_process_cpu_command_in_miniature(plugin_path):
-    """ingest_perf/benchmarks/process_cpu.py, whose table docs/plugin-cost.md gives: the whole Orthanc process's CPU
+    """ingest_perf/benchmarks/process_cpu.py, whose table docs/measurements/plugin-cost.md gives: the whole Orthanc process's CPU
     time per instance with / without the plugin and the null comparison, each case side by side, with
     other sockets in the table (in a network namespace of its own when run as root); "met" only on a
     figure that can be true."""
@@ -156,4 +156,4 @@ def test_process_cpu_command_in_miniature(plugin_path):
             assert row["pluginMicroseconds"] > 0 and row["pluginThreadMicroseconds"] >= 0
             if row["verdict"] == "met":
                 assert 0 < row["ratio"] <= 1.01
-    assert "B / A" in result.stdout and "command: ingest_perf/benchmarks/process_cpu.py" in result.stdout
+    assert "B / A" in result.stdout and "command: python -m ingest_perf.benchmarks.process_cpu" in result.stdout

@@ -1,5 +1,5 @@
 """ingest_perf/benchmarks/instruction_count.py in miniature (a few small instances), on both Orthancs, so that
-the command of docs/benchmarks.md ("Instructions per instance") keeps working; and its reading of
+the command of docs/measurements/benchmarks.md ("Instructions per instance") keeps working; and its reading of
 callgrind's output format on a file written by hand.
 
 It asserts only what does not depend on how busy the machine is: the plugin's own instructions per
@@ -40,7 +40,7 @@ def test_counts_with_and_without_the_plugin(tmp_path, plugin_path, orthanc_versi
         # Storing even a 64x64 instance is millions of instructions (parsing, MD5, SQLite)...
         assert row["irWithout"] > 1e6 and row["irWith"] > 1e6, row
         # ... of which the plugin's hooks are a small part: a few thousand instructions per instance
-        # (docs/plugin-cost.md: about 9,000-9,650 at 512x512), the same on an idle or a loaded machine.
+        # (docs/measurements/plugin-cost.md: about 9,000-9,650 at 512x512), the same on an idle or a loaded machine.
         assert 1000 < row["hooksIrPerInstance"] < 40000, row
         assert 0 < row["pluginSharePercent"] < 5, row
         # The plugin's thread sleeps while Orthanc is idle: no tick in the idle windows (a tick is about

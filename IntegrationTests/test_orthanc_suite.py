@@ -1,7 +1,7 @@
 """How Orthanc's own suite is judged (ingest_perf/orthanc_suite.py, used by ingest_perf/compare_orthanc_suite.py),
 on sample data: a test failing on both sides with another error line is a difference, what changes from run to
 run is not; every run's result is kept per Orthanc version, and the summary shows the latest of each mode; the
-modes are described once, the same in --help, docs/reliability.md and the README."""
+modes are described once, the same in --help, docs/reliability.md and the index of the docs."""
 import json
 import os
 import re
@@ -130,8 +130,8 @@ def test_the_modes_are_described_once():
     with open(os.path.join(REPO_ROOT, "docs", "reliability.md")) as f:
         reliability = f.read()
     assert orthanc_suite.modes_markdown() in reliability
-    with open(os.path.join(REPO_ROOT, "README.md")) as f:
-        readme = f.read()
-    listed = re.search(r"default modes \(([^)]*)\)", readme)
-    assert listed, "the README names the suite's default modes"
+    with open(os.path.join(REPO_ROOT, "docs", "README.md")) as f:
+        index = f.read()
+    listed = re.search(r"default modes \(([^)]*)\)", index)
+    assert listed, "the index of the docs names the suite's default modes"
     assert re.findall(r"`([a-z-]+)`", listed.group(1)) == orthanc_suite.DEFAULT_MODES

@@ -17,15 +17,10 @@ otherwise).
 import argparse
 import getpass
 import json
-import os
 import sys
 
-# Python puts only this script's folder on sys.path; the package is at the repository root.
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from ingest_perf.perf_report import (EXIT_ERROR, ReportError, fetch_json, fetch_stats, filter_transport,  # noqa: E402
-                                     load_json, render, render_diagnosis, render_slowest,
-                                     trace_summary)
+from ingest_perf.perf_report import (EXIT_ERROR, ReportError, fetch_json, fetch_stats, filter_transport, load_json,
+                                     render, render_diagnosis, render_slowest, trace_summary)
 
 
 def positive(text):

@@ -65,7 +65,7 @@ dicom_pool_saturated   DicomThreadsCount 1, 8 simultaneous storescu associations
                        openConnections, 8 AETs inProgress; associationGap p50 22 ms (each
                        association waits for the 7 others' instances), serverTotal 2.5; once done,
                        0 open. threads=8 (the fix): gap 4.5, and 1.6 times the instances/s (60 per
-                       association, docs/benchmarks.md); threads=None: Orthanc's 4. during=. 2 s.
+                       association, docs/measurements/benchmarks.md); threads=None: Orthanc's 4. during=. 2 s.
 http_threads_saturated HttpThreadsCount 1 (Orthanc's minimum; 0 is refused), 8 keep-alive HTTP clients
                        of 40 instances. Orthanc's HTTP server keeps a worker for a keep-alive
                        connection until it closes, so the clients are served one after the other and
@@ -73,7 +73,7 @@ http_threads_saturated HttpThreadsCount 1 (Orthanc's minimum; 0 is refused), 8 k
                        0.85 of 1.1). In /perf/stats nothing moves: serverTotal 2.6,
                        openRecords.threadsTracked 1. From threads=2 to 16 (the fix; 60 per client):
                        a request's p99 falls from 420 to 44 ms as the clients see it (requestMs), its
-                       p50 rises from 6 to 20, the instances/s 1.2 times (docs/benchmarks.md);
+                       p50 rises from 6 to 20, the instances/s 1.2 times (docs/measurements/benchmarks.md);
                        threads=None: Orthanc's 50. during=. 2 s.
 transcoding_bound      IngestTranscoding JPEG lossless (1.2.840.10008.1.2.4.70, not JPEG-LS: it
                        crashes 1.10.1), 40 instances by HTTP; timing="Off" (default): rest preStore

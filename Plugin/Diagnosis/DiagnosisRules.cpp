@@ -266,7 +266,7 @@ namespace IngestPerf
         f.fix["effect"] = "8 storescu associations (TCP_NODELAY) on the 2-core machine: associationGap p50 24 ms and "
                           "about 260 instances/s with DicomThreadsCount 1, 4.5 ms and about 410 with 8, 8.5 ms and "
                           "about 440 with Orthanc's default 4 "
-                          "(docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+                          "(docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         const bool seen = now > threads || input_.connections.dicomOverThreads > 0;
         f.confidence = seen ? "high" : "medium";
         f.confidenceReason = seen ? "the open TCP associations outnumbered the workers (right now, or in the samples "
@@ -342,7 +342,7 @@ namespace IngestPerf
                           "environment)";
         f.fix["effect"] = "One storescu association on the 2-core machine, 512x512 slices: 17 instances/s by "
                           "default, 49-58 with Orthanc's side fixed, 207-222 with the sender fixed too "
-                          "(docs/benchmarks.md#dicom-tcp_nodelay-the-remedy-for-the-c-store-answer-stall)";
+                          "(docs/measurements/benchmarks.md#dicom-tcp_nodelay-the-remedy-for-the-c-store-answer-stall)";
         f.confidence = band >= 0.8 ? "high" : "medium";
         f.confidenceReason = Format("%.0f%% of the gaps sit at the delayed-ACK timer; a sender pausing about 40 ms "
                                     "on its own would look the same, which TCP_NODELAY on Orthanc's side tells apart",
@@ -581,7 +581,7 @@ namespace IngestPerf
         f.fix["effect"] = "8 keep-alive clients on the 2-core machine: with HttpThreadsCount 2 a request's p99 is "
                           "about 420 ms (up to 1.3 s waiting for a thread) at about 270 instances/s, with 16 about "
                           "44 ms at about 360 instances/s; the median request rises from 6 to 20 ms "
-                          "(docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+                          "(docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         f.confidence = queued ? "high" : "medium";
         f.confidenceReason = queued ? "more client connections were open than Orthanc has HTTP threads (right now, or "
                                       "in the samples taken once a second)"
@@ -638,7 +638,7 @@ namespace IngestPerf
                           "cheaper IngestTranscoding syntax, or a faster transcoder plugin";
         f.fix["effect"] = "Removes the transcode from each instance's store: one HTTP client on the 2-core machine, "
                           "serverTotal p50 about 14 ms and 58 instances/s with IngestTranscoding JPEG lossless, 3.3 "
-                          "ms and 200 without (docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+                          "ms and 200 without (docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         f.confidence = measured ? "high" : "medium";
         f.confidenceReason = measured ? "the transcode phase is measured"
                                       : "preStore holds the transcoding and the other pre-store steps (parsing, "
@@ -690,7 +690,7 @@ namespace IngestPerf
             f.fix["effect"] = "2.1 MB instances by one HTTP client on the 2-core machine: storagePrepare p50 about 75 "
                               "ms, serverTotal 82 ms and about 11 instances/s with StorageCompression; 3 ms, 13 ms and "
                               "about 75 instances/s without "
-                              "(docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+                              "(docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
           }
           else
           {
@@ -946,7 +946,7 @@ namespace IngestPerf
         f.fix["action"] = "Set HttpCompressionEnabled to false (Orthanc 1.12.2 and later default to it)";
         f.fix["effect"] = "None measurable on the 2-core machine: 200 uploads accepting gzip, by 1 or 4 keep-alive "
                           "clients, took as long with HttpCompressionEnabled true as false (ratios 0.95-1.03, within "
-                          "the run-to-run spread) (docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+                          "the run-to-run spread) (docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         f.confidence = "low";
         f.confidenceReason = "the compression is certain from Orthanc's rule, but its cost is not observable, and "
                              "switching it off changed nothing measurable on a 2-core machine";

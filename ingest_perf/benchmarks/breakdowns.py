@@ -2,7 +2,7 @@
 
   transcoding   IngestTranscoding to JPEG lossless, with Orthanc's DCMTK (C-STORE then HTTP), and
                 with Debian's orthanc-gdcm loaded after the plugin (C-STORE only: see
-                docs/transcoding.md for why not HTTP)
+                docs/measurements/transcoding.md for why not HTTP)
   storage       TimedStorage on: persist split into storage write and index update (C-STORE then HTTP)
 
   .venv/bin/python -m ingest_perf.benchmarks.breakdowns [--slices 40] [--size 512]

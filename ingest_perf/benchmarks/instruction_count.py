@@ -1,6 +1,6 @@
 """Instructions Orthanc executes per stored instance, without and with the plugin, counted by
 Valgrind's callgrind: an overhead figure that scheduling noise cannot blur (the throughput A/B of
-docs/benchmarks.md resolves about 2.5%; this count resolves about 0.05%, see the null configuration).
+docs/measurements/benchmarks.md resolves about 2.5%; this count resolves about 0.05%, see the null configuration).
 
   .venv/bin/python -m ingest_perf.benchmarks.instruction_count [--plugin PATH] [--orthanc 1.10.1,1.12.7]
       [--configurations default,every-opt-in,...] [--transports http,dicom] [--instances 40]
@@ -497,7 +497,8 @@ def run(args):
         shutil.rmtree(os.path.join(root, "series-" + transport), ignore_errors=True)
     return {"plugin": plugin, "instances": args.instances, "warmup": args.warmup, "size": args.size,
             "repeat": args.repeat, "idleSeconds": args.idle_seconds, "quietSeconds": args.quiet_seconds,
-            "work": root, "command": " ".join(sys.argv), "rows": rows, "runs": runs}
+            "work": root, "command": " ".join(["python -m", __spec__.name] + sys.argv[1:]), "rows": rows,
+            "runs": runs}
 
 
 def number(value, digits=0):

@@ -1,7 +1,7 @@
 """What the plugin costs Orthanc as a whole: the CPU time of the whole Orthanc process (every thread,
 the plugin's own included, nothing subtracted, no window) per stored instance, with the plugin
 against without, side by side and alternating, next to a null comparison (without against without),
-on a host whose TCP table holds --other-sockets other sockets. The command of docs/plugin-cost.md,
+on a host whose TCP table holds --other-sockets other sockets. The command of docs/measurements/plugin-cost.md,
 and a library of the benchmark run (route_cost, sections):
 
   .venv/bin/python -m ingest_perf.benchmarks.process_cpu [--plugin PATH] [--orthanc 1.10.1|1.12.7]
@@ -457,7 +457,7 @@ def main():
         rows, sockets, at_end = run(args, cases, files, plugin, root, namespace)
     result = {"orthanc": args.orthanc, "plugin": plugin, "namespace": namespace, "otherSockets": args.other_sockets,
               "sockets": sockets, "socketsAtEnd": at_end, "size": args.size, "rows": rows, "seconds": time.monotonic() - started,
-              "command": "Benchmarks/py " + " ".join(sys.argv[1:])}
+              "command": "python -m ingest_perf.benchmarks.process_cpu " + " ".join(sys.argv[1:])}
     if args.json:
         with open(args.json, "w") as stream:
             json.dump(result, stream, indent=1)

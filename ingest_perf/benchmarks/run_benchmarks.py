@@ -1,4 +1,4 @@
-"""Every benchmark of orthanc-ingest-perf, in one run, written to docs/benchmarks.md.
+"""Every benchmark of orthanc-ingest-perf, in one run, written to docs/measurements/benchmarks.md.
 
   Resources/run-benchmarks.sh [--quick]     (installs, builds, then runs this)
 
@@ -87,7 +87,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small datasets and fewer clients (a few minutes)")
     parser.add_argument("--build", default=os.path.join(REPO, "build-bench"), help="the benchmark build folder")
-    parser.add_argument("--output", default=os.path.join(REPO, "docs"), help="where benchmarks.md goes")
+    parser.add_argument("--output", default=os.path.join(REPO, "docs", "measurements"), help="where benchmarks.md goes")
     parser.add_argument("--overhead-seconds", type=float,
                         help="time per overhead case, A and B together (default 100, quick 20)")
     parser.add_argument("--from-results", metavar="JSON",
