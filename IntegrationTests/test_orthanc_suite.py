@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 from ingest_perf import orthanc_suite
 
@@ -135,3 +136,36 @@ def test_the_modes_are_described_once():
     listed = re.search(r"default modes \(([^)]*)\)", index)
     assert listed, "the index of the docs names the suite's default modes"
     assert re.findall(r"`([a-z-]+)`", listed.group(1)) == orthanc_suite.DEFAULT_MODES
+
+
+FAKE_SUITE = os.path.join(REPO_ROOT, "IntegrationTests", "FakeOrthancSuite")
+
+
+def test_the_comparison_runs_a_suite_with_and_without_the_plugin(plugin_path, tmp_path):
+    """The whole comparison on a stand-in for orthanc-tests (FakeOrthancSuite/: its generator, a Run.py
+    that starts the peer, five tests), Orthanc 1.10.1, mode default: the configuration generated from
+    the Orthanc's own defaults, the Orthanc under test an OrthancProcess on the suite's ports, the
+    outcomes recorded per test by the runner, one test left out by --tests, the one that sees the
+    plugin's route differs (exit code 1), the one that fails alike on both sides does not, and the
+    peer's log is kept. The suite's ports are fixed: a second comparison on the machine waits."""
+    work = tmp_path / "comparison"
+    command = COMMAND + ["--suite", FAKE_SUITE, "--plugin", plugin_path, "--modes", "default", "--recheck", "0",
+                         "--python", os.path.join(FAKE_SUITE, "python-with-stubs"), "--tests=-test_left_out",
+                         "--work-dir", str(work)]
+    environment = dict(os.environ, FAKE_SUITE_PYTHON=sys.executable)
+    for _ in range(20):
+        run = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600)
+        if "is running (lock" not in run.stderr:
+            break
+        time.sleep(30)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "DIFFERS Orthanc.test_no_perf_route" in run.stdout
+    with open(work / "result.json") as f:
+        record = json.load(f)["modes"]["default"]
+    assert record["summary"]["run"] == 4 and record["summary"]["differing"] == 1, record["summary"]
+    assert [d["test"] for d in record["differing"]] == ["Orthanc.test_no_perf_route"]
+    assert [f["test"] for f in record["failingInBoth"]] == ["Orthanc.test_fails_on_both_sides"]
+    assert record["sides"]["with"]["pluginBefore"]["notInEffect"] == []
+    with open(record["sides"]["with"]["peerLog"]) as f:
+        assert "Orthanc version" in f.read()  # Run.py sends it to /dev/null; the runner keeps it
+    assert not os.path.exists(os.path.join(work, "default", "with-plugin", "storage"))

@@ -359,10 +359,10 @@ def run_side(tools, base, mode, with_plugin, folder, tests):
             stats = tools.check_plugin(mode, orthanc, "after")
             with open(os.path.join(folder, "perf-stats-after.json"), "w") as f:
                 json.dump(stats, f, indent=1)
-            storage = stats.get("storage") or {}
-            side["pluginAfter"] = {"storage": {k: v for k, v in storage.items() if k != "operations"},
+            timed = stats.get("storage") or {}  # (not `storage`: the folder removed below)
+            side["pluginAfter"] = {"storage": {k: v for k, v in timed.items() if k != "operations"},
                                    "storageOperations": {k: v.get("count") for k, v in
-                                                         (storage.get("operations") or {}).items()},
+                                                         (timed.get("operations") or {}).items()},
                                    "hooks": stats.get("hooks")}
         side.update(result)
     finally:
@@ -600,6 +600,8 @@ def main():
 
     args.suite = os.path.abspath(args.suite)
     args.plugin = os.path.abspath(args.plugin)
+    if os.sep in args.python:  # the suite runs in its own folder
+        args.python = os.path.abspath(args.python)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
