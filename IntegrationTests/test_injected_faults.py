@@ -144,19 +144,23 @@ def test_injected_sdk_and_allocation_faults(orthanc_factory, fault_plugin, serie
     assert not crash_markers(orthanc.log_text())
 
 
-def test_every_bound_overflowing(orthanc_factory, series_factory, plugin_path):
+def test_every_bound_overflowing(orthanc_factory, series_factory, plugin_path, tmp_path):
     # 6 HTTP clients and 2 storescu clients at once against MaxThreads 2; each storescu client
     # runs 6 associations of its own calling AET (12 AETs for a dictionary of 1 value and a
     # single labelled series); 252 instances through a change table of 16 entries, while the
-    # SlowChangeConsumer test plugin (loaded first) holds Orthanc's change thread 20 ms per instance:
-    # the changes lag behind the stores whatever else the machine runs, and the table overflows.
+    # SlowChangeConsumer test plugin (loaded first) holds Orthanc's change thread at a gate until the
+    # ingest is over, then 20 ms per instance: the changes lag behind the stores by all of them,
+    # whatever else the machine runs (a loaded machine may ingest slower than 50 instances/s), and
+    # the table overflows.
+    gate = tmp_path / "change-gate"
     clients = work(series_factory, http_clients=6, http_count=30, storescu_clients=2, associations=6,
                    per_association=6, seed=1200)
     limits = {"MaxThreads": 2, "MaxLabelValues": 1, "MaxSeries": 1, "ChangeTableSize": 16}
     slow_changes = os.path.join(os.path.dirname(plugin_path), "libTestSlowChangeConsumer.so")
     reference_results, reference_files, results, files, poller, orthanc = ingest_both(
-        orthanc_factory, clients, ingest_perf=limits, plugin_path=None, env={"SLOW_CHANGE_MS": "20"},
-        extra_config={"Plugins": [slow_changes, plugin_path]})
+        orthanc_factory, clients, ingest_perf=limits, plugin_path=None,
+        env={"SLOW_CHANGE_MS": "20", "SLOW_CHANGE_GATE": str(gate)}, extra_config={"Plugins": [slow_changes, plugin_path]})
+    gate.touch()
 
     check_same_ingest(reference_results, reference_files, results, files)
     assert len(files) == 252
@@ -164,7 +168,7 @@ def test_every_bound_overflowing(orthanc_factory, series_factory, plugin_path):
     assert set(poller.statuses()) == {200}, poller.statuses()
 
     # Wait for Orthanc's change thread to deliver the last NewInstance changes.
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while True:
         stats = orthanc.stats()
         if stats["changes"]["newInstanceBacklog"] == 0 or time.monotonic() > deadline:

@@ -97,8 +97,8 @@ index_bound            40 instances by HTTP, TimedStorage on, SyncStorageArea fa
                        per instance row of Orthanc's Resources table (SLOW_TRIGGER_SQL): indexUpdate
                        23 of persist 26. PostgreSQL databases need postgresql=, a started
                        ingest_perf.postgresql_server.PostgreSQLServer (one database per call). 1 s.
-slow_change_consumer   the SlowChangeConsumer test plugin sleeps 100 ms per NewInstance change; 40
-                       instances by HTTP in 0.2 s. Right after: changes.newInstanceBacklog 39,
+slow_change_consumer   the SlowChangeConsumer test plugin sleeps 100 ms per NewInstance change, and
+                       holds the change thread until the ingest is over; 40 instances by HTTP. Right after: changes.newInstanceBacklog 39,
                        changeDispatch 1 sample (100 ms), serverTotal 2.8. Once drained (4 s later):
                        changeDispatch mean 2 s, p99 3.8 s, perInstanceWhileBackloggedMs p50 100. 1 s.
 slow_filter            a Lua ReceivedInstanceFilter busy-waiting 30 ms of CPU (os.clock); 40
@@ -524,11 +524,20 @@ def index_bound(orthanc_factory, series_factory, database="postgresql-slow", pos
 
 
 def slow_change_consumer(orthanc_factory, series_factory, delay_ms=100, instances=40):
-    """The SlowChangeConsumer test plugin (loaded before ingest-perf) sleeps in each NewInstance change."""
-    orthanc = _start(orthanc_factory, lambda o: _load_plugins(o, before=[_test_library(o, "SlowChangeConsumer")]),
-                     env={"SLOW_CHANGE_MS": str(delay_ms)})
+    """The SlowChangeConsumer test plugin (loaded before ingest-perf) sleeps in each NewInstance change;
+    it also holds Orthanc's change thread at a gate until the ingest is over, so that the backlog
+    right after it is every instance but one, however fast the machine ingests."""
+    def consumer(orthanc):
+        _load_plugins(orthanc, before=[_test_library(orthanc, "SlowChangeConsumer")])
+        orthanc.env.update({"SLOW_CHANGE_MS": str(delay_ms),
+                            "SLOW_CHANGE_GATE": os.path.join(orthanc.work_dir, "change-gate")})
+
+    orthanc = _start(orthanc_factory, consumer)
     bodies = read_files(series_factory(instances, 18))
     _, seconds = _timed(_http_upload, orthanc, bodies)
+    open(orthanc.env["SLOW_CHANGE_GATE"], "w").close()
+    # Read once the consumer has been seen at work: two changes delivered, one after the other.
+    _wait_until(orthanc, lambda stats: stats["changes"]["perInstanceWhileBackloggedMs"]["count"] >= 2)
     return _describe(orthanc, "slow_change_consumer",
                      "changes.newInstanceBacklog right after the ingest, changeDispatch growing by ~%d ms per "
                      "queued instance, perInstanceWhileBackloggedMs ~%d; serverTotal normal" % (delay_ms, delay_ms),
