@@ -74,7 +74,7 @@ def test_open_associations_are_orthancs_own_sockets(orthanc, series):
     assert association.is_established
     try:
         for path in series[:2]:
-            status = association.send_c_store(pydicom.dcmread(path))
+            status = clients.c_store(association, pydicom.dcmread(path))
             assert status.Status == 0
         open_now = orthanc.stats()["associations"]["openConnections"]
         assert open_now["count"] == 1

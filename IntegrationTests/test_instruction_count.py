@@ -4,8 +4,11 @@ callgrind's output format on a file written by hand.
 
 It asserts only what does not depend on how busy the machine is: the plugin's own instructions per
 instance on Orthanc's threads (its hooks, counted by callgrind), and that its thread sleeps while
-Orthanc is idle. The whole-process change is printed, not asserted: the plugin's thread ticks once
-a second of ingest, and under callgrind on a loaded machine an instance takes longer."""
+Orthanc is idle. The whole-process figures are printed, not asserted: the plugin's thread ticks once
+a second of ingest, and they subtract Orthanc's idle rate over the window's wall time, whose ends
+are callgrind_control calls that take seconds on a loaded machine (the windows here last seconds,
+for 3 instances); the share of the hooks is taken of the raw count, which nothing is subtracted
+from."""
 import json
 import re
 import subprocess
@@ -37,12 +40,9 @@ def test_counts_with_and_without_the_plugin(tmp_path, plugin_path, orthanc_versi
         assert row["pluginObjectIrWithout"] == 0, row
         assert row["pluginObjectIrWith"] > 0, row
         assert row["pluginObjectIrPerInstance"] > 100, row
-        # Storing even a 64x64 instance is millions of instructions (parsing, MD5, SQLite)...
-        assert row["irWithout"] > 1e6 and row["irWith"] > 1e6, row
-        # ... of which the plugin's hooks are a small part: a few thousand instructions per instance
-        # (docs/measurements/plugin-cost.md: about 9,000-9,650 at 512x512), the same on an idle or a loaded machine.
+        # The plugin's hooks: a few thousand instructions per instance (docs/measurements/plugin-cost.md:
+        # about 9,000-9,650 at 512x512), the same on an idle or a loaded machine...
         assert 1000 < row["hooksIrPerInstance"] < 40000, row
-        assert 0 < row["pluginSharePercent"] < 5, row
         # The plugin's thread sleeps while Orthanc is idle: no tick in the idle windows (a tick is about
         # 17,000 instructions); at most the look before it sleeps again when callgrind_control's
         # attaching interrupts its epoll_wait (about 1,300 each, two commands per window).
@@ -56,6 +56,10 @@ def test_counts_with_and_without_the_plugin(tmp_path, plugin_path, orthanc_versi
         assert run["orthanc"] == orthanc_version
         for transport in run["transports"].values():
             assert transport["idleIrPerSecond"] > 0 and transport["ingestSeconds"] > 0
+            # ... a small part of storing even a 64x64 instance, millions of instructions (parsing, MD5, SQLite)
+            assert transport["rawIrPerInstance"] > 1e6, transport
+            if run["plugin"]:
+                assert 0 < transport["hooksIrPerInstance"] < 0.05 * transport["rawIrPerInstance"], transport
             # the per-object figures add up to the total (idle correction included)
             assert sum(transport["irPerInstanceByObject"].values()) == pytest.approx(transport["irPerInstance"])
     assert "Ir/instance without" in result.stdout and "C-STORE (storescu)" in result.stdout

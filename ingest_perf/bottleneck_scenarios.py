@@ -332,7 +332,8 @@ def dicom_pool_saturated(orthanc_factory, series_factory, associations=8, per_as
     associations at once (TCP_NODELAY both sides); threads >= associations is the fix.
 
     during(orthanc), if given, is called once while the associations are open, once a quarter of
-    the instances are stored (or when they end, if that came first: duringStartedAfter says when)."""
+    the instances are stored and Orthanc holds all of them (or when they end, if that came first:
+    duringStartedAfter says when)."""
     orthanc = _start(orthanc_factory, env=NODELAY, config=config,
                      extra_config={} if threads is None else {"DicomThreadsCount": threads})
     files = series_factory(associations * per_association, 13)
@@ -343,9 +344,12 @@ def dicom_pool_saturated(orthanc_factory, series_factory, associations=8, per_as
     more = {}
     try:
         if during is not None:
+            # Once a quarter is stored and Orthanc holds every association (on a loaded machine the
+            # last storescu may connect after the first quarter).
             while any(p.poll() is None for p in processes):
-                stored = orthanc.stats(transport="dicom")["transports"].get("dicom", {}).get("instances", {})
-                if stored.get("stored", 0) >= total // 4:
+                stats = orthanc.stats()
+                stored = stats["transports"].get("dicom", {}).get("instances", {}).get("stored", 0)
+                if stored >= total // 4 and stats["associations"]["openConnections"]["count"] >= associations:
                     break
                 time.sleep(0.05)
             more = _call_during(during, orthanc, begin)

@@ -4,6 +4,7 @@
     start_storescu(port, files, ...)    the same, not waited for (a subprocess.Popen)
     gdcmscu(port, files, ...)           GDCM's gdcmscu: one association, or one process per file
     pynetdicom_store(port, files, ...)  pynetdicom: one association; a pause before each, TCP_NODELAY
+    c_store(association, dataset)       one C-STORE on a pynetdicom association (a race of pynetdicom avoided)
     http_upload(url, bodies, ...)       POST /instances on one keep-alive connection: one Upload per body
     stow_rs(url, files, ...)            DICOMweb STOW-RS (orthanc-dicomweb): one request for the files
     orthanc_store(url, modality, ...)   a second Orthanc's C-STORE job (POST /modalities/{id}/store)
@@ -136,13 +137,25 @@ def pynetdicom_store(port, files, calling_aet="PYNETDICOM", called_aet="ORTHANC"
             if index and pause:
                 time.sleep(pause)
             begin = time.perf_counter()
-            status = association.send_c_store(dataset)
+            status = c_store(association, dataset)
             seconds.append(time.perf_counter() - begin)
             if not status or status.Status != 0:
                 raise ClientError("pynetdicom: C-STORE status %r" % (status.Status if status else None))
     finally:
         association.release()
     return seconds
+
+
+def c_store(association, dataset):
+    """association.send_c_store(dataset) once pynetdicom's reactor thread has woken from the pause of
+    the previous send: pynetdicom 2.1 pauses it by clearing an event, then checks a flag the reactor
+    sets just before waiting on it; a reactor preempted between that wait's return and the flag's
+    reset (a loaded machine) looks paused, takes the C-STORE-RSP off the queue ("Received unexpected
+    C-STORE service message") and send_c_store waits for it until the DIMSE timeout."""
+    deadline = time.monotonic() + 10
+    while association._is_paused and association.is_established and time.monotonic() < deadline:
+        time.sleep(0.0001)
+    return association.send_c_store(dataset)
 
 
 # --- HTTP ----------------------------------------------------------------------------------------
