@@ -7,6 +7,7 @@ status with the ID Orthanc answered, each storescu exit code) and what Orthanc s
 of instance IDs and the MD5 of each stored file), so that an Orthanc with the plugin can be
 compared with one without it.
 """
+import collections
 import hashlib
 import os
 import subprocess
@@ -53,13 +54,16 @@ def stored_files(orthanc):
 
 
 class StatsPoller:
-    """Reads /perf/stats in several shapes, over and over, while the ingest runs; keeps every
-    status code and whether its body was JSON with an "error" for a non-200."""
+    """Reads /perf/stats in several shapes (or the routes given, as (path, parameters)), over and over,
+    while the ingest runs; keeps every status code and whether its body was JSON with an "error" for
+    a non-200."""
 
-    SHAPES = [{}, {"groupBy": "remoteAet"}, {"transport": "dicom"}, {"groupBy": "transport"}, {"remoteAet": "(other)"}]
+    SHAPES = [("/perf/stats", shape) for shape in (
+        {}, {"groupBy": "remoteAet"}, {"transport": "dicom"}, {"groupBy": "transport"}, {"remoteAet": "(other)"})]
 
-    def __init__(self, orthanc, pause=0.02):
+    def __init__(self, orthanc, shapes=SHAPES, pause=0.02):
         self.orthanc = orthanc
+        self.shapes = shapes
         self.pause = pause
         self.answers = []  # (status, parsed JSON or None)
         self._done = threading.Event()
@@ -68,10 +72,10 @@ class StatsPoller:
     def _run(self):
         index = 0
         while not self._done.is_set():
-            params = self.SHAPES[index % len(self.SHAPES)]
+            path, params = self.shapes[index % len(self.shapes)]
             index += 1
             try:
-                answer = requests.get(self.orthanc.url + "/perf/stats", params=params, timeout=60)
+                answer = requests.get(self.orthanc.url + path, params=params, timeout=60)
             except requests.RequestException:
                 self.answers.append((None, None))
                 continue
@@ -92,10 +96,7 @@ class StatsPoller:
         return False
 
     def statuses(self):
-        counts = {}
-        for status, _ in self.answers:
-            counts[status] = counts.get(status, 0) + 1
-        return counts
+        return collections.Counter(status for status, _ in self.answers)
 
     def malformed(self):
         """Answers that are neither a 200 with JSON nor a 503 with a JSON reason."""

@@ -199,14 +199,8 @@ def storescu_outcome(orthanc, files):
 
 def http_outcome(orthanc, files):
     """Status and answer of every POST /instances, plus a duplicate and a body that is not DICOM."""
-    outcome = []
-    with requests.Session() as session:
-        bodies = [open(f, "rb").read() for f in files] + [open(files[0], "rb").read(), b"not DICOM at all"]
-        for body in bodies:
-            answer = session.post(orthanc.url + "/instances", data=body,
-                                  headers={"Content-Type": "application/dicom"}, timeout=60)
-            outcome.append((answer.status_code, answer.json()))
-    return outcome
+    uploads = clients.http_upload(orthanc.url, files + [files[0], b"not DICOM at all"], expect=None, timeout=60)
+    return [(upload.status, upload.answer) for upload in uploads]
 
 
 def stow_outcome(orthanc, files):

@@ -123,9 +123,11 @@ import subprocess
 import threading
 import time
 
+from ingest_perf.benchmarks.process_cpu import cpu_seconds
 from ingest_perf.clients import (Concurrently, gdcmscu, http_upload, orthanc_store, pynetdicom_store, read_files,
-                                  split, start_storescu, storescu)
+                                 split, start_storescu, storescu)
 from ingest_perf.orthanc_process import HOST_ORTHANC, debian_plugin
+from ingest_perf.stats_checks import wait_for
 
 JPEG_LOSSLESS = "1.2.840.10008.1.2.4.70"
 NODELAY = {"TCP_NODELAY": "1"}
@@ -168,13 +170,11 @@ def _start(orthanc_factory, prepare=None, config=None, **kwargs):
 
 
 def _cpu_seconds(pid):
-    """User and system CPU time of a process, all its threads (Linux /proc; None elsewhere)."""
+    """Orthanc's CPU time, every thread, or None where /proc cannot tell."""
     try:
-        with open("/proc/%d/stat" % pid) as stream:
-            fields = stream.read().rsplit(")", 1)[1].split()
+        return cpu_seconds(pid)
     except (OSError, IndexError, TypeError):
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 def _load_plugins(orthanc, before=(), after=()):
@@ -189,12 +189,8 @@ def _describe(orthanc, name, expected, sent, seconds, variant=None, **more):
     begin, now = getattr(orthanc, "cpu_at_start", None), _cpu_seconds(orthanc.pid)
     # A store Orthanc refused is concluded by the plugin within a second or two of its answer: the
     # figures are read (after Orthanc's CPU time) once every store the clients saw answered has its outcome.
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        records = orthanc.stats()["openRecords"]
-        if records["count"] == 0 and records["receiving"]["count"] == 0:
-            break
-        time.sleep(0.1)
+    wait_for(orthanc, lambda stats: stats["openRecords"]["count"] == stats["openRecords"]["receiving"]["count"] == 0,
+             timeout=10)
     orthanc.scenario = dict({"name": name, "variant": variant, "expected": expected, "sent": sent,
                              "clientSeconds": round(seconds, 3), "orthancVersion": orthanc.orthanc,
                              "configOverrides": overrides or {},
@@ -541,7 +537,7 @@ def slow_change_consumer(orthanc_factory, series_factory, delay_ms=100, instance
     _, seconds = _timed(_http_upload, orthanc, bodies)
     open(orthanc.env["SLOW_CHANGE_GATE"], "w").close()
     # Read once the consumer has been seen at work: two changes delivered, one after the other.
-    _wait_until(orthanc, lambda stats: stats["changes"]["perInstanceWhileBackloggedMs"]["count"] >= 2)
+    wait_for(orthanc, lambda stats: stats["changes"]["perInstanceWhileBackloggedMs"]["count"] >= 2)
     return _describe(orthanc, "slow_change_consumer",
                      "changes.newInstanceBacklog right after the ingest, changeDispatch growing by ~%d ms per "
                      "queued instance, perInstanceWhileBackloggedMs ~%d; serverTotal normal" % (delay_ms, delay_ms),
@@ -634,7 +630,7 @@ def duplicates_and_rejects(orthanc_factory, series_factory, instances=30, reject
     _http_upload(orthanc, junk, expect=(400,))
     seconds = time.monotonic() - begin
     # A body refused with 400 is concluded by the plugin's thread, within seconds (docs/outcomes.md).
-    _wait_until(orthanc, lambda stats: stats["transports"]["rest"]["instances"]["notDicom"] >= rejects)
+    wait_for(orthanc, lambda stats: stats["transports"]["rest"]["instances"]["notDicom"] >= rejects)
     return _describe(orthanc, "duplicates_and_rejects",
                      "outcomes: rest alreadyStored %d, notDicom %d, beside stored %d" % (instances, rejects, instances),
                      {"http": 2 * instances + rejects}, seconds)
@@ -678,16 +674,6 @@ def _without_series_uid(source, target):
     return target
 
 
-def _wait_until(orthanc, predicate, timeout=15):
-    """Polls /perf/stats until predicate(stats) holds (or `timeout` seconds); returns the last stats."""
-    deadline = time.monotonic() + timeout
-    while True:
-        stats = orthanc.stats()
-        if predicate(stats) or time.monotonic() > deadline:
-            return stats
-        time.sleep(0.2)
-
-
 def _wait_concluded(orthanc, sent, timeout=15):
     """Waits until every instance sent is concluded (stored, already stored or failed) and no record is
     open: a failed store is concluded within seconds of Orthanc's answer (docs/outcomes.md)."""
@@ -696,7 +682,7 @@ def _wait_concluded(orthanc, sent, timeout=15):
                    for t in stats["transports"].values())
         return done >= sent and stats["openRecords"]["count"] == 0
 
-    return _wait_until(orthanc, concluded, timeout)
+    return wait_for(orthanc, concluded, timeout)
 
 
 def stores_failing(orthanc_factory, series_factory, variant="disk-full", instances=30):

@@ -37,10 +37,6 @@ class ClientError(Exception):
     """A client failed: a non-zero exit code, a refused association or store, an unexpected HTTP status."""
 
 
-class StorescuError(ClientError):
-    """storescu exited with a non-zero code."""
-
-
 def environment(changes=None):
     """This process's environment with `changes` applied ({name: value}; None removes the variable)."""
     result = dict(os.environ)
@@ -67,7 +63,7 @@ def storescu(port, files, calling_aet="STORESCU", called_aet="ORTHANC", options=
     One run is one association. A command line that would be too long (> ~100 KB) is split, each
     part its own run, hence its own association (whose first instance has no associationGap). `env`
     changes storescu's environment (e.g. {"TCP_NODELAY": "1"}; None removes a variable). With
-    `check`, a non-zero exit code raises StorescuError with the output; without, it is returned
+    `check`, a non-zero exit code raises ClientError with the output; without, it is returned
     (options=["--no-halt"] sends every file whatever Orthanc answers). Exit code 0 does not mean
     "stored": Orthanc answers Success to instances its filters (Lua, plugins) discarded."""
     files = [str(f) for f in files]
@@ -88,8 +84,8 @@ def storescu(port, files, calling_aet="STORESCU", called_aet="ORTHANC", options=
         result = subprocess.run(base + chunk, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                 errors="replace", env=environment(env), timeout=timeout)
         if check and result.returncode != 0:
-            raise StorescuError("%s <%d files> exited with code %d\n--- stdout:\n%s\n--- stderr:\n%s"
-                                % (" ".join(base), len(chunk), result.returncode, result.stdout, result.stderr))
+            raise ClientError("%s <%d files> exited with code %d\n--- stdout:\n%s\n--- stderr:\n%s"
+                              % (" ".join(base), len(chunk), result.returncode, result.stdout, result.stderr))
         results.append(result)
     return results
 

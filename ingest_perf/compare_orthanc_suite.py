@@ -65,6 +65,7 @@ import textwrap
 import time
 
 from ingest_perf import suite_configuration, suite_runner
+from ingest_perf.clients import environment
 from ingest_perf.orthanc_process import (BOTH_ORTHANCS, HOST_ORTHANC, OrthancError, OrthancProcess, executable,
                                          orthanc_available)
 from ingest_perf.orthanc_suite import (DEFAULT_MODES, MODES, compare, differs, mode_configuration, modes_text,
@@ -87,6 +88,7 @@ PEER_TMP_PATHS = ["/tmp/OrthancStorage", "/tmp/IntegrationTestsConfiguration.jso
 SUITE_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
 LOCK_FILE = "/tmp/compare-orthanc-suite.lock"
 
+
 class CompareError(Exception):
     """The comparison cannot be made (exit code 2)."""
 
@@ -101,14 +103,7 @@ SUITE_ENVIRONMENT = {"PATH": SUITE_PATH, "PYTHONUNBUFFERED": "1", "PYTHONPATH": 
 
 
 def clean_env(extra=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COMPARE_SUITE_")}
-    for name, value in SUITE_ENVIRONMENT.items():
-        if value is None:
-            env.pop(name, None)
-        else:
-            env[name] = value
-    env.update(extra or {})
-    return env
+    return environment(dict(SUITE_ENVIRONMENT, **(extra or {})))
 
 
 def port_busy(port):

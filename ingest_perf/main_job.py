@@ -23,6 +23,7 @@ import time
 from ingest_perf.generate_series import write_series
 from ingest_perf.orthanc_process import REPO_ROOT, OrthancProcess, default_plugin_path
 from ingest_perf.perf_report import render, render_diagnosis
+from ingest_perf.stats_checks import wait_for
 
 
 def log(message=""):
@@ -42,19 +43,15 @@ def settle(orthanc, transport, expected, timeout=15.0):
     OnStored runs before the C-STORE-RSP or the HTTP answer is sent, so the counts are final when
     the client returns; only the change thread (changeDispatch) and open records may lag.
     """
-    deadline = time.monotonic() + timeout
-    while True:
-        stats = orthanc.stats(transport=transport)
+    def settled(stats):
         t = stats["transports"][transport]
         counted = sum(t["instances"].get(k, 0) for k in ("stored", "alreadyStored"))
         change = t["phases"].get("changeDispatch", {})
         paired = (change.get("count") or 0) + (change.get("deliveredBeforeOnStored") or 0)
-        stored = t["instances"].get("stored", 0)
-        if counted >= expected and paired >= stored and stats["openRecords"]["count"] == 0:
-            return stats, True
-        if time.monotonic() > deadline:
-            return stats, False
-        time.sleep(0.1)
+        return counted >= expected and paired >= t["instances"].get("stored", 0) and stats["openRecords"]["count"] == 0
+
+    stats = wait_for(orthanc, settled, timeout, transport=transport)
+    return stats, settled(stats)
 
 
 def check_counts(orthanc, stats, transport, expected_new):

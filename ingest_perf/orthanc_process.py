@@ -135,7 +135,7 @@ except (OSError, AttributeError):  # not Linux/glibc: the atexit handler still a
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent():
+def die_with_parent():
     """preexec_fn: SIGKILL the child when the thread that forked it exits (Linux)."""
     if _prctl is not None:
         _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
@@ -302,7 +302,7 @@ class OrthancProcess:
                 stderr=subprocess.STDOUT, env=environment,
                 # The kernel signals on the death of the forking *thread*: only tie the process to
                 # the main thread, so that an Orthanc started from a worker thread outlives it.
-                preexec_fn=_die_with_parent if threading.current_thread() is threading.main_thread() else None)
+                preexec_fn=die_with_parent if threading.current_thread() is threading.main_thread() else None)
         with _live_lock:
             _live_processes.add(self._process)
 
@@ -482,7 +482,7 @@ class OrthancProcess:
 
     def storescu(self, files, calling_aet="STORESCU", extra_args=(), env=None, timeout=600):
         """clients.storescu to this Orthanc: one association per run (a long list of files is split),
-        StorescuError on a non-zero exit code; the list of subprocess.CompletedProcess."""
+        ClientError on a non-zero exit code; the list of subprocess.CompletedProcess."""
         return clients.storescu(self._dicom_port, files, calling_aet, self._aet, options=extra_args, env=env,
                                 timeout=timeout)
 

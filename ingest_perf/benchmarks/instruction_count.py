@@ -59,7 +59,7 @@ import time
 from ingest_perf.generate_series import write_series
 from ingest_perf.benchmarks.report import table as markdown_table
 from ingest_perf.orthanc_process import (BOTH_ORTHANCS, HOST_ORTHANC, OrthancProcess, default_plugin_path,
-                             orthanc_available)
+                                         orthanc_available)
 
 JPEG_LOSSLESS = "1.2.840.10008.1.2.4.70"
 LARGE_TABLES = {"MaxSeries": 1024, "MaxLabelValues": 253, "MaxThreads": 4096, "MaxPeers": 4096,
@@ -104,6 +104,7 @@ TARGET_PERCENT = 0.15  # at most 0.15% more instructions per instance with the d
 
 # The plugin's own thread: the callgrind file of the thread that runs these functions of its object.
 PLUGIN_THREAD_FUNCTIONS = re.compile(r"IngestWatcher::(Run|Tick|Account|ReadSockets|Add|Start\(\)::)")
+
 
 def log(message):
     print(message, file=sys.stderr, flush=True)

@@ -42,6 +42,7 @@ import time
 import requests
 
 from ingest_perf.benchmarks import workloads
+from ingest_perf.clients import http_upload, read_files
 from ingest_perf.benchmarks.report import table as markdown_table
 from ingest_perf.generate_series import write_series
 from ingest_perf.orthanc_process import HOST_ORTHANC, OrthancProcess, default_plugin_path
@@ -106,6 +107,11 @@ def process_cpu_ticks(pid):
     with open("/proc/%d/stat" % pid) as stream:
         fields = stream.read().rsplit(")", 1)[1].split()
     return int(fields[11]) + int(fields[12])
+
+
+def cpu_seconds(pid):
+    """The same counter in seconds."""
+    return process_cpu_ticks(pid) / TICKS
 
 
 def rss_kib(pid):
@@ -248,12 +254,9 @@ def _trickle_round(files, a, b, meters, rate):
     began = time.monotonic()
     try:
         for i, path in enumerate(files):
-            with open(path, "rb") as stream:
-                body = stream.read()
+            body = read_files([path])
             for o in ((a, b) if i % 2 == 0 else (b, a)):
-                answer = sessions[o].post(o.url + "/instances", data=body,
-                                          headers={"Content-Type": "application/dicom"}, timeout=60)
-                answer.raise_for_status()
+                http_upload(o.url, body, session=sessions[o], timeout=60)
             pause = began + (i + 1) / rate - time.monotonic()
             if pause > 0:
                 time.sleep(pause)

@@ -1,11 +1,12 @@
 """The measured scenarios. Each returns plain dictionaries that report.py turns into tables."""
 import os
-import random
 import shutil
 import statistics
 import tempfile
 import time
 
+from ingest_perf.benchmarks.process_cpu import cpu_seconds, ratio_with_interval
+from ingest_perf.clients import split
 from ingest_perf.orthanc_process import OrthancProcess
 
 from . import workloads
@@ -179,17 +180,17 @@ def downloads(bench, name, files, client_counts=(1, 10), python_client=False):
                 tags["StudyInstanceUID"], tags["SeriesInstanceUID"], tags["SOPInstanceUID"]))
         ids = [instance["ID"] for instance in instances]
         for clients in client_counts:
-            shares = _split(ids, clients)
+            shares = split(ids, clients)
             per_instance = [[orthanc.url + "/instances/%s/file" % i for i in part] for part in shares]
             cases = [
                 ("ZIP archive of each client's share", "curl",
                  [[(orthanc.url + "/tools/create-archive", '{"Resources": %s, "Synchronous": true}' %
                     str(part).replace("'", '"'))] for part in shares]),
                 ("one file per instance", "curl", per_instance),
-                ("DICOMweb WADO-RS, one request per instance", "curl", _split(wado, clients)),
-                ("raw: storage files read from disk", "files", _split(stored_files, clients)),
+                ("DICOMweb WADO-RS, one request per instance", "curl", split(wado, clients)),
+                ("raw: storage files read from disk", "files", split(stored_files, clients)),
                 ("raw: storage files from a static HTTP server", "curl",
-                 [[static_url + "/" + r for r in part] for part in _split(relative, clients)]),
+                 [[static_url + "/" + r for r in part] for part in split(relative, clients)]),
             ]
             if python_client:
                 cases.insert(2, ("one file per instance, Python requests client", "python", per_instance))
@@ -204,10 +205,6 @@ def downloads(bench, name, files, client_counts=(1, 10), python_client=False):
             server.terminate()
         orthanc.stop()
     return rows
-
-
-def _split(items, clients):
-    return [items[i::clients] for i in range(clients)]
 
 
 def overhead(bench, files, cases, seconds_per_case, per_client=10):
@@ -281,14 +278,14 @@ def _overhead_round(case, files, pool, a, b, per_client, index):
     time.sleep(0.2)  # the deletions' changes drain before timing
     if case["plugin"]:
         b.reset_stats()
-    before = {o: _cpu_seconds(o.pid) for o in (a, b)}
+    before = {o: cpu_seconds(o.pid) for o in (a, b)}
     seconds = {a: 0.0, b: 0.0}
     for k, part in enumerate(chunks):
         for o in ((a, b) if (k + index) % 2 == 0 else (b, a)):
             seconds[o] += pool.run(target[o], part)
     time.sleep(0.1)  # the change threads finish their queues: part of the ingest's CPU
     result = {"secondsA": seconds[a], "secondsB": seconds[b], "instances": len(files), "pairs": len(chunks),
-              "cpuA": _cpu_seconds(a.pid) - before[a], "cpuB": _cpu_seconds(b.pid) - before[b]}
+              "cpuA": cpu_seconds(a.pid) - before[a], "cpuB": cpu_seconds(b.pid) - before[b]}
     if case["plugin"]:
         cost = b.stats().get("pluginCost") or {}
         result["selfMicroseconds"] = cost.get("microsecondsPerStoredInstance")
@@ -298,7 +295,7 @@ def _overhead_round(case, files, pool, a, b, per_client, index):
 
 def _overhead_row(case, rounds, per_client):
     instances = sum(r["instances"] for r in rounds)
-    ratio, low, high = _ratio_with_interval([(r["secondsA"], r["secondsB"]) for r in rounds])
+    ratio, low, high = ratio_with_interval([(r["secondsB"], r["secondsA"]) for r in rounds])  # A time / B time
     per_round = [r["secondsA"] / r["secondsB"] for r in rounds]
     row = {"case": case["label"], "workload": case["kind"], "clients": case["clients"], "plugin": case["plugin"],
            "config": case.get("config"), "rounds": len(rounds), "pairs": sum(r["pairs"] for r in rounds),
@@ -317,21 +314,3 @@ def _overhead_row(case, rounds, per_client):
         row["selfPercentOfCpu"] = (row["selfMicroseconds"] / 10 / row["cpuMsWith"]
                                    if row["cpuMsWith"] > 0 else None)
     return row
-
-
-def _ratio_with_interval(pairs, resamples=2000):
-    """B's throughput relative to A's: total time on A over total time on B, and the 2.5 and 97.5
-    percentiles of the same ratio over (time A, time B) pairs resampled with replacement (seeded)."""
-    def ratio(sample):
-        return sum(p[0] for p in sample) / sum(p[1] for p in sample)
-
-    generator = random.Random(20261122)
-    values = sorted(ratio([pairs[generator.randrange(len(pairs))] for _ in pairs]) for _ in range(resamples))
-    return ratio(pairs), values[int(0.025 * resamples)], values[int(0.975 * resamples) - 1]
-
-
-def _cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as stream:
-        fields = stream.read().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime

@@ -15,6 +15,7 @@ import requests
 
 from ingest_perf import clients
 from ingest_perf.clients import ClientError, read_files, split
+from ingest_perf.orthanc_process import free_tcp_port
 
 
 # --- client bodies (run in child processes) -------------------------------------------------------
@@ -287,11 +288,7 @@ def run_downloads(kind, work, clients):
 def static_file_server(root):
     """A plain static file server over `root` on a free loopback port: BusyBox httpd (C, one
     process per connection), the 'raw HTTP' baseline for the same bytes. Returns (process, url)."""
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_tcp_port()
     process = subprocess.Popen(["busybox", "httpd", "-f", "-p", "127.0.0.1:%d" % port, "-h", root],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = "http://127.0.0.1:%d" % port

@@ -8,9 +8,8 @@ import sys
 import time
 import unittest
 
-import Tests
-import Toolbox
-from Tests import *  # noqa: F401,F403 - unittest.main finds the tests in __main__, as the suite's do
+import Tests  # of this folder: on PYTHONPATH, as when Run.py runs as the script itself
+from Tests import Orthanc  # noqa: F401 - unittest.main finds the tests in __main__, as the suite's do
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--force", action="store_true")
@@ -24,7 +23,7 @@ with open("/tmp/IntegrationTestsConfiguration.json", "w") as stream:
               stream)
 peer = subprocess.Popen([args.orthanc, "/tmp/IntegrationTestsConfiguration.json"], stderr=open(os.devnull, "w"))
 for _ in range(600):
-    if Toolbox.Get(5000, "/system")[0] == 200:
+    if Tests.Get(5000, "/system")[0] == 200:
         break
     time.sleep(0.1)
 try:

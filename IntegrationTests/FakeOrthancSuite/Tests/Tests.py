@@ -1,9 +1,24 @@
-"""The stand-in suite's tests: what the comparison must tell apart."""
+"""The stand-in suite's tests, what the comparison must tell apart, and their HTTP reads (as alice,
+the generated configuration's user)."""
+import base64
+import json
 import unittest
-
-from Toolbox import Get
+import urllib.error
+import urllib.request
 
 REMOTE = None  # the Orthanc under test's HTTP port (Run.py's --rest)
+
+
+def Get(port, uri):
+    request = urllib.request.Request("http://127.0.0.1:%d%s" % (port, uri))
+    request.add_header("Authorization", "Basic " + base64.b64encode(b"alice:orthanctest").decode())
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as e:
+        return e.code, None
+    except OSError:
+        return None, None
 
 
 class Orthanc(unittest.TestCase):
