@@ -100,15 +100,17 @@ def test_the_callgrind_section_survives_a_rewrite(tmp_path):
     assert document.keep_sections(str(tmp_path / "none.md"), new) == new  # a first run: nothing to keep
 
 
-def test_the_tcp_nodelay_section_survives_a_rewrite(tmp_path):
-    """ingest_perf/benchmarks/tcp_nodelay.py's figures, recorded by hand, are kept too, after the callgrind section."""
+@pytest.mark.parametrize("title", ["## DICOM TCP_NODELAY: the remedy for the C-STORE answer stall",
+                                   "## The fixes of the diagnosis, before and after"])
+def test_the_sections_recorded_by_hand_survive_a_rewrite(tmp_path, title):
+    """The figures of tcp_nodelay and diagnosis_effects, recorded by hand, are kept too, after the callgrind section."""
     path = tmp_path / "benchmarks.md"
     callgrind = ["## Instructions per instance (callgrind)", "", "callgrind"]
-    nodelay = ["## DICOM TCP_NODELAY: the remedy for the C-STORE answer stall", "", "| a |", "| --- |", "| 1 |"]
-    path.write_text("\n".join(["# Benchmarks", ""] + callgrind + [""] + nodelay +
+    section = [title, "", "| a |", "| --- |", "| 1 |"]
+    path.write_text("\n".join(["# Benchmarks", ""] + callgrind + [""] + section +
                               ["", "## Compared with the published Orthanc figures", "old", ""]))
     new = ["# Benchmarks", "", "## Compared with the published Orthanc figures", "new", ""]
-    assert document.keep_sections(str(path), new) == new[:2] + callgrind + [""] + nodelay + [""] + new[2:]
+    assert document.keep_sections(str(path), new) == new[:2] + callgrind + [""] + section + [""] + new[2:]
 
 
 def test_tcp_nodelay_command_in_miniature(plugin_path):
@@ -120,17 +122,6 @@ def test_tcp_nodelay_command_in_miniature(plugin_path):
     rows = [line.split("|") for line in result.stdout.splitlines() if line.startswith("| 1.10.1 |")]
     assert [row[2].strip() for row in rows] == [case[0] for case in tcp_nodelay.CASES]
     assert all(float(row[3]) > 0 for row in rows)
-
-
-def test_the_diagnosis_effects_section_survives_a_rewrite(tmp_path):
-    """ingest_perf/benchmarks/diagnosis_effects.py's figures, recorded by hand, are kept too, after the callgrind section."""
-    path = tmp_path / "benchmarks.md"
-    callgrind = ["## Instructions per instance (callgrind)", "", "callgrind figures"]
-    effects = ["## The fixes of the diagnosis, before and after", "", "| fix | before | after |", "| a | 1 | 2 |"]
-    path.write_text("\n".join(["# Benchmarks", ""] + callgrind + [""] + effects +
-                              ["", "## Compared with the published Orthanc figures", "old", ""]))
-    new = ["# Benchmarks", "", "## Compared with the published Orthanc figures", "new", ""]
-    assert document.keep_sections(str(path), new) == new[:2] + callgrind + [""] + effects + [""] + new[2:]
 
 
 def test_process_cpu_command_in_miniature(plugin_path):

@@ -11,7 +11,6 @@ import time
 
 import pydicom
 import pytest
-import requests
 
 from ingest_perf import clients
 from ingest_perf.orthanc_process import BOTH_ORTHANCS
@@ -119,9 +118,8 @@ def test_refused_rest_uploads_and_bodies_that_never_arrive(orthanc_factory, seri
     orthanc = orthanc_factory()
     good = series_factory(2, 203, size=64)
     bad = without_series_uid(good[0], str(tmp_path / "bad.dcm"), "8")
-    with open(bad, "rb") as f:
-        answer = requests.post(orthanc.url + "/instances", data=f.read())
-    assert answer.status_code >= 400
+    (answer,) = clients.http_upload(orthanc.url, [bad], expect=None)
+    assert answer.status >= 400
     # Uploads cut off by their client, a malformed chunked body, each on its own connection.
     for _ in range(3):
         with socket.create_connection(("127.0.0.1", orthanc.http_port)) as connection:
@@ -187,9 +185,7 @@ def test_a_full_disk_is_diagnosed_as_lost_instances(orthanc_factory, series_fact
     orthanc = orthanc_factory(extra_config={"StorageDirectory": small_disk, "DicomTcpNoDelay": False})
     files = series_factory(14, 205, size=512)  # 7 MB for a 4 MiB disk
     storescu(orthanc, files[:10], "FULLDISK")
-    for path in files[10:]:
-        with open(path, "rb") as f:
-            requests.post(orthanc.url + "/instances", data=f.read())
+    clients.http_upload(orthanc.url, files[10:], expect=None)
     stats = wait_for(lambda: (lambda s: s if s["openRecords"]["count"] == 0 and
                               instances(s, "dicom")["stored"] + instances(s, "dicom")["failed"] == 10 else None)(
         orthanc.stats()))

@@ -63,6 +63,7 @@ import time
 
 import requests
 
+from ingest_perf.benchmarks.report import percentile
 from ingest_perf.clients import Concurrently, http_upload, storescu
 from ingest_perf.orthanc_process import BOTH_ORTHANCS, debian_plugin
 from ingest_perf.stats_checks import changes_paired, stored, wait_for
@@ -325,11 +326,6 @@ def check_monotonic(reads):
     return failures
 
 
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
-
-
 def figures(load, clients, orthanc):
     during = [r for r in load["reader"].reads if r["start"] >= load["started"] and r["end"] <= load["finished"]]
     latencies_ms = [1000 * r["latency"] for r in during]
@@ -371,6 +367,7 @@ def test_sixteen_clients_every_instance_counted_once(orthanc_factory, plugin_pat
     # entry waiting for its pair taken by another (changeTableEvictions). Seen on 1.12.7 with two
     # test files sharing the 2 cores: 4 pairings missing, 6 evictions counted (an eviction does not
     # always lose its pairing).
+
     def lost(s):
         return s["errors"]["changeCorrelationSkipped"] + s["errors"]["changeTableEvictions"]
 

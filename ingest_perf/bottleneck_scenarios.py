@@ -117,6 +117,7 @@ duplicates_and_rejects one series of 30 instances sent twice by HTTP, then 10 bo
 healthy                60 instances by HTTP (identity), then another 60 by storescu, TCP_NODELAY on
                        both sides. serverTotal 2.7 on both, associationGap 0.9. 1 s.
 """
+import collections
 import itertools
 import os
 import subprocess
@@ -213,10 +214,7 @@ def _http_clients(orthanc, parts, accept_encoding=IDENTITY, each=None):
 
 def _encodings(uploads):
     """How many answers came back with each Content-Encoding, as the clients saw them."""
-    counts = {}
-    for upload in uploads:
-        counts[upload.encoding] = counts.get(upload.encoding, 0) + 1
-    return counts
+    return dict(collections.Counter(upload.encoding for upload in uploads))
 
 
 def _request_ms(uploads):

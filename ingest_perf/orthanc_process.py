@@ -188,10 +188,9 @@ class OrthancProcess:
         self.ingest_perf = ingest_perf
         self.extra_config = dict(extra_config or {})
         self.env = dict(env or {})
-        self._aet = aet
+        self.aet = aet
         self._fixed_ports = (http_port, dicom_port)
-        self._http_port = None
-        self._dicom_port = None
+        self.http_port = self.dicom_port = None  # chosen by start(), with the configuration
         self._process = None
         self._version = None
         self._session = requests.Session()
@@ -201,20 +200,8 @@ class OrthancProcess:
     # --- properties ---------------------------------------------------------------------------
 
     @property
-    def http_port(self):
-        return self._http_port
-
-    @property
-    def dicom_port(self):
-        return self._dicom_port
-
-    @property
-    def aet(self):
-        return self._aet
-
-    @property
     def url(self):
-        return "http://127.0.0.1:%d" % self._http_port
+        return "http://127.0.0.1:%d" % self.http_port
 
     @property
     def pid(self):
@@ -256,9 +243,9 @@ class OrthancProcess:
             "IndexDirectory": os.path.join(self.work_dir, "index"),
             "RemoteAccessAllowed": False,
             "AuthenticationEnabled": False,
-            "HttpPort": self._http_port,
-            "DicomPort": self._dicom_port,
-            "DicomAet": self._aet,
+            "HttpPort": self.http_port,
+            "DicomPort": self.dicom_port,
+            "DicomAet": self.aet,
             "Plugins": [self.plugin_path] if self.plugin_path is not None else [],
             "DicomModalities": {},
             "LogExportedResources": False,
@@ -276,14 +263,14 @@ class OrthancProcess:
             # Orthanc only logs a warning for a missing plugin path and starts without it.
             raise FileNotFoundError("plugin not found: %s (build it with: %s)" % (self._plugin_file(), BUILD_COMMAND))
         os.makedirs(self.work_dir, exist_ok=True)
-        self._http_port, self._dicom_port = self._fixed_ports
-        if self._http_port is None:
-            self._http_port = free_tcp_port()
-        while self._dicom_port is None or self._dicom_port == self._http_port:
-            self._dicom_port = free_tcp_port()
+        self.http_port, self.dicom_port = self._fixed_ports
+        if self.http_port is None:
+            self.http_port = free_tcp_port()
+        while self.dicom_port is None or self.dicom_port == self.http_port:
+            self.dicom_port = free_tcp_port()
         if self.configuration_writer is not None:
             # The caller's own configuration (a file or a folder of them, as Debian's service uses).
-            self.config_path = self.configuration_writer(self._http_port, self._dicom_port)
+            self.config_path = self.configuration_writer(self.http_port, self.dicom_port)
             return
         config = self.configuration()
         with open(self.config_path, "w", encoding="utf-8") as f:
@@ -318,12 +305,9 @@ class OrthancProcess:
             return False
         return os.path.exists(debian13_root() + path)
 
-    def _plugin_in_root(self):
-        return self._in_root(self.plugin_path)
-
     def _plugin_file(self):
         """The plugin as a path of this (host) file system."""
-        return debian13_root() + self.plugin_path if self._plugin_in_root() else self.plugin_path
+        return debian13_root() + self.plugin_path if self._in_root(self.plugin_path) else self.plugin_path
 
     def _orthanc_command(self):
         """(command, extra environment) that starts this Orthanc."""
@@ -483,7 +467,7 @@ class OrthancProcess:
     def storescu(self, files, calling_aet="STORESCU", extra_args=(), env=None, timeout=600):
         """clients.storescu to this Orthanc: one association per run (a long list of files is split),
         ClientError on a non-zero exit code; the list of subprocess.CompletedProcess."""
-        return clients.storescu(self._dicom_port, files, calling_aet, self._aet, options=extra_args, env=env,
+        return clients.storescu(self.dicom_port, files, calling_aet, self.aet, options=extra_args, env=env,
                                 timeout=timeout)
 
     def http_upload(self, files, session=None):
@@ -497,7 +481,7 @@ class OrthancProcess:
 
     def __repr__(self):
         state = "running pid %d" % self._process.pid if self.is_running() else "stopped"
-        return "<OrthancProcess %s %s http=%s dicom=%s>" % (self.work_dir, state, self._http_port, self._dicom_port)
+        return "<OrthancProcess %s %s http=%s dicom=%s>" % (self.work_dir, state, self.http_port, self.dicom_port)
 
 
 class OrthancFactory:

@@ -9,38 +9,24 @@ FILE is the output of `Orthanc --config=FILE` of the Orthanc under test, so the 
 apply unchanged to that Orthanc's defaults. The generator uses urllib.urlopen, urllib2.urlopen or
 urllib.request.urlopen depending on its age: each is replaced.
 """
+import io
 import os
 import runpy
 import sys
 
 
-class Answer(object):
-    def __init__(self, url, path):
-        sys.stderr.write("[compare-orthanc-suite] %s replaced by %s\n" % (url, path))
-        with open(path, "rb") as f:
-            self.data = f.read()
-
+class Answer(io.BytesIO):  # what the generator reads of an answer: read(), getcode(), a `with`
     def getcode(self):
         return 200
-
-    def read(self, *args):
-        return self.data
-
-    def close(self):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *args):
-        return False
 
 
 def main(argv):
     path = os.environ["COMPARE_SUITE_DEFAULT_CONFIGURATION"]
 
     def urlopen(url, *args, **kwargs):
-        return Answer(url, path)
+        sys.stderr.write("[compare-orthanc-suite] %s replaced by %s\n" % (url, path))
+        with open(path, "rb") as f:
+            return Answer(f.read())
 
     for name in ("urllib", "urllib2", "urllib.request"):
         try:

@@ -41,20 +41,12 @@ import time
 
 
 from ingest_perf import bottleneck_scenarios as scenarios
+from ingest_perf.benchmarks.report import percentile
 from ingest_perf.generate_series import SeriesCache
 from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, OrthancFactory
 
 
 # --- what is measured -------------------------------------------------------------------------------
-
-def _percentile(values, q):
-    """The nearest-rank percentile of a list (q in 0..100)."""
-    ordered = sorted(values)
-    if not ordered:
-        return None
-    rank = max(1, -(-len(ordered) * q // 100))
-    return ordered[int(rank) - 1]
-
 
 def phase(name, key="p50"):
     def read(run):
@@ -81,7 +73,7 @@ def wall_seconds(run):
 
 def request(q):
     def read(run):
-        return _percentile(run["scenario"]["requestMs"], q)
+        return percentile(run["scenario"]["requestMs"], q / 100)
     return read
 
 

@@ -27,6 +27,7 @@ import time
 from ingest_perf import bottleneck_scenarios as scenarios
 from ingest_perf.generate_series import SeriesCache
 from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, OrthancFactory
+from ingest_perf.stats_checks import wait_for
 
 # (run name, scenario, options); the PostgreSQL runs also get postgresql=.
 RUNS = [
@@ -58,12 +59,7 @@ def read_during(orthanc):
 
 def drained(orthanc, timeout=60):
     """The statistics once the change queue has caught up (the lag of the last changes is then known)."""
-    deadline = time.monotonic() + timeout
-    stats = orthanc.stats()
-    while stats["changes"]["newInstanceBacklog"] and time.monotonic() < deadline:
-        time.sleep(0.2)
-        stats = orthanc.stats()
-    return stats
+    return wait_for(orthanc, lambda stats: not stats["changes"]["newInstanceBacklog"], timeout)
 
 
 def selected_runs(names):

@@ -1,5 +1,12 @@
 """Markdown tables and PNG plots from the results of run_benchmarks.py."""
+import math
 import os
+
+
+def percentile(values, fraction):
+    """The nearest-rank percentile: the smallest value with at least `fraction` of them at or below it."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)] if ordered else None
 
 
 def _f(value, digits=1):

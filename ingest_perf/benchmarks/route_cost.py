@@ -26,6 +26,7 @@ import requests
 
 from ingest_perf.benchmarks import process_cpu, workloads
 from ingest_perf.generate_series import write_series
+from ingest_perf.benchmarks.report import percentile
 from ingest_perf.clients import storescu
 from ingest_perf.orthanc_process import HOST_ORTHANC, default_plugin_path
 
@@ -113,11 +114,6 @@ def read_routes(orthanc, count, routes):
                 session.get(orthanc.url + route, timeout=60).raise_for_status()
     finally:
         session.close()
-
-
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def summarize_times(timed):

@@ -6,6 +6,7 @@ import tempfile
 import time
 
 from ingest_perf.benchmarks.process_cpu import cpu_seconds, ratio_with_interval
+from ingest_perf.benchmarks.report import percentile
 from ingest_perf.clients import split
 from ingest_perf.orthanc_process import OrthancProcess
 
@@ -38,19 +39,13 @@ class Bench:
         return process
 
 
-def _percentile(values, q):
-    ordered = sorted(values)
-    index = max(0, min(len(ordered) - 1, int(round(q * (len(ordered) - 1)))))
-    return ordered[index]
-
-
 def _client_summary(result):
     summary = {"seconds": result["elapsed"], "instances": result["count"],
                "instancesPerSecond": result["count"] / result["elapsed"]}
     if result["latencies"]:
         latencies = [v * 1000 for v in result["latencies"]]
-        summary.update(latencyMean=statistics.mean(latencies), latencyP50=_percentile(latencies, 0.5),
-                       latencyP99=_percentile(latencies, 0.99), latencyMeasured=True)
+        summary.update(latencyMean=statistics.mean(latencies), latencyP50=percentile(latencies, 0.5),
+                       latencyP99=percentile(latencies, 0.99), latencyMeasured=True)
     else:
         # Only the total time of each client is known: its mean per instance.
         summary.update(latencyMean=statistics.mean(result["clientMeans"]) * 1000, latencyP50=None, latencyP99=None,

@@ -6,6 +6,7 @@ then sends; the caller measures the wall time from the start to the last client.
 Each ingest client returns per-instance latencies where the client can tell them (pynetdicom,
 HTTP, STOW-RS per instance); storescu and Orthanc's own C-STORE give only their total time, from
 which a mean per instance is derived (marked as such in the tables)."""
+import functools
 import multiprocessing
 import os
 import subprocess
@@ -80,14 +81,6 @@ def _client_stow(paths, target, ready, start, results, env, per_series):
     results.put(_outcome(paths, begin, error, None if per_series else latencies))
 
 
-def _client_stow_instance(*args):
-    _client_stow(*args, per_series=False)
-
-
-def _client_stow_series(*args):
-    _client_stow(*args, per_series=True)
-
-
 def _client_orthanc_store(ids, target, ready, start, results, env):
     ready.put(True)
     start.wait()
@@ -104,8 +97,8 @@ CLIENTS = {
     "storescu": _client_storescu,
     "pynetdicom": _client_pynetdicom,
     "http": _client_http,
-    "stow-instance": _client_stow_instance,
-    "stow-series": _client_stow_series,
+    "stow-instance": functools.partial(_client_stow, per_series=False),
+    "stow-series": functools.partial(_client_stow, per_series=True),
     "orthanc-store": _client_orthanc_store,
 }
 
