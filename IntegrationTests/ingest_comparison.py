@@ -54,37 +54,39 @@ def stored_files(orthanc):
 
 
 class StatsPoller:
-    """Reads /perf/stats in several shapes (or the routes given, as (path, parameters)), over and over,
-    while the ingest runs; keeps every status code and whether its body was JSON with an "error" for
-    a non-200."""
+    """Reads /perf/stats in several shapes (or the routes given, as (path, parameters)), one after the
+    other every `period` seconds on one keep-alive connection, while the load runs; keeps every read:
+    {"start", "end" (wall clock), "latency" (s), "grouped" (groupBy given), "status" (None: no answer),
+    "stats" (its JSON, or None)}."""
 
     SHAPES = [("/perf/stats", shape) for shape in (
         {}, {"groupBy": "remoteAet"}, {"transport": "dicom"}, {"groupBy": "transport"}, {"remoteAet": "(other)"})]
 
-    def __init__(self, orthanc, shapes=SHAPES, pause=0.02):
-        self.orthanc = orthanc
-        self.shapes = shapes
-        self.pause = pause
-        self.answers = []  # (status, parsed JSON or None)
+    def __init__(self, orthanc, shapes=SHAPES, period=0.02):
+        self.orthanc, self.shapes, self.period = orthanc, shapes, period
+        self.reads = []
+        self._session = requests.Session()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run)
+
+    def read(self, path="/perf/stats", params=None):
+        start, clock, status, body = time.time(), time.perf_counter(), None, None
+        try:
+            answer = self._session.get(self.orthanc.url + path, params=params, timeout=60)
+            status = answer.status_code
+            body = answer.json()
+        except (requests.RequestException, ValueError):
+            pass
+        self.reads.append({"start": start, "end": time.time(), "latency": time.perf_counter() - clock,
+                           "grouped": "groupBy" in (params or {}), "status": status, "stats": body})
 
     def _run(self):
         index = 0
         while not self._done.is_set():
-            path, params = self.shapes[index % len(self.shapes)]
+            began = time.perf_counter()
+            self.read(*self.shapes[index % len(self.shapes)])
             index += 1
-            try:
-                answer = requests.get(self.orthanc.url + path, params=params, timeout=60)
-            except requests.RequestException:
-                self.answers.append((None, None))
-                continue
-            try:
-                body = answer.json()
-            except ValueError:
-                body = None
-            self.answers.append((answer.status_code, body))
-            time.sleep(self.pause)
+            self._done.wait(max(0.0, self.period - (time.perf_counter() - began)))
 
     def __enter__(self):
         self._thread.start()
@@ -96,13 +98,13 @@ class StatsPoller:
         return False
 
     def statuses(self):
-        return collections.Counter(status for status, _ in self.answers)
+        return collections.Counter(read["status"] for read in self.reads)
 
     def malformed(self):
         """Answers that are neither a 200 with JSON nor a 503 with a JSON reason."""
-        return [(status, body) for status, body in self.answers
-                if not ((status == 200 and isinstance(body, dict) and "transports" in body)
-                        or (status == 503 and isinstance(body, dict) and "error" in body))]
+        return [(r["status"], r["stats"]) for r in self.reads
+                if not ((r["status"] == 200 and isinstance(r["stats"], dict) and "transports" in r["stats"])
+                        or (r["status"] == 503 and isinstance(r["stats"], dict) and "error" in r["stats"]))]
 
 
 def crash_markers(log_text):

@@ -137,7 +137,7 @@ def test_injected_sdk_and_allocation_faults(orthanc_factory, fault_plugin, serie
 
     print("\n  Orthanc %s, %s: %d instances, %d /perf/stats answers (%d refused with 503), SDK calls failed "
           "%d injected / %d counted, allocations failed %d injected / %d answers counted, labels (unknown): %s"
-          % (orthanc_version, FAULTS, len(files), len(poller.answers) + refused + 1, during.get(503, 0) + refused,
+          % (orthanc_version, FAULTS, len(files), len(poller.reads) + refused + 1, during.get(503, 0) + refused,
              injected["sdkCallsInjected"], errors["sdkCallsFailed"], injected["allocationsInjected"],
              errors["failedAnswers"], ", ".join(unknown)))
     assert orthanc.stop() == 0
@@ -207,6 +207,6 @@ def test_every_bound_overflowing(orthanc_factory, series_factory, plugin_path, t
     print("\n  252 instances, 6 HTTP + 2 storescu clients (12 calling AETs): threadsUntracked %d, remoteAet "
           "overflowed %d, series overflowed %d, changeTableEvictions %d, pairings lost %d, %d /perf/stats answers"
           % (stats["openRecords"]["threadsUntracked"], labels["remoteAet"]["overflowed"],
-             labels["series"]["overflowed"], errors["changeTableEvictions"], 252 - paired, len(poller.answers)))
+             labels["series"]["overflowed"], errors["changeTableEvictions"], 252 - paired, len(poller.reads)))
     assert orthanc.stop() == 0
     assert not crash_markers(orthanc.log_text())

@@ -63,6 +63,7 @@ import time
 
 import requests
 
+from ingest_comparison import StatsPoller
 from ingest_perf.benchmarks.report import percentile
 from ingest_perf.clients import Concurrently, http_upload, storescu
 from ingest_perf.orthanc_process import BOTH_ORTHANCS, debian_plugin
@@ -159,36 +160,6 @@ class Client:
                 self.acks.extend([time.time()] * len(batch))
 
 
-class Reader:
-    """GETs /perf/stats every READ_PERIOD on its own connection; keeps every answer."""
-
-    def __init__(self, orthanc):
-        self.orthanc = orthanc
-        self.reads = []
-        self.stop = threading.Event()
-        self.session = requests.Session()
-
-    def read(self, grouped):
-        params = {"groupBy": "remoteAet"} if grouped else {}
-        start, clock = time.time(), time.perf_counter()
-        try:
-            answer = self.session.get(self.orthanc.url + "/perf/stats", params=params, timeout=30)
-            latency = time.perf_counter() - clock
-            status, document = answer.status_code, answer.json()
-        except Exception as error:  # noqa: BLE001 - a failed read is a failure of the test
-            latency, status, document = time.perf_counter() - clock, repr(error), None
-        self.reads.append({"start": start, "end": time.time(), "latency": latency, "grouped": grouped,
-                           "status": status, "stats": document})
-
-    def run(self):
-        index = 0
-        while not self.stop.is_set():
-            began = time.perf_counter()
-            self.read(index % GROUP_EVERY == GROUP_EVERY - 1)
-            index += 1
-            self.stop.wait(max(0.0, READ_PERIOD - (time.perf_counter() - began)))
-
-
 class Resetter:
     def __init__(self, orthanc):
         self.orthanc = orthanc
@@ -230,17 +201,18 @@ def make_clients(series_factory, seed_base):
 def run_load(orthanc, clients, work_dir, resets=False):
     """Runs every client at once with the reader (and the resetter); returns a summary dict."""
     (work_dir / "storescu-log.cfg").write_text(STORESCU_LOG_CONFIG)
-    reader, resetter = Reader(orthanc), Resetter(orthanc)
-    helpers = [threading.Thread(target=reader.run)] + ([threading.Thread(target=resetter.run)] if resets else [])
-    for thread in helpers:
-        thread.start()
-    started = time.time()
-    Concurrently([lambda client=client: client.run(orthanc, work_dir) for client in clients]).run()  # they start together
-    finished = max(c.finished for c in clients)
-    resetter.stop.set()
-    reader.stop.set()
-    for thread in helpers:
-        thread.join()
+    shapes = [("/perf/stats", {})] * (GROUP_EVERY - 1) + [("/perf/stats", {"groupBy": "remoteAet"})]
+    resetter = Resetter(orthanc)
+    resetting = threading.Thread(target=resetter.run)
+    with StatsPoller(orthanc, shapes, READ_PERIOD) as reader:
+        if resets:
+            resetting.start()
+        started = time.time()
+        Concurrently([lambda client=client: client.run(orthanc, work_dir) for client in clients]).run()  # all at once
+        finished = max(c.finished for c in clients)
+        resetter.stop.set()
+        if resets:
+            resetting.join()
     return {"reader": reader, "resetter": resetter, "started": started, "finished": finished}
 
 
@@ -421,8 +393,8 @@ def test_resets_during_the_load_never_keep_acknowledged_instances(orthanc_factor
 
     # The reads after the load, the final one included, are within the bounds of the last reset.
     reader = load["reader"]
-    reader.read(False)
-    reader.read(True)
+    reader.read()
+    reader.read(params={"groupBy": "remoteAet"})
     timeline = Timeline(clients)
     failures, upper_slack, lower_slack = check_reads(reader.reads, timeline, resetter.resets)
     assert failures == [], failures[:20]

@@ -60,7 +60,7 @@ def test_sixteen_concurrent_clients_with_the_sanitized_plugin(orthanc_factory, s
                                        ("/perf/slowest", {"transport": "dicom", "phase": "associationGap"}),
                                        ("/perf/diagnosis", {"window": "1m", "transport": "dicom"})]
     errors = []
-    with StatsPoller(orthanc, shapes, pause=0) as poller:
+    with StatsPoller(orthanc, shapes, period=0) as poller:
         try:
             Concurrently([lambda item=item: client(*item) for item in work]).run()
         except ClientError as error:  # reported below, after the sanitizer's reports that would explain it
@@ -76,7 +76,7 @@ def test_sixteen_concurrent_clients_with_the_sanitized_plugin(orthanc_factory, s
 
     assert not reports_found(), reports_found()  # first: a report explains every other failure
     assert not errors, errors
-    assert poller.answers and set(poller.statuses()) == {200}, poller.statuses()
+    assert poller.reads and set(poller.statuses()) == {200}, poller.statuses()
     stats = orthanc.stats()
     expected = {"dicom": CLIENTS["storescu"], "rest": CLIENTS["http"], "plugin": CLIENTS["stow"]}
     for transport, clients in expected.items():
