@@ -26,7 +26,8 @@ def run_clients(orthanc, clients, timeout=300):
     results = {"http": {}, "storescu": {}}
 
     def http_client(name, files):
-        uploads = http_upload(orthanc.url, files, expect=None, connection_errors="record", timeout=60)
+        # A long timeout: on a loaded machine an answer may take tens of seconds, and none is a difference.
+        uploads = http_upload(orthanc.url, files, expect=None, connection_errors="record", timeout=300)
         for path, upload in zip(files, uploads):
             identifier = (upload.answer or {}).get("ID") if upload.status == 200 else None
             results["http"][(name, os.path.basename(path))] = (upload.status, identifier)

@@ -93,7 +93,9 @@ def final_stats(orthanc, **params):
 
 
 def check_same_ingest(reference_results, reference_files, results, files):
-    assert results == reference_results  # every HTTP status and ID, every storescu exit code
+    differing = {kind: {key: (reference_results[kind].get(key), value) for key, value in results[kind].items()
+                        if reference_results[kind].get(key) != value} for kind in results}
+    assert results == reference_results, differing  # every HTTP status and ID, every storescu exit code
     assert set(files) == set(reference_files)
     assert files == reference_files  # the MD5 of every stored file
     assert all(status == 200 for status, _ in results["http"].values())
