@@ -636,9 +636,10 @@ namespace IngestPerf
         }
         f.fix["action"] = "Transcode later, off the ingest path (a job or a Lua/plugin on StableSeries), or choose a "
                           "cheaper IngestTranscoding syntax, or a faster transcoder plugin";
-        f.fix["effect"] = "Removes the transcode from each instance's store: one HTTP client on the 2-core machine, "
-                          "serverTotal p50 about 14 ms and 58 instances/s with IngestTranscoding JPEG lossless, 3.3 "
-                          "ms and 200 without (docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+        f.fix["effect"] =
+          "Removes the transcode from each instance's store: one HTTP client on the 2-core machine, "
+          "serverTotal p50 about 14 ms and 58 instances/s with IngestTranscoding JPEG lossless, 3.3 "
+          "ms and 200 without (docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         f.confidence = measured ? "high" : "medium";
         f.confidenceReason = measured ? "the transcode phase is measured"
                                       : "preStore holds the transcoding and the other pre-store steps (parsing, "
@@ -944,9 +945,10 @@ namespace IngestPerf
                         "compression happens after every plugin hook (responseSend is unobservable).";
         f.fix["configuration"]["HttpCompressionEnabled"] = false;
         f.fix["action"] = "Set HttpCompressionEnabled to false (Orthanc 1.12.2 and later default to it)";
-        f.fix["effect"] = "None measurable on the 2-core machine: 200 uploads accepting gzip, by 1 or 4 keep-alive "
-                          "clients, took as long with HttpCompressionEnabled true as false (ratios 0.95-1.03, within "
-                          "the run-to-run spread) (docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+        f.fix["effect"] =
+          "None measurable on the 2-core machine: 200 uploads accepting gzip, by 1 or 4 keep-alive "
+          "clients, took as long with HttpCompressionEnabled true as false (ratios 0.95-1.03, within "
+          "the run-to-run spread) (docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         f.confidence = "low";
         f.confidenceReason = "the compression is certain from Orthanc's rule, but its cost is not observable, and "
                              "switching it off changed nothing measurable on a 2-core machine";

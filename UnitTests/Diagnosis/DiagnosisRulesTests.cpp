@@ -117,8 +117,8 @@ namespace
   // A configuration fix measured by ingest_perf/benchmarks/diagnosis_effects.py quotes its figures from there.
   bool QuotesItsMeasurement(const Finding& finding)
   {
-    return finding.fix["effect"].asString().find("docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after") !=
-           std::string::npos;
+    return finding.fix["effect"].asString().find(
+             "docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after") != std::string::npos;
   }
 
   TransportFigures& Dicom(DiagnosisInput& input)
