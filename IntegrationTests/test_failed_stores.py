@@ -185,7 +185,7 @@ def test_a_full_disk_is_diagnosed_as_lost_instances(orthanc_factory, series_fact
     orthanc = orthanc_factory(extra_config={"StorageDirectory": small_disk, "DicomTcpNoDelay": False})
     files = series_factory(14, 205, size=512)  # 7 MB for a 4 MiB disk
     storescu(orthanc, files[:10], "FULLDISK")
-    clients.http_upload(orthanc.url, files[10:], expect=None)
+    clients.http_upload(orthanc.url, files[10:], expect=None, connection_errors="record")
     stats = wait_for(lambda: (lambda s: s if s["openRecords"]["count"] == 0 and
                               instances(s, "dicom")["stored"] + instances(s, "dicom")["failed"] == 10 else None)(
         orthanc.stats()))
