@@ -5,12 +5,14 @@ The plugin is taken from $INGEST_PERF_PLUGIN or <repo>/build/libOrthancIngestPer
 Under -q, each test file prints one line instead of a dot per test (FileLines, below).
 """
 import os
+import shutil
+import tempfile
 import time
 
 import pytest
 
-from ingest_perf.generate_series import write_series
-from ingest_perf.orthanc_process import BUILD_COMMAND, HOST_ORTHANC, OrthancProcess, default_plugin_path
+from ingest_perf.generate_series import SeriesCache
+from ingest_perf.orthanc_process import BUILD_COMMAND, HOST_ORTHANC, OrthancFactory, default_plugin_path
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -120,16 +122,7 @@ def plugin_path():
 @pytest.fixture(scope="session")
 def series_factory(tmp_path_factory):
     """series_factory(count, seed, size=512) -> list of file paths; each series is written once."""
-    cache = {}
-
-    def make(count, seed, size=512):
-        key = (count, seed, size)
-        if key not in cache:
-            folder = tmp_path_factory.mktemp("series-%d-seed%d-%d" % (count, seed, size))
-            cache[key] = write_series(str(folder), count, seed=seed, rows=size, columns=size)
-        return list(cache[key])
-
-    return make
+    return SeriesCache(tmp_path_factory.mktemp("series"))
 
 
 @pytest.fixture(scope="session")
@@ -138,30 +131,39 @@ def series(series_factory):
     return series_factory(12, 1)
 
 
+# A test module that sets AHEAD_OF_OTHER_WORK = True judges how fast Orthanc is (the diagnosis): on 2
+# cores shared with builds and other tests (load 15), Orthanc's own serverTotal grew from 5 to 70-80
+# ms and the disk's flushes made any ingest storage-bound. Its Orthancs keep their files in memory
+# (/dev/shm), and the test process, hence the Orthancs and clients it starts, runs at nice -10 (as
+# root; as it is, saying so, where not permitted): what is left is the bottleneck the test makes.
+
+@pytest.fixture(scope="module", autouse=True)
+def ahead_of_other_work(request):
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    if getattr(request.module, "AHEAD_OF_OTHER_WORK", False):
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, -10)
+        except PermissionError:
+            print("not permitted to run ahead of other work: %s shares the machine as it is" % request.module.__name__)
+    yield
+    os.setpriority(os.PRIO_PROCESS, 0, before)  # a nice value may always go up again
+
+
 @pytest.fixture
-def orthanc_factory(tmp_path, plugin_path, orthanc_version):
-    """orthanc_factory(**OrthancProcess kwargs) -> a started OrthancProcess; all stopped at teardown.
-
-    work_dir defaults to a new folder under tmp_path; plugin_path defaults to the built plugin
-    (pass plugin_path=None for an Orthanc without the plugin); orthanc defaults to the module's
-    Orthanc version (orthanc_version). Pass start=False to get the
-    object unstarted (e.g. to call start_expect_failure()).
-    """
-    started = []
-
-    def make(start=True, **kwargs):
-        kwargs.setdefault("work_dir", str(tmp_path / ("orthanc%d" % len(started))))
-        kwargs.setdefault("plugin_path", plugin_path)
-        kwargs.setdefault("orthanc", orthanc_version)
-        process = OrthancProcess(**kwargs)
-        started.append(process)
-        if start:
-            process.start()
-        return process
-
-    yield make
-    for process in started:
-        process.stop()
+def orthanc_factory(tmp_path, plugin_path, orthanc_version, request):
+    """orthanc_factory(**OrthancProcess kwargs) -> a started OrthancProcess; all stopped at teardown
+    (an OrthancFactory: work_dir defaults to a new folder under tmp_path, or in /dev/shm for a module
+    AHEAD_OF_OTHER_WORK; plugin_path to the built plugin, None for an Orthanc without it; orthanc to
+    the module's version, orthanc_version). Pass start=False to get the object unstarted (e.g. to
+    call start_expect_failure())."""
+    in_memory = getattr(request.module, "AHEAD_OF_OTHER_WORK", False) and os.path.isdir("/dev/shm")
+    root = tempfile.mkdtemp(prefix="orthancs-", dir="/dev/shm") if in_memory else tmp_path
+    try:
+        with OrthancFactory(root, plugin_path, orthanc_version) as factory:
+            yield factory
+    finally:
+        if in_memory:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture

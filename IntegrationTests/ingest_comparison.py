@@ -7,55 +7,40 @@ status with the ID Orthanc answered, each storescu exit code) and what Orthanc s
 of instance IDs and the MD5 of each stored file), so that an Orthanc with the plugin can be
 compared with one without it.
 """
+import collections
 import hashlib
 import os
+import subprocess
 import threading
 import time
 
 import requests
 
-from ingest_perf.orthanc_process import StorescuError
+from ingest_perf.clients import Concurrently, http_upload, storescu
 
 
 def run_clients(orthanc, clients, timeout=300):
     """Runs every client at once; returns {"http": {(client, file name): (status, ID)}, "storescu": {AET: exit code}}.
 
-    A transport error of an HTTP client (Orthanc stopping under it) is recorded as status None."""
+    A connection error of an HTTP client (Orthanc stopping under it) is recorded as status None."""
     results = {"http": {}, "storescu": {}}
-    lock = threading.Lock()
 
     def http_client(name, files):
-        with requests.Session() as session:  # keep-alive: one connection per client
-            for path in files:
-                with open(path, "rb") as f:
-                    body = f.read()
-                try:
-                    answer = session.post(orthanc.url + "/instances", data=body,
-                                          headers={"Content-Type": "application/dicom"}, timeout=60)
-                    outcome = (answer.status_code, answer.json().get("ID") if answer.status_code == 200 else None)
-                except (requests.RequestException, ValueError):
-                    outcome = (None, None)
-                with lock:
-                    results["http"][(name, os.path.basename(path))] = outcome
+        # A long timeout: on a loaded machine an answer may take tens of seconds, and none is a difference.
+        uploads = http_upload(orthanc.url, files, expect=None, connection_errors="record", timeout=300)
+        for path, upload in zip(files, uploads):
+            identifier = (upload.answer or {}).get("ID") if upload.status == 200 else None
+            results["http"][(name, os.path.basename(path))] = (upload.status, identifier)
 
     def storescu_client(aet, files):
         try:
-            orthanc.storescu(files, calling_aet=aet, timeout=timeout)
-            code = 0
-        except StorescuError as e:
-            code = str(e).split("exited with code ")[1].split()[0]
-        with lock:
-            results["storescu"][aet] = code
+            runs = storescu(orthanc.dicom_port, files, aet, orthanc.aet, timeout=timeout, check=False)
+            results["storescu"][aet] = next((run.returncode for run in runs if run.returncode), 0)
+        except subprocess.TimeoutExpired:
+            results["storescu"][aet] = "timeout"
 
-    threads = []
-    for kind, name, files in clients:
-        target = http_client if kind == "http" else storescu_client
-        arguments = (name, files)
-        threads.append(threading.Thread(target=target, args=arguments))
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout)
+    Concurrently([lambda kind=kind, name=name, files=files: (http_client if kind == "http" else storescu_client)(
+        name, files) for kind, name, files in clients]).run(timeout)
     return results
 
 
@@ -70,34 +55,39 @@ def stored_files(orthanc):
 
 
 class StatsPoller:
-    """Reads /perf/stats in several shapes, over and over, while the ingest runs; keeps every
-    status code and whether its body was JSON with an "error" for a non-200."""
+    """Reads /perf/stats in several shapes (or the routes given, as (path, parameters)), one after the
+    other every `period` seconds on one keep-alive connection, while the load runs; keeps every read:
+    {"start", "end" (wall clock), "latency" (s), "grouped" (groupBy given), "status" (None: no answer),
+    "stats" (its JSON, or None)}."""
 
-    SHAPES = [{}, {"groupBy": "remoteAet"}, {"transport": "dicom"}, {"groupBy": "transport"}, {"remoteAet": "(other)"}]
+    SHAPES = [("/perf/stats", shape) for shape in (
+        {}, {"groupBy": "remoteAet"}, {"transport": "dicom"}, {"groupBy": "transport"}, {"remoteAet": "(other)"})]
 
-    def __init__(self, orthanc, pause=0.02):
-        self.orthanc = orthanc
-        self.pause = pause
-        self.answers = []  # (status, parsed JSON or None)
+    def __init__(self, orthanc, shapes=SHAPES, period=0.02):
+        self.orthanc, self.shapes, self.period = orthanc, shapes, period
+        self.reads = []
+        self._session = requests.Session()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run)
+
+    def read(self, path="/perf/stats", params=None):
+        start, clock, status, body = time.time(), time.perf_counter(), None, None
+        try:
+            answer = self._session.get(self.orthanc.url + path, params=params, timeout=60)
+            status = answer.status_code
+            body = answer.json()
+        except (requests.RequestException, ValueError):
+            pass
+        self.reads.append({"start": start, "end": time.time(), "latency": time.perf_counter() - clock,
+                           "grouped": "groupBy" in (params or {}), "status": status, "stats": body})
 
     def _run(self):
         index = 0
         while not self._done.is_set():
-            params = self.SHAPES[index % len(self.SHAPES)]
+            began = time.perf_counter()
+            self.read(*self.shapes[index % len(self.shapes)])
             index += 1
-            try:
-                answer = requests.get(self.orthanc.url + "/perf/stats", params=params, timeout=60)
-            except requests.RequestException:
-                self.answers.append((None, None))
-                continue
-            try:
-                body = answer.json()
-            except ValueError:
-                body = None
-            self.answers.append((answer.status_code, body))
-            time.sleep(self.pause)
+            self._done.wait(max(0.0, self.period - (time.perf_counter() - began)))
 
     def __enter__(self):
         self._thread.start()
@@ -109,16 +99,13 @@ class StatsPoller:
         return False
 
     def statuses(self):
-        counts = {}
-        for status, _ in self.answers:
-            counts[status] = counts.get(status, 0) + 1
-        return counts
+        return collections.Counter(read["status"] for read in self.reads)
 
     def malformed(self):
         """Answers that are neither a 200 with JSON nor a 503 with a JSON reason."""
-        return [(status, body) for status, body in self.answers
-                if not ((status == 200 and isinstance(body, dict) and "transports" in body)
-                        or (status == 503 and isinstance(body, dict) and "error" in body))]
+        return [(r["status"], r["stats"]) for r in self.reads
+                if not ((r["status"] == 200 and isinstance(r["stats"], dict) and "transports" in r["stats"])
+                        or (r["status"] == 503 and isinstance(r["stats"], dict) and "error" in r["stats"]))]
 
 
 def crash_markers(log_text):

@@ -11,6 +11,7 @@ import time
 
 import requests
 
+from ingest_perf.clients import Concurrently, split
 from ingest_perf.stats_checks import stored, wait_for
 
 INSTANCES = 4096
@@ -37,14 +38,6 @@ def rss_kb(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     raise AssertionError("no VmRSS in /proc/%d/status" % pid)
-
-
-def upload(orthanc, files):
-    with requests.Session() as session:
-        for path in files:
-            with open(path, "rb") as stream:
-                answer = session.post(orthanc.url + "/instances", data=stream.read(), timeout=60)
-            assert answer.status_code == 200, answer.text
 
 
 def hammer(orthanc, route, params, count, encoding):
@@ -80,8 +73,7 @@ def describe(before, after, figures):
 
 def test_large_answers_leave_orthancs_memory_where_it_was(orthanc, series_factory):
     files = series_factory(INSTANCES, 97, size=16)
-    with concurrent.futures.ThreadPoolExecutor(CLIENTS) as pool:
-        list(pool.map(lambda k: upload(orthanc, files[k::CLIENTS]), range(CLIENTS)))
+    Concurrently([lambda part=part: orthanc.http_upload(part) for part in split(files, CLIENTS)]).run()
     wait_for(orthanc, lambda s: stored(s, "all") == INSTANCES, timeout=60)
     assert orthanc.get("/perf/slowest", params={"n": 1}).json()["ring"]["held"] == INSTANCES
     time.sleep(1)

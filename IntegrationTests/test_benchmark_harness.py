@@ -4,12 +4,16 @@ import os
 
 import pytest
 
-from ingest_perf.harness import datasets, document, report, scenarios
+import json
+import subprocess
+import sys
+
+from ingest_perf.benchmarks import datasets, document, report, sections, tcp_nodelay
 
 
 @pytest.fixture
 def bench(tmp_path, plugin_path):
-    return scenarios.Bench(str(tmp_path / "runs"), plugin_path, lambda message: None)
+    return sections.Bench(str(tmp_path / "runs"), plugin_path, lambda message: None)
 
 
 def test_datasets_are_deterministic(tmp_path):
@@ -22,7 +26,7 @@ def test_datasets_are_deterministic(tmp_path):
 def test_every_client_kind_and_the_document(bench, tmp_path):
     files = datasets.write_dataset(str(tmp_path / "ct"), "ct", count=6, scale=0.125)
     kinds = ["storescu", "pynetdicom", "http", "stow-instance", "stow-series", "orthanc-store"]
-    rows = scenarios.ingest_matrix(bench, files, kinds, [1, 2])
+    rows = sections.ingest_matrix(bench, files, kinds, [1, 2])
     assert len(rows) == 12
     for row in rows:
         assert row["stored"] == 6 and row["instancesPerSecond"] > 0
@@ -31,7 +35,7 @@ def test_every_client_kind_and_the_document(bench, tmp_path):
     dicom = [r for r in rows if r["workload"] == "storescu" and r["clients"] == 1][0]
     assert dicom["gapMean"] > 0  # the C-STORE gap reaches the side-by-side table
 
-    downloads = scenarios.downloads(bench, "ct", files, client_counts=(1, 2), python_client=True)
+    downloads = sections.downloads(bench, "ct", files, client_counts=(1, 2), python_client=True)
     assert len(downloads) == 12
     study_megabytes = datasets.total_bytes(files) / 1e6
     for row in downloads:  # every method moves the study once
@@ -42,7 +46,7 @@ def test_every_client_kind_and_the_document(bench, tmp_path):
 
     cases = [dict(label="HTTP x1, null comparison", kind="http", clients=1, plugin=False),
              dict(label="storescu x2, default configuration", kind="storescu", clients=2, plugin=True)]
-    overhead = scenarios.overhead(bench, files, cases, seconds_per_case=0, per_client=2)
+    overhead = sections.overhead(bench, files, cases, seconds_per_case=0, per_client=2)
     null, storescu = overhead
     # Two rounds (fresh Orthancs) at least; chunks of 2 instances per client: 6 files, 1 client ->
     # 3 pairs a round; 2 clients -> 4 instances a chunk, 2 pairs a round.
@@ -71,12 +75,9 @@ def test_every_client_kind_and_the_document(bench, tmp_path):
 
 
 def test_plugin_cost_command_in_miniature(plugin_path):
-    """Benchmarks/plugin_cost.py, whose figures docs/benchmarks.md gives: it runs, counts every
+    """ingest_perf/benchmarks/plugin_cost.py, whose figures docs/measurements/benchmarks.md gives: it runs, counts every
     instance and prints a cost for each transport."""
-    import subprocess
-    import sys
-    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Benchmarks", "plugin_cost.py")
-    result = subprocess.run([sys.executable, script, "--plugin", plugin_path, "--instances", "4", "--rounds", "1"],
+    result = subprocess.run([sys.executable, "-m", "ingest_perf.benchmarks.plugin_cost", "--plugin", plugin_path, "--instances", "4", "--rounds", "1"],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     rows = [line for line in result.stdout.splitlines() if line.startswith("| /")]
@@ -87,8 +88,8 @@ def test_plugin_cost_command_in_miniature(plugin_path):
 
 
 def test_the_callgrind_section_survives_a_rewrite(tmp_path):
-    """docs/benchmarks.md is rewritten by every full benchmark run; the section that
-    Benchmarks/instruction_count.py's figures go into is kept, at its place."""
+    """docs/measurements/benchmarks.md is rewritten by every full benchmark run; the section that
+    ingest_perf/benchmarks/instruction_count.py's figures go into is kept, at its place."""
     path = tmp_path / "benchmarks.md"
     section = ["## Instructions per instance (callgrind)", "", "| a | b |", "| --- | --- |", "| 1 | 2 |"]
     path.write_text("\n".join(["# Benchmarks", "", "## Overhead of the plugin", "old", ""] + section +
@@ -99,60 +100,37 @@ def test_the_callgrind_section_survives_a_rewrite(tmp_path):
     assert document.keep_sections(str(tmp_path / "none.md"), new) == new  # a first run: nothing to keep
 
 
-def test_the_tcp_nodelay_section_survives_a_rewrite(tmp_path):
-    """Benchmarks/tcp_nodelay.py's figures, recorded by hand, are kept too, after the callgrind section."""
+@pytest.mark.parametrize("title", ["## DICOM TCP_NODELAY: the remedy for the C-STORE answer stall",
+                                   "## The fixes of the diagnosis, before and after"])
+def test_the_sections_recorded_by_hand_survive_a_rewrite(tmp_path, title):
+    """The figures of tcp_nodelay and diagnosis_effects, recorded by hand, are kept too, after the callgrind section."""
     path = tmp_path / "benchmarks.md"
     callgrind = ["## Instructions per instance (callgrind)", "", "callgrind"]
-    nodelay = ["## DICOM TCP_NODELAY: the remedy for the C-STORE answer stall", "", "| a |", "| --- |", "| 1 |"]
-    path.write_text("\n".join(["# Benchmarks", ""] + callgrind + [""] + nodelay +
+    section = [title, "", "| a |", "| --- |", "| 1 |"]
+    path.write_text("\n".join(["# Benchmarks", ""] + callgrind + [""] + section +
                               ["", "## Compared with the published Orthanc figures", "old", ""]))
     new = ["# Benchmarks", "", "## Compared with the published Orthanc figures", "new", ""]
-    assert document.keep_sections(str(path), new) == new[:2] + callgrind + [""] + nodelay + [""] + new[2:]
+    assert document.keep_sections(str(path), new) == new[:2] + callgrind + [""] + section + [""] + new[2:]
 
 
 def test_tcp_nodelay_command_in_miniature(plugin_path):
-    """Benchmarks/tcp_nodelay.py, whose figures docs/benchmarks.md gives: every case runs, each
+    """ingest_perf/benchmarks/tcp_nodelay.py, whose figures docs/measurements/benchmarks.md gives: every case runs, each
     Orthanc reports the dicomTcpNoDelay its case asks for, and the table has a rate for each."""
-    import subprocess
-    import sys
-    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Benchmarks", "tcp_nodelay.py")
-    result = subprocess.run([sys.executable, script, "--plugin", plugin_path, "--slices", "4", "--size", "64",
+    result = subprocess.run([sys.executable, "-m", "ingest_perf.benchmarks.tcp_nodelay", "--plugin", plugin_path, "--slices", "4", "--size", "64",
                              "--rounds", "1", "--orthanc", "1.10.1"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     rows = [line.split("|") for line in result.stdout.splitlines() if line.startswith("| 1.10.1 |")]
-    assert [row[2].strip() for row in rows] == [case[0] for case in load_tcp_nodelay_cases(script)]
+    assert [row[2].strip() for row in rows] == [case[0] for case in tcp_nodelay.CASES]
     assert all(float(row[3]) > 0 for row in rows)
 
 
-def load_tcp_nodelay_cases(script):
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("tcp_nodelay", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.CASES
-
-def test_the_diagnosis_effects_section_survives_a_rewrite(tmp_path):
-    """Benchmarks/diagnosis_effects.py's figures, recorded by hand, are kept too, after the callgrind section."""
-    path = tmp_path / "benchmarks.md"
-    callgrind = ["## Instructions per instance (callgrind)", "", "callgrind figures"]
-    effects = ["## The fixes of the diagnosis, before and after", "", "| fix | before | after |", "| a | 1 | 2 |"]
-    path.write_text("\n".join(["# Benchmarks", ""] + callgrind + [""] + effects +
-                              ["", "## Compared with the published Orthanc figures", "old", ""]))
-    new = ["# Benchmarks", "", "## Compared with the published Orthanc figures", "new", ""]
-    assert document.keep_sections(str(path), new) == new[:2] + callgrind + [""] + effects + [""] + new[2:]
-
-
 def test_process_cpu_command_in_miniature(plugin_path):
-    """Benchmarks/process_cpu.py, whose table docs/plugin-cost.md gives: the whole Orthanc process's CPU
+    """ingest_perf/benchmarks/process_cpu.py, whose table docs/measurements/plugin-cost.md gives: the whole Orthanc process's CPU
     time per instance with / without the plugin and the null comparison, each case side by side, with
     other sockets in the table (in a network namespace of its own when run as root); "met" only on a
     figure that can be true."""
-    import json
-    import subprocess
-    import sys
-    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Benchmarks", "process_cpu.py")
     figures = os.path.join(os.path.dirname(plugin_path), "process-cpu-miniature.json")
-    result = subprocess.run([sys.executable, script, "--plugin", plugin_path, "--cases", "http-4,storescu-1",
+    result = subprocess.run([sys.executable, "-m", "ingest_perf.benchmarks.process_cpu", "--plugin", plugin_path, "--cases", "http-4,storescu-1",
                              "--other-sockets", "300", "--pairs", "1", "--instances", "20", "--size", "64",
                              "--settle", "5", "--json", figures], capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -169,4 +147,4 @@ def test_process_cpu_command_in_miniature(plugin_path):
             assert row["pluginMicroseconds"] > 0 and row["pluginThreadMicroseconds"] >= 0
             if row["verdict"] == "met":
                 assert 0 < row["ratio"] <= 1.01
-    assert "B / A" in result.stdout and "command: Benchmarks/process_cpu.py" in result.stdout
+    assert "B / A" in result.stdout and "command: python -m ingest_perf.benchmarks.process_cpu" in result.stdout

@@ -19,7 +19,7 @@ threads crashes Orthanc, with or without this plugin (1.10.1: gdcm::PixmapWriter
 whose frame alone is ~130 KB on a ~100 KiB "civetweb-worker" stack, about one request in eight;
 1.12.7: gdcm::ImageWriter::Write, every request). HTTP and STOW-RS with GDCM transcoding cannot
 serve as a reference; test_stow_rs_with_gdcm_ingest_transcoding_ends_the_same_with_and_without_the_plugin
-checks that this plugin does not change that outcome, and Benchmarks/gdcm_stow_crash.py measures
+checks that this plugin does not change that outcome, and ingest_perf/benchmarks/gdcm_stow_crash.py measures
 the crash rates.
 
 Orthanc versions: conftest.py runs every test against 1.10.1 and 1.12.7 (ORTHANC_VERSIONS), with
@@ -29,11 +29,11 @@ import hashlib
 import itertools
 import os
 import time
-import uuid
 
 import pytest
 import requests
 
+from ingest_perf import clients
 from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, debian13_root, debian_plugin
 from ingest_perf.postgresql_server import PostgreSQLServer
 
@@ -199,33 +199,12 @@ def storescu_outcome(orthanc, files):
 
 def http_outcome(orthanc, files):
     """Status and answer of every POST /instances, plus a duplicate and a body that is not DICOM."""
-    outcome = []
-    with requests.Session() as session:
-        bodies = [open(f, "rb").read() for f in files] + [open(files[0], "rb").read(), b"not DICOM at all"]
-        for body in bodies:
-            answer = session.post(orthanc.url + "/instances", data=body,
-                                  headers={"Content-Type": "application/dicom"}, timeout=60)
-            outcome.append((answer.status_code, answer.json()))
-    return outcome
-
-
-def stow_request(files):
-    boundary = uuid.uuid4().hex
-    parts = [b"--%s\r\nContent-Type: application/dicom\r\n\r\n%s\r\n" % (boundary.encode(), open(f, "rb").read())
-             for f in files]
-    body = b"".join(parts) + b"--%s--\r\n" % boundary.encode()
-    headers = {"Content-Type": 'multipart/related; type="application/dicom"; boundary=%s' % boundary,
-               "Accept": "application/dicom+json"}
-    return body, headers
-
-
-def stow(orthanc, files, timeout=120):
-    body, headers = stow_request(files)
-    return requests.post(orthanc.url + "/dicom-web/studies", data=body, headers=headers, timeout=timeout)
+    uploads = clients.http_upload(orthanc.url, files + [files[0], b"not DICOM at all"], expect=None, timeout=60)
+    return [(upload.status, upload.answer) for upload in uploads]
 
 
 def stow_outcome(orthanc, files):
-    answer = stow(orthanc, files)
+    answer = orthanc.stow_rs(files)
     # The answer's URLs carry the port, which differs between the two Orthancs.
     return {"status": answer.status_code, "answer": answer.text.replace(orthanc.url, "http://ORTHANC")}
 
@@ -388,7 +367,7 @@ def stow_gdcm_outcome(orthanc_factory, orthanc_version, plugin_path, series, wit
     config = {"Plugins": ([plugin_path] if with_plugin else []) + plugins, "IngestTranscoding": JPEG_LOSSLESS,
               "BuiltinDecoderTranscoderOrder": "After"}
     orthanc = orthanc_factory(plugin_path=None, extra_config=config)
-    body, headers = stow_request(series)
+    body, headers = clients.stow_body(series)
     for attempt in range(requests_count):
         try:
             answer = requests.post(orthanc.url + "/dicom-web/studies", data=body, headers=headers, timeout=120)
@@ -412,7 +391,7 @@ def test_stow_rs_with_gdcm_ingest_transcoding_ends_the_same_with_and_without_the
     Orthanc's HTTP worker threads crashes Orthanc (gdb: SIGSEGV in gdcm::ImageWriter::Write on a
     "civetweb-worker" thread) with or without this plugin. On 1.12.7 at the first request, every
     time; on 1.10.1 at about one request in eight, also without this plugin, which a single test
-    run cannot compare: Benchmarks/gdcm_stow_crash.py measures both (docs/coexistence.md). Loaded
+    run cannot compare: ingest_perf/benchmarks/gdcm_stow_crash.py measures both (docs/coexistence.md). Loaded
     or not, this plugin must not change the outcome."""
     without = stow_gdcm_outcome(orthanc_factory, orthanc_version, plugin_path, series, False, 6)
     with_plugin = stow_gdcm_outcome(orthanc_factory, orthanc_version, plugin_path, series, True, 6)

@@ -2,21 +2,16 @@
 them, always; the time to compress and send them, with the opt-in TimeRestAnswers."""
 import requests
 
-from ingest_perf.stats_checks import check_phase_invariants
+from ingest_perf.clients import http_upload
 from ingest_perf.orthanc_process import BOTH_ORTHANCS
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 
 
 def upload(orthanc, files, accept_encoding):
-    session = requests.Session()
-    session.headers["Accept-Encoding"] = accept_encoding
-    encodings = []
-    for path in files:
-        answer = session.post(orthanc.url + "/instances", data=open(path, "rb").read())
-        assert answer.status_code == 200
-        encodings.append(answer.headers.get("Content-Encoding"))
-    return encodings
+    """The Content-Encoding of each answer (None: identity)."""
+    return [{"identity": None}.get(u.encoding, u.encoding)
+            for u in http_upload(orthanc.url, files, accept_encoding=accept_encoding)]
 
 
 def test_accepting_and_refusing_clients_are_counted(orthanc, series, orthanc_version):

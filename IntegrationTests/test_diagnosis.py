@@ -8,11 +8,11 @@ import subprocess
 import sys
 
 import pytest
-import requests
+from ingest_perf.clients import http_upload
 from ingest_perf.orthanc_process import BOTH_ORTHANCS
-from ingest_perf.stats_checks import without_busy_disk_storage_bound
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+AHEAD_OF_OTHER_WORK = True  # "nothing else is slow" needs Orthancs in memory, ahead of other work (conftest.py)
 
 RULES = ["dicom-workers-saturated", "cstore-answer-stall", "sender-stall", "slow-sender", "http-threads-saturated",
          "transcoding-bound", "storage-bound", "index-bound", "slow-change-consumer", "slow-filters",
@@ -43,15 +43,11 @@ def test_a_default_storescu_association_is_diagnosed_as_the_answer_stall(orthanc
     assert top["evidence"]["gapsAtOneDelayedAck"] + top["evidence"]["gapsAtTwoDelayedAcks"] >= 0.5
     assert answer["summary"]["dicom"]["stored"] == 30
     # the only finding: nothing else is slow in this ingest
-    assert without_busy_disk_storage_bound(orthanc, [f["id"] for f in answer["findings"]]) == ["cstore-answer-stall"]
+    assert [f["id"] for f in answer["findings"]] == ["cstore-answer-stall"]
 
 
 def test_a_healthy_http_ingest_has_nothing_that_stands_out(orthanc, series_factory):
-    session = requests.Session()
-    session.headers["Accept-Encoding"] = "identity"
-    for path in series_factory(20, 42, size=64):
-        with open(path, "rb") as f:
-            assert session.post(orthanc.url + "/instances", data=f.read()).status_code == 200
+    http_upload(orthanc.url, series_factory(20, 42, size=64), accept_encoding="identity")
     answer = diagnosis(orthanc)
     assert answer["findings"] == [], answer["findings"]
     assert answer["verdict"].startswith("Nothing stands out: rest: 20 stored")

@@ -4,13 +4,12 @@ with and without IngestPerf.DicomTcpNoDelay: the exact count in its transport an
 the associations of its calling AET as Orthanc's own log counts them ("Association Received from AET"),
 and the diagnosis's verdict."""
 import re
-import subprocess
 
 import pydicom
 import pytest
 from dicomweb_client.api import DICOMwebClient
 
-import bottleneck_scenarios as scenarios
+from ingest_perf import clients
 from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, debian_plugin
 from ingest_perf.stats_checks import wait_for
 
@@ -28,16 +27,13 @@ def send_storescu(receiver, files, sender_factory):
 
 
 def send_gdcmscu(receiver, files, sender_factory):
-    # One gdcmscu process per instance, as a script would: one association each. Debian 12's gdcmscu
-    # (GDCM 3.0.21) stores the instance, then aborts on its way out (SIGABRT): its status says nothing.
-    for path in files:
-        subprocess.run(["gdcmscu", "--store", "--aetitle", "GDCM_SCU", "--call", receiver.aet, "127.0.0.1",
-                        str(receiver.dicom_port), path], capture_output=True, timeout=60)
+    # One gdcmscu process per instance, as a script would: one association each.
+    clients.gdcmscu(receiver.dicom_port, files, "GDCM_SCU", receiver.aet, process_per_file=True, timeout=60)
     return "dicom", "GDCM_SCU", len(files)
 
 
 def send_pynetdicom(receiver, files, sender_factory):
-    scenarios._pynetdicom_store(receiver, files, calling_aet="PYNET_SCU")  # one association, Nagle kept
+    clients.pynetdicom_store(receiver.dicom_port, files, "PYNET_SCU", receiver.aet)  # one association, Nagle kept
     return "dicom", "PYNET_SCU", 1
 
 
@@ -53,8 +49,7 @@ def send_orthanc_modality(receiver, files, sender_factory):
     # Three store jobs, as an operator or a routing script sends three batches: three associations.
     sender, instances = orthanc_sender(receiver, sender_factory, files)
     for part in (instances[:7], instances[7:14], instances[14:]):
-        answer = sender.post("/modalities/receiver/store", json={"Resources": part, "Synchronous": True})
-        assert answer.status_code == 200, answer.text
+        clients.orthanc_store(sender.url, "receiver", part)
     return "dicom", "ORTHANC_SCU", 3
 
 

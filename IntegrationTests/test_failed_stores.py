@@ -11,9 +11,9 @@ import time
 
 import pydicom
 import pytest
-import requests
 
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, STORESCU_BINARY
+from ingest_perf import clients
+from ingest_perf.orthanc_process import BOTH_ORTHANCS
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS
 
@@ -49,9 +49,8 @@ def without_series_uid(source, target, suffix):
 def storescu(orthanc, files, aet):
     """storescu, one association, sending every file whatever Orthanc answers (--no-halt; refusals
     make it exit non-zero)."""
-    return subprocess.run([STORESCU_BINARY, "--no-halt", "-aet", aet, "-aec", orthanc.aet, "127.0.0.1",
-                           str(orthanc.dicom_port)] + [str(f) for f in files], capture_output=True, text=True,
-                          timeout=120)
+    return clients.storescu(orthanc.dicom_port, files, aet, orthanc.aet, options=["--no-halt"], timeout=120,
+                            check=False)
 
 
 def failing_rows(orthanc):
@@ -92,7 +91,7 @@ def test_a_refused_cstore_ends_with_its_sender_and_reason(orthanc_factory, serie
 def test_a_hung_store_stays_open(orthanc_factory, series_factory, tmp_path):
     """A store blocked in its storage write (a flush that waits 6 s) is still in progress:
     openRecords keeps it, with its age, and nothing is concluded."""
-    from bottleneck_scenarios import _test_library  # the scenarios' preloaded slow disk
+    from ingest_perf.bottleneck_scenarios import _test_library  # the scenarios' preloaded slow disk
     orthanc = orthanc_factory(start=False, extra_config={"SyncStorageArea": True})
     preload = "LD_PRELOAD" if orthanc.orthanc == "1.10.1" else "INGEST_PERF_ORTHANC_PRELOAD"
     orthanc.env.update({"SLOW_DISK_PREFIX": os.path.join(orthanc.work_dir, "storage") + "/", "SLOW_DISK_MS": "6000",
@@ -119,9 +118,8 @@ def test_refused_rest_uploads_and_bodies_that_never_arrive(orthanc_factory, seri
     orthanc = orthanc_factory()
     good = series_factory(2, 203, size=64)
     bad = without_series_uid(good[0], str(tmp_path / "bad.dcm"), "8")
-    with open(bad, "rb") as f:
-        answer = requests.post(orthanc.url + "/instances", data=f.read())
-    assert answer.status_code >= 400
+    (answer,) = clients.http_upload(orthanc.url, [bad], expect=None)
+    assert answer.status >= 400
     # Uploads cut off by their client, a malformed chunked body, each on its own connection.
     for _ in range(3):
         with socket.create_connection(("127.0.0.1", orthanc.http_port)) as connection:
@@ -187,9 +185,7 @@ def test_a_full_disk_is_diagnosed_as_lost_instances(orthanc_factory, series_fact
     orthanc = orthanc_factory(extra_config={"StorageDirectory": small_disk, "DicomTcpNoDelay": False})
     files = series_factory(14, 205, size=512)  # 7 MB for a 4 MiB disk
     storescu(orthanc, files[:10], "FULLDISK")
-    for path in files[10:]:
-        with open(path, "rb") as f:
-            requests.post(orthanc.url + "/instances", data=f.read())
+    clients.http_upload(orthanc.url, files[10:], expect=None, connection_errors="record")
     stats = wait_for(lambda: (lambda s: s if s["openRecords"]["count"] == 0 and
                               instances(s, "dicom")["stored"] + instances(s, "dicom")["failed"] == 10 else None)(
         orthanc.stats()))

@@ -18,6 +18,7 @@ from pynetdicom.dimse_messages import C_STORE_RQ
 from pynetdicom.pdu import P_DATA_TF
 from pynetdicom.sop_class import CTImageStorage
 
+from ingest_perf.clients import c_store
 from ingest_perf.orthanc_process import BOTH_ORTHANCS, debian_plugin
 from ingest_perf.stats_checks import stored, wait_for
 
@@ -257,7 +258,7 @@ def test_cstore_aborted_mid_dataset_and_association_left_open(orthanc_factory, s
         # One instance stored, then the client never sends the next one: Orthanc's DicomScpTimeout
         # (2 s here) closes the association.
         idle = associate(orthanc, "IDLER")
-        first = idle.send_c_store(pydicom.dcmread(files[2]))
+        first = c_store(idle, pydicom.dcmread(files[2]))
         time.sleep(3.5)
         idle_released = not idle.is_established
         # The next good instances, through storescu.

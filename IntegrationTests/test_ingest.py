@@ -1,12 +1,12 @@
 """The foundation, end to end: a real Orthanc with the plugin, ingest through storescu and HTTP."""
 import io
 import os
-import threading
 import zipfile
 
 import pytest
 import requests
 
+from ingest_perf.clients import Concurrently, split
 from ingest_perf.orthanc_process import BOTH_ORTHANCS
 from ingest_perf.stats_checks import (changes_paired, check_phase_invariants, check_phases_within_total, stored,
                                       wait_for)
@@ -155,20 +155,7 @@ def test_zip_upload_chains_the_instances_of_one_request(orthanc, series):
 
 def test_sixteen_concurrent_http_clients(orthanc, series_factory):
     files = series_factory(96, 3, size=64)
-    errors = []
-
-    def client(part):
-        try:
-            orthanc.http_upload(part)
-        except Exception as error:  # noqa: BLE001 - reported below
-            errors.append(error)
-
-    threads = [threading.Thread(target=client, args=(files[i::16],)) for i in range(16)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors
+    Concurrently([lambda part=part: orthanc.http_upload(part) for part in split(files, 16)]).run()
     stats = wait_for(orthanc, lambda s: changes_paired(s, "rest") == len(files))
     rest = stats["transports"]["rest"]
     assert rest["instances"]["stored"] == len(files)
@@ -182,20 +169,8 @@ def test_sixteen_concurrent_http_clients(orthanc, series_factory):
 
 def test_parallel_associations_from_distinct_peers(orthanc, series_factory):
     files = series_factory(40, 4, size=64)
-    errors = []
-
-    def association(index):
-        try:
-            orthanc.storescu(files[index * 10:(index + 1) * 10], calling_aet="SCU%d" % index)
-        except Exception as error:  # noqa: BLE001
-            errors.append(error)
-
-    threads = [threading.Thread(target=association, args=(i,)) for i in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors
+    Concurrently([lambda index=index: orthanc.storescu(files[index * 10:(index + 1) * 10], calling_aet="SCU%d" % index)
+                  for index in range(4)]).run()
     dicom = orthanc.stats(transport="dicom")["transports"]["dicom"]
     assert dicom["instances"]["stored"] == 40, dicom["instances"]
     assert dicom["phases"]["associationGap"]["count"] == 36  # 4 associations of 10
@@ -221,13 +196,7 @@ DICOMWEB_PLUGIN = "/usr/share/orthanc/plugins/libOrthancDicomWeb.so"
 def test_stow_rs_through_the_dicomweb_plugin_is_the_plugin_transport(orthanc_factory, plugin_path, series):
     orthanc = orthanc_factory(extra_config={"Plugins": [plugin_path, DICOMWEB_PLUGIN],
                                             "DicomWeb": {"Enable": True, "Root": "/dicom-web/"}})
-    boundary = b"ingest-perf-boundary"
-    parts = [b"--" + boundary + b"\r\nContent-Type: application/dicom\r\n\r\n" + open(p, "rb").read() + b"\r\n"
-             for p in series[:3]]
-    body = b"".join(parts) + b"--" + boundary + b"--\r\n"
-    answer = orthanc.post("/dicom-web/studies", data=body, headers={
-        "Content-Type": 'multipart/related; type="application/dicom"; boundary=%s' % boundary.decode(),
-        "Accept": "application/dicom+json"})
+    answer = orthanc.stow_rs(series[:3])
     assert answer.status_code == 200, answer.text
     stats = orthanc.stats()
     plugin = stats["transports"]["plugin"]

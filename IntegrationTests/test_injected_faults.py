@@ -14,12 +14,12 @@ and into one without it, and compares statuses, stored instance IDs and the MD5 
 file (ingest_comparison.py).
 """
 import os
-import threading
 import time
 
 import pytest
 
 from ingest_comparison import StatsPoller, crash_markers, run_clients, stored_files
+from ingest_perf.clients import Concurrently
 from ingest_perf.orthanc_process import BOTH_ORTHANCS
 
 FAULTS = "sdk=0.2,alloc=0.1,seed=7"
@@ -62,12 +62,8 @@ def run_work(orthanc, clients):
         for name, files in associations:
             merged["storescu"].update(run_clients(orthanc, [("storescu", name, files)])["storescu"])
 
-    threads = [threading.Thread(target=chain, args=(associations,)) for associations in chains.values()]
-    for thread in threads:
-        thread.start()
-    merged["http"].update(run_clients(orthanc, direct)["http"])
-    for thread in threads:
-        thread.join()
+    Concurrently([lambda chained=chained: chain(chained) for chained in chains.values()] +
+                 [lambda: merged["http"].update(run_clients(orthanc, direct)["http"])]).run()
     return merged
 
 
@@ -97,7 +93,9 @@ def final_stats(orthanc, **params):
 
 
 def check_same_ingest(reference_results, reference_files, results, files):
-    assert results == reference_results  # every HTTP status and ID, every storescu exit code
+    differing = {kind: {key: (reference_results[kind].get(key), value) for key, value in results[kind].items()
+                        if reference_results[kind].get(key) != value} for kind in results}
+    assert results == reference_results, differing  # every HTTP status and ID, every storescu exit code
     assert set(files) == set(reference_files)
     assert files == reference_files  # the MD5 of every stored file
     assert all(status == 200 for status, _ in results["http"].values())
@@ -141,26 +139,30 @@ def test_injected_sdk_and_allocation_faults(orthanc_factory, fault_plugin, serie
 
     print("\n  Orthanc %s, %s: %d instances, %d /perf/stats answers (%d refused with 503), SDK calls failed "
           "%d injected / %d counted, allocations failed %d injected / %d answers counted, labels (unknown): %s"
-          % (orthanc_version, FAULTS, len(files), len(poller.answers) + refused + 1, during.get(503, 0) + refused,
+          % (orthanc_version, FAULTS, len(files), len(poller.reads) + refused + 1, during.get(503, 0) + refused,
              injected["sdkCallsInjected"], errors["sdkCallsFailed"], injected["allocationsInjected"],
              errors["failedAnswers"], ", ".join(unknown)))
     assert orthanc.stop() == 0
     assert not crash_markers(orthanc.log_text())
 
 
-def test_every_bound_overflowing(orthanc_factory, series_factory, plugin_path):
+def test_every_bound_overflowing(orthanc_factory, series_factory, plugin_path, tmp_path):
     # 6 HTTP clients and 2 storescu clients at once against MaxThreads 2; each storescu client
     # runs 6 associations of its own calling AET (12 AETs for a dictionary of 1 value and a
     # single labelled series); 252 instances through a change table of 16 entries, while the
-    # SlowChangeConsumer test plugin (loaded first) holds Orthanc's change thread 20 ms per instance:
-    # the changes lag behind the stores whatever else the machine runs, and the table overflows.
+    # SlowChangeConsumer test plugin (loaded first) holds Orthanc's change thread at a gate until the
+    # ingest is over, then 20 ms per instance: the changes lag behind the stores by all of them,
+    # whatever else the machine runs (a loaded machine may ingest slower than 50 instances/s), and
+    # the table overflows.
+    gate = tmp_path / "change-gate"
     clients = work(series_factory, http_clients=6, http_count=30, storescu_clients=2, associations=6,
                    per_association=6, seed=1200)
     limits = {"MaxThreads": 2, "MaxLabelValues": 1, "MaxSeries": 1, "ChangeTableSize": 16}
     slow_changes = os.path.join(os.path.dirname(plugin_path), "libTestSlowChangeConsumer.so")
     reference_results, reference_files, results, files, poller, orthanc = ingest_both(
-        orthanc_factory, clients, ingest_perf=limits, plugin_path=None, env={"SLOW_CHANGE_MS": "20"},
-        extra_config={"Plugins": [slow_changes, plugin_path]})
+        orthanc_factory, clients, ingest_perf=limits, plugin_path=None,
+        env={"SLOW_CHANGE_MS": "20", "SLOW_CHANGE_GATE": str(gate)}, extra_config={"Plugins": [slow_changes, plugin_path]})
+    gate.touch()
 
     check_same_ingest(reference_results, reference_files, results, files)
     assert len(files) == 252
@@ -168,7 +170,7 @@ def test_every_bound_overflowing(orthanc_factory, series_factory, plugin_path):
     assert set(poller.statuses()) == {200}, poller.statuses()
 
     # Wait for Orthanc's change thread to deliver the last NewInstance changes.
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while True:
         stats = orthanc.stats()
         if stats["changes"]["newInstanceBacklog"] == 0 or time.monotonic() > deadline:
@@ -207,6 +209,6 @@ def test_every_bound_overflowing(orthanc_factory, series_factory, plugin_path):
     print("\n  252 instances, 6 HTTP + 2 storescu clients (12 calling AETs): threadsUntracked %d, remoteAet "
           "overflowed %d, series overflowed %d, changeTableEvictions %d, pairings lost %d, %d /perf/stats answers"
           % (stats["openRecords"]["threadsUntracked"], labels["remoteAet"]["overflowed"],
-             labels["series"]["overflowed"], errors["changeTableEvictions"], 252 - paired, len(poller.answers)))
+             labels["series"]["overflowed"], errors["changeTableEvictions"], 252 - paired, len(poller.reads)))
     assert orthanc.stop() == 0
     assert not crash_markers(orthanc.log_text())

@@ -1,37 +1,30 @@
-"""Benchmarks/instruction_count.py in miniature (a few small instances), on both Orthancs, so that
-the command of docs/benchmarks.md ("Instructions per instance") keeps working; and its reading of
+"""ingest_perf/benchmarks/instruction_count.py in miniature (a few small instances), on both Orthancs, so that
+the command of docs/measurements/benchmarks.md ("Instructions per instance") keeps working; and its reading of
 callgrind's output format on a file written by hand.
 
 It asserts only what does not depend on how busy the machine is: the plugin's own instructions per
 instance on Orthanc's threads (its hooks, counted by callgrind), and that its thread sleeps while
-Orthanc is idle. The whole-process change is printed, not asserted: the plugin's thread ticks once
-a second of ingest, and under callgrind on a loaded machine an instance takes longer."""
-import importlib.util
+Orthanc is idle. The whole-process figures are printed, not asserted: the plugin's thread ticks once
+a second of ingest, and they subtract Orthanc's idle rate over the window's wall time, whose ends
+are callgrind_control calls that take seconds on a loaded machine (the windows here last seconds,
+for 3 instances); the share of the hooks is taken of the raw count, which nothing is subtracted
+from."""
 import json
-import os
 import re
 import subprocess
 import sys
 
 import pytest
 
+from ingest_perf.benchmarks import instruction_count as script
 from ingest_perf.orthanc_process import BOTH_ORTHANCS
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS
-SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Benchmarks",
-                      "instruction_count.py")
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("instruction_count", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_counts_with_and_without_the_plugin(tmp_path, plugin_path, orthanc_version):
     figures = tmp_path / "figures.json"
-    command = [sys.executable, SCRIPT, "--plugin", plugin_path, "--orthanc", orthanc_version,
+    command = [sys.executable, "-m", script.__name__, "--plugin", plugin_path, "--orthanc", orthanc_version,
                "--configurations", "default", "--instances", "3", "--warmup", "1", "--repeat", "1", "--size", "64",
                "--idle-seconds", "1", "--quiet-seconds", "6", "--work", str(tmp_path / "runs"),
                "--json", str(figures)]
@@ -47,12 +40,9 @@ def test_counts_with_and_without_the_plugin(tmp_path, plugin_path, orthanc_versi
         assert row["pluginObjectIrWithout"] == 0, row
         assert row["pluginObjectIrWith"] > 0, row
         assert row["pluginObjectIrPerInstance"] > 100, row
-        # Storing even a 64x64 instance is millions of instructions (parsing, MD5, SQLite)...
-        assert row["irWithout"] > 1e6 and row["irWith"] > 1e6, row
-        # ... of which the plugin's hooks are a small part: a few thousand instructions per instance
-        # (docs/plugin-cost.md: about 9,000-9,650 at 512x512), the same on an idle or a loaded machine.
+        # The plugin's hooks: a few thousand instructions per instance (docs/measurements/plugin-cost.md:
+        # about 9,000-9,650 at 512x512), the same on an idle or a loaded machine...
         assert 1000 < row["hooksIrPerInstance"] < 40000, row
-        assert 0 < row["pluginSharePercent"] < 5, row
         # The plugin's thread sleeps while Orthanc is idle: no tick in the idle windows (a tick is about
         # 17,000 instructions); at most the look before it sleeps again when callgrind_control's
         # attaching interrupts its epoll_wait (about 1,300 each, two commands per window).
@@ -66,6 +56,10 @@ def test_counts_with_and_without_the_plugin(tmp_path, plugin_path, orthanc_versi
         assert run["orthanc"] == orthanc_version
         for transport in run["transports"].values():
             assert transport["idleIrPerSecond"] > 0 and transport["ingestSeconds"] > 0
+            # ... a small part of storing even a 64x64 instance, millions of instructions (parsing, MD5, SQLite)
+            assert transport["rawIrPerInstance"] > 1e6, transport
+            if run["plugin"]:
+                assert 0 < transport["hooksIrPerInstance"] < 0.05 * transport["rawIrPerInstance"], transport
             # the per-object figures add up to the total (idle correction included)
             assert sum(transport["irPerInstanceByObject"].values()) == pytest.approx(transport["irPerInstance"])
     assert "Ir/instance without" in result.stdout and "C-STORE (storescu)" in result.stdout
@@ -115,7 +109,6 @@ totals: 1110
 
 
 def test_callgrind_file_is_read_per_object(tmp_path):
-    script = load_script()
     path = tmp_path / "callgrind.out.42.1"
     path.write_text(CALLGRIND_FILE)
     parsed = script.parse_callgrind(str(path))

@@ -58,13 +58,15 @@ import bisect
 import calendar
 import json
 import re
-import subprocess
 import threading
 import time
 
 import requests
 
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, STORESCU_BINARY, debian_plugin
+from ingest_comparison import StatsPoller
+from ingest_perf.benchmarks.report import percentile
+from ingest_perf.clients import Concurrently, http_upload, storescu
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, debian_plugin
 from ingest_perf.stats_checks import changes_paired, stored, wait_for
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs each test against 1.10.1 and 1.12.7
@@ -106,9 +108,8 @@ class Client:
         self.acks = []  # wall-clock time each instance was acknowledged (appended after the answer)
         self.error = None
 
-    def run(self, orthanc, barrier, work_dir):
+    def run(self, orthanc, work_dir):
         try:
-            barrier.wait()
             getattr(self, "_run_" + self.transport)(orthanc, work_dir)
         except Exception as error:  # noqa: BLE001 - reported by the test
             self.error = "%s: %r" % (self.name, error)
@@ -118,13 +119,11 @@ class Client:
     def _run_dicom(self, orthanc, work_dir):
         config = work_dir / "storescu-log.cfg"  # written by run_load, once for every storescu
         log_path = work_dir / ("storescu-%s.log" % self.aet)
-        command = [STORESCU_BINARY, "-lc", str(config), "-aet", self.aet, "-aec", orthanc.aet,
-                   "127.0.0.1", str(orthanc.dicom_port)] + self.files  # one process: one association
-        with open(log_path, "w") as log:
-            result = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-                                    env={"TCP_NODELAY": "1", "PATH": "/usr/bin:/bin"}, timeout=300)
+        (result,) = storescu(orthanc.dicom_port, self.files, self.aet, orthanc.aet, options=["-lc", config],
+                             env={"TCP_NODELAY": "1"}, timeout=300, check=False)  # one process: one association
+        log_path.write_text(result.stderr)
         failures = []
-        for line in open(log_path):
+        for line in result.stderr.splitlines():
             match = STORESCU_LINE.match(line)
             if not match:
                 continue
@@ -139,15 +138,13 @@ class Client:
             raise RuntimeError("storescu exited with %d, failures %s; see %s" % (result.returncode, failures[:3], log_path))
 
     def _run_rest(self, orthanc, work_dir):
-        with requests.Session() as session:  # keep-alive: one connection for the whole share
-            for path in self.files:
-                body = open(path, "rb").read()
-                self.attempts.append(time.time())
-                answer = session.post(orthanc.url + "/instances", data=body,
-                                      headers={"Content-Type": "application/dicom"}, timeout=120)
-                if answer.status_code != 200 or answer.json().get("Status") != "Success":
-                    raise RuntimeError("POST /instances answered %d: %s" % (answer.status_code, answer.text[:300]))
-                self.acks.append(time.time())
+        def acknowledged(upload):  # started: before the request left; started + seconds: once answered
+            self.attempts.append(upload.started)
+            if upload.answer.get("Status") != "Success":
+                raise RuntimeError("POST /instances answered %s" % upload.answer)
+            self.acks.append(upload.started + upload.seconds)
+
+        http_upload(orthanc.url, self.files, each=acknowledged)  # keep-alive: one connection for the whole share
 
     def _run_plugin(self, orthanc, work_dir):
         with requests.Session() as session:
@@ -161,36 +158,6 @@ class Client:
                 if len(stored) != len(batch) or failed:
                     raise RuntimeError("STOW-RS answered %d: %s" % (answer.status_code, answer.text[:300]))
                 self.acks.extend([time.time()] * len(batch))
-
-
-class Reader:
-    """GETs /perf/stats every READ_PERIOD on its own connection; keeps every answer."""
-
-    def __init__(self, orthanc):
-        self.orthanc = orthanc
-        self.reads = []
-        self.stop = threading.Event()
-        self.session = requests.Session()
-
-    def read(self, grouped):
-        params = {"groupBy": "remoteAet"} if grouped else {}
-        start, clock = time.time(), time.perf_counter()
-        try:
-            answer = self.session.get(self.orthanc.url + "/perf/stats", params=params, timeout=30)
-            latency = time.perf_counter() - clock
-            status, document = answer.status_code, answer.json()
-        except Exception as error:  # noqa: BLE001 - a failed read is a failure of the test
-            latency, status, document = time.perf_counter() - clock, repr(error), None
-        self.reads.append({"start": start, "end": time.time(), "latency": latency, "grouped": grouped,
-                           "status": status, "stats": document})
-
-    def run(self):
-        index = 0
-        while not self.stop.is_set():
-            began = time.perf_counter()
-            self.read(index % GROUP_EVERY == GROUP_EVERY - 1)
-            index += 1
-            self.stop.wait(max(0.0, READ_PERIOD - (time.perf_counter() - began)))
 
 
 class Resetter:
@@ -234,21 +201,18 @@ def make_clients(series_factory, seed_base):
 def run_load(orthanc, clients, work_dir, resets=False):
     """Runs every client at once with the reader (and the resetter); returns a summary dict."""
     (work_dir / "storescu-log.cfg").write_text(STORESCU_LOG_CONFIG)
-    barrier = threading.Barrier(len(clients) + 1)
-    threads = [threading.Thread(target=c.run, args=(orthanc, barrier, work_dir)) for c in clients]
-    reader, resetter = Reader(orthanc), Resetter(orthanc)
-    helpers = [threading.Thread(target=reader.run)] + ([threading.Thread(target=resetter.run)] if resets else [])
-    for thread in threads + helpers:
-        thread.start()
-    barrier.wait()
-    started = time.time()
-    for thread in threads:
-        thread.join()
-    finished = max(c.finished for c in clients)
-    resetter.stop.set()
-    reader.stop.set()
-    for thread in helpers:
-        thread.join()
+    shapes = [("/perf/stats", {})] * (GROUP_EVERY - 1) + [("/perf/stats", {"groupBy": "remoteAet"})]
+    resetter = Resetter(orthanc)
+    resetting = threading.Thread(target=resetter.run)
+    with StatsPoller(orthanc, shapes, READ_PERIOD) as reader:
+        if resets:
+            resetting.start()
+        started = time.time()
+        Concurrently([lambda client=client: client.run(orthanc, work_dir) for client in clients]).run()  # all at once
+        finished = max(c.finished for c in clients)
+        resetter.stop.set()
+        if resets:
+            resetting.join()
     return {"reader": reader, "resetter": resetter, "started": started, "finished": finished}
 
 
@@ -334,11 +298,6 @@ def check_monotonic(reads):
     return failures
 
 
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
-
-
 def figures(load, clients, orthanc):
     during = [r for r in load["reader"].reads if r["start"] >= load["started"] and r["end"] <= load["finished"]]
     latencies_ms = [1000 * r["latency"] for r in during]
@@ -380,6 +339,7 @@ def test_sixteen_clients_every_instance_counted_once(orthanc_factory, plugin_pat
     # entry waiting for its pair taken by another (changeTableEvictions). Seen on 1.12.7 with two
     # test files sharing the 2 cores: 4 pairings missing, 6 evictions counted (an eviction does not
     # always lose its pairing).
+
     def lost(s):
         return s["errors"]["changeCorrelationSkipped"] + s["errors"]["changeTableEvictions"]
 
@@ -433,8 +393,8 @@ def test_resets_during_the_load_never_keep_acknowledged_instances(orthanc_factor
 
     # The reads after the load, the final one included, are within the bounds of the last reset.
     reader = load["reader"]
-    reader.read(False)
-    reader.read(True)
+    reader.read()
+    reader.read(params={"groupBy": "remoteAet"})
     timeline = Timeline(clients)
     failures, upper_slack, lower_slack = check_reads(reader.reads, timeline, resetter.resets)
     assert failures == [], failures[:20]

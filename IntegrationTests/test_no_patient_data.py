@@ -19,6 +19,7 @@ from pydicom.filebase import DicomBytesIO
 from pynetdicom import AE
 from pynetdicom.sop_class import CTImageStorage
 
+from ingest_perf.clients import c_store
 from ingest_perf.generate_series import write_series
 from ingest_perf.hostile_senders import c_store_raw_aets
 from ingest_perf.orthanc_process import BOTH_ORTHANCS
@@ -275,7 +276,7 @@ def test_hash_peers_replaces_aets_and_addresses_in_every_output(orthanc_factory,
     assert association.is_established
     try:
         extra = write_series(str(tmp_path / "held"), 1, seed=44, rows=32, columns=32)
-        assert association.send_c_store(pydicom.dcmread(extra[0])).Status == 0
+        assert c_store(association, pydicom.dcmread(extra[0])).Status == 0
         held = orthanc.stats()["associations"]
         assert held["openConnections"]["byRemoteIp"] == {hashes["remoteIp"]: 1}
         assert [(p["remoteAet"], p["inProgress"]) for p in held["byRemoteAet"]] == [(hashes["remoteAet"], 1)]

@@ -1,17 +1,18 @@
-"""How Orthanc's own suite is judged (ingest_perf/orthanc_suite.py, used by Resources/compare-orthanc-suite.py),
+"""How Orthanc's own suite is judged (ingest_perf/orthanc_suite.py, used by ingest_perf/compare_orthanc_suite.py),
 on sample data: a test failing on both sides with another error line is a difference, what changes from run to
 run is not; every run's result is kept per Orthanc version, and the summary shows the latest of each mode; the
-modes are described once, the same in --help, docs/reliability.md and the README."""
+modes are described once, the same in --help, docs/reliability.md and the index of the docs."""
 import json
 import os
 import re
 import subprocess
 import sys
+import time
 
 from ingest_perf import orthanc_suite
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPT = os.path.join(REPO_ROOT, "Resources", "compare-orthanc-suite.py")
+COMMAND = [sys.executable, "-m", "ingest_perf.compare_orthanc_suite"]
 
 # As Python 2.7's unittest formats them (the suite runs under Python 2.7).
 TRACE_HTTP_500 = """Traceback (most recent call last):
@@ -115,7 +116,7 @@ def test_every_run_is_kept_per_version_and_the_summary_shows_the_latest_of_each_
                        "1.12.7/2026-11-24T120000-2"]
     assert all(os.path.isfile(os.path.join(results, f, "result.json")) for f in folders)
 
-    table = subprocess.run([sys.executable, SCRIPT, "--summary", results], check=True, stdout=subprocess.PIPE,
+    table = subprocess.run(COMMAND + ["--summary", results], check=True, stdout=subprocess.PIPE,
                            text=True).stdout
     rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]]
     assert [(r[0], r[2], r[4]) for r in rows] == [
@@ -124,14 +125,47 @@ def test_every_run_is_kept_per_version_and_the_summary_shows_the_latest_of_each_
 
 
 def test_the_modes_are_described_once():
-    help_text = subprocess.run([sys.executable, SCRIPT, "--help"], check=True, stdout=subprocess.PIPE,
+    help_text = subprocess.run(COMMAND + ["--help"], check=True, stdout=subprocess.PIPE,
                                text=True, env=dict(os.environ, COLUMNS="200")).stdout
     assert orthanc_suite.modes_text() in help_text
     with open(os.path.join(REPO_ROOT, "docs", "reliability.md")) as f:
         reliability = f.read()
     assert orthanc_suite.modes_markdown() in reliability
-    with open(os.path.join(REPO_ROOT, "README.md")) as f:
-        readme = f.read()
-    listed = re.search(r"default modes \(([^)]*)\)", readme)
-    assert listed, "the README names the suite's default modes"
+    with open(os.path.join(REPO_ROOT, "docs", "README.md")) as f:
+        index = f.read()
+    listed = re.search(r"default modes \(([^)]*)\)", index)
+    assert listed, "the index of the docs names the suite's default modes"
     assert re.findall(r"`([a-z-]+)`", listed.group(1)) == orthanc_suite.DEFAULT_MODES
+
+
+FAKE_SUITE = os.path.join(REPO_ROOT, "IntegrationTests", "FakeOrthancSuite")
+
+
+def test_the_comparison_runs_a_suite_with_and_without_the_plugin(plugin_path, tmp_path):
+    """The whole comparison on a stand-in for orthanc-tests (FakeOrthancSuite/: its generator, a Run.py
+    that starts the peer, five tests), Orthanc 1.10.1, mode default: the configuration generated from
+    the Orthanc's own defaults, the Orthanc under test an OrthancProcess on the suite's ports, the
+    outcomes recorded per test by the runner, one test left out by --tests, the one that sees the
+    plugin's route differs (exit code 1), the one that fails alike on both sides does not, and the
+    peer's log is kept. The suite's ports are fixed: a second comparison on the machine waits."""
+    work = tmp_path / "comparison"
+    command = COMMAND + ["--suite", FAKE_SUITE, "--plugin", plugin_path, "--modes", "default", "--recheck", "0",
+                         "--python", os.path.join(FAKE_SUITE, "python-with-stubs"), "--tests=-test_left_out",
+                         "--work-dir", str(work)]
+    environment = dict(os.environ, FAKE_SUITE_PYTHON=sys.executable)
+    for _ in range(20):
+        run = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600)
+        if "is running (lock" not in run.stderr:
+            break
+        time.sleep(30)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "DIFFERS Orthanc.test_no_perf_route" in run.stdout
+    with open(work / "result.json") as f:
+        record = json.load(f)["modes"]["default"]
+    assert record["summary"]["run"] == 4 and record["summary"]["differing"] == 1, record["summary"]
+    assert [d["test"] for d in record["differing"]] == ["Orthanc.test_no_perf_route"]
+    assert [f["test"] for f in record["failingInBoth"]] == ["Orthanc.test_fails_on_both_sides"]
+    assert record["sides"]["with"]["pluginBefore"]["notInEffect"] == []
+    with open(record["sides"]["with"]["peerLog"]) as f:
+        assert "Orthanc version" in f.read()  # Run.py sends it to /dev/null; the runner keeps it
+    assert not os.path.exists(os.path.join(work, "default", "with-plugin", "storage"))

@@ -51,8 +51,8 @@ def debian_service(tmp_path, orthanc_version, plugin_path, section):
     plugins = str(tmp_path / "usr-share-orthanc-plugins")
     configure = copy_debian_configuration(orthanc_version, str(tmp_path / "etc-orthanc"), plugins,
                                           str(tmp_path / "var"), extra_files={"ingest-perf.json": {"IngestPerf": section}})
-    # A copy, not a link: Orthanc 1.12.7 runs in its root, where only /tmp, /work and /root of the host
-    # are visible, and the checkout may be anywhere (CI's is not under /work).
+    # A copy, not a link: Orthanc 1.12.7 runs in its root, where only a few of the host's folders are
+    # visible (OrthancProcess._HOST_FOLDERS), and the checkout may be anywhere else.
     shutil.copy(plugin_path, os.path.join(plugins, os.path.basename(plugin_path)))
     orthanc = OrthancProcess(str(tmp_path / "var"), plugin_path=None, orthanc=orthanc_version,
                              configuration_writer=configure)

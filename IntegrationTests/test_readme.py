@@ -15,7 +15,8 @@ import requests
 from ingest_perf.stats_checks import wait_for
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DOCUMENTS = [os.path.join(REPO, "README.md")] + sorted(glob.glob(os.path.join(REPO, "docs", "*.md")))
+DOCUMENTS = [os.path.join(REPO, "README.md")] + sorted(glob.glob(os.path.join(REPO, "docs", "**", "*.md"),
+                                                                  recursive=True))
 MARKER = re.compile(r"(?m)^<!-- doc-test:")
 BLOCK = re.compile(r"<!-- doc-test: (?P<kind>[a-z-]+)(?P<options>[^>]*)-->\s*```(?P<lang>\w+)\n(?P<body>.*?)```"
                    r"(?:\s*```json\n(?P<answer>.*?)```)?", re.DOTALL)
@@ -176,3 +177,13 @@ def test_relative_links_lead_somewhere():
                 broken.append("%s: %s (no such heading)" % (os.path.relpath(path, REPO), target))
     assert checked > 20
     assert not broken, "\n".join(broken)
+
+
+def test_the_index_of_the_docs_lists_every_document():
+    """docs/README.md: the reference, then the measurements; a document it does not list is lost."""
+    index = os.path.join(REPO, "docs", "README.md")
+    listed = {os.path.normpath(os.path.join(REPO, "docs", target.partition("#")[0]))
+              for target in re.findall(r"\]\(([^)\s]+)\)", open(index).read()) if not re.match(r"[a-z]+:", target)}
+    missing = [os.path.relpath(path, REPO) for path in DOCUMENTS
+               if path not in listed and path != index and os.path.dirname(path) != REPO]
+    assert not missing, missing

@@ -10,12 +10,12 @@ ASan writes its reports to log_path; GCC's UBSan writes them to Orthanc's stderr
 """
 import glob
 import os
-import threading
 
 import pytest
-import requests
 
+from ingest_perf.clients import ClientError, Concurrently
 from ingest_perf.orthanc_process import BOTH_ORTHANCS, debian_plugin
+from ingest_comparison import StatsPoller
 from sanitized_plugin import sanitized_orthanc_kwargs, sanitized_plugin
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
@@ -44,43 +44,27 @@ def test_sixteen_concurrent_clients_with_the_sanitized_plugin(orthanc_factory, s
         for index in range(count):
             seed += 1
             work.append((kind, index, series_factory(INSTANCES_PER_CLIENT, seed, size=128)))
-    errors = []
-    stats_answers = []
-    done = threading.Event()
 
     def client(kind, index, files):
+        if kind == "storescu":
+            orthanc.storescu(files, calling_aet="SAN%02d" % index)
+        elif kind == "http":
+            orthanc.http_upload(files)
+        else:
+            for part in (files[:3], files[3:]):
+                answer = orthanc.stow_rs(part)
+                assert answer.status_code == 200, answer.text[:300]
+
+    # /perf/stats read concurrently, in every shape; the recent ring and the diagnosis too
+    shapes = StatsPoller.SHAPES[:4] + [("/perf/slowest", {"n": 50}), ("/perf/trace", {}), ("/perf/diagnosis", {}),
+                                       ("/perf/slowest", {"transport": "dicom", "phase": "associationGap"}),
+                                       ("/perf/diagnosis", {"window": "1m", "transport": "dicom"})]
+    errors = []
+    with StatsPoller(orthanc, shapes, period=0) as poller:
         try:
-            if kind == "storescu":
-                orthanc.storescu(files, calling_aet="SAN%02d" % index)
-            elif kind == "http":
-                with requests.Session() as session:
-                    orthanc.http_upload(files, session=session)
-            else:
-                for part in (files[:3], files[3:]):
-                    answer = orthanc.stow_rs(part)
-                    assert answer.status_code == 200, answer.text[:300]
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append("%s %d: %s" % (kind, index, e))
-
-    def reader():  # /perf/stats read concurrently, in every shape; the recent ring too
-        shapes = [("/perf/stats", {}), ("/perf/stats", {"groupBy": "remoteAet"}),
-                  ("/perf/stats", {"transport": "dicom"}), ("/perf/stats", {"groupBy": "transport"}),
-                  ("/perf/slowest", {"n": 50}),
-                  ("/perf/slowest", {"transport": "dicom", "phase": "associationGap"}), ("/perf/trace", {}),
-                  ("/perf/diagnosis", {}), ("/perf/diagnosis", {"window": "1m", "transport": "dicom"})]
-        while not done.is_set():
-            for path, params in shapes:
-                stats_answers.append(requests.get(orthanc.url + path, params=params, timeout=60).status_code)
-
-    threads = [threading.Thread(target=client, args=item) for item in work]
-    poller = threading.Thread(target=reader)
-    poller.start()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    done.set()
-    poller.join()
+            Concurrently([lambda item=item: client(*item) for item in work]).run()
+        except ClientError as error:  # reported below, after the sanitizer's reports that would explain it
+            errors.append(error)
 
     def reports_found():
         found = [open(f).read()[:3000] for f in glob.glob(os.path.join(reports, "*"))]
@@ -92,7 +76,7 @@ def test_sixteen_concurrent_clients_with_the_sanitized_plugin(orthanc_factory, s
 
     assert not reports_found(), reports_found()  # first: a report explains every other failure
     assert not errors, errors
-    assert stats_answers and set(stats_answers) == {200}
+    assert poller.reads and set(poller.statuses()) == {200}, poller.statuses()
     stats = orthanc.stats()
     expected = {"dicom": CLIENTS["storescu"], "rest": CLIENTS["http"], "plugin": CLIENTS["stow"]}
     for transport, clients in expected.items():

@@ -2,7 +2,7 @@
 
 GDCM is exercised over C-STORE only: Debian's orthanc-gdcm 1.5 can overflow the 100 KiB stack of
 Orthanc 1.10.1's HTTP worker threads when it writes JPEG lossless (a crash seen without this plugin
-too; see docs/transcoding.md)."""
+too; see docs/measurements/transcoding.md)."""
 import pytest
 
 from ingest_perf.stats_checks import check_phase_invariants

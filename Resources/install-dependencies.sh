@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything the build, the tests, the main job and the benchmarks need on Debian 12:
-# Debian packages (Orthanc, its SDK header, DCMTK, compilers), Debian's jsoncpp source and a project venv with the
-# Python test tools. Idempotent: a second run installs nothing. Used by the README commands,
-# by .ci/run (through the test command) and by docker/Dockerfile, so all three stay the same.
+# Debian packages (Orthanc, its SDK header, DCMTK, compilers), Debian's jsoncpp source and a project
+# venv with the Python test tools and the project's own package (ingest_perf, pyproject.toml).
+# Idempotent: a second run installs nothing. Used by the README commands, by .ci/run (through the
+# test command) and by docker/Dockerfile, so all three stay the same.
 # Prints one line per thing installed or already present; apt's and pip's own output goes to
 # build-deps/install-dependencies.log, whose end is printed when a step fails.
 set -euo pipefail
@@ -17,7 +18,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   dcmtk python3 python3-venv curl procps busybox
   dicom3tools libgdcm-tools  # called by Orthanc's own suite (Resources/run-orthanc-suite.sh)
-  valgrind  # callgrind: instructions per instance (Benchmarks/instruction_count.py)
+  valgrind  # callgrind: instructions per instance (ingest_perf/benchmarks/instruction_count.py)
   clang-14 libclang-rt-14-dev  # libFuzzer and its sanitizers (Resources/run-fuzzers.sh)
   prometheus  # promtool and a real server scraping /perf/metrics (IntegrationTests/test_prometheus*.py)
   chromium chromium-driver  # the page of /perf/ui/ in a real, headless browser (IntegrationTests/test_ui.py)
@@ -77,4 +78,13 @@ if ! "$venv/bin/python" -c "import pytest, xdist, pydicom, pynetdicom, requests,
   echo " done in $((SECONDS - start)) s"
 else
   echo "Python packages: present ($("$venv/bin/python" -c 'from importlib.metadata import version as v; print("pytest %s, pynetdicom %s" % (v("pytest"), v("pynetdicom")))'))"
+fi
+# The project's own package (pyproject.toml), editable: the venv imports ingest_perf from this
+# checkout, whatever the working directory (-I: not from the current folder).
+installed() { "$venv/bin/python" -I -c 'import ingest_perf; print(ingest_perf.__file__)' 2>/dev/null; }
+if [ "$(installed)" != "$here/ingest_perf/__init__.py" ]; then
+  quietly "pip install -e ." "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -e "$here"
+  echo "ingest_perf: installed, editable, from $here ($(installed))"
+else
+  echo "ingest_perf: installed, editable, from $here"
 fi

@@ -3,14 +3,13 @@
 terminal (ingest_perf/perf_report.py, Python 3's standard library only). `--help` for the options.
 
     Resources/perf_report.py --url localhost:8042 --user admin --password secret
+
+It imports ingest_perf as installed (the set-up installs it into .venv); from this tree without
+installing anything, the same report is `python3 -m ingest_perf.perf_report` run in its top folder.
 """
-import os
 import sys
 
-# Python puts only this script's folder on sys.path; the package is at the repository root.
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from ingest_perf.perf_report import main  # noqa: E402
+from ingest_perf.perf_report import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job in one command, from any directory, on a fresh Debian 12 machine (as root, or
-# with sudo): installs the dependencies, builds the plugin, then runs Resources/main_job.py,
+# with sudo): installs the dependencies, builds the plugin, then runs ingest_perf/main_job.py,
 # which ingests a synthetic CT series into a real Orthanc over C-STORE (DCMTK storescu, one
 # association) and over HTTP (POST /instances, keep-alive), prints the /perf/stats report of
 # each and compares them.
@@ -31,5 +31,5 @@ fi
 ninja --quiet -C "$build_dir" OrthancIngestPerf
 
 echo "== Main job ($slices slices)"
-exec "$repo/.venv/bin/python" "$repo/Resources/main_job.py" \
+exec "$repo/.venv/bin/python" -m ingest_perf.main_job \
   --slices "$slices" --plugin "$build_dir/libOrthancIngestPerf.so" --work-dir "$repo/work/main-job"

@@ -13,7 +13,7 @@
 # the comparison is refused) with httplib2, Pillow, numpy and pydicom 1.4.1 (the last for Python 2).
 # Every run keeps its results in build/orthanc-suite/<version>/<start time>/ (a run removes no
 # earlier one); the end prints the latest result of each version and mode kept there.
-# Arguments go to Resources/compare-orthanc-suite.py (e.g. --tests ingest, --modes ...); --help
+# Arguments go to ingest_perf/compare_orthanc_suite.py (e.g. --tests ingest, --modes ...); --help
 # shows its options and the modes. Without any checkout, says so and exits 0. The plugin is
 # $INGEST_PERF_PLUGIN or build/'s. ORTHANC_VERSIONS="1.12.7" runs only that version's suite.
 set -euo pipefail
@@ -21,7 +21,7 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 dir="${ORTHANC_TESTS_DIR:-$repo/build-deps/orthanc-tests}"
 plugin="${INGEST_PERF_PLUGIN:-$repo/build/libOrthancIngestPerf.so}"
 results="$repo/build/orthanc-suite"
-compare=("$repo/.venv/bin/python" "$repo/Resources/compare-orthanc-suite.py")
+compare=("$repo/.venv/bin/python" -m ingest_perf.compare_orthanc_suite)
 for argument in "$@"; do
   case "$argument" in
     -h | --help)
@@ -70,14 +70,9 @@ interpreter() {
 status=0
 python="$(interpreter "$dir/py2env")" || exit 2
 for version in "${present[@]}"; do
-  if [ "$version" = 1.10.1 ]; then
-    orthanc=/usr/sbin/Orthanc
-  else
-    orthanc="$repo/Resources/debian13-orthanc.sh"
-  fi
   echo "--- Orthanc $version: suite $dir/Orthanc-$version"
   code=0
-  "${compare[@]}" --suite "$dir/Orthanc-$version" --plugin "$plugin" --python "$python" --orthanc "$orthanc" \
+  "${compare[@]}" --suite "$dir/Orthanc-$version" --plugin "$plugin" --python "$python" --orthanc "$version" \
     --results "$results" "$@" || code=$?
   [ "$code" -gt "$status" ] && status=$code
 done

@@ -1,5 +1,5 @@
 """Writes a synthetic CT series: N slices, 512x512, 16-bit, explicit VR little endian.
-From the repository root: .venv/bin/python -m ingest_perf.generate_series FOLDER [--count N]
+.venv/bin/python -m ingest_perf.generate_series FOLDER [--count N]
 
 Deterministic: the same --seed gives byte-identical files (UIDs are derived from the seed),
 so tests and benchmarks can re-send the same instances on purpose.
@@ -85,6 +85,22 @@ def write_series(folder, count, seed=1, rows=512, columns=512, patient="PERF^SYN
         ds.save_as(path, write_like_original=False)
         paths.append(path)
     return paths
+
+
+class SeriesCache:
+    """series(count, seed, size=512) -> the file paths of a series of `count` slices of size x size,
+    written once under `root` and reused (the tests' series_factory fixture; the scenarios)."""
+
+    def __init__(self, root):
+        self.root = os.path.abspath(str(root))
+        self._written = {}
+
+    def __call__(self, count, seed, size=512):
+        key = (count, seed, size)
+        if key not in self._written:
+            folder = os.path.join(self.root, "series-%d-seed%d-%d" % key)
+            self._written[key] = write_series(folder, count, seed=seed, rows=size, columns=size)
+        return list(self._written[key])
 
 
 def main():

@@ -12,6 +12,8 @@ from pynetdicom import AE
 from pynetdicom import _config as pynetdicom_config
 from pynetdicom.pdu import A_ASSOCIATE_RQ
 
+from ingest_perf.clients import c_store
+
 
 @contextlib.contextmanager
 def _latin1_pynetdicom():
@@ -43,6 +45,6 @@ def c_store_raw_aets(port, datasets, calling, called, syntax="1.2.840.10008.1.2.
         if not association.is_established:
             raise RuntimeError("association refused or aborted")
         try:
-            return [association.send_c_store(ds).Status for ds in datasets]
+            return [c_store(association, ds).Status for ds in datasets]
         finally:
             association.release()

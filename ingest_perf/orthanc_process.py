@@ -1,14 +1,17 @@
-"""Start and drive a real Orthanc process for integration tests, benchmarks and the main job.
+"""Start and drive a real Orthanc process: the one way the tests, the benchmarks, the scenarios, the
+main job and the comparison with Orthanc's own suite start an Orthanc (1.10.1 or 1.12.7).
 
-No pytest dependency: `Resources/main_job.py` and benchmark scripts import it too.
+No pytest dependency.
 
-    from ingest_perf.orthanc_process import OrthancProcess
-    with OrthancProcess("/tmp/o1", ingest_perf={"MaxThreads": 64}) as orthanc:
+    from ingest_perf.orthanc_process import OrthancFactory, OrthancProcess
+    with OrthancProcess(folder, ingest_perf={"MaxThreads": 64}) as orthanc:
         orthanc.storescu(paths)
         print(orthanc.stats(transport="dicom"))
+    with OrthancFactory(root, orthanc_version="1.12.7") as factory:  # several, all stopped at the end
+        orthanc = factory(extra_config={"DicomThreadsCount": 1})
 
 Every Orthanc gets its own folder (configuration, storage, index, log) and its own free loopback
-ports, so several can run side by side. Processes are stopped by `stop()`, by the context
+ports (or the ports it is given), so several can run side by side. Processes are stopped by `stop()`, by the context
 manager, by an atexit handler if the caller forgot (or a test failed half-way), and on Linux
 they also receive SIGKILL if the Python thread that started them dies (PR_SET_PDEATHSIG), so a
 crashed or killed test run never leaves an Orthanc behind.
@@ -23,9 +26,10 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 
 import requests
+
+from ingest_perf import clients
 
 ORTHANC_BINARY = "/usr/sbin/Orthanc"
 HOST_ORTHANC = "1.10.1"  # Debian 12's, on the host
@@ -33,20 +37,23 @@ CHROOT_ORTHANC = "1.12.7"  # Debian 13's, in the root made by Resources/make-deb
 BOTH_ORTHANCS = [HOST_ORTHANC, CHROOT_ORTHANC]
 DEBIAN13_ORTHANC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Resources",
                                 "debian13-orthanc.sh")
-# Absolute on purpose: pynetdicom installs a `storescu` script into the venv's bin folder.
-STORESCU_BINARY = "/usr/bin/storescu"
-
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD_COMMAND = "cmake -S %s -B %s/build -G Ninja && ninja -C %s/build" % (REPO_ROOT, REPO_ROOT, REPO_ROOT)
 
-# Conservative limit for one storescu command line (Linux allows ~2 MB, 128 KB per argument).
-_MAX_COMMAND_LINE_BYTES = 100000
 _LOG_TAIL_LINES = 40
 
 
 def debian13_root():
     """The Debian 13 root holding Orthanc 1.12.7: $INGEST_PERF_DEBIAN13_ROOT or <repo>/build-roots/debian13."""
     return os.environ.get("INGEST_PERF_DEBIAN13_ROOT") or os.path.join(REPO_ROOT, "build-roots", "debian13")
+
+
+def executable(version):
+    """The command that runs that Orthanc: the host's /usr/sbin/Orthanc, or Resources/debian13-orthanc.sh
+    (1.12.7 in its root, with the host's folders it needs visible: INGEST_PERF_BIND)."""
+    if version not in (HOST_ORTHANC, CHROOT_ORTHANC):
+        raise ValueError("unknown Orthanc %r (known: %s, %s)" % (version, HOST_ORTHANC, CHROOT_ORTHANC))
+    return ORTHANC_BINARY if version == HOST_ORTHANC else DEBIAN13_ORTHANC
 
 
 def orthanc_available(version):
@@ -85,10 +92,6 @@ class OrthancRequestError(OrthancError):
         self.status_code = status_code
         self.body = body
         super().__init__("%s %s answered HTTP %d: %s" % (method, url, status_code, body[:2000]))
-
-
-class StorescuError(OrthancError):
-    """storescu exited with a non-zero code."""
 
 
 def default_plugin_path():
@@ -132,23 +135,13 @@ except (OSError, AttributeError):  # not Linux/glibc: the atexit handler still a
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent():
+def die_with_parent():
     """preexec_fn: SIGKILL the child when the thread that forked it exits (Linux)."""
     if _prctl is not None:
         _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
 
 
 _DEFAULT = object()
-
-
-def _update_environment(environment, changes):
-    """Apply {name: value} to an environment dict; a value of None removes the variable."""
-    for name, value in changes.items():
-        if value is None:
-            environment.pop(name, None)
-        else:
-            environment[name] = str(value)
-
 
 
 class OrthancProcess:
@@ -163,7 +156,7 @@ class OrthancProcess:
                   removes the variable from the environment Orthanc inherits
     aet           Orthanc's own AE title
     orthanc       "1.10.1" (the host's /usr/sbin/Orthanc) or "1.12.7" (Debian 13's, run in the root of
-                  Resources/make-debian13-root.sh with the host's /tmp, /work, /root, work_dir, the
+                  Resources/make-debian13-root.sh with the host's /tmp, the repository, work_dir, the
                   plugin's and the configuration's folders visible at the same paths, so every path in
                   orthanc.json works unchanged; a plugin_path that exists in the root outside those
                   folders, e.g. debian_plugin(name, "1.12.7"), is the root's own file)
@@ -172,13 +165,16 @@ class OrthancProcess:
     configuration_writer  callable(http_port, dicom_port) -> the configuration path to start Orthanc
                   with, instead of the generated orthanc.json (plugin_path, ingest_perf and
                   extra_config are then ignored)
+    http_port, dicom_port  fixed ports instead of free ones (a configuration that names its own, as
+                  Orthanc's own suite does; extra_config then names the same)
 
     Started from the main thread, the process is also killed by the kernel if the Python process
     dies without running atexit handlers (SIGKILL); from another thread only atexit applies.
     """
 
     def __init__(self, work_dir, plugin_path=_DEFAULT, ingest_perf=None, extra_config=None, env=None,
-                 aet="ORTHANC", orthanc=HOST_ORTHANC, command_prefix=(), configuration_writer=None, arguments=()):
+                 aet="ORTHANC", orthanc=HOST_ORTHANC, command_prefix=(), configuration_writer=None, arguments=(),
+                 http_port=None, dicom_port=None):
         if not orthanc_available(orthanc):
             raise OrthancStartError("Orthanc %s is not available: run Resources/make-debian13-root.sh" % orthanc)
         self.orthanc = orthanc
@@ -192,9 +188,9 @@ class OrthancProcess:
         self.ingest_perf = ingest_perf
         self.extra_config = dict(extra_config or {})
         self.env = dict(env or {})
-        self._aet = aet
-        self._http_port = None
-        self._dicom_port = None
+        self.aet = aet
+        self._fixed_ports = (http_port, dicom_port)
+        self.http_port = self.dicom_port = None  # chosen by start(), with the configuration
         self._process = None
         self._version = None
         self._session = requests.Session()
@@ -204,20 +200,8 @@ class OrthancProcess:
     # --- properties ---------------------------------------------------------------------------
 
     @property
-    def http_port(self):
-        return self._http_port
-
-    @property
-    def dicom_port(self):
-        return self._dicom_port
-
-    @property
-    def aet(self):
-        return self._aet
-
-    @property
     def url(self):
-        return "http://127.0.0.1:%d" % self._http_port
+        return "http://127.0.0.1:%d" % self.http_port
 
     @property
     def pid(self):
@@ -259,9 +243,9 @@ class OrthancProcess:
             "IndexDirectory": os.path.join(self.work_dir, "index"),
             "RemoteAccessAllowed": False,
             "AuthenticationEnabled": False,
-            "HttpPort": self._http_port,
-            "DicomPort": self._dicom_port,
-            "DicomAet": self._aet,
+            "HttpPort": self.http_port,
+            "DicomPort": self.dicom_port,
+            "DicomAet": self.aet,
             "Plugins": [self.plugin_path] if self.plugin_path is not None else [],
             "DicomModalities": {},
             "LogExportedResources": False,
@@ -279,13 +263,14 @@ class OrthancProcess:
             # Orthanc only logs a warning for a missing plugin path and starts without it.
             raise FileNotFoundError("plugin not found: %s (build it with: %s)" % (self._plugin_file(), BUILD_COMMAND))
         os.makedirs(self.work_dir, exist_ok=True)
-        self._http_port = free_tcp_port()
-        self._dicom_port = free_tcp_port()
-        while self._dicom_port == self._http_port:
-            self._dicom_port = free_tcp_port()
+        self.http_port, self.dicom_port = self._fixed_ports
+        if self.http_port is None:
+            self.http_port = free_tcp_port()
+        while self.dicom_port is None or self.dicom_port == self.http_port:
+            self.dicom_port = free_tcp_port()
         if self.configuration_writer is not None:
             # The caller's own configuration (a file or a folder of them, as Debian's service uses).
-            self.config_path = self.configuration_writer(self._http_port, self._dicom_port)
+            self.config_path = self.configuration_writer(self.http_port, self.dicom_port)
             return
         config = self.configuration()
         with open(self.config_path, "w", encoding="utf-8") as f:
@@ -297,20 +282,18 @@ class OrthancProcess:
 
     def _launch(self):
         command, extra = self._orthanc_command()
-        environment = dict(os.environ)
-        environment.update(extra)
-        _update_environment(environment, self.env)
+        environment = clients.environment(dict(self.env, **extra))  # extra: INGEST_PERF_BIND, self.env's included
         with open(self.log_path, "ab") as log:
             self._process = subprocess.Popen(
                 self.command_prefix + command, cwd=self.work_dir, stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, env=environment,
                 # The kernel signals on the death of the forking *thread*: only tie the process to
                 # the main thread, so that an Orthanc started from a worker thread outlives it.
-                preexec_fn=_die_with_parent if threading.current_thread() is threading.main_thread() else None)
+                preexec_fn=die_with_parent if threading.current_thread() is threading.main_thread() else None)
         with _live_lock:
             _live_processes.add(self._process)
 
-    _HOST_FOLDERS = ("/tmp", "/work", "/root")  # always visible in the root of Orthanc 1.12.7
+    _HOST_FOLDERS = ("/tmp", REPO_ROOT)  # always visible in the root of Orthanc 1.12.7
 
     def _in_root(self, path):
         """Whether a plugin path names a file of the 1.12.7 root (e.g. Debian 13's plugins) rather than
@@ -322,31 +305,31 @@ class OrthancProcess:
             return False
         return os.path.exists(debian13_root() + path)
 
-    def _plugin_in_root(self):
-        return self._in_root(self.plugin_path)
-
     def _plugin_file(self):
         """The plugin as a path of this (host) file system."""
-        return debian13_root() + self.plugin_path if self._plugin_in_root() else self.plugin_path
+        return debian13_root() + self.plugin_path if self._in_root(self.plugin_path) else self.plugin_path
 
     def _orthanc_command(self):
         """(command, extra environment) that starts this Orthanc."""
         if self.orthanc == HOST_ORTHANC:
-            return [ORTHANC_BINARY, self.config_path] + self.arguments, {}
-        # Resources/debian13-orthanc.sh: Orthanc 1.12.7 in its root, with /tmp, /work, /root, the
+            return [executable(self.orthanc), self.config_path] + self.arguments, {}
+        # Resources/debian13-orthanc.sh: Orthanc 1.12.7 in its root, with /tmp, the repository, the
         # working directory and INGEST_PERF_BIND visible at the same paths.
         folders = {self.work_dir}
         config = os.path.abspath(self.config_path)
         folders.add(config if os.path.isdir(config) else os.path.dirname(config))
-        # The plugins: plugin_path and those that extra_config lists itself (a host build outside
-        # /tmp, /work and /root, e.g. a clone in /check, must be bound to be found).
+        # The plugins: plugin_path and those that extra_config lists itself (a build outside /tmp and
+        # the repository, e.g. another clone, must be bound to be found).
         listed = self.extra_config.get("Plugins") or []
         for path in [self.plugin_path] + [p for p in listed if isinstance(p, str)]:
             if path is not None and not self._in_root(os.path.abspath(path)):
                 path = os.path.abspath(path)
                 folders.add(path if os.path.isdir(path) else os.path.dirname(path))
+        # and those the caller names (INGEST_PERF_BIND of this process or of env=).
+        named = self.env.get("INGEST_PERF_BIND", os.environ.get("INGEST_PERF_BIND")) or ""
+        folders.update(f for f in named.split(":") if f)
         folders = [f for f in sorted(folders) if not any(f.startswith(h + "/") for h in self._HOST_FOLDERS)]
-        return [DEBIAN13_ORTHANC, self.config_path] + self.arguments, {"INGEST_PERF_BIND": ":".join(folders)}
+        return [executable(self.orthanc), self.config_path] + self.arguments, {"INGEST_PERF_BIND": ":".join(folders)}
 
     def _forget(self):
         with _live_lock:
@@ -475,83 +458,72 @@ class OrthancProcess:
             self._check(self.delete("/patients/%s" % patient))
         return len(patients)
 
+    def add_modality(self, name, target):
+        """PUT /modalities/{name}: the Orthanc `target` (an OrthancProcess) as a DICOM modality of this one,
+        for its C-STORE jobs (clients.orthanc_store)."""
+        self._check(self._session.put(self.url + "/modalities/" + name, timeout=10, json={
+            "AET": target.aet, "Host": "127.0.0.1", "Port": target.dicom_port}))
+
     # --- ingest -------------------------------------------------------------------------------
 
     def storescu(self, files, calling_aet="STORESCU", extra_args=(), env=None, timeout=600):
-        """Send `files` with DCMTK's storescu (/usr/bin/storescu) to this Orthanc.
-
-        One storescu run is one association. If the command line would be too long
-        (> ~100 KB), the files are split into chunks and each chunk is its own storescu run,
-        hence its own association (the first instance of each association has no
-        associationGap). `env` adds environment variables (e.g. {"TCP_NODELAY": "1"}; None removes one).
-        Raises StorescuError with stdout/stderr if an exit code is non-zero; returns the list of
-        subprocess.CompletedProcess, one per association. Exit code 0 does not mean "stored":
-        Orthanc answers Success to instances its filters (Lua, plugins) discarded.
-        """
-        files = [str(f) for f in files]
-        if not files:
-            return []
-        base = [STORESCU_BINARY, "-aet", calling_aet, "-aec", self._aet] + [str(a) for a in extra_args] + [
-            "127.0.0.1", str(self._dicom_port)]
-        environment = dict(os.environ)
-        _update_environment(environment, env or {})
-        base_size = sum(len(a) + 1 for a in base)
-        chunks, current, size = [], [], base_size
-        for f in files:
-            if current and size + len(f) + 1 > _MAX_COMMAND_LINE_BYTES:
-                chunks.append(current)
-                current, size = [], base_size
-            current.append(f)
-            size += len(f) + 1
-        chunks.append(current)
-        results = []
-        for chunk in chunks:
-            command = base + chunk
-            result = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                    errors="replace", env=environment, timeout=timeout)
-            if result.returncode != 0:
-                shown = " ".join(base) + " <%d files>" % len(chunk)
-                raise StorescuError("%s exited with code %d\n--- stdout:\n%s\n--- stderr:\n%s"
-                                    % (shown, result.returncode, result.stdout, result.stderr))
-            results.append(result)
-        return results
+        """clients.storescu to this Orthanc: one association per run (a long list of files is split),
+        ClientError on a non-zero exit code; the list of subprocess.CompletedProcess."""
+        return clients.storescu(self.dicom_port, files, calling_aet, self.aet, options=extra_args, env=env,
+                                timeout=timeout)
 
     def http_upload(self, files, session=None):
-        """POST each file's bytes to /instances on one keep-alive requests.Session.
-
-        `session` defaults to a fresh Session (closed afterwards), so the upload uses its own
-        connection. Returns the list of parsed JSON answers; raises OrthancRequestError on a
-        non-200 answer.
-        """
-        own = session is None
-        session = requests.Session() if own else session
-        answers = []
-        try:
-            for f in files:
-                with open(f, "rb") as stream:
-                    body = stream.read()
-                answer = session.post(self.url + "/instances", data=body,
-                                      headers={"Content-Type": "application/dicom"}, timeout=60)
-                answers.append(self._check(answer).json())
-        finally:
-            if own:
-                session.close()
-        return answers
+        """clients.http_upload to this Orthanc (on `session`, or a connection of its own): the parsed
+        JSON answers; ClientError on a status other than 200."""
+        return [upload.answer for upload in clients.http_upload(self.url, files, session=session, timeout=60)]
 
     def stow_rs(self, files, session=None, timeout=120):
-        """One STOW-RS request (orthanc-dicomweb's POST /dicom-web/studies) carrying `files`; returns
-        the requests.Response (no status check)."""
-        boundary = uuid.uuid4().hex.encode()
-        parts = [b"--%s\r\nContent-Type: application/dicom\r\n\r\n%s\r\n" % (boundary, open(f, "rb").read())
-                 for f in files]
-        headers = {"Content-Type": 'multipart/related; type="application/dicom"; boundary=%s' % boundary.decode(),
-                   "Accept": "application/dicom+json"}
-        return (session or requests).post(self.url + "/dicom-web/studies", data=b"".join(parts) + b"--%s--\r\n" % boundary,
-                                          headers=headers, timeout=timeout)
+        """clients.stow_rs to this Orthanc: one request carrying `files`, the requests.Response."""
+        return clients.stow_rs(self.url, files, session=session, timeout=timeout)
 
     def __repr__(self):
         state = "running pid %d" % self._process.pid if self.is_running() else "stopped"
-        return "<OrthancProcess %s %s http=%s dicom=%s>" % (self.work_dir, state, self._http_port, self._dicom_port)
+        return "<OrthancProcess %s %s http=%s dicom=%s>" % (self.work_dir, state, self.http_port, self.dicom_port)
+
+
+class OrthancFactory:
+    """Orthancs started in folders of one root, all stopped by close() (or at the end of a `with`):
+    the tests' orthanc_factory fixture, the bottleneck scenarios and the benchmarks.
+
+        factory = OrthancFactory(root, orthanc_version="1.12.7")
+        orthanc = factory(extra_config={"DicomThreadsCount": 1})  # started
+        sender = factory(start=False, plugin_path=None)          # not yet
+
+    A call takes OrthancProcess's arguments; work_dir defaults to a new folder of the root,
+    plugin_path to the factory's (default_plugin_path(); None: no plugin), orthanc to its version."""
+
+    def __init__(self, root, plugin_path=_DEFAULT, orthanc_version=HOST_ORTHANC):
+        self.root = os.path.abspath(str(root))
+        self.plugin_path = default_plugin_path() if plugin_path is _DEFAULT else plugin_path
+        self.orthanc_version = orthanc_version
+        self.started = []
+
+    def __call__(self, start=True, **kwargs):
+        kwargs.setdefault("work_dir", os.path.join(self.root, "orthanc%d" % len(self.started)))
+        kwargs.setdefault("plugin_path", self.plugin_path)
+        kwargs.setdefault("orthanc", self.orthanc_version)
+        process = OrthancProcess(**kwargs)
+        self.started.append(process)
+        if start:
+            process.start()
+        return process
+
+    def close(self):
+        for process in self.started:
+            process.stop()
+        self.started = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+        return False
 
 
 if __name__ == "__main__":

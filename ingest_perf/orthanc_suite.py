@@ -1,6 +1,6 @@
 """How Orthanc's own integration suite (orthanc-tests) is judged with and without the plugin: the
 modes of the plugin it runs in, what makes a test differ, and the results kept per Orthanc version.
-Standard library only. Resources/compare-orthanc-suite.py runs the suite; this module decides.
+Standard library only. ingest_perf/compare_orthanc_suite.py runs the suite; this module decides.
 
 A test differs when its outcome (passed, failed, error, skipped...) differs between the two sides,
 or when it fails on both sides with a different error line: the exception's first line, with what

@@ -16,17 +16,16 @@ kernel if the Python thread that started it dies (PR_SET_PDEATHSIG).
 Durability is switched off (fsync, synchronous_commit, full_page_writes): the data is thrown away.
 """
 import atexit
-import ctypes
 import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
 import time
 
+from ingest_perf.orthanc_process import die_with_parent, free_tcp_port
 
 
 def _default_bin_dir():
@@ -50,25 +49,6 @@ _LOG_TAIL_LINES = 30
 
 class PostgreSQLServerError(Exception):
     """initdb, the server start, or a database creation failed."""
-
-
-def _free_tcp_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-try:  # loaded here, not in the forked child
-    _prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
-except (OSError, AttributeError):
-    _prctl = None
-
-
-def _die_with_parent():
-    """preexec_fn, run by subprocess after it switched to the postgres user: changing the
-    credentials clears the parent-death signal, so it has to be set here, not before."""
-    if _prctl is not None:
-        _prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
 
 
 _live_servers = set()
@@ -159,7 +139,7 @@ class PostgreSQLServer:
                 os.chown(self.folder, entry.pw_uid, entry.pw_gid)
             self._initdb()
             for attempt in range(3):
-                self.port = _free_tcp_port()
+                self.port = free_tcp_port()
                 self._launch()
                 if self._wait_until_ready(timeout):
                     return self
@@ -190,7 +170,8 @@ class PostgreSQLServer:
                 os.chown(self.log_path, pwd.getpwnam(self.system_user).pw_uid, -1)
             self._process = subprocess.Popen(
                 command, cwd=self.folder, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                preexec_fn=_die_with_parent if threading.current_thread() is threading.main_thread() else None,
+                # (preexec_fn runs after the switch to the postgres user, which clears a parent-death signal)
+                preexec_fn=die_with_parent if threading.current_thread() is threading.main_thread() else None,
                 **self._as_postgres())
 
     def _wait_until_ready(self, timeout):

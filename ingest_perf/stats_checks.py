@@ -1,5 +1,4 @@
 """Assertions on a /perf/stats document shared by the integration tests."""
-import os
 import time
 
 TOTAL_PHASES = ("receive", "preStore", "persist")
@@ -51,37 +50,3 @@ def wait_for(orthanc, predicate, timeout=15, **params):
 def changes_paired(stats, transport):
     change = stats["transports"][transport]["phases"]["changeDispatch"]
     return change["count"] + change["deliveredBeforeOnStored"]
-
-
-# A write + fsync of 64 KiB slower than this (median of 5) says the disk under Orthanc's storage and
-# index is busy right now: Orthanc's SQLite index syncs two or three times per instance, so persist
-# then reaches the 20 ms at which storage-bound fires (untimed storage), whatever the scenario.
-BUSY_DISK_FSYNC_MS = 3.0
-
-
-def fsync_ms(folder, writes=5, size=65536):
-    """Median milliseconds of writing `size` bytes to a new file in `folder` and fsync-ing it: how slow
-    the disk is right now, measured apart from Orthanc and the plugin."""
-    path = os.path.join(folder, ".fsync-probe")
-    times = []
-    for _ in range(writes):
-        begin = time.monotonic()
-        with open(path, "wb") as f:
-            f.write(b"\0" * size)
-            f.flush()
-            os.fsync(f.fileno())
-        times.append((time.monotonic() - begin) * 1000)
-    os.unlink(path)
-    return sorted(times)[len(times) // 2]
-
-
-def without_busy_disk_storage_bound(orthanc, findings):
-    """The finding ids without storage-bound when the disk is busy right now (a true finding of this
-    host's moment, not of the scenario: the machine is shared); prints the witness when it drops it."""
-    if "storage-bound" not in findings:
-        return list(findings)
-    witness = fsync_ms(orthanc.work_dir)
-    if witness < BUSY_DISK_FSYNC_MS:
-        return list(findings)
-    print("storage-bound set aside: a 64 KiB write + fsync takes %.1f ms on this disk now" % witness)
-    return [f for f in findings if f != "storage-bound"]

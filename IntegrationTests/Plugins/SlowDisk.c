@@ -1,4 +1,4 @@
-/* A slow disk, for the bottleneck scenarios only (IntegrationTests/bottleneck_scenarios.py): preloaded
+/* A slow disk, for the bottleneck scenarios only (ingest_perf/bottleneck_scenarios.py): preloaded
  * into Orthanc (LD_PRELOAD), it makes every fsync()/fdatasync() of a file under SLOW_DISK_PREFIX wait
  * SLOW_DISK_MS (default 30) before the real flush, as a busy disk or a network volume makes a flush
  * wait. Orthanc's storage (SyncStorageArea, the default) and the plugin's timed storage flush each

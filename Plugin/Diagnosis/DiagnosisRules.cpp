@@ -267,7 +267,7 @@ namespace IngestPerf
                           "sender and the network take, and the instances per second rise (measured with 8 "
                           "associations: the gap's median about 5 times shorter with a worker each than with one "
                           "for all, 1.6 times the throughput; "
-                          "docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+                          "docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         const bool seen = now > threads || input_.connections.dicomOverThreads > 0;
         f.confidence = seen ? "high" : "medium";
         f.confidenceReason = seen ? "the open TCP associations outnumbered the workers (right now, or in the samples "
@@ -344,7 +344,7 @@ namespace IngestPerf
         f.fix["effect"] = "Removes Orthanc's delayed-ACK wait, about 40 ms, from each instance's C-STORE cycle: one "
                           "association stores about 3 times the instances per second, about 12 times once the sender "
                           "answers without Nagle too (measured: "
-                          "docs/benchmarks.md#dicom-tcp_nodelay-the-remedy-for-the-c-store-answer-stall)";
+                          "docs/measurements/benchmarks.md#dicom-tcp_nodelay-the-remedy-for-the-c-store-answer-stall)";
         f.confidence = band >= 0.8 ? "high" : "medium";
         f.confidenceReason = Format("%.0f%% of the gaps sit at the delayed-ACK timer; a sender pausing about 40 ms "
                                     "on its own would look the same, which TCP_NODELAY on Orthanc's side tells apart",
@@ -582,7 +582,7 @@ namespace IngestPerf
         f.fix["effect"] = "Requests stop queueing for a thread: their slowest (p99) take about a tenth of the time, "
                           "the instances per second rise by about a third, and the median request takes longer as "
                           "more run at once (measured with 8 clients, 2 threads against 16: "
-                          "docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+                          "docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         f.confidence = queued ? "high" : "medium";
         f.confidenceReason = queued ? "more client connections were open than Orthanc has HTTP threads (right now, or "
                                       "in the samples taken once a second)"
@@ -639,7 +639,7 @@ namespace IngestPerf
                           "cheaper IngestTranscoding syntax, or a faster transcoder plugin";
         f.fix["effect"] = "Removes the transcode from each instance's store: with JPEG lossless, each store about 4 "
                           "times shorter and about 3.5 times the instances per second (measured: "
-                          "docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+                          "docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         f.confidence = measured ? "high" : "medium";
         f.confidenceReason = measured ? "the transcode phase is measured"
                                       : "preStore holds the transcoding and the other pre-store steps (parsing, "
@@ -688,9 +688,10 @@ namespace IngestPerf
             f.explanation = "storagePrepare (MD5 and compression, before the first write) dominates the storage.";
             f.fix["configuration"]["StorageCompression"] = false;
             f.fix["action"] = "Set StorageCompression to false (files already stored stay readable)";
-            f.fix["effect"] = "Removes the compression from each store, at the cost of the disk space it saved: for "
-                              "2 MB instances, each store about 6 times shorter and about 7 times the instances per "
-                              "second (measured: docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+            f.fix["effect"] =
+              "Removes the compression from each store, at the cost of the disk space it saved: for "
+              "2 MB instances, each store about 6 times shorter and about 7 times the instances per "
+              "second (measured: docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
           }
           else
           {
@@ -945,7 +946,7 @@ namespace IngestPerf
         f.fix["action"] = "Set HttpCompressionEnabled to false (Orthanc 1.12.2 and later default to it)";
         f.fix["effect"] = "None measured: uploads took as long with the compression as without, within the "
                           "run-to-run spread (measured with 1 and 4 clients: "
-                          "docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+                          "docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         f.confidence = "low";
         f.confidenceReason = "the compression is certain from Orthanc's rule, but its cost is not observable, and "
                              "switching it off changed nothing measurable";

@@ -19,7 +19,7 @@
 // Not covered: Orthanc's own work to dispatch a callback, and the opt-in modes that do Orthanc's
 // work in its place (TimedStorage writes the files; a Delegate transcode runs the transcoder): that
 // work is Orthanc's cost, timed as a phase, and excluded here. The REST routes are the cost of
-// whoever reads them (docs/plugin-cost.md measures them).
+// whoever reads them (docs/measurements/plugin-cost.md measures them).
 #pragma once
 
 #include "Metrics/Histogram.h"

@@ -114,11 +114,11 @@ namespace
     return fired;
   }
 
-  // A configuration fix measured by Benchmarks/diagnosis_effects.py quotes its figures from there.
+  // A configuration fix measured by ingest_perf/benchmarks/diagnosis_effects.py quotes its figures from there.
   bool QuotesItsMeasurement(const Finding& finding)
   {
-    return finding.fix["effect"].asString().find("docs/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after") !=
-           std::string::npos;
+    return finding.fix["effect"].asString().find(
+             "docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after") != std::string::npos;
   }
 
   TransportFigures& Dicom(DiagnosisInput& input)

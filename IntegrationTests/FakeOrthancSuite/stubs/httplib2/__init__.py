@@ -1,0 +1,1 @@
+"""A stub: the comparison checks that the suite's interpreter imports it."""

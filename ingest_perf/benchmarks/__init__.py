@@ -1,0 +1,2 @@
+"""The benchmarks, a module each, run with `python -m ingest_perf.benchmarks.NAME` (docs/development.md,
+"Benchmarks")."""

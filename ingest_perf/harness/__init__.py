@@ -1,1 +1,0 @@
-"""The benchmark harness of orthanc-ingest-perf (see Benchmarks/run_benchmarks.py)."""
