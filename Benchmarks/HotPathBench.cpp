@@ -6,17 +6,17 @@
 #include "Correlation/ProcessSockets.h"
 #include "Diagnosis/DiagnosisRules.h"
 #include "Export/DiagnosisExporter.h"
-#include "Correlation/BoundedSpinLock.h"
-#include "Recording/IngestPipeline.h"
 #include "Export/JsonExporter.h"
 #include "Export/PrometheusExporter.h"
 #include "Export/SlowestExporter.h"
 #include "Export/TraceExporter.h"
-#include "Rest/RestRoutes.h"
-#include "Timeline/MonotonicClock.h"
 #include "Metrics/Histogram.h"
 #include "Metrics/IngestStats.h"
 #include "Metrics/TimeWindows.h"
+#include "Platform/BoundedSpinLock.h"
+#include "Platform/MonotonicClock.h"
+#include "Recording/IngestPipeline.h"
+#include "Rest/RestRoutes.h"
 
 #include <benchmark/benchmark.h>
 

@@ -1,11 +1,11 @@
-// ParseConfiguration (Host/Configuration): the "IngestPerf" section and the Orthanc options it
+// ParseConfiguration (Platform/Configuration): the "IngestPerf" section and the Orthanc options it
 // reads. The input is the configuration text, parsed by jsoncpp as OrthancSdk::ReadConfiguration
 // does. ConfigurationError is the one way to refuse (it names the key, under "IngestPerf"); any
 // other exception escapes as a crash. An accepted configuration has every value in its
 // documented range, and the same text parses to the same configuration again.
 #include "FuzzProperty.h"
 
-#include "Host/Configuration.h"
+#include "Platform/Configuration.h"
 
 #include <json/reader.h>
 

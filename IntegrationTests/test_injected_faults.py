@@ -4,7 +4,7 @@ plugin, the plugin counts what went wrong, and /perf/stats keeps answering.
 - The fault build (build/libOrthancIngestPerfFaults.so, CMake option INGEST_PERF_FAULT_INJECTION,
   which the test command turns on): the hot path's SDK accessors fail at random the way the SDK
   reports a failure, and building a /perf/stats answer throws std::bad_alloc at random
-  (INGEST_PERF_FAULTS, Plugin/Host/FaultInjection.h). On Orthanc 1.10.1 and 1.12.7.
+  (INGEST_PERF_FAULTS, Plugin/Platform/FaultInjection.h). On Orthanc 1.10.1 and 1.12.7.
 - The release plugin with every bound reached at once: more ingest threads than MaxThreads, one
   value per label dictionary and one labelled series for many calling AETs, a change table of 16
   entries for hundreds of instances.

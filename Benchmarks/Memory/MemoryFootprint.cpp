@@ -2,8 +2,8 @@
 // the plugin's pipeline (default configuration) after 1,000 instances and after 1,000,000 more,
 // through the same code path as the Orthanc callbacks, with labels within their limits. Prints
 // the figures; exits 1 if the growth exceeds 1 MiB.
+#include "Platform/MonotonicClock.h"
 #include "Recording/IngestPipeline.h"
-#include "Timeline/MonotonicClock.h"
 
 #include <cstdio>
 #include <fstream>

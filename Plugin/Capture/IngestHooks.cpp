@@ -3,11 +3,11 @@
 #include "Capture/DicomMetaHeader.h"
 #include "Correlation/ChangeCorrelator.h"
 #include "Correlation/IngestWatcher.h"
-#include "Labels/Hash.h"
+#include "Platform/Hash.h"
+#include "Platform/MonotonicClock.h"
+#include "Platform/OrthancSdk.h"
 #include "Recording/DuplicateDetection.h"
 #include "Recording/IngestPipeline.h"
-#include "Timeline/MonotonicClock.h"
-#include "Host/OrthancSdk.h"
 
 #include <cstring>
 

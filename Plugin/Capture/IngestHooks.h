@@ -3,10 +3,10 @@
 // the answer that lets the ingest go on unchanged. An exception is counted, never propagated.
 #pragma once
 
-#include "Host/PluginStatus.h"
+#include "Platform/PluginStatus.h"
 
-#include "Host/Configuration.h"
 #include "Labels/LabelExposure.h"  // kUnknownLabel
+#include "Platform/Configuration.h"
 
 #include <string>
 

@@ -1,10 +1,10 @@
 #include "Capture/TimedStorageArea.h"
 
-#include "Recording/IngestPipeline.h"
-#include "Timeline/MonotonicClock.h"
-#include "Host/OrthancSdk.h"
 #include "Capture/StorageFolder.h"
 #include "Capture/StorageRoot.h"
+#include "Platform/MonotonicClock.h"
+#include "Platform/OrthancSdk.h"
+#include "Recording/IngestPipeline.h"
 
 #include <filesystem>
 #include <memory>

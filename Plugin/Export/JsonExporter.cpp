@@ -1,7 +1,7 @@
 #include "Export/JsonExporter.h"
 
-#include "Host/FaultInjection.h"
 #include "Labels/PeerPseudonym.h"
+#include "Platform/FaultInjection.h"
 #include "Recording/Unobservable.h"
 
 #include <algorithm>

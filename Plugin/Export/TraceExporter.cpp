@@ -110,7 +110,7 @@ namespace IngestPerf
       int64_t originNs_;
       Json::Value metadata_ = Json::arrayValue;
       // A deque: tens of thousands of events in small blocks, never one large block that glibc,
-      // once freed, would answer by keeping more of every arena (Host/MappedText explains).
+      // once freed, would answer by keeping more of every arena (Platform/MappedText explains).
       std::deque<Event> events_;
     };
 

@@ -1,8 +1,8 @@
 #include "Host/OrthancMetrics.h"
 
-#include "Host/OrthancSdk.h"
+#include "Platform/MonotonicClock.h"
+#include "Platform/OrthancSdk.h"
 #include "Recording/IngestPipeline.h"
-#include "Timeline/MonotonicClock.h"
 
 #include <json/reader.h>
 

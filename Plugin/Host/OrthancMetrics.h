@@ -13,9 +13,9 @@
 #pragma once
 
 #include "Correlation/StorageCondition.h"
-#include "Host/PluginStatus.h"
 #include "Metrics/StatsSnapshot.h"
 #include "Metrics/TimeWindows.h"
+#include "Platform/PluginStatus.h"
 
 #include <cstdint>
 #include <string>

@@ -2,19 +2,19 @@
 // Data flow: IngestHooks -> InstanceTimeline (per thread) -> IngestRecorder -> IngestStats
 //            -> StatsSnapshot -> JsonExporter / PrometheusExporter -> RestRoutes (and the page of
 //            /perf/ui/, Ui/UiFiles, which reads them over HTTP).
-#include "Host/Configuration.h"
-#include "Host/DicomTcpNoDelay.h"
-#include "Host/FaultInjection.h"
 #include "Capture/IngestHooks.h"
 #include "Capture/RestAnswerTiming.h"
 #include "Capture/TimedStorageArea.h"
-#include "Recording/IngestPipeline.h"
-#include "Host/LoadedCopy.h"
 #include "Correlation/IngestWatcher.h"
+#include "Host/DicomTcpNoDelay.h"
+#include "Host/LoadedCopy.h"
 #include "Host/OrthancMetrics.h"
-#include "Timeline/MonotonicClock.h"
-#include "Host/OrthancSdk.h"
-#include "Host/PluginStatus.h"
+#include "Platform/Configuration.h"
+#include "Platform/FaultInjection.h"
+#include "Platform/MonotonicClock.h"
+#include "Platform/OrthancSdk.h"
+#include "Platform/PluginStatus.h"
+#include "Recording/IngestPipeline.h"
 #include "Rest/RestRoutes.h"
 #include "Ui/UiFiles.h"
 

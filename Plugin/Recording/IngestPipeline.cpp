@@ -1,6 +1,6 @@
 #include "Recording/IngestPipeline.h"
 
-#include "Timeline/MonotonicClock.h"
+#include "Platform/MonotonicClock.h"
 
 #include <algorithm>
 

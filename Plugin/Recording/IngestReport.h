@@ -3,16 +3,16 @@
 // Exporters turn it into documents and know nothing else.
 #pragma once
 
-#include "Correlation/DicomConnections.h"
 #include "Correlation/AssociationTracker.h"
 #include "Correlation/ChangeQueueStats.h"
-#include "Host/PluginStatus.h"
+#include "Correlation/DicomConnections.h"
 #include "Labels/LabelCatalog.h"
 #include "Metrics/PluginCost.h"
 #include "Metrics/RecentInstances.h"
 #include "Metrics/StatsSnapshot.h"
 #include "Metrics/StorageStats.h"
 #include "Metrics/TimeWindows.h"
+#include "Platform/PluginStatus.h"
 #include "Timeline/ThreadTimelines.h"
 
 #include <array>

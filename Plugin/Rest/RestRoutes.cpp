@@ -7,10 +7,9 @@
 #include "Export/SeriesExporter.h"
 #include "Export/SlowestExporter.h"
 #include "Export/TraceExporter.h"
-#include "Host/OrthancMetrics.h"
+#include "Platform/OrthancSdk.h"
+#include "Platform/PluginStatus.h"
 #include "Recording/IngestPipeline.h"
-#include "Host/OrthancSdk.h"
-#include "Host/PluginStatus.h"
 #include "Ui/UiFiles.h"
 
 #include <algorithm>

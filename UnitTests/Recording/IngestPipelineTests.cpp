@@ -1,6 +1,6 @@
 // IngestPipeline::Collect: what a reader gets of records that Orthanc's hooks leave open.
+#include "Platform/MonotonicClock.h"
 #include "Recording/IngestPipeline.h"
-#include "Timeline/MonotonicClock.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // The whole hot path (ThreadTimelines -> InstanceTimeline -> IngestRecorder -> IngestStats) driven
 // by 16 threads at once, with readers taking snapshots all along: the counts must be exact. Run
 // under ThreadSanitizer by the test command.
+#include "Platform/MonotonicClock.h"
 #include "Recording/IngestPipeline.h"
-#include "Timeline/MonotonicClock.h"
 
 #include <gtest/gtest.h>
 

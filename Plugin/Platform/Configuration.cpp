@@ -1,6 +1,4 @@
-#include "Host/Configuration.h"
-
-#include "Metrics/RecentInstances.h"
+#include "Platform/Configuration.h"
 
 #include <json/writer.h>
 
@@ -278,8 +276,8 @@ namespace IngestPerf
     configuration.maxPeers = ReadInteger(section, "MaxPeers", configuration.maxPeers, 1, 65536);
     configuration.maxLabelValues = ReadInteger(section, "MaxLabelValues", configuration.maxLabelValues, 1, 253);
     configuration.maxSeries = ReadInteger(section, "MaxSeries", configuration.maxSeries, 1, 65536);
-    configuration.recentInstances = ReadInteger(section, "RecentInstances", configuration.recentInstances,
-                                                RecentInstances::kMinCapacity, RecentInstances::kMaxCapacity);
+    configuration.recentInstances =
+      ReadInteger(section, "RecentInstances", configuration.recentInstances, kMinRecentInstances, kMaxRecentInstances);
     configuration.timedStorage = ReadBool(section, "TimedStorage", configuration.timedStorage);
     configuration.timeRestAnswers = ReadBool(section, "TimeRestAnswers", configuration.timeRestAnswers);
     configuration.hashPeers = ReadBool(section, "HashPeers", configuration.hashPeers);

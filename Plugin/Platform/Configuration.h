@@ -4,7 +4,7 @@
 // key closest to it, since Orthanc and its other plugins start with keys they do not know.
 #pragma once
 
-#include "Host/OrthancVersion.h"
+#include "Platform/OrthancVersion.h"
 
 #include <json/value.h>
 
@@ -44,6 +44,10 @@ namespace IngestPerf
 
   // The known key closest to `key` (case and at most a few edits apart), or "".
   std::string ClosestKnownOption(const std::string& key);
+
+  // The bounds of IngestPerf.RecentInstances: the ring of Metrics/RecentInstances clamps to them too.
+  constexpr size_t kMinRecentInstances = 16;
+  constexpr size_t kMaxRecentInstances = 262144;
 
   struct Configuration
   {

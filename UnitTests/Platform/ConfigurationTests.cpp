@@ -1,4 +1,4 @@
-#include "Host/Configuration.h"
+#include "Platform/Configuration.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // the registrations, captures the callbacks, and fails every instance accessor the way the SDK
 // reports a failure (null, -1, Unknown origin).
 #include "Capture/IngestHooks.h"
-#include "Host/OrthancSdk.h"
+#include "Platform/OrthancSdk.h"
 #include "Recording/IngestPipeline.h"
 
 #include <gtest/gtest.h>
