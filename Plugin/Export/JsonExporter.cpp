@@ -1,5 +1,6 @@
 #include "Export/JsonExporter.h"
 
+#include "Export/VocabularyExporter.h"
 #include "Labels/PeerPseudonym.h"
 #include "Platform/FaultInjection.h"
 #include "Recording/Unobservable.h"
@@ -127,30 +128,6 @@ namespace IngestPerf
         value["reason"] = hook.reason;
       }
       return value;
-    }
-
-    Json::Value ExportDefinitions()
-    {
-      Json::Value definitions;
-      for (size_t p = 0; p < kPhaseCount; p++)
-      {
-        const PhaseDefinition& phase = DefinitionOf(static_cast<Phase>(p));
-        Json::Value& target = definitions["phases"][phase.name];
-        target["from"] = phase.from;
-        target["to"] = phase.to;
-        target["partOfServerTotal"] = phase.partOfServerTotal;
-      }
-      for (size_t o = 0; o < kOutcomeCount; o++)
-      {
-        const OutcomeDefinition& outcome = DefinitionOf(static_cast<Outcome>(o));
-        definitions["outcomes"][outcome.name] = outcome.meaning;
-      }
-      for (size_t r = 0; r < kFailureReasonCount; r++)
-      {
-        const OutcomeDefinition& reason = DefinitionOf(static_cast<FailureReason>(r));
-        definitions["failureReasons"][reason.name] = reason.meaning;
-      }
-      return definitions;
     }
 
     Json::Value ExportUnobservable(const PluginStatus& status)

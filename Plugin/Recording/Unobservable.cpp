@@ -12,29 +12,6 @@ namespace IngestPerf
 
   namespace
   {
-    // Why a phase cannot exist on a transport, whatever the configuration.
-    const char* InherentReason(Transport transport, Phase phase)
-    {
-      if (phase == Phase::Receive && transport == Transport::Job)
-      {
-        return "a job stores from a buffer it already holds: there is nothing to receive";
-      }
-      if (phase == Phase::Receive && transport == Transport::Dicom)
-      {
-        return "DCMTK reads the whole C-STORE dataset before the first plugin hook fires; the network "
-               "receive of a dataset is inside 'associationGap' (together with client idle time)";
-      }
-      if (phase == Phase::ResponseSend && transport != Transport::Rest)
-      {
-        return "only an HTTP ingest request has an answer of its own to send";
-      }
-      if (phase == Phase::AssociationGap && transport != Transport::Dicom)
-      {
-        return "only a C-STORE association carries a sequence of instances from one peer";
-      }
-      return nullptr;
-    }
-
     // What the plugin could not set up for this phase, or nullptr.
     const char* MissingHookReason(const PluginStatus& status, Phase phase)
     {
@@ -65,7 +42,7 @@ namespace IngestPerf
 
   const char* PhaseUnobservableReason(const PluginStatus& status, const Transport* transport, Phase phase)
   {
-    const char* reason = (transport != nullptr) ? InherentReason(*transport, phase) : nullptr;
+    const char* reason = (transport != nullptr) ? PhaseAbsenceReason(phase, *transport) : nullptr;
     return reason != nullptr ? reason : MissingHookReason(status, phase);
   }
 

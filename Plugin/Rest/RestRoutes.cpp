@@ -7,10 +7,12 @@
 #include "Export/SeriesExporter.h"
 #include "Export/SlowestExporter.h"
 #include "Export/TraceExporter.h"
+#include "Export/VocabularyExporter.h"
 #include "Platform/OrthancSdk.h"
 #include "Platform/PluginStatus.h"
 #include "Recording/IngestPipeline.h"
 #include "Ui/UiFiles.h"
+#include "Vocabulary/Routes.h"
 
 #include <algorithm>
 #include <cstring>
@@ -28,18 +30,6 @@ namespace IngestPerf
     void AnswerBadRequest(OrthancPluginRestOutput* output, const Json::Value& error)
     {
       OrthancSdk::AnswerError(output, 400, error);
-    }
-
-    // Answers 405 and returns false for any other method.
-    bool RequireMethod(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request,
-                       OrthancPluginHttpMethod method, const char* allowed)
-    {
-      if (request->method != method)
-      {
-        OrthancSdk::AnswerMethodNotAllowed(output, allowed);
-        return false;
-      }
-      return true;
     }
 
     // On the heap: a report is tens of KB, and Orthanc's HTTP threads have small stacks (Collect
@@ -78,17 +68,6 @@ namespace IngestPerf
       OrthancSdk::AnswerJson(output, ExportStats(*report, filter));
     }
 
-    OrthancPluginErrorCode StatsRoute(OrthancPluginRestOutput* output, const char* /*url*/,
-                                      const OrthancPluginHttpRequest* request)
-    {
-      return OrthancSdk::GuardRest(output, [&] {
-        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
-        {
-          AnswerStats(output, request);
-        }
-      });
-    }
-
     void AnswerDiagnosis(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
     {
       StatsQuery query;
@@ -105,19 +84,9 @@ namespace IngestPerf
       OrthancSdk::AnswerJson(output, ExportDiagnosis(Diagnose(*input), *input, *status));
     }
 
-    OrthancPluginErrorCode DiagnosisRoute(OrthancPluginRestOutput* output, const char* /*url*/,
-                                          const OrthancPluginHttpRequest* request)
-    {
-      return OrthancSdk::GuardRest(output, [&] {
-        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
-        {
-          AnswerDiagnosis(output, request);
-        }
-      });
-    }
-
-    // No parameter: a scrape takes everything, and unknown parameters are refused as /perf/stats does.
-    void AnswerMetrics(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
+    // Answers 400 and returns false when a route that takes no parameter is given one: unknown
+    // parameters are refused everywhere, as /perf/stats does.
+    bool RefuseAnyParameter(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request, Route route)
     {
       for (uint32_t i = 0; i < request->getCount; i++)
       {
@@ -125,27 +94,26 @@ namespace IngestPerf
         if (!key.empty() || request->getValues[i][0] != '\0')
         {
           Json::Value error;
-          error["error"] = "unknown parameter '" + key + "': /perf/metrics takes none";
+          error["error"] = "unknown parameter '" + key + "': " + DefinitionOf(route).path + " takes none";
           error["parameter"] = key;
           error["allowed"] = Json::arrayValue;
           AnswerBadRequest(output, error);
-          return;
+          return false;
         }
+      }
+      return true;
+    }
+
+    // No parameter: a scrape takes everything.
+    void AnswerMetrics(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
+    {
+      if (!RefuseAnyParameter(output, request, Route::Metrics))
+      {
+        return;
       }
       StatsQuery query;
       query.eachStream = true;
       OrthancSdk::AnswerText(output, ExportPrometheus(*CollectReport(query)), kPrometheusContentType);
-    }
-
-    OrthancPluginErrorCode MetricsRoute(OrthancPluginRestOutput* output, const char* /*url*/,
-                                        const OrthancPluginHttpRequest* request)
-    {
-      return OrthancSdk::GuardRest(output, [&] {
-        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
-        {
-          AnswerMetrics(output, request);
-        }
-      });
     }
 
     void AnswerSlowest(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
@@ -183,28 +151,6 @@ namespace IngestPerf
       OrthancSdk::AnswerJson(output, ExportTrace(report, seconds, status->configuration.hashPeers));
     }
 
-    OrthancPluginErrorCode SlowestRoute(OrthancPluginRestOutput* output, const char* /*url*/,
-                                        const OrthancPluginHttpRequest* request)
-    {
-      return OrthancSdk::GuardRest(output, [&] {
-        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
-        {
-          AnswerSlowest(output, request);
-        }
-      });
-    }
-
-    OrthancPluginErrorCode TraceRoute(OrthancPluginRestOutput* output, const char* /*url*/,
-                                      const OrthancPluginHttpRequest* request)
-    {
-      return OrthancSdk::GuardRest(output, [&] {
-        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
-        {
-          AnswerTrace(output, request);
-        }
-      });
-    }
-
     void AnswerSeries(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
     {
       StatsQuery query;
@@ -222,21 +168,10 @@ namespace IngestPerf
       OrthancSdk::AnswerJson(output, ExportSeries(report, query));
     }
 
-    OrthancPluginErrorCode SeriesRoute(OrthancPluginRestOutput* output, const char* /*url*/,
-                                       const OrthancPluginHttpRequest* request)
-    {
-      return OrthancSdk::GuardRest(output, [&] {
-        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
-        {
-          AnswerSeries(output, request);
-        }
-      });
-    }
-
     // The page's files. The page itself makes only same-origin requests (relative URLs, so that
     // the browser's credentials for Orthanc apply): the policy refuses anything else, and a page
     // that tried would show it in the browser's console.
-    void AnswerUiFile(OrthancPluginRestOutput* output, const std::string& path)
+    void AnswerFileOfThePage(OrthancPluginRestOutput* output, const std::string& path)
     {
       const UiFile* file = FindUiFile(path);
       if (file == nullptr)
@@ -257,60 +192,107 @@ namespace IngestPerf
 
     // Orthanc drops a URL's trailing slash before it calls a plugin: /perf/ui and /perf/ui/ both
     // arrive here, and the page's relative URLs need its folder. Both are sent to ui/index.html,
-    // which from /perf/ui/ is /perf/ui/ui/index.html, sent one level up (UiFileRoute).
-    OrthancPluginErrorCode UiRoute(OrthancPluginRestOutput* output, const char* /*url*/,
+    // which from /perf/ui/ is /perf/ui/ui/index.html, sent one level up (AnswerUiFile).
+    void AnswerUi(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* /*request*/)
+    {
+      OrthancSdk::Redirect(output, "ui/index.html");
+    }
+
+    void AnswerUiFile(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
+    {
+      const std::string path = request->groupsCount == 1 ? request->groups[0] : "";
+      if (path == "ui/index.html")
+      {
+        OrthancSdk::Redirect(output, "../index.html");
+      }
+      else
+      {
+        AnswerFileOfThePage(output, path);
+      }
+    }
+
+    void AnswerReset(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* /*request*/)
+    {
+      Json::Value answer;
+      IngestPipeline* pipeline = ActivePipeline();
+      answer["reset"] = pipeline != nullptr;
+      if (pipeline != nullptr)
+      {
+        pipeline->Reset();
+      }
+      if (IngestWatcher* watcher = ActiveIngestWatcher())
+      {
+        watcher->ResetCost();
+      }
+      OrthancSdk::AnswerJson(output, answer);
+    }
+
+    // No parameter, the same answer for everyone: what the page, the report and the tests read.
+    void AnswerVocabulary(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
+    {
+      if (RefuseAnyParameter(output, request, Route::Vocabulary))
+      {
+        OrthancSdk::AnswerJson(output, ExportVocabulary());
+      }
+    }
+
+    using RouteHandler = void (*)(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request);
+
+    OrthancPluginHttpMethod HttpMethodOf(RouteMethod method)
+    {
+      return method == RouteMethod::Post ? OrthancPluginHttpMethod_Post : OrthancPluginHttpMethod_Get;
+    }
+
+    // The one guard of every route: its method (405 with Allow otherwise), then its handler, whose
+    // exceptions become a 500 or 503 with a JSON reason (OrthancSdk::GuardRest). One instance per
+    // route, since Orthanc calls a plain function.
+    template <Route route, RouteHandler handler>
+    OrthancPluginErrorCode Protect(OrthancPluginRestOutput* output, const char* /*url*/,
                                    const OrthancPluginHttpRequest* request)
     {
       return OrthancSdk::GuardRest(output, [&] {
-        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
+        const RouteDefinition& definition = DefinitionOf(route);
+        if (request->method != HttpMethodOf(definition.method))
         {
-          OrthancSdk::Redirect(output, "ui/index.html");
+          OrthancSdk::AnswerMethodNotAllowed(output, RouteMethodName(definition.method));
+          return;
         }
+        handler(output, request);
       });
     }
 
-    OrthancPluginErrorCode UiFileRoute(OrthancPluginRestOutput* output, const char* /*url*/,
-                                       const OrthancPluginHttpRequest* request)
+    struct RouteRegistration
     {
-      return OrthancSdk::GuardRest(output, [&] {
-        if (!RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
-        {
-          return;
-        }
-        const std::string path = request->groupsCount == 1 ? request->groups[0] : "";
-        if (path == "ui/index.html")
-        {
-          OrthancSdk::Redirect(output, "../index.html");
-        }
-        else
-        {
-          AnswerUiFile(output, path);
-        }
-      });
-    }
+      Route route;
+      OrthancPluginRestCallback callback;
+    };
 
-    OrthancPluginErrorCode ResetRoute(OrthancPluginRestOutput* output, const char* /*url*/,
-                                      const OrthancPluginHttpRequest* request)
+    // Every route of Vocabulary/Routes, in its order, with its handler.
+    constexpr RouteRegistration kRouteTable[] = {
+      {Route::Stats, Protect<Route::Stats, AnswerStats>},
+      {Route::Metrics, Protect<Route::Metrics, AnswerMetrics>},
+      {Route::Slowest, Protect<Route::Slowest, AnswerSlowest>},
+      {Route::Trace, Protect<Route::Trace, AnswerTrace>},
+      {Route::Diagnosis, Protect<Route::Diagnosis, AnswerDiagnosis>},
+      {Route::Series, Protect<Route::Series, AnswerSeries>},
+      {Route::Vocabulary, Protect<Route::Vocabulary, AnswerVocabulary>},
+      {Route::Reset, Protect<Route::Reset, AnswerReset>},
+      {Route::Ui, Protect<Route::Ui, AnswerUi>},
+      {Route::UiFile, Protect<Route::UiFile, AnswerUiFile>},
+    };
+
+    constexpr bool EveryRouteOnceInOrder()
     {
-      return OrthancSdk::GuardRest(output, [&] {
-        if (!RequireMethod(output, request, OrthancPluginHttpMethod_Post, "POST"))
+      for (size_t i = 0; i < kRouteCount; i++)
+      {
+        if (static_cast<size_t>(kRouteTable[i].route) != i)
         {
-          return;
+          return false;
         }
-        Json::Value answer;
-        IngestPipeline* pipeline = ActivePipeline();
-        answer["reset"] = pipeline != nullptr;
-        if (pipeline != nullptr)
-        {
-          pipeline->Reset();
-        }
-        if (IngestWatcher* watcher = ActiveIngestWatcher())
-        {
-          watcher->ResetCost();
-        }
-        OrthancSdk::AnswerJson(output, answer);
-      });
+      }
+      return sizeof(kRouteTable) / sizeof(kRouteTable[0]) == kRouteCount;
     }
+    static_assert(EveryRouteOnceInOrder(), "kRouteTable has every route of Vocabulary/Routes once, in its order");
   }
 
 
@@ -596,9 +578,9 @@ namespace IngestPerf
         for (size_t p = 0; p < kPhaseCount; p++)
         {
           const Phase phase = static_cast<Phase>(p);
-          // Neither is known when the instance's record is written: changeDispatch comes later, on
-          // Orthanc's change thread; responseSend is never measured.
-          if (phase == Phase::ChangeDispatch || phase == Phase::ResponseSend)
+          // Only what is known when the instance's record is written (not changeDispatch, which
+          // comes later on Orthanc's change thread, nor responseSend, never measured).
+          if (!PhaseInRecentInstances(phase))
           {
             continue;
           }
@@ -731,14 +713,9 @@ namespace IngestPerf
   void RegisterRestRoutes(const PluginStatus& pluginStatus)
   {
     status = &pluginStatus;
-    OrthancSdk::RegisterRoute("/perf/stats", StatsRoute);
-    OrthancSdk::RegisterRoute("/perf/reset", ResetRoute);
-    OrthancSdk::RegisterRoute("/perf/metrics", MetricsRoute);
-    OrthancSdk::RegisterRoute("/perf/slowest", SlowestRoute);
-    OrthancSdk::RegisterRoute("/perf/trace", TraceRoute);
-    OrthancSdk::RegisterRoute("/perf/diagnosis", DiagnosisRoute);
-    OrthancSdk::RegisterRoute("/perf/series", SeriesRoute);
-    OrthancSdk::RegisterRoute("/perf/ui", UiRoute);
-    OrthancSdk::RegisterRoute("/perf/ui/(.*)", UiFileRoute);
+    for (const RouteRegistration& registration : kRouteTable)
+    {
+      OrthancSdk::RegisterRoute(DefinitionOf(registration.route).pattern, registration.callback);
+    }
   }
 }
