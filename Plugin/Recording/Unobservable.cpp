@@ -15,27 +15,28 @@ namespace IngestPerf
     // What the plugin could not set up for this phase, or nullptr.
     const char* MissingHookReason(const PluginStatus& status, Phase phase)
     {
-      if (phase == Phase::ResponseSend && !status.restAnswers.active)
+      switch (DefinitionOf(phase).need)
       {
-        return status.restAnswers.reason.c_str();
+        case PhaseNeed::RestAnswerHook:
+          return status.restAnswers.active ? nullptr : status.restAnswers.reason.c_str();
+        case PhaseNeed::TimedStorage:
+          return status.storage.active
+                   ? nullptr
+                   : "needs the timed storage area (IngestPerf.TimedStorage, see storage.reason): Orthanc has no "
+                     "hook between its storage write and its index transaction";
+        case PhaseNeed::TranscoderHook:
+          return status.hooks.transcoder.registered
+                   ? nullptr
+                   : "needs the transcoder callback, registered only when IngestTranscoding is configured and "
+                     "IngestPerf.TranscodeTiming is not Off (see hooks.transcoder)";
+        case PhaseNeed::ReceivedInstanceHook:
+          return status.hooks.receivedInstance.registered
+                   ? nullptr
+                   : "needs the ReceivedInstanceCallback, which this plugin does not hold (see "
+                     "hooks.receivedInstance)";
+        default:
+          return nullptr;
       }
-      if ((phase == Phase::StoragePrepare || phase == Phase::StorageWrite || phase == Phase::IndexUpdate) &&
-          !status.storage.active)
-      {
-        return "needs the timed storage area (IngestPerf.TimedStorage, see storage.reason): Orthanc has no hook "
-               "between its storage write and its index transaction";
-      }
-      if (phase == Phase::Transcode && !status.hooks.transcoder.registered)
-      {
-        return "needs the transcoder callback, registered only when IngestTranscoding is configured and "
-               "IngestPerf.TranscodeTiming is not Off (see hooks.transcoder)";
-      }
-      if (!status.hooks.receivedInstance.registered &&
-          (phase == Phase::Receive || phase == Phase::PreStore || phase == Phase::AssociationGap))
-      {
-        return "needs the ReceivedInstanceCallback, which this plugin does not hold (see hooks.receivedInstance)";
-      }
-      return nullptr;
     }
   }
 

@@ -97,6 +97,17 @@ namespace IngestPerf
     After      // after OnStored, when the instance's record is already written (not in /perf/slowest)
   };
 
+  // What a phase needs besides the hooks every run has; without it, the phase is reported unobservable
+  // with the reason (Recording/Unobservable).
+  enum class PhaseNeed
+  {
+    Nothing,
+    ReceivedInstanceHook,  // the ReceivedInstanceCallback, which only one plugin may hold
+    TranscoderHook,        // the transcoder callback (IngestTranscoding and IngestPerf.TranscodeTiming)
+    TimedStorage,          // the timed storage area (IngestPerf.TimedStorage)
+    RestAnswerHook         // a hook around Orthanc's REST answer, which no Orthanc has
+  };
+
   struct PhaseDefinition
   {
     const char* name;
@@ -104,6 +115,7 @@ namespace IngestPerf
     const char* to;
     PhasePlace place;
     Phase parent;  // the phase whose span encloses it (drawn inside it in /perf/trace); Phase::Count: none
+    PhaseNeed need;
   };
 
   struct NameDefinition
