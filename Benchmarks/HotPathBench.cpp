@@ -16,7 +16,6 @@
 #include "Platform/BoundedSpinLock.h"
 #include "Platform/MonotonicClock.h"
 #include "Recording/IngestPipeline.h"
-#include "Rest/RestRoutes.h"
 
 #include <benchmark/benchmark.h>
 

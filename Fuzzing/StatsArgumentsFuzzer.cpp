@@ -1,4 +1,4 @@
-// ParseStatsArguments (Rest/RestRoutes): the GET arguments of /perf/stats. The input is a query
+// ParseStatsArguments (Rest/RouteArguments): the GET arguments of /perf/stats. The input is a query
 // string, cut at '&' into arguments and at their first '=' into key and value, still
 // percent-encoded, as Orthanc 1.10.1 hands them over. Beyond not crashing: an accepted query
 // names only known parameters, exactly, once each, with exact values; a refused one gets a 400
@@ -7,7 +7,7 @@
 // ParseSeriesArguments (/perf/series), which must agree with it on transport and window alone.
 #include "FuzzProperty.h"
 
-#include "Rest/RestRoutes.h"
+#include "Rest/RouteArguments.h"
 
 #include <json/reader.h>
 #include <json/writer.h>
