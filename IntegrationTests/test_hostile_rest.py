@@ -183,8 +183,8 @@ def hostile_request(rng, names):
         if method in ORTHANC_ONLY_METHODS:
             return method, path, None
         return method, path, ({200, 400} if method == "GET" else {405})
-    # /perf/diagnosis takes the arguments of /perf/stats, groupBy excepted; /perf/series only transport and window
-    route = ("/perf/stats" if draw < 0.48 else "/perf/series" if draw < 0.55 else "/perf/diagnosis" if draw < 0.65
+    # /perf/diagnosis takes the arguments of /perf/stats, groupBy excepted; /perf/slots only transport and window
+    route = ("/perf/stats" if draw < 0.48 else "/perf/slots" if draw < 0.55 else "/perf/diagnosis" if draw < 0.65
              else "/perf/reset")
     method = rng.choices(METHODS, weights=[50, 22, 6, 6, 6, 5, 5])[0]
     fragments, keys, validities = [], [], []
@@ -217,7 +217,7 @@ def hostile_request(rng, names):
         return method, path, {400}  # windows are kept per transport only, whatever the values
     if route == "/perf/diagnosis" and "groupBy" in keys:
         return method, path, {400}
-    if route == "/perf/series" and any(k not in ("transport", "window") and not k.startswith("unknown::") for k in keys):
+    if route == "/perf/slots" and any(k not in ("transport", "window") and not k.startswith("unknown::") for k in keys):
         return method, path, {400}  # kept per transport only: a label or groupBy is an unknown parameter there
     if any(v == EITHER for v in validities):
         return method, path, {200, 400}

@@ -88,8 +88,8 @@ def every_perf_answer(orthanc):
     paths += ["/perf/diagnosis", "/perf/diagnosis?window=1h", "/perf/diagnosis?transport=dicom",
               "/perf/diagnosis?remoteAet=STORESCU", "/perf/diagnosis?groupBy=remoteAet"]
     # The windows slot by slot.
-    paths += ["/perf/series", "/perf/series?window=1m", "/perf/series?transport=dicom",
-              "/perf/series?remoteAet=STORESCU"]
+    paths += ["/perf/slots", "/perf/slots?window=1m", "/perf/slots?transport=dicom",
+              "/perf/slots?remoteAet=STORESCU"]
     for path in paths:
         answer = get(path)
         assert answer.status_code in (200, 400), (path, answer.status_code)

@@ -156,8 +156,8 @@ def at(document, path):
 def answers(orthanc, window):
     get = lambda path, **params: orthanc._check(orthanc.get(path, params=params)).json()  # noqa: E731
     return {"stats": get("/perf/stats", window=window), "diagnosis": get("/perf/diagnosis", window=window),
-            "slowest": get("/perf/slowest", window=window, n=10), "series": get("/perf/series", window=window),
-            "hour": get("/perf/series", window="1h")}
+            "slowest": get("/perf/slowest", window=window, n=10), "series": get("/perf/slots", window=window),
+            "hour": get("/perf/slots", window="1h")}
 
 
 def mismatches(figures, documents):
@@ -180,7 +180,7 @@ def mismatches(figures, documents):
 
 def test_the_files_are_embedded_typed_and_behind_orthancs_authentication(ingested):
     anonymous = requests.Session()
-    for path in ["/perf/ui", "/perf/ui/", "/perf/ui/index.html", "/perf/ui/ui.js", "/perf/series", "/perf/ui/nothing"]:
+    for path in ["/perf/ui", "/perf/ui/", "/perf/ui/index.html", "/perf/ui/ui.js", "/perf/slots", "/perf/ui/nothing"]:
         assert anonymous.get(ingested.url + path, allow_redirects=False).status_code == 401, path
 
     session = requests.Session()

@@ -22,8 +22,8 @@ PARAMETERS = [
     ("GET", "/perf/stats?transport=smtp", 400),
     ("GET", "/perf/slowest?n=5", 200),
     ("GET", "/perf/diagnosis?groupBy=remoteAet", 400),
-    ("GET", "/perf/series?window=5m&transport=dicom", 200),
-    ("GET", "/perf/series?remoteAet=STORESCU", 400),
+    ("GET", "/perf/slots?window=5m&transport=dicom", 200),
+    ("GET", "/perf/slots?remoteAet=STORESCU", 400),
     ("GET", "/perf/ui/", 200),  # by its redirections, to /perf/ui/index.html
     ("GET", "/perf/ui/ui.js", 200),
     ("GET", "/perf/ui/nothing.js", 404),

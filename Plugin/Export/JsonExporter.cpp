@@ -371,7 +371,7 @@ namespace IngestPerf
       return labels;
     }
 
-    void ExportSeriesView(Json::Value& result, const IngestReport& input, const StatsQuery& filter)
+    void ExportSlotsView(Json::Value& result, const IngestReport& input, const StatsQuery& filter)
     {
       const LabelCatalog& catalog = *input.catalog;
       const GroupedSnapshot& grouped = input.grouped;
@@ -760,7 +760,7 @@ namespace IngestPerf
 
     if (filter.UsesStreams() && input.catalog != nullptr && input.collected)
     {
-      ExportSeriesView(result, input, filter);
+      ExportSlotsView(result, input, filter);
       result["unobservable"] = ExportUnobservable(*input.status);
       result["definitions"] = ExportDefinitions();
       return result;

@@ -81,6 +81,10 @@ namespace IngestPerf
       value["path"] = definition.path;
       value["method"] = RouteMethodName(definition.method);
       value["answer"] = definition.answer;
+      if (definition.aliasOf != nullptr)
+      {
+        value["aliasOf"] = definition.aliasOf;
+      }
       return value;
     }
   }

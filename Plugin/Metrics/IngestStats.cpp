@@ -138,9 +138,9 @@ namespace IngestPerf
   }
 
 
-  WindowSeries IngestStats::SeriesOfWindow(Window window, int64_t nowNs) const
+  WindowSlots IngestStats::SlotsOfWindow(Window window, int64_t nowNs) const
   {
-    return windows_.Series(window, nowNs);
+    return windows_.Slots(window, nowNs);
   }
 
 

@@ -74,7 +74,7 @@ namespace IngestPerf
     // The transports over a recent window (empty when the windows are off).
     WindowSnapshot SnapshotWindow(Window window, int64_t nowNs) const;
     // The same window slot by slot (empty when the windows are off).
-    WindowSeries SeriesOfWindow(Window window, int64_t nowNs) const;
+    WindowSlots SlotsOfWindow(Window window, int64_t nowNs) const;
     bool HasWindows() const { return windowClock_ != nullptr; }
 
     const StreamTable& Series() const { return series_; }

@@ -190,16 +190,16 @@ namespace IngestPerf
   }
 
 
-  SeriesReport IngestPipeline::CollectSeries(Window window) const
+  SlotsReport IngestPipeline::CollectSlots(Window window) const
   {
-    SeriesReport report;
+    SlotsReport report;
     report.collected = true;
     report.windowsKept = stats.HasWindows();
     report.nowNs = MonotonicNowNs();
     report.nowWallNs = WallNowNs();
     if (report.windowsKept)
     {
-      report.series = stats.SeriesOfWindow(window, report.nowNs);
+      report.window = stats.SlotsOfWindow(window, report.nowNs);
     }
     return report;
   }

@@ -40,8 +40,8 @@ namespace IngestPerf
     RecentReport CollectSlowest(const RecentQuery& query) const;
     // GET /perf/trace: every recent instance stored in the last `seconds`, oldest first.
     RecentReport CollectRecent(int64_t seconds) const;
-    // GET /perf/series: the slots of one time window, each on its own.
-    SeriesReport CollectSeries(Window window) const;
+    // GET /perf/slots: the slots of one time window, each on its own.
+    SlotsReport CollectSlots(Window window) const;
     // POST /perf/reset: every figure from then on counts only what started after it; the state that
     // follows what is in progress (open records, association chains, pending changes) goes on.
     void Reset();

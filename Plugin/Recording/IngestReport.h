@@ -77,13 +77,13 @@ namespace IngestPerf
     const LabelCatalog* catalog = nullptr;
   };
 
-  // What IngestPipeline::CollectSeries gives the /perf/series exporter: one window slot by slot,
+  // What IngestPipeline::CollectSlots gives the /perf/slots exporter: one window slot by slot,
   // and where the clocks stood when it was read (to put the slots on UTC).
-  struct SeriesReport
+  struct SlotsReport
   {
     bool collected = false;  // false when the plugin is not running
     bool windowsKept = false;
-    WindowSeries series;
+    WindowSlots window;
     int64_t nowNs = 0;      // monotonic
     int64_t nowWallNs = 0;  // UTC epoch ns
   };

@@ -5,7 +5,7 @@
 #include "Export/DiagnosisExporter.h"
 #include "Export/JsonExporter.h"
 #include "Export/PrometheusExporter.h"
-#include "Export/SeriesExporter.h"
+#include "Export/SlotsExporter.h"
 #include "Export/SlowestExporter.h"
 #include "Export/TraceExporter.h"
 #include "Export/VocabularyExporter.h"
@@ -145,21 +145,21 @@ namespace IngestPerf
       OrthancSdk::AnswerJson(output, ExportTrace(report, seconds, status->configuration.hashPeers));
     }
 
-    void AnswerSeries(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
+    void AnswerSlots(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
     {
       StatsQuery query;
       Json::Value error;
-      if (!ParseSeriesArguments(query, error, request->getCount, request->getKeys, request->getValues))
+      if (!ParseSlotsArguments(query, error, request->getCount, request->getKeys, request->getValues))
       {
         AnswerBadRequest(output, error);
         return;
       }
-      SeriesReport report;
+      SlotsReport report;
       if (const IngestPipeline* pipeline = ActivePipeline())
       {
-        report = pipeline->CollectSeries(query.window);
+        report = pipeline->CollectSlots(query.window);
       }
-      OrthancSdk::AnswerJson(output, ExportSeries(report, query));
+      OrthancSdk::AnswerJson(output, ExportSlots(report, query));
     }
 
     // The page's files. The page itself makes only same-origin requests (relative URLs, so that
@@ -268,7 +268,8 @@ namespace IngestPerf
       {Route::Slowest, Protect<Route::Slowest, AnswerSlowest>},
       {Route::Trace, Protect<Route::Trace, AnswerTrace>},
       {Route::Diagnosis, Protect<Route::Diagnosis, AnswerDiagnosis>},
-      {Route::Series, Protect<Route::Series, AnswerSeries>},
+      {Route::Slots, Protect<Route::Slots, AnswerSlots>},
+      {Route::SeriesAlias, Protect<Route::SeriesAlias, AnswerSlots>},
       {Route::Vocabulary, Protect<Route::Vocabulary, AnswerVocabulary>},
       {Route::Reset, Protect<Route::Reset, AnswerReset>},
       {Route::Ui, Protect<Route::Ui, AnswerUi>},

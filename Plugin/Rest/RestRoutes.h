@@ -1,6 +1,6 @@
 // The /perf routes, registered from the table of Vocabulary/Routes, each through one guard: parse
 // (Rest/RouteArguments: 400 with a JSON reason), call the pipeline (Collect, CollectSlowest,
-// CollectRecent, CollectSeries or Reset), answer; and the page of /perf/ui/ (Ui/UiFiles).
+// CollectRecent, CollectSlots or Reset), answer; and the page of /perf/ui/ (Ui/UiFiles).
 // Registered without Orthanc's global plugin lock: the handlers only read snapshots (or zero
 // counters), so they never stall an ingest; a GET changes nothing.
 #pragma once

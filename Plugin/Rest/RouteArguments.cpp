@@ -364,8 +364,8 @@ namespace IngestPerf
   }
 
 
-  bool ParseSeriesArguments(StatsQuery& query, Json::Value& error, uint32_t count, const char* const* keys,
-                            const char* const* values)
+  bool ParseSlotsArguments(StatsQuery& query, Json::Value& error, uint32_t count, const char* const* keys,
+                           const char* const* values)
   {
     Json::Value allowed = Json::arrayValue;
     allowed.append("transport");
@@ -375,7 +375,7 @@ namespace IngestPerf
       const std::string key = DecodeQueryComponent(keys[i]);
       if (key != "transport" && key != "window" && !(key.empty() && DecodeQueryComponent(values[i]).empty()))
       {
-        return Fail(error, "unknown parameter '" + key + "': /perf/series is kept per transport only", key, allowed);
+        return Fail(error, "unknown parameter '" + key + "': /perf/slots is kept per transport only", key, allowed);
       }
     }
     // The rest (values, NUL bytes, a parameter given twice) as /perf/stats checks them.

@@ -29,10 +29,10 @@ namespace IngestPerf
   bool ParseDiagnosisArguments(StatsQuery& query, Json::Value& error, uint32_t count, const char* const* keys,
                                const char* const* values);
 
-  // GET /perf/series: window (1m, 5m, 15m, 1h; default 1h) and transport (as for /perf/stats); no
+  // GET /perf/slots: window (1m, 5m, 15m, 1h; default 1h) and transport (as for /perf/stats); no
   // label filter, no groupBy (the windows are kept per transport only).
-  bool ParseSeriesArguments(StatsQuery& query, Json::Value& error, uint32_t count, const char* const* keys,
-                            const char* const* values);
+  bool ParseSlotsArguments(StatsQuery& query, Json::Value& error, uint32_t count, const char* const* keys,
+                           const char* const* values);
 
   // GET /perf/trace: seconds (1..3600, default 60).
   bool ParseTraceArguments(int64_t& seconds, Json::Value& error, uint32_t count, const char* const* keys,

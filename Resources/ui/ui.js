@@ -1,4 +1,4 @@
-// The page of /perf/ui/: reads /perf/stats, /perf/diagnosis, /perf/series and /perf/slowest of the
+// The page of /perf/ui/: reads /perf/stats, /perf/diagnosis, /perf/slots and /perf/slowest of the
 // Orthanc that serves it, every few seconds, and draws them (what there is to draw, once, from
 // /perf/vocabulary). Every request goes to the page's own origin and folder (so the browser's
 // credentials for Orthanc apply and a reverse proxy's prefix is kept) and nothing else is fetched.
@@ -171,8 +171,8 @@
     const [stats, diagnosis, series, hour, slowest] = await Promise.all([
       fetchJson(`stats?window=${name}`),
       fetchJson(`diagnosis?window=${name}`),
-      fetchJson(`series?window=${name}`),
-      name === "1h" ? null : fetchJson("series?window=1h"),
+      fetchJson(`slots?window=${name}`),
+      name === "1h" ? null : fetchJson("slots?window=1h"),
       fetchJson(`slowest?window=${name}&n=${SLOWEST_ROWS}`),
     ]);
     if (name !== state.window) {

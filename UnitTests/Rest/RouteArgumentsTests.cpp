@@ -321,14 +321,14 @@ TEST(RouteArguments, SeriesArgumentsDefaultToTheLastHourOfEachTransport)
 {
   StatsQuery query;
   Json::Value error;
-  ASSERT_TRUE(ParseSeriesArguments(query, error, 0, nullptr, nullptr));
+  ASSERT_TRUE(ParseSlotsArguments(query, error, 0, nullptr, nullptr));
   EXPECT_TRUE(query.hasWindow);
   EXPECT_EQ(Window::OneHour, query.window);
   EXPECT_EQ(StatsQuery::Scope::Every, query.scope);
 
   const char* keys[] = {"window", "transport", ""};
   const char* values[] = {"5m", "dicom", ""};  // an empty fragment is ignored
-  ASSERT_TRUE(ParseSeriesArguments(query, error, 3, keys, values));
+  ASSERT_TRUE(ParseSlotsArguments(query, error, 3, keys, values));
   EXPECT_EQ(Window::FiveMinutes, query.window);
   EXPECT_EQ(StatsQuery::Scope::Single, query.scope);
   EXPECT_EQ(Transport::Dicom, query.transport);
@@ -338,7 +338,7 @@ TEST(RouteArguments, SeriesArgumentsDefaultToTheLastHourOfEachTransport)
   {
     const char* value[] = {"CT01"};
     Json::Value reason;
-    EXPECT_FALSE(ParseSeriesArguments(query, reason, 1, &key, value)) << key;
+    EXPECT_FALSE(ParseSlotsArguments(query, reason, 1, &key, value)) << key;
     EXPECT_EQ(key, reason["parameter"].asString());
     EXPECT_NE(std::string::npos, reason["error"].asString().find("per transport only"));
     ASSERT_EQ(2u, reason["allowed"].size());
@@ -350,15 +350,15 @@ TEST(RouteArguments, SeriesArgumentsDefaultToTheLastHourOfEachTransport)
   for (const char* bad : {"2h", "", "1h%00", "90s"})
   {
     Json::Value reason;
-    EXPECT_FALSE(ParseSeriesArguments(query, reason, 1, windowKey, &bad)) << bad;
+    EXPECT_FALSE(ParseSlotsArguments(query, reason, 1, windowKey, &bad)) << bad;
     EXPECT_EQ("window", reason["parameter"].asString());
   }
   const char* twice[] = {"window", "window"};
   const char* twiceValues[] = {"1m", "5m"};
-  EXPECT_FALSE(ParseSeriesArguments(query, error, 2, twice, twiceValues));
+  EXPECT_FALSE(ParseSlotsArguments(query, error, 2, twice, twiceValues));
   EXPECT_EQ("parameter 'window' given twice", error["error"].asString());
   const char* transportKey[] = {"transport"};
   const char* smtp[] = {"smtp"};
-  EXPECT_FALSE(ParseSeriesArguments(query, error, 1, transportKey, smtp));
+  EXPECT_FALSE(ParseSlotsArguments(query, error, 1, transportKey, smtp));
   EXPECT_EQ("transport", error["parameter"].asString());
 }

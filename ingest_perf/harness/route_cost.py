@@ -15,7 +15,7 @@ from ingest_perf.orthanc_process import STORESCU_BINARY
 
 ROUTES_TIMED = ("/system", "/perf/stats", "/perf/diagnosis", "/perf/metrics")
 # Every GET route of the plugin, for the memory after many requests.
-ROUTES_READ = ("/perf/stats", "/perf/metrics", "/perf/diagnosis", "/perf/slowest", "/perf/trace", "/perf/series",
+ROUTES_READ = ("/perf/stats", "/perf/metrics", "/perf/diagnosis", "/perf/slowest", "/perf/trace", "/perf/slots",
                "/perf/ui/")
 
 
