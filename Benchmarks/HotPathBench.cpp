@@ -171,7 +171,7 @@ static void BM_FullInstance_CStore_FullTables(benchmark::State& state)
   static IngestPipeline* pipeline = [] {
     Configuration configuration;
     configuration.maxLabelValues = 253;
-    configuration.maxSeries = 65536;
+    configuration.maxStreams = 65536;
     return new IngestPipeline(configuration);
   }();
   static std::vector<std::string> values = [] {
@@ -216,7 +216,7 @@ static void BM_FullInstance_CStore_FullTables(benchmark::State& state)
     instance(key++, next, next + 1, next + 2);
     next = next + 3 < values.size() ? next + 3 : 1000;
   }
-  const StreamTable& table = pipeline->stats.Series();
+  const StreamTable& table = pipeline->stats.Streams();
   state.counters["seriesUsed"] = static_cast<double>(table.Used());
   state.counters["seriesOverflowed"] = static_cast<double>(table.Overflowed());
 }
@@ -405,8 +405,8 @@ static void BM_StatsAnswer_FullLabels(benchmark::State& state)
     filter.hasGroupBy = true;
     filter.groupBy = LabelDimension::RemoteAet;
   }
-  const StreamTable& table = pipeline->stats.Series();
-  state.counters["series"] = static_cast<double>(table.Used());
+  const StreamTable& table = pipeline->stats.Streams();
+  state.counters["streams"] = static_cast<double>(table.Used());
   size_t bytes = 0;
   for (auto _ : state)
   {
@@ -433,7 +433,7 @@ static void BM_MetricsAnswer_FullLabels(benchmark::State& state)
   status.configuration = Configuration();
   StatsQuery query;
   query.eachStream = true;
-  state.counters["series"] = static_cast<double>(pipeline.stats.Series().Used());
+  state.counters["streams"] = static_cast<double>(pipeline.stats.Streams().Used());
   size_t bytes = 0;
   for (auto _ : state)
   {

@@ -2,7 +2,7 @@
 """The latency of the plugin's routes next to Orthanc's /system, and Orthanc's resident memory with
 the plugin minus without: at start, after --instances instances with every label table of the
 plugin full (more calling AETs, client addresses and label sets than MaxLabelValues, MaxPeers and
-MaxSeries hold), and after --requests requests of each of the plugin's GET routes (in two halves:
+MaxStreams hold), and after --requests requests of each of the plugin's GET routes (in two halves:
 flat or not), on a host whose TCP table holds --other-sockets other sockets.
 
   .venv/bin/python Benchmarks/route_cost.py [--plugin PATH] [--orthanc 1.10.1|1.12.7]

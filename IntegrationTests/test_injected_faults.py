@@ -156,7 +156,7 @@ def test_every_bound_overflowing(orthanc_factory, series_factory, plugin_path):
     # the changes lag behind the stores whatever else the machine runs, and the table overflows.
     clients = work(series_factory, http_clients=6, http_count=30, storescu_clients=2, associations=6,
                    per_association=6, seed=1200)
-    limits = {"MaxThreads": 2, "MaxLabelValues": 1, "MaxSeries": 1, "ChangeTableSize": 16}
+    limits = {"MaxThreads": 2, "MaxLabelValues": 1, "MaxStreams": 1, "ChangeTableSize": 16}
     slow_changes = os.path.join(os.path.dirname(plugin_path), "libTestSlowChangeConsumer.so")
     reference_results, reference_files, results, files, poller, orthanc = ingest_both(
         orthanc_factory, clients, ingest_perf=limits, plugin_path=None, env={"SLOW_CHANGE_MS": "20"},
@@ -180,8 +180,8 @@ def test_every_bound_overflowing(orthanc_factory, series_factory, plugin_path):
     assert stats["openRecords"]["threadsUntracked"] > 0
     labels = stats["labels"]
     assert labels["remoteAet"]["overflowed"] > 0 and len(labels["remoteAet"]["values"]) == 1
-    assert labels["series"]["used"] <= labels["series"]["capacity"] + 5  # + one "(other)" series per transport
-    assert labels["series"]["overflowed"] > 0
+    assert labels["streams"]["used"] <= labels["streams"]["capacity"] + 5  # + one "(other)" stream per transport
+    assert labels["streams"]["overflowed"] > 0
     errors = stats["errors"]
     assert errors["changeTableEvictions"] > 0
     assert errors["callbackExceptions"] == 0 and errors["sdkCallsFailed"] == 0
@@ -207,6 +207,6 @@ def test_every_bound_overflowing(orthanc_factory, series_factory, plugin_path):
     print("\n  252 instances, 6 HTTP + 2 storescu clients (12 calling AETs): threadsUntracked %d, remoteAet "
           "overflowed %d, series overflowed %d, changeTableEvictions %d, pairings lost %d, %d /perf/stats answers"
           % (stats["openRecords"]["threadsUntracked"], labels["remoteAet"]["overflowed"],
-             labels["series"]["overflowed"], errors["changeTableEvictions"], 252 - paired, len(poller.answers)))
+             labels["streams"]["overflowed"], errors["changeTableEvictions"], 252 - paired, len(poller.answers)))
     assert orthanc.stop() == 0
     assert not crash_markers(orthanc.log_text())

@@ -363,11 +363,12 @@ namespace IngestPerf
           }
         }
       }
-      Json::Value& series = labels["series"];
-      series["capacity"] = Json::UInt64(info.capacity);
-      series["used"] = Json::UInt64(info.used);
-      series["overflowed"] = Json::UInt64(info.overflowed);
-      series["bytesEach"] = Json::UInt64(info.bytesEach);
+      Json::Value& streams = labels["streams"];
+      streams["capacity"] = Json::UInt64(info.capacity);
+      streams["used"] = Json::UInt64(info.used);
+      streams["overflowed"] = Json::UInt64(info.overflowed);
+      streams["bytesEach"] = Json::UInt64(info.bytesEach);
+      labels["series"] = streams;  // its former name, for one release (NEWS)
       return labels;
     }
 
@@ -393,7 +394,8 @@ namespace IngestPerf
           asGiven ? label.second : ExportedLabelValue(label.first, label.second, hashPeers);
       }
       query["groupBy"] = filter.hasGroupBy ? Json::Value(LabelDimensionName(filter.groupBy)) : Json::Value();
-      query["seriesMatched"] = Json::UInt64(grouped.seriesMatched);
+      query["streamsMatched"] = Json::UInt64(grouped.streamsMatched);
+      query["seriesMatched"] = query["streamsMatched"];  // its former name, for one release (NEWS)
       const std::array<TransportSnapshot, kTransportCount>& perTransport = grouped.transports;
       std::vector<std::pair<LabelId, TransportSnapshot>> groups = grouped.groups;
 
@@ -686,7 +688,7 @@ namespace IngestPerf
     effective["ChangeTableSize"] = Json::UInt64(configuration.changeTableSize);
     effective["MaxPeers"] = Json::UInt64(configuration.maxPeers);
     effective["MaxLabelValues"] = Json::UInt64(configuration.maxLabelValues);
-    effective["MaxSeries"] = Json::UInt64(configuration.maxSeries);
+    effective["MaxStreams"] = Json::UInt64(configuration.maxStreams);
     effective["RecentInstances"] = Json::UInt64(configuration.recentInstances);
     effective["TranscodeTiming"] = TranscodeTimingName(configuration.transcodeTiming);
     effective["TimedStorage"] = configuration.timedStorage;

@@ -94,6 +94,11 @@ namespace
       StayInert(std::string("cannot read the configuration: ") + e.what());
       return;
     }
+    for (const DeprecatedOption& deprecated : status.configuration.deprecatedOptions)
+    {
+      OrthancSdk::LogWarning(std::string("IngestPerf: ") + deprecated.Message() + " (in the " + kConfigurationSection +
+                             " section)");
+    }
     for (const UnknownOption& unknown : status.configuration.unknownOptions)
     {
       OrthancSdk::LogWarning(std::string("IngestPerf: ") + unknown.Message() + " (in the " + kConfigurationSection +

@@ -30,7 +30,7 @@ namespace IngestPerf
     correlator(configuration.changeTableSize),
     associations(configuration.maxPeers, static_cast<int64_t>(configuration.dicomScpTimeoutSeconds) * 1000000000,
                  &connections),
-    stats(MonotonicNowNs(), WallNowNs(), configuration.maxSeries, MonotonicNowNs),
+    stats(MonotonicNowNs(), WallNowNs(), configuration.maxStreams, MonotonicNowNs),
     recent(configuration.recentInstances),
     recorder(stats, labels, correlator, associations, changes, recent, configuration.overwriteInstances,
              &storageCondition, configuration.timedStorage, &connections),
@@ -127,15 +127,15 @@ namespace IngestPerf
     report.correlationEvicted = correlator.Evicted();
     report.associationSkipped = associations.Skipped();
     report.catalog = &labels;
-    const StreamTable& table = stats.Series();
-    report.streams = StreamInfo{table.Capacity(), table.Used(), table.Overflowed(), StreamTable::BytesPerSeries()};
+    const StreamTable& table = stats.Streams();
+    report.streams = StreamInfo{table.Capacity(), table.Used(), table.Overflowed(), StreamTable::BytesPerStream()};
     if (query.UsesStreams())
     {
       report.grouped = stats.SnapshotGrouped(MakeStreamPredicate(query, labels), query.GroupBy());
     }
     if (query.eachStream)
     {
-      report.eachStream = stats.SnapshotEachSeries();
+      report.eachStream = stats.SnapshotEachStream();
     }
     report.windowsKept = stats.HasWindows();
     if (report.windowsKept && query.hasWindow)
@@ -148,10 +148,10 @@ namespace IngestPerf
     }
     report.storage = storage.Snapshot();
     report.associations.peers = associations.Snapshot(now);
-    report.failingStreams = stats.SnapshotFailingSeries();
+    report.failingStreams = stats.SnapshotFailingStreams();
     report.associations.connections = connections.Snapshot();
     report.associations.connectionsReadNs = connections.LastReadingNs();
-    report.associations.gaps = stats.SnapshotSeriesPhase(
+    report.associations.gaps = stats.SnapshotStreamsPhase(
       Phase::AssociationGap, [](const InstanceLabels& stream) { return stream.GetTransport() == Transport::Dicom; });
     report.changes = changes.Snapshot();
     report.pluginCost = cost.Snapshot();

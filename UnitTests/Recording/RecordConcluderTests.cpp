@@ -219,7 +219,7 @@ TEST(RecordConcluder, ARefusedCStoreEndsWhenItsThreadServesAConnectionOrIdlesInI
   const IngestReport report = pipeline.Collect(StatsQuery(), PluginStatus());
   EXPECT_EQ(2u, report.openRecords.count);
   // The failure is labelled with the AET the C-STORE filter saw.
-  const std::vector<std::pair<InstanceLabels, TransportSnapshot>> failing = pipeline.stats.SnapshotFailingSeries();
+  const std::vector<std::pair<InstanceLabels, TransportSnapshot>> failing = pipeline.stats.SnapshotFailingStreams();
   bool sawCt1 = false;
   bool sawUnknown = false;
   for (const auto& stream : failing)

@@ -35,9 +35,9 @@ def post_from(orthanc, source_ip, body):
 def fill_label_tables(orthancs, files, aets, addresses, log):
     """One instance per calling AET (one association each, to one of 40 called AETs: Orthanc does not
     check the called AET by default) and per client address, to every Orthanc: more values than
-    MaxLabelValues, MaxPeers and MaxSeries hold by default."""
+    MaxLabelValues, MaxPeers and MaxStreams hold by default."""
     used = 0
-    # the first 40 calling AETs twice, to two called AETs: more label sets than MaxSeries
+    # the first 40 calling AETs twice, to two called AETs: more label sets than MaxStreams
     associations = [(i, i % 40) for i in range(aets)] + [(i, (i + 20) % 40) for i in range(min(40, aets))]
     for i, called in associations:
         for orthanc in orthancs:
@@ -121,7 +121,7 @@ def instances_of(orthanc):
 
 
 def labels_full(orthanc):
-    """What the plugin's tables hold: streams used of MaxSeries, and the label dimensions' values."""
+    """What the plugin's tables hold: streams used of MaxStreams, and the label dimensions' values."""
     labels = orthanc.stats().get("labels") or {}
     return {name: {"capacity": table.get("capacity"), "held": table.get("used", len(table.get("values") or [])),
                    "overflowed": table.get("overflowed")}
