@@ -1,4 +1,4 @@
-// Entry point: reads the configuration, builds the pipeline, registers hooks and routes.
+// Entry point: reads the configuration, builds the ingest state, registers hooks and routes.
 // Data flow: IngestHooks -> InstanceTimeline (per thread) -> IngestRecorder -> IngestStats
 //            -> StatsSnapshot -> JsonExporter / PrometheusExporter -> RestRoutes (and the page of
 //            /perf/ui/, Ui/UiFiles, which reads them over HTTP).
@@ -14,7 +14,7 @@
 #include "Platform/MonotonicClock.h"
 #include "Platform/OrthancSdk.h"
 #include "Platform/PluginStatus.h"
-#include "Recording/IngestPipeline.h"
+#include "Recording/IngestState.h"
 #include "Rest/RestRoutes.h"
 #include "Ui/UiFiles.h"
 
@@ -30,7 +30,7 @@ namespace
   using namespace IngestPerf;
 
   // Live until the library is unloaded: Orthanc may still run a callback while finalizing.
-  std::unique_ptr<IngestPipeline> pipeline;
+  std::unique_ptr<IngestState> ingestState;
   std::unique_ptr<IngestWatcher> watcher;
   PluginStatus status;
 }
@@ -108,13 +108,13 @@ namespace
 
   void Start()
   {
-    pipeline.reset(new IngestPipeline(status.configuration));
-    SetActivePipeline(pipeline.get());
+    ingestState.reset(new IngestState(status.configuration));
+    SetActiveIngestState(ingestState.get());
     status.hooks = RegisterIngestHooks(status.configuration);
     status.storage = RegisterTimedStorageArea(status.configuration);
     status.restAnswers = RestAnswerTimingState(status.configuration.timeRestAnswers);
     RegisterPublishedOrthancMetrics(status);
-    IngestPipeline* ingest = pipeline.get();
+    IngestState* ingest = ingestState.get();
     ingest->concluder.SetRestRequestsInProgress(OtherRestRequestsInProgress);
     ingest->storageUsage = ReadStorageUsage;
     IngestWatcher::Hooks hooks;
@@ -196,14 +196,14 @@ extern "C"
       }
       catch (const std::exception& e)
       {
-        if (!pipeline)
+        if (!ingestState)
         {
-          // Nothing is registered without the pipeline: Orthanc goes on alone, /perf/stats says why.
+          // Nothing is registered without the ingest state: Orthanc goes on alone, /perf/stats says why.
           StayInert(std::string("the plugin could not start: ") + e.what());
         }
         else
         {
-          // The hooks registered so far find the pipeline in place and keep working.
+          // The hooks registered so far find the ingest state in place and keep working.
           OrthancSdk::LogError(std::string("IngestPerf: start-up stopped half-way, some hooks may be missing: ") +
                                e.what());
         }

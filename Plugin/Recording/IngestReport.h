@@ -1,4 +1,4 @@
-// The named report a reader gets from IngestPipeline::Collect: plain copies of everything the
+// The named report a reader gets from IngestState::Collect: plain copies of everything the
 // aggregate, the correlation tables and the host status hold, taken without changing any of them.
 // Exporters turn it into documents and know nothing else.
 #pragma once
@@ -49,7 +49,7 @@ namespace IngestPerf
     uint64_t correlationSkipped = 0;
     uint64_t correlationEvicted = 0;  // pairings lost to a full change table
     uint64_t associationSkipped = 0;
-    const LabelCatalog* catalog = nullptr;  // names of label ids; the pipeline's, null when not collected
+    const LabelCatalog* catalog = nullptr;  // names of label ids; the ingest state's, null when not collected
     StreamInfo streams;
     GroupedSnapshot grouped;  // the matching streams, when the query uses them
     std::vector<std::pair<InstanceLabels, TransportSnapshot>> eachStream;  // when the query asks for it
@@ -65,7 +65,7 @@ namespace IngestPerf
     uint64_t failedAnswers = 0;     // REST answers turned into a 500 or 503 since Orthanc started
   };
 
-  // What IngestPipeline::CollectSlowest and CollectRecent give the /perf/slowest and /perf/trace
+  // What IngestState::CollectSlowest and CollectRecent give the /perf/slowest and /perf/trace
   // exporters: copies of the ring's records, and where the clocks stood when they were taken.
   struct RecentReport
   {
@@ -77,7 +77,7 @@ namespace IngestPerf
     const LabelCatalog* catalog = nullptr;
   };
 
-  // What IngestPipeline::CollectSlots gives the /perf/slots exporter: one window slot by slot,
+  // What IngestState::CollectSlots gives the /perf/slots exporter: one window slot by slot,
   // and where the clocks stood when it was read (to put the slots on UTC).
   struct SlotsReport
   {

@@ -11,7 +11,7 @@
 #include "Export/VocabularyExporter.h"
 #include "Platform/OrthancSdk.h"
 #include "Platform/PluginStatus.h"
-#include "Recording/IngestPipeline.h"
+#include "Recording/IngestState.h"
 #include "Rest/RouteArguments.h"
 #include "Ui/UiFiles.h"
 #include "Vocabulary/Routes.h"
@@ -39,9 +39,9 @@ namespace IngestPerf
     std::unique_ptr<IngestReport> CollectReport(const StatsQuery& query)
     {
       std::unique_ptr<IngestReport> report;
-      if (const IngestPipeline* pipeline = ActivePipeline())
+      if (const IngestState* state = ActiveIngestState())
       {
-        report.reset(new IngestReport(pipeline->Collect(query, *status)));
+        report.reset(new IngestReport(state->Collect(query, *status)));
       }
       else
       {
@@ -121,9 +121,9 @@ namespace IngestPerf
       }
       query.filter.hashedPeers = status->configuration.hashPeers;
       RecentReport report;
-      if (const IngestPipeline* pipeline = ActivePipeline())
+      if (const IngestState* state = ActiveIngestState())
       {
-        report = pipeline->CollectSlowest(query);
+        report = state->CollectSlowest(query);
       }
       OrthancSdk::AnswerJson(output, ExportSlowest(report, query, status->configuration.hashPeers));
     }
@@ -138,9 +138,9 @@ namespace IngestPerf
         return;
       }
       RecentReport report;
-      if (const IngestPipeline* pipeline = ActivePipeline())
+      if (const IngestState* state = ActiveIngestState())
       {
-        report = pipeline->CollectRecent(seconds);
+        report = state->CollectRecent(seconds);
       }
       OrthancSdk::AnswerJson(output, ExportTrace(report, seconds, status->configuration.hashPeers));
     }
@@ -155,9 +155,9 @@ namespace IngestPerf
         return;
       }
       SlotsReport report;
-      if (const IngestPipeline* pipeline = ActivePipeline())
+      if (const IngestState* state = ActiveIngestState())
       {
-        report = pipeline->CollectSlots(query.window);
+        report = state->CollectSlots(query.window);
       }
       OrthancSdk::AnswerJson(output, ExportSlots(report, query));
     }
@@ -208,11 +208,11 @@ namespace IngestPerf
     void AnswerReset(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* /*request*/)
     {
       Json::Value answer;
-      IngestPipeline* pipeline = ActivePipeline();
-      answer["reset"] = pipeline != nullptr;
-      if (pipeline != nullptr)
+      IngestState* state = ActiveIngestState();
+      answer["reset"] = state != nullptr;
+      if (state != nullptr)
       {
-        pipeline->Reset();
+        state->Reset();
       }
       if (IngestWatcher* watcher = ActiveIngestWatcher())
       {

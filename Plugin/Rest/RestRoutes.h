@@ -1,5 +1,5 @@
 // The /perf routes, registered from the table of Vocabulary/Routes, each through one guard: parse
-// (Rest/RouteArguments: 400 with a JSON reason), call the pipeline (Collect, CollectSlowest,
+// (Rest/RouteArguments: 400 with a JSON reason), read the ingest state (Collect, CollectSlowest,
 // CollectRecent, CollectSlots or Reset), answer; and the page of /perf/ui/ (Ui/UiFiles).
 // Registered without Orthanc's global plugin lock: the handlers only read snapshots (or zero
 // counters), so they never stall an ingest; a GET changes nothing.
@@ -9,7 +9,7 @@ namespace IngestPerf
 {
   struct PluginStatus;
 
-  // The routes answer from ActivePipeline() (null when the plugin is disabled); `status` must
+  // The routes answer from ActiveIngestState() (null when the plugin is disabled); `status` must
   // outlive them.
   void RegisterRestRoutes(const PluginStatus& status);
 

@@ -1,4 +1,4 @@
-#include "Recording/IngestPipeline.h"
+#include "Recording/IngestState.h"
 
 #include "Platform/MonotonicClock.h"
 
@@ -8,23 +8,23 @@ namespace IngestPerf
 {
   namespace
   {
-    IngestPipeline* active = nullptr;
+    IngestState* active = nullptr;
   }
 
 
-  IngestPipeline* ActivePipeline()
+  IngestState* ActiveIngestState()
   {
     return active;
   }
 
 
-  void SetActivePipeline(IngestPipeline* pipeline)
+  void SetActiveIngestState(IngestState* state)
   {
-    active = pipeline;
+    active = state;
   }
 
 
-  IngestPipeline::IngestPipeline(const Configuration& configuration) :
+  IngestState::IngestState(const Configuration& configuration) :
     timelines(configuration.maxThreads),
     labels(configuration.maxLabelValues),
     correlator(configuration.changeTableSize),
@@ -47,7 +47,7 @@ namespace IngestPerf
   }
 
 
-  void IngestPipeline::Tick(int64_t nowNs)
+  void IngestState::Tick(int64_t nowNs)
   {
     // The storage first, so that the stores concluded next say why they failed: its free space at
     // every tick (one statvfs), Orthanc's /statistics against its limits at most every 10 s, and
@@ -68,7 +68,7 @@ namespace IngestPerf
   }
 
 
-  bool IngestPipeline::DicomSocketsRead(const std::vector<SocketInfo>& sockets, int64_t nowNs)
+  bool IngestState::DicomSocketsRead(const std::vector<SocketInfo>& sockets, int64_t nowNs)
   {
     std::vector<DicomConnections::Reading> open;
     bool added = false;
@@ -83,7 +83,7 @@ namespace IngestPerf
   }
 
 
-  uint64_t IngestPipeline::ConnectionOf(LabelId peer, int64_t nowNs)
+  uint64_t IngestState::ConnectionOf(LabelId peer, int64_t nowNs)
   {
     bool stale = false;
     const uint64_t cookie = connections.Attribute(peer, stale);
@@ -114,7 +114,7 @@ namespace IngestPerf
   }
 
 
-  IngestReport IngestPipeline::Collect(const StatsQuery& query, const PluginStatus& status) const
+  IngestReport IngestState::Collect(const StatsQuery& query, const PluginStatus& status) const
   {
     const int64_t now = MonotonicNowNs();
     IngestReport report;
@@ -159,7 +159,7 @@ namespace IngestPerf
   }
 
 
-  RecentReport IngestPipeline::CollectSlowest(const RecentQuery& query) const
+  RecentReport IngestState::CollectSlowest(const RecentQuery& query) const
   {
     RecentReport report = CollectRecent(query.windowSeconds);
     const auto matches = MakeStreamPredicate(query.filter, labels);
@@ -177,7 +177,7 @@ namespace IngestPerf
   }
 
 
-  RecentReport IngestPipeline::CollectRecent(int64_t seconds) const
+  RecentReport IngestState::CollectRecent(int64_t seconds) const
   {
     RecentReport report;
     report.collected = true;
@@ -190,7 +190,7 @@ namespace IngestPerf
   }
 
 
-  SlotsReport IngestPipeline::CollectSlots(Window window) const
+  SlotsReport IngestState::CollectSlots(Window window) const
   {
     SlotsReport report;
     report.collected = true;
@@ -205,7 +205,7 @@ namespace IngestPerf
   }
 
 
-  void IngestPipeline::Reset()
+  void IngestState::Reset()
   {
     const int64_t now = MonotonicNowNs();
     stats.Reset(now, WallNowNs());
