@@ -6,17 +6,16 @@
 #include "Correlation/ProcessSockets.h"
 #include "Diagnosis/DiagnosisRules.h"
 #include "Export/DiagnosisExporter.h"
-#include "Correlation/BoundedSpinLock.h"
-#include "Recording/IngestPipeline.h"
 #include "Export/JsonExporter.h"
 #include "Export/PrometheusExporter.h"
 #include "Export/SlowestExporter.h"
 #include "Export/TraceExporter.h"
-#include "Rest/RestRoutes.h"
-#include "Timeline/MonotonicClock.h"
 #include "Metrics/Histogram.h"
 #include "Metrics/IngestStats.h"
 #include "Metrics/TimeWindows.h"
+#include "Platform/BoundedSpinLock.h"
+#include "Platform/MonotonicClock.h"
+#include "Recording/IngestState.h"
 
 #include <benchmark/benchmark.h>
 
@@ -30,9 +29,9 @@ using namespace IngestPerf;
 
 namespace
 {
-  IngestPipeline& SharedPipeline()
+  IngestState& SharedPipeline()
   {
-    static IngestPipeline pipeline{Configuration()};  // the defaults
+    static IngestState pipeline{Configuration()};  // the defaults
     return pipeline;
   }
 
@@ -53,7 +52,7 @@ namespace
   // the work) and, for one call in PluginCost::kSamplingPeriod, the return timestamp and the record
   // of the plugin's own cost.
   template <typename Work>
-  void Hook(IngestPipeline& pipeline, Callback callback, Work work)
+  void Hook(IngestState& pipeline, Callback callback, Work work)
   {
     const int64_t entry = MonotonicNowNs();
     work(entry);
@@ -89,7 +88,7 @@ BENCHMARK(BM_ClockRead);
 // One hook's work: timestamp, find this thread's timeline, record the event.
 static void BM_OneEvent(benchmark::State& state)
 {
-  IngestPipeline& pipeline = SharedPipeline();
+  IngestState& pipeline = SharedPipeline();
   pipeline.timelines.ForCurrentThread().Received(MonotonicNowNs(), Transport::Rest, 1000, true, nullptr,
                                                  pipeline.recorder);
   for (auto _ : state)
@@ -105,7 +104,7 @@ BENCHMARK(BM_OneEvent);
 // Every hook of one HTTP instance, the NewInstance change included.
 static void BM_FullInstance_Http(benchmark::State& state)
 {
-  IngestPipeline& pipeline = SharedPipeline();
+  IngestState& pipeline = SharedPipeline();
   const RawLabels labels = TypicalLabels();
   uint64_t key = 1;
   for (auto _ : state)
@@ -134,7 +133,7 @@ BENCHMARK(BM_FullInstance_Http)->ThreadRange(1, 2);
 // Every hook of one C-STORE instance (two filters, the association chain).
 static void BM_FullInstance_CStore(benchmark::State& state)
 {
-  IngestPipeline& pipeline = SharedPipeline();
+  IngestState& pipeline = SharedPipeline();
   RawLabels labels = TypicalLabels();
   labels.remoteAet = "MODALITY";
   labels.calledAet = "ORTHANC";
@@ -169,11 +168,11 @@ BENCHMARK(BM_FullInstance_CStore);
 // address and SOP class each time): each lookup ends at its probe limit and in an overflow series.
 static void BM_FullInstance_CStore_FullTables(benchmark::State& state)
 {
-  static IngestPipeline* pipeline = [] {
+  static IngestState* pipeline = [] {
     Configuration configuration;
     configuration.maxLabelValues = 253;
-    configuration.maxSeries = 65536;
-    return new IngestPipeline(configuration);
+    configuration.maxStreams = 65536;
+    return new IngestState(configuration);
   }();
   static std::vector<std::string> values = [] {
     std::vector<std::string> v;
@@ -217,7 +216,7 @@ static void BM_FullInstance_CStore_FullTables(benchmark::State& state)
     instance(key++, next, next + 1, next + 2);
     next = next + 3 < values.size() ? next + 3 : 1000;
   }
-  const StreamTable& table = pipeline->stats.Series();
+  const StreamTable& table = pipeline->stats.Streams();
   state.counters["seriesUsed"] = static_cast<double>(table.Used());
   state.counters["seriesOverflowed"] = static_cast<double>(table.Overflowed());
 }
@@ -362,11 +361,11 @@ BENCHMARK(BM_HistogramMerge);
 
 // Every label dictionary (32 values) and every labelled series slot (128) full, as GET /perf/stats
 // and GET /perf/metrics then answer their largest documents.
-static IngestPipeline& FullLabelsPipeline()
+static IngestState& FullLabelsPipeline()
 {
-  static IngestPipeline* pipeline = [] {
+  static IngestState* pipeline = [] {
     Configuration configuration;  // defaults: 32 values per label, 128 series
-    IngestPipeline* p = new IngestPipeline(configuration);
+    IngestState* p = new IngestState(configuration);
     uint64_t key = 1;
     for (int i = 0; i < 20000; i++)
     {
@@ -396,7 +395,7 @@ static IngestPipeline& FullLabelsPipeline()
 // serialisation (what the REST route does, but the HTTP send).
 static void BM_StatsAnswer_FullLabels(benchmark::State& state)
 {
-  IngestPipeline* pipeline = &FullLabelsPipeline();
+  IngestState* pipeline = &FullLabelsPipeline();
   PluginStatus status;
   status.configuration = Configuration();
   const bool grouped = state.range(0) != 0;
@@ -406,8 +405,8 @@ static void BM_StatsAnswer_FullLabels(benchmark::State& state)
     filter.hasGroupBy = true;
     filter.groupBy = LabelDimension::RemoteAet;
   }
-  const StreamTable& table = pipeline->stats.Series();
-  state.counters["series"] = static_cast<double>(table.Used());
+  const StreamTable& table = pipeline->stats.Streams();
+  state.counters["streams"] = static_cast<double>(table.Used());
   size_t bytes = 0;
   for (auto _ : state)
   {
@@ -429,12 +428,12 @@ BENCHMARK(BM_StatsAnswer_FullLabels)->Args({0, 1})->Args({1, 1})->Args({1, 0})->
 // stream and the Prometheus text (what the REST route does, but the HTTP send).
 static void BM_MetricsAnswer_FullLabels(benchmark::State& state)
 {
-  const IngestPipeline& pipeline = FullLabelsPipeline();
+  const IngestState& pipeline = FullLabelsPipeline();
   PluginStatus status;
   status.configuration = Configuration();
   StatsQuery query;
   query.eachStream = true;
-  state.counters["series"] = static_cast<double>(pipeline.stats.Series().Used());
+  state.counters["streams"] = static_cast<double>(pipeline.stats.Streams().Used());
   size_t bytes = 0;
   for (auto _ : state)
   {
@@ -474,8 +473,8 @@ BENCHMARK(BM_RecentPush)->ThreadRange(1, 2);
 // select, JSON, serialisation.
 static void BM_RecentAnswers_FullRing(benchmark::State& state)
 {
-  static IngestPipeline* pipeline = [] {
-    IngestPipeline* p = new IngestPipeline(Configuration());
+  static IngestState* pipeline = [] {
+    IngestState* p = new IngestState(Configuration());
     const RawLabels labels = TypicalLabels();
     for (uint64_t key = 1; key <= 5000; key++)
     {

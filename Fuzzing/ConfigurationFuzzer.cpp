@@ -1,11 +1,11 @@
-// ParseConfiguration (Host/Configuration): the "IngestPerf" section and the Orthanc options it
+// ParseConfiguration (Platform/Configuration): the "IngestPerf" section and the Orthanc options it
 // reads. The input is the configuration text, parsed by jsoncpp as OrthancSdk::ReadConfiguration
 // does. ConfigurationError is the one way to refuse (it names the key, under "IngestPerf"); any
 // other exception escapes as a crash. An accepted configuration has every value in its
 // documented range, and the same text parses to the same configuration again.
 #include "FuzzProperty.h"
 
-#include "Host/Configuration.h"
+#include "Platform/Configuration.h"
 
 #include <json/reader.h>
 
@@ -21,7 +21,7 @@ namespace
   {
     return a.enable == b.enable && a.receivedInstanceCallback == b.receivedInstanceCallback &&
            a.maxThreads == b.maxThreads && a.changeTableSize == b.changeTableSize && a.maxPeers == b.maxPeers &&
-           a.maxLabelValues == b.maxLabelValues && a.maxSeries == b.maxSeries &&
+           a.maxLabelValues == b.maxLabelValues && a.maxStreams == b.maxStreams &&
            a.transcodeTiming == b.transcodeTiming && a.timedStorage == b.timedStorage &&
            a.timeRestAnswers == b.timeRestAnswers && a.overwriteInstances == b.overwriteInstances &&
            a.dicomScpTimeoutSeconds == b.dicomScpTimeoutSeconds && a.dicomPort == b.dicomPort &&
@@ -38,7 +38,7 @@ namespace
     FUZZ_PROPERTY(configuration.changeTableSize >= 16 && configuration.changeTableSize <= 16777216);
     FUZZ_PROPERTY(configuration.maxPeers >= 1 && configuration.maxPeers <= 65536);
     FUZZ_PROPERTY(configuration.maxLabelValues >= 1 && configuration.maxLabelValues <= 253);
-    FUZZ_PROPERTY(configuration.maxSeries >= 1 && configuration.maxSeries <= 65536);
+    FUZZ_PROPERTY(configuration.maxStreams >= 1 && configuration.maxStreams <= 65536);
     FUZZ_PROPERTY(configuration.transcodeTiming == TranscodeTiming::Off ||
                   configuration.transcodeTiming == TranscodeTiming::FallThrough ||
                   configuration.transcodeTiming == TranscodeTiming::Delegate);

@@ -10,11 +10,11 @@
 
 #include "Export/JsonExporter.h"
 #include "Export/PrometheusExporter.h"
-#include "Host/PluginStatus.h"
 #include "Labels/LabelCatalog.h"
 #include "Labels/LabelExposure.h"
 #include "Metrics/Histogram.h"
 #include "Metrics/StatsQuery.h"
+#include "Platform/PluginStatus.h"
 #include "Recording/IngestReport.h"
 
 #include <json/reader.h>

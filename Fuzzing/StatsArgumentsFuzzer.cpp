@@ -1,13 +1,13 @@
-// ParseStatsArguments (Rest/RestRoutes): the GET arguments of /perf/stats. The input is a query
+// ParseStatsArguments (Rest/RouteArguments): the GET arguments of /perf/stats. The input is a query
 // string, cut at '&' into arguments and at their first '=' into key and value, still
 // percent-encoded, as Orthanc 1.10.1 hands them over. Beyond not crashing: an accepted query
 // names only known parameters, exactly, once each, with exact values; a refused one gets a 400
 // body with a reason, the parameter and the allowed values, which is valid JSON. The same for
 // ParseDiagnosisArguments (/perf/diagnosis), which must agree with it but for groupBy, and for
-// ParseSeriesArguments (/perf/series), which must agree with it on transport and window alone.
+// ParseSlotsArguments (/perf/series), which must agree with it on transport and window alone.
 #include "FuzzProperty.h"
 
-#include "Rest/RestRoutes.h"
+#include "Rest/RouteArguments.h"
 
 #include <json/reader.h>
 #include <json/writer.h>
@@ -172,8 +172,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   // /perf/series takes transport and window only, with a window always.
   StatsQuery series;
   Json::Value seriesError;
-  const bool seriesAccepted = ParseSeriesArguments(series, seriesError, static_cast<uint32_t>(keys.size()),
-                                                   keyPointers.data(), valuePointers.data());
+  const bool seriesAccepted = ParseSlotsArguments(series, seriesError, static_cast<uint32_t>(keys.size()),
+                                                  keyPointers.data(), valuePointers.data());
   FUZZ_PROPERTY(seriesAccepted == (statsAccepted && !filter.UsesStreams()));
   if (seriesAccepted)
   {

@@ -41,19 +41,25 @@ SEED = 11
 FUZZ_THREADS = 4
 REQUESTS_PER_THREAD = 500  # 2,000 per Orthanc, 4,000 in all
 
-ROUTES = {"/perf/stats": "GET", "/perf/reset": "POST", "/perf/metrics": "GET", "/perf/slowest": "GET",
-          "/perf/trace": "GET", "/perf/diagnosis": "GET", "/perf/series": "GET"}
 METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]
 # Orthanc answers these itself, before any plugin route (HttpServer knows GET, POST, PUT, DELETE).
 ORTHANC_ONLY_METHODS = {"HEAD", "OPTIONS", "PATCH"}
 
-TRANSPORTS = ["rest", "dicom", "plugin", "job", "all"]
-LABELS = ["transport", "remoteAet", "remoteIp", "calledAet", "receivedSyntax", "storedSyntax", "sopClass",
-          "sizeClass"]
-FREE_LABELS = LABELS[1:]  # a value of 1 to 64 bytes, matched or not
-PARAMETERS = LABELS + ["groupBy", "window"]
-WINDOWS = ["1m", "5m", "15m", "1h"]
 MAX_LABEL_BYTES = 64
+
+
+class Names:
+    """What the requests are made of, as the plugin's GET /perf/vocabulary names it."""
+
+    def __init__(self, vocabulary):
+        self.routes = {route["path"]: route["method"] for route in vocabulary["routes"]}  # path -> its method
+        self.transports = [transport["name"] for transport in vocabulary["transports"]] + ["all"]
+        self.labels = [label["name"] for label in vocabulary["labels"]]
+        self.free_labels = [name for name in self.labels if name != "transport"]  # 1 to 64 bytes, matched or not
+        self.parameters = self.labels + ["groupBy", "window"]
+        self.windows = vocabulary["windows"]
+        (sizes,) = [label["values"] for label in vocabulary["labels"] if label["name"] == "sizeClass"]
+        self.size_classes = sizes + ["(none)", "(other)"]
 
 # CivetWeb (Orthanc's HTTP server) refuses a request whose head exceeds 16 KiB with its own
 # text/plain 400 "Malformed message", in 1.10.1 and 1.12.7: a 10 KB value reaches the plugin only
@@ -106,25 +112,25 @@ def label_value_validity(raw):
     return VALID if 0 < len(raw) <= MAX_LABEL_BYTES and b"\x00" not in raw else INVALID
 
 
-def stats_parameter(rng):
+def stats_parameter(rng, names):
     """One (raw query fragment, key, validity) of GET /perf/stats."""
     kind = rng.randrange(10)
     if kind <= 1:  # a valid value
-        key = rng.choice(PARAMETERS)
+        key = rng.choice(names.parameters)
         if key == "transport":
-            value = rng.choice(TRANSPORTS)
+            value = rng.choice(names.transports)
         elif key == "groupBy":
-            value = rng.choice(LABELS)
+            value = rng.choice(names.labels)
         elif key == "window":
-            value = rng.choice(WINDOWS)
+            value = rng.choice(names.windows)
         elif key == "sizeClass":
-            value = rng.choice(["<64KiB", "64KiB-1MiB", "1-16MiB", "(none)", "(other)"])
+            value = rng.choice(names.size_classes)
         else:
             value = rng.choice(["STORESCU", "ORTHANC", "127.0.0.1", "1.2.840.10008.1.2.1", "(none)", "(other)",
                                 "1.2.840.10008.5.1.4.1.1.2", "NEVER-SEEN"])
         return "%s=%s" % (key, encode(value.encode())), key, VALID
     if kind <= 6:  # a known key, a hostile value
-        key = rng.choice(PARAMETERS)
+        key = rng.choice(names.parameters)
         raw = hostile_value(rng)
         if key in ("transport", "groupBy", "window"):
             validity = INVALID  # no hostile value is a transport, a label name or a window ("dicom\0" neither)
@@ -140,10 +146,10 @@ def stats_parameter(rng):
         validity = VALID if raw_key == b"" and value == b"" else INVALID
         return encode(raw_key) + "=" + encode(value), "unknown:%s:%s" % (key, rng.random()), validity
     if kind == 8:  # a bare key (no '='), which Orthanc passes with an empty value
-        key = rng.choice(PARAMETERS)
+        key = rng.choice(names.parameters)
         return key, key, INVALID
     # A malformed escape, sent as is: '%' without two hex digits. Decoders differ; 200 or 400.
-    key = rng.choice(PARAMETERS)
+    key = rng.choice(names.parameters)
     return "%s=%s" % (key, rng.choice(["%", "%2", "%zz", "%%", "a%", "%G0", "%0"])), key, EITHER
 
 
@@ -155,35 +161,35 @@ RECENT_VALUES = {
 }
 
 
-def recent_parameter(rng, route):
+def recent_parameter(rng, route, names):
     """One raw query fragment of GET /perf/slowest (its own parameters and those of /perf/stats) or
     GET /perf/trace (seconds): valid or hostile; only 200 or 400 is expected of either."""
     kind = rng.randrange(4)
     if kind == 0:
-        return stats_parameter(rng)[0]
+        return stats_parameter(rng, names)[0]
     key = rng.choice(["seconds"] if route == "/perf/trace" and kind != 3 else ["n", "window", "phase", "seconds"])
     raw = rng.choice(RECENT_VALUES[key]).encode() if kind == 1 else hostile_value(rng)
     return "%s=%s" % (key, encode(raw))
 
 
-def hostile_request(rng):
+def hostile_request(rng, names):
     """(method, path, expected statuses or None for "not 5xx")."""
     draw = rng.random()
     if draw >= 0.75:
         route = "/perf/slowest" if draw < 0.87 else "/perf/trace"
         method = rng.choices(METHODS, weights=[60, 20, 5, 5, 4, 3, 3])[0]
-        query = "&".join(recent_parameter(rng, route) for _ in range(rng.choice([0, 1, 2, 3])))
+        query = "&".join(recent_parameter(rng, route, names) for _ in range(rng.choice([0, 1, 2, 3])))
         path = route + ("?" + query if query else "")
         if method in ORTHANC_ONLY_METHODS:
             return method, path, None
         return method, path, ({200, 400} if method == "GET" else {405})
-    # /perf/diagnosis takes the arguments of /perf/stats, groupBy excepted; /perf/series only transport and window
-    route = ("/perf/stats" if draw < 0.48 else "/perf/series" if draw < 0.55 else "/perf/diagnosis" if draw < 0.65
+    # /perf/diagnosis takes the arguments of /perf/stats, groupBy excepted; /perf/slots only transport and window
+    route = ("/perf/stats" if draw < 0.48 else "/perf/slots" if draw < 0.55 else "/perf/diagnosis" if draw < 0.65
              else "/perf/reset")
     method = rng.choices(METHODS, weights=[50, 22, 6, 6, 6, 5, 5])[0]
     fragments, keys, validities = [], [], []
     for _ in range(rng.choice([0, 1, 1, 2, 2, 3, 4])):
-        fragment, key, validity = stats_parameter(rng)
+        fragment, key, validity = stats_parameter(rng, names)
         fragments.append(fragment)
         keys.append(key)
         validities.append(validity)
@@ -199,7 +205,7 @@ def hostile_request(rng):
     path = route + ("?" + query if query or rng.random() < 0.1 else "")
     if method in ORTHANC_ONLY_METHODS:
         return method, path, None
-    if method != ROUTES[route]:
+    if method != names.routes[route]:
         return method, path, {405}
     if route == "/perf/reset":
         return method, path, {200}  # Orthanc gives no GET arguments to a POST: nothing to refuse
@@ -207,11 +213,11 @@ def hostile_request(rng):
         return method, path, {200, 400}
     if len(set(keys)) < len(keys) or any(v == INVALID for v in validities):
         return method, path, {400}
-    if "window" in keys and any(k in FREE_LABELS or k == "groupBy" for k in keys):
+    if "window" in keys and any(k in names.free_labels or k == "groupBy" for k in keys):
         return method, path, {400}  # windows are kept per transport only, whatever the values
     if route == "/perf/diagnosis" and "groupBy" in keys:
         return method, path, {400}
-    if route == "/perf/series" and any(k not in ("transport", "window") and not k.startswith("unknown::") for k in keys):
+    if route == "/perf/slots" and any(k not in ("transport", "window") and not k.startswith("unknown::") for k in keys):
         return method, path, {400}  # kept per transport only: a label or groupBy is an unknown parameter there
     if any(v == EITHER for v in validities):
         return method, path, {200, 400}
@@ -219,9 +225,9 @@ def hostile_request(rng):
 
 
 class Fuzzer(threading.Thread):
-    def __init__(self, port, number, count, failures, statuses, lock):
+    def __init__(self, port, names, number, count, failures, statuses, lock):
         super().__init__(name="fuzz-%d" % number, daemon=True)
-        self.port, self.number, self.count = port, number, count
+        self.port, self.names, self.number, self.count = port, names, number, count
         self.rng = random.Random("%d-%d" % (SEED, number))
         self.failures, self.statuses, self.lock = failures, statuses, lock
         self.connection = None
@@ -279,7 +285,7 @@ class Fuzzer(threading.Thread):
                     problems.append("callbackExceptions %s" % document["errors"]["callbackExceptions"])
             if status == 200 and path.startswith("/perf/reset") and document != {"reset": True}:
                 problems.append("reset answered %r" % document)
-        if status == 405 and answer.getheader("Allow") not in ROUTES.values():
+        if status == 405 and answer.getheader("Allow") not in self.names.routes.values():
             problems.append("405 with Allow %r" % answer.getheader("Allow"))
         if method == "HEAD" and body:
             problems.append("HEAD answered with a body")
@@ -291,7 +297,7 @@ class Fuzzer(threading.Thread):
     def run(self):
         try:
             for _ in range(self.count):
-                method, path, expected = hostile_request(self.rng)
+                method, path, expected = hostile_request(self.rng, self.names)
                 answer, body = self.send(method, path)
                 self.sent += 1
                 self.check(method, path, expected, answer, body)
@@ -409,7 +415,8 @@ def test_hostile_requests_during_ingest(orthanc, series_factory, tmp_path):
     with Ingest(orthanc, template, str(tmp_path)) as ingest:
         while ingest.http_ok + ingest.dicom_ok < 5 and not ingest.errors:  # the ingest is under way
             time.sleep(0.05)
-        fuzzers = [Fuzzer(orthanc.http_port, n, REQUESTS_PER_THREAD, failures, statuses, lock)
+        names = Names(orthanc.get("/perf/vocabulary").json())
+        fuzzers = [Fuzzer(orthanc.http_port, names, n, REQUESTS_PER_THREAD, failures, statuses, lock)
                    for n in range(FUZZ_THREADS)]
         for fuzzer in fuzzers:
             fuzzer.start()
@@ -449,8 +456,9 @@ def test_hostile_requests_during_ingest(orthanc, series_factory, tmp_path):
 
 @pytest.mark.parametrize("method", ["HEAD", "OPTIONS", "PATCH"])
 def test_methods_orthanc_answers_itself_are_never_server_errors(orthanc, method):
-    for route in ROUTES:
-        answer = requests.request(method, orthanc.url + route + "?transport=%FF%00", timeout=10)
+    for route in Names(orthanc.get("/perf/vocabulary").json()).routes:
+        answer = requests.request(method, orthanc.url + route.replace("{file}", "ui.js") + "?transport=%FF%00",
+                                  timeout=10)
         assert answer.status_code < 500, (method, route, answer.status_code)
         if method == "HEAD":
             assert answer.content == b""

@@ -4,7 +4,7 @@ plugin, the plugin counts what went wrong, and /perf/stats keeps answering.
 - The fault build (build/libOrthancIngestPerfFaults.so, CMake option INGEST_PERF_FAULT_INJECTION,
   which the test command turns on): the hot path's SDK accessors fail at random the way the SDK
   reports a failure, and building a /perf/stats answer throws std::bad_alloc at random
-  (INGEST_PERF_FAULTS, Plugin/Host/FaultInjection.h). On Orthanc 1.10.1 and 1.12.7.
+  (INGEST_PERF_FAULTS, Plugin/Platform/FaultInjection.h). On Orthanc 1.10.1 and 1.12.7.
 - The release plugin with every bound reached at once: more ingest threads than MaxThreads, one
   value per label dictionary and one labelled series for many calling AETs, a change table of 16
   entries for hundreds of instances.
@@ -157,7 +157,7 @@ def test_every_bound_overflowing(orthanc_factory, series_factory, plugin_path, t
     gate = tmp_path / "change-gate"
     clients = work(series_factory, http_clients=6, http_count=30, storescu_clients=2, associations=6,
                    per_association=6, seed=1200)
-    limits = {"MaxThreads": 2, "MaxLabelValues": 1, "MaxSeries": 1, "ChangeTableSize": 16}
+    limits = {"MaxThreads": 2, "MaxLabelValues": 1, "MaxStreams": 1, "ChangeTableSize": 16}
     slow_changes = os.path.join(os.path.dirname(plugin_path), "libTestSlowChangeConsumer.so")
     reference_results, reference_files, results, files, poller, orthanc = ingest_both(
         orthanc_factory, clients, ingest_perf=limits, plugin_path=None,
@@ -182,8 +182,8 @@ def test_every_bound_overflowing(orthanc_factory, series_factory, plugin_path, t
     assert stats["openRecords"]["threadsUntracked"] > 0
     labels = stats["labels"]
     assert labels["remoteAet"]["overflowed"] > 0 and len(labels["remoteAet"]["values"]) == 1
-    assert labels["series"]["used"] <= labels["series"]["capacity"] + 5  # + one "(other)" series per transport
-    assert labels["series"]["overflowed"] > 0
+    assert labels["streams"]["used"] <= labels["streams"]["capacity"] + 5  # + one "(other)" stream per transport
+    assert labels["streams"]["overflowed"] > 0
     errors = stats["errors"]
     assert errors["changeTableEvictions"] > 0
     assert errors["callbackExceptions"] == 0 and errors["sdkCallsFailed"] == 0
@@ -207,8 +207,8 @@ def test_every_bound_overflowing(orthanc_factory, series_factory, plugin_path, t
     assert 252 - paired <= errors["changeTableEvictions"] + errors["changeCorrelationSkipped"]
 
     print("\n  252 instances, 6 HTTP + 2 storescu clients (12 calling AETs): threadsUntracked %d, remoteAet "
-          "overflowed %d, series overflowed %d, changeTableEvictions %d, pairings lost %d, %d /perf/stats answers"
+          "overflowed %d, streams overflowed %d, changeTableEvictions %d, pairings lost %d, %d /perf/stats answers"
           % (stats["openRecords"]["threadsUntracked"], labels["remoteAet"]["overflowed"],
-             labels["series"]["overflowed"], errors["changeTableEvictions"], 252 - paired, len(poller.reads)))
+             labels["streams"]["overflowed"], errors["changeTableEvictions"], 252 - paired, len(poller.reads)))
     assert orthanc.stop() == 0
     assert not crash_markers(orthanc.log_text())

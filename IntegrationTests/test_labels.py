@@ -27,7 +27,7 @@ def test_group_by_calling_aet(labelled):
     assert groups["CT01"]["phases"]["associationGap"]["count"] == 5
     assert groups["MR02"]["phases"]["associationGap"]["count"] == 3
     assert answer["transports"]["dicom"]["instances"]["stored"] == 10
-    assert answer["query"] == {"filters": {"transport": "dicom"}, "groupBy": "remoteAet", "seriesMatched": 2}
+    assert answer["query"] == {"filters": {"transport": "dicom"}, "groupBy": "remoteAet", "streamsMatched": 2, "seriesMatched": 2}
 
 
 def test_labels_of_every_dimension(labelled):
@@ -52,18 +52,18 @@ def test_filters_combine_and_none_matches_http(labelled):
     http = labelled.stats(remoteAet="(none)", groupBy="calledAet")
     assert [(g["labels"]["calledAet"], g["instances"]["stored"]) for g in http["groups"]] == [("(none)", 3)]
     nothing = labelled.stats(remoteAet="NEVER")
-    assert nothing["query"]["seriesMatched"] == 0
+    assert nothing["query"]["streamsMatched"] == 0
     assert nothing["transports"]["all"]["instances"]["stored"] == 0
 
 
 def test_label_limits_put_the_rest_in_other(orthanc_factory, series_factory):
-    orthanc = orthanc_factory(ingest_perf={"MaxLabelValues": 2, "MaxSeries": 2})
+    orthanc = orthanc_factory(ingest_perf={"MaxLabelValues": 2, "MaxStreams": 2})
     files = series_factory(8, 13, size=64)
     for index, aet in enumerate(["A1", "A2", "A3", "A4"]):
         orthanc.storescu(files[2 * index:2 * index + 2], calling_aet=aet)
     stats = orthanc.stats(groupBy="remoteAet")
     assert len(stats["labels"]["remoteAet"]["values"]) == 2
     assert stats["labels"]["remoteAet"]["overflowed"] >= 4
-    assert stats["labels"]["series"]["used"] == 2
+    assert stats["labels"]["streams"]["used"] == 2
     assert sum(g["instances"]["stored"] for g in stats["groups"]) == 8  # nothing lost
     assert "(other)" in {g["labels"]["remoteAet"] for g in stats["groups"]}

@@ -196,7 +196,7 @@ def test_memory_that_cannot_be_reserved_leaves_orthanc_running(orthanc_factory, 
     address-space limit the reservation fails (bad_alloc): Orthanc must run on without the plugin,
     and say why in its log and in /perf/stats."""
     limit = ["prlimit", "--as=%d" % (4 << 30)]
-    orthanc = orthanc_factory(ingest_perf={"MaxSeries": 65536}, command_prefix=limit)
+    orthanc = orthanc_factory(ingest_perf={"MaxStreams": 65536}, command_prefix=limit)
     stats = orthanc.stats()
     assert stats["enabled"] is False and stats["state"] == "inert"
     assert "could not start" in stats["reason"]

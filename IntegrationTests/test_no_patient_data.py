@@ -38,9 +38,6 @@ PATIENT = {
     "study_description": "QXSTUDY OF LEAKS",
 }
 
-LABELS = ["transport", "remoteAet", "remoteIp", "calledAet", "receivedSyntax", "storedSyntax", "sopClass",
-          "sizeClass"]
-TRANSPORTS = ["rest", "dicom", "plugin", "job", "all"]
 
 
 def patient_forms():
@@ -69,9 +66,15 @@ def every_perf_answer(orthanc):
     with every value the plugin lists, the refusals; POST /perf/reset last."""
     get = orthanc.get
     answers = []
-    paths = ["/perf/stats"] + ["/perf/stats?transport=%s" % t for t in TRANSPORTS]
-    paths += ["/perf/stats?groupBy=%s" % label for label in LABELS]
-    paths += ["/perf/stats?groupBy=%s&transport=%s" % (label, t) for label in LABELS for t in ("dicom", "rest")]
+    # The names from the plugin's own vocabulary (itself an answer searched like the others).
+    vocabulary = get("/perf/vocabulary").json()
+    transports = [transport["name"] for transport in vocabulary["transports"]] + ["all"]
+    labels = [label["name"] for label in vocabulary["labels"]]
+    routes = [(route["method"], route["path"].replace("{file}", "index.html")) for route in vocabulary["routes"]]
+    paths = [path for method, path in routes if method == "GET"]
+    paths += ["/perf/stats?transport=%s" % t for t in transports]
+    paths += ["/perf/stats?groupBy=%s" % label for label in labels]
+    paths += ["/perf/stats?groupBy=%s&transport=%s" % (label, t) for label in labels for t in ("dicom", "rest")]
     default = get("/perf/stats").json()
     for label, entry in default["labels"].items():
         for value in entry.get("values", []) + ["(none)", "(other)"]:
@@ -86,15 +89,14 @@ def every_perf_answer(orthanc):
     paths += ["/perf/diagnosis", "/perf/diagnosis?window=1h", "/perf/diagnosis?transport=dicom",
               "/perf/diagnosis?remoteAet=STORESCU", "/perf/diagnosis?groupBy=remoteAet"]
     # The windows slot by slot.
-    paths += ["/perf/series", "/perf/series?window=1m", "/perf/series?transport=dicom",
-              "/perf/series?remoteAet=STORESCU"]
+    paths += ["/perf/slots", "/perf/slots?window=1m", "/perf/slots?transport=dicom",
+              "/perf/slots?remoteAet=STORESCU"]
     for path in paths:
         answer = get(path)
         assert answer.status_code in (200, 400), (path, answer.status_code)
         answers.append(("GET " + path, answer.content))
-    for method, path in (("GET", "/perf/reset"), ("POST", "/perf/stats"), ("POST", "/perf/metrics"),
-                         ("POST", "/perf/slowest"), ("POST", "/perf/trace"), ("POST", "/perf/diagnosis"),
-                         ("POST", "/perf/series")):
+    for method, path in routes:  # every route with the method it refuses
+        method = "GET" if method == "POST" else "POST"
         answer = orthanc.session.request(method, orthanc.url + path)
         answers.append(("%s %s" % (method, path), answer.content))
     answers.append(("GET /plugins/ingest-perf", get("/plugins/ingest-perf").content))
@@ -226,8 +228,9 @@ def test_patient_data_in_every_field_the_plugin_reads_reaches_no_answer(orthanc_
     assert not {request: f for request, f in found.items() if f}
     for request, body in answers:
         assert all(byte < 0x80 for byte in body), request  # the AETs' Latin-1 bytes included
-        if request.startswith("GET /perf/") and "/perf/metrics" not in request and body:  # 405s have none
-            json.loads(body)  # every JSON answer parses
+        # every JSON answer parses (not the text of /perf/metrics, nor the page; 405s have no body)
+        if request.startswith("GET /perf/") and not request.startswith(("GET /perf/metrics", "GET /perf/ui")) and body:
+            json.loads(body)
     assert not leaks("\n".join(plugin_log_lines(orthanc.log_text())).encode(), forms)
 
 

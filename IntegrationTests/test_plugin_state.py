@@ -102,7 +102,7 @@ def test_the_plugin_never_stops_orthanc_started_as_debians_service(tmp_path, ort
         assert diagnosis["state"] == "inert" and message in diagnosis["reason"]
         assert diagnosis["verdict"].startswith("The plugin is inert: invalid configuration: ")
         assert message in diagnosis["verdict"]
-        for route in ("/perf/metrics", "/perf/slowest", "/perf/trace", "/perf/series", "/perf/ui/"):
+        for route in ("/perf/metrics", "/perf/slowest", "/perf/trace", "/perf/slots", "/perf/ui/"):
             assert orthanc.get(route).status_code == 200, route
         text = report(orthanc)
         assert "The plugin is inert: invalid configuration" in text.splitlines()[1]

@@ -160,8 +160,8 @@ def at(document, path):
 def answers(orthanc, window):
     get = lambda path, **params: orthanc._check(orthanc.get(path, params=params)).json()  # noqa: E731
     return {"stats": get("/perf/stats", window=window), "diagnosis": get("/perf/diagnosis", window=window),
-            "slowest": get("/perf/slowest", window=window, n=10), "series": get("/perf/series", window=window),
-            "hour": get("/perf/series", window="1h")}
+            "slowest": get("/perf/slowest", window=window, n=10), "series": get("/perf/slots", window=window),
+            "hour": get("/perf/slots", window="1h")}
 
 
 def mismatches(figures, documents):
@@ -184,7 +184,7 @@ def mismatches(figures, documents):
 
 def test_the_files_are_embedded_typed_and_behind_orthancs_authentication(ingested):
     anonymous = requests.Session()
-    for path in ["/perf/ui", "/perf/ui/", "/perf/ui/index.html", "/perf/ui/ui.js", "/perf/series", "/perf/ui/nothing"]:
+    for path in ["/perf/ui", "/perf/ui/", "/perf/ui/index.html", "/perf/ui/ui.js", "/perf/slots", "/perf/ui/nothing"]:
         assert anonymous.get(ingested.url + path, allow_redirects=False).status_code == 401, path
 
     session = requests.Session()
@@ -290,7 +290,10 @@ def test_the_page_shows_what_the_routes_answer(ingested, browser, orthanc_versio
         const d = (id) => Object.assign({}, document.getElementById(id).dataset);
         return {breakdown: d('breakdown-bars'), throughput: d('throughput-chart'), latency: d('latency-chart'),
                 slowest: d('slowest-table'), canvases: document.querySelectorAll('canvas').length};""")
-    cycle = [(t, phase) for t in ("dicom", "rest") for phase in ("associationGap", "receive", "preStore", "persist")
+    vocabulary = ingested.get("/perf/vocabulary").json()["phases"]  # an instance's cycle, as the page draws it
+    parts = [p["name"] for p in vocabulary if p["place"] == "before"] + [p["name"] for p in vocabulary
+                                                                         if p["partOfServerTotal"]]
+    cycle = [(t, phase) for t in ("dicom", "rest") for phase in parts
              if documents["stats"]["transports"][t]["phases"][phase].get("count")]
     assert len(cycle) == 6 and int(data["breakdown"]["points"]) == len(cycle)  # a segment per phase of each cycle
     assert int(data["throughput"]["points"]) > 0 and int(data["latency"]["points"]) > 0

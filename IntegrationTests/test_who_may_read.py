@@ -13,33 +13,32 @@ ORTHANC_VERSIONS = BOTH_ORTHANCS
 USER, PASSWORD = "perf-reader", "s3cret-perf"
 AUTHENTICATED = {"AuthenticationEnabled": True, "RegisteredUsers": {USER: PASSWORD}}
 
-# (method, path, status once authenticated): every route, its parameters, the wrong methods.
-REQUESTS = [
-    ("GET", "/perf/stats", 200),
+# (method, path, status once authenticated): the parameters, accepted and refused, beyond what
+# every_request() takes from GET /perf/vocabulary (each route with its method and the others).
+PARAMETERS = [
     ("GET", "/perf/stats?transport=dicom", 200),
     ("GET", "/perf/stats?groupBy=remoteAet&transport=all", 200),
     ("GET", "/perf/stats?remoteAet=STORESCU", 200),
     ("GET", "/perf/stats?transport=smtp", 400),
-    ("POST", "/perf/reset", 200),
-    ("GET", "/perf/reset", 405),
-    ("POST", "/perf/stats", 405),
-    ("PUT", "/perf/stats", 405),
-    ("DELETE", "/perf/reset", 405),
-    ("GET", "/perf/metrics", 200),
     ("GET", "/perf/slowest?n=5", 200),
-    ("GET", "/perf/trace", 200),
-    ("GET", "/perf/diagnosis", 200),
     ("GET", "/perf/diagnosis?groupBy=remoteAet", 400),
-    ("POST", "/perf/diagnosis", 405),
-    ("GET", "/perf/series", 200),
-    ("GET", "/perf/series?window=5m&transport=dicom", 200),
-    ("GET", "/perf/series?remoteAet=STORESCU", 400),
-    ("POST", "/perf/series", 405),
+    ("GET", "/perf/slots?window=5m&transport=dicom", 200),
+    ("GET", "/perf/slots?remoteAet=STORESCU", 400),
     ("GET", "/perf/ui/", 200),  # by its redirections, to /perf/ui/index.html
     ("GET", "/perf/ui/ui.js", 200),
     ("GET", "/perf/ui/nothing.js", 404),
-    ("POST", "/perf/ui/index.html", 405),
 ]
+METHODS = ["GET", "POST", "PUT", "DELETE"]
+
+
+def every_request(orthanc):
+    """Every route of the plugin's vocabulary with its method (200), with each other method (405),
+    then the PARAMETERS; POST /perf/reset among them."""
+    requests_ = []
+    for route in orthanc.get("/perf/vocabulary").json()["routes"]:
+        path = route["path"].replace("{file}", "index.html")
+        requests_ += [(method, path, 200 if method == route["method"] else 405) for method in METHODS]
+    return requests_ + PARAMETERS
 
 
 def since(orthanc):
@@ -49,7 +48,9 @@ def since(orthanc):
 def test_every_route_needs_credentials_when_authentication_is_enabled(orthanc_factory):
     orthanc = orthanc_factory(extra_config=AUTHENTICATED)  # its session logs in as perf-reader
     first = since(orthanc)
-    for method, path, status in REQUESTS:
+    everything = every_request(orthanc)
+    assert ("POST", "/perf/reset", 200) in everything and ("GET", "/perf/vocabulary", 200) in everything
+    for method, path, status in everything:
         for auth in (None, (USER, "wrong"), ("nobody", PASSWORD)):
             answer = requests.request(method, orthanc.url + path, auth=auth, timeout=10)
             assert answer.status_code == 401, (method, path, auth, answer.status_code)
@@ -57,7 +58,7 @@ def test_every_route_needs_credentials_when_authentication_is_enabled(orthanc_fa
             assert b"ingest-perf" not in answer.content and b"transports" not in answer.content
     # Refused means not run: the POST /perf/reset without credentials reset nothing.
     assert since(orthanc) == first
-    for method, path, status in REQUESTS:
+    for method, path, status in everything:
         answer = requests.request(method, orthanc.url + path, auth=(USER, PASSWORD), timeout=10)
         assert answer.status_code == status, (method, path, answer.status_code, answer.text[:300])
         if status == 200 and path.startswith("/perf/stats"):
@@ -85,7 +86,7 @@ def test_remote_access_allowed_false_refuses_a_non_loopback_client(orthanc_facto
         pytest.skip("this machine has no non-loopback IPv4 address (hostname -I): no remote client to test")
     local = orthanc_factory(extra_config={"RemoteAccessAllowed": False})
     remote_url = "http://%s:%d" % (address, local.http_port)
-    for method, path, _ in REQUESTS:
+    for method, path, _ in every_request(local):
         answer = requests.request(method, remote_url + path, timeout=10)
         assert answer.status_code == 401, (method, path, answer.status_code)
         assert b"ingest-perf" not in answer.content

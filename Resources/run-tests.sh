@@ -33,6 +33,9 @@ mapfile -t format_files < <(find Plugin UnitTests Benchmarks Fuzzing -name '*.cp
 clang-format --dry-run -Werror "${format_files[@]}"
 echo "clang-format: ${#format_files[@]} files clean"
 
+step "layers (the includes of Plugin/ against the order of docs/development.md's module map)"
+./.venv/bin/python -m pytest -q -p no:cacheprovider IntegrationTests/test_layers.py
+
 step "build (RelWithDebInfo)"
 build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINGEST_PERF_FAULT_INJECTION=ON
 step "unit tests"

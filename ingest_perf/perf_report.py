@@ -20,9 +20,6 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-PHASE_ORDER = ["receive", "preStore", "transcode", "persist", "storagePrepare", "storageWrite", "indexUpdate",
-               "serverTotal", "associationGap", "responseSend", "changeDispatch"]
-TRANSPORT_ORDER = ["rest", "dicom", "plugin", "job", "all"]
 TRANSPORT_TITLES = {
     "rest": "REST (HTTP POST /instances)",
     "dicom": "DICOM (C-STORE)",
@@ -30,7 +27,6 @@ TRANSPORT_TITLES = {
     "job": "job (stored by an Orthanc job)",
     "all": "all transports",
 }
-OUTCOME_ORDER = ["stored", "alreadyStored", "notDicom", "rejected", "failed", "requestWithoutInstance"]
 COLUMNS = ["count", "mean", "p50", "p90", "p99", "max"]
 DEFAULT_WIDTH = 80
 MINIMUM_WIDTH = 40
@@ -183,16 +179,24 @@ def _transport_summary(title, transport, outcome_names, width):
     return _wrap_parts(["%s: %s" % (title, ", ".join(parts)), rate, recent], width)
 
 
-def _phase_names(phases):
-    return [p for p in PHASE_ORDER if p in phases] + sorted(p for p in phases if p not in PHASE_ORDER)
+def vocabulary_order(stats, kind):
+    """The names of one list of the plugin's vocabulary ("transports", "phases", "outcomes",
+    "failureReasons") in its order, as the answer's definitions give it; [] for an answer without
+    them (a plugin older than GET /perf/vocabulary)."""
+    return list(((stats.get("definitions") or {}).get("order") or {}).get(kind) or [])
 
 
-def _phase_table(phases, width):
+def _ordered(names, order):
+    """`names` in the vocabulary's `order`, those it does not list after them, sorted."""
+    return [n for n in order if n in names] + sorted(n for n in names if n not in order)
+
+
+def _phase_table(phases, width, order):
     """The table of the measured phases and their notes; the phases not measured are listed once
     for every transport, by _not_measured()."""
     rows = []
     notes = []
-    for name in _phase_names(phases):
+    for name in _ordered(phases, order):
         phase = phases[name] or {}
         if phase.get("observable") is False:
             continue
@@ -210,14 +214,14 @@ def _phase_table(phases, width):
     return lines
 
 
-def _not_measured(transports, shown, unobservable, width):
+def _not_measured(transports, shown, unobservable, width, order):
     """One entry per reason: the phases that a shown transport does not measure for that reason
     (with the transports), and the answer's `unobservable` items of the shown transports and of
     "all", so that no reason is printed twice."""
     by_reason = {}  # reason -> {what: [transports]}, in order of first appearance
     for transport in shown:
         phases = (transports[transport] or {}).get("phases") or {}
-        for name in _phase_names(phases):
+        for name in _ordered(phases, order):
             phase = phases[name] or {}
             if phase.get("observable") is False:
                 reason = _oneline(phase.get("reason", "no reason given"))
@@ -303,9 +307,11 @@ def render(stats, width=None, context=True):
             out.extend(_wrap("NOT IN EFFECT: %s: %s" % (item.get("option"), item.get("reason")), width, more="  "))
 
     definitions = (stats.get("definitions") or {}).get("outcomes") or {}
-    outcome_names = OUTCOME_ORDER + sorted(k for k in definitions if k not in OUTCOME_ORDER)
+    outcome_order = vocabulary_order(stats, "outcomes")
+    outcome_names = outcome_order + sorted(k for k in definitions if k not in outcome_order)
+    phase_order = vocabulary_order(stats, "phases")
     transports = stats.get("transports") or {}
-    names = [t for t in TRANSPORT_ORDER if t in transports] + sorted(t for t in transports if t not in TRANSPORT_ORDER)
+    names = _ordered(transports, vocabulary_order(stats, "transports") + ["all"])
     active = [t for t in names if _outcome_total(transports[t] or {}, outcome_names) > 0]
     single = [t for t in active if t != "all"]
     if "all" in active and len(single) == 1:
@@ -326,7 +332,7 @@ def render(stats, width=None, context=True):
             for span, figures in sorted(recent.items()) if isinstance(figures, dict)]
         if now:
             out.extend(_wrap("; ".join(now), width, "  ", "  "))
-        out.extend(_phase_table(transport.get("phases") or {}, width))
+        out.extend(_phase_table(transport.get("phases") or {}, width, phase_order))
         answers = transport.get("httpAnswers") or {}
         if answers.get("requests"):
             out.extend(_wrap("HTTP answers: %d requests, %d from clients accepting gzip/deflate, %d compressed by "
@@ -334,7 +340,8 @@ def render(stats, width=None, context=True):
                                  answers["requests"], answers.get("clientAcceptsCompression", 0),
                                  answers.get("compressedByOrthanc", 0),
                                  str(answers.get("HttpCompressionEnabled")).lower()), width, "  ", "  "))
-    not_measured = _not_measured(transports, active, stats.get("unobservable") or [] if context else [], width)
+    not_measured = _not_measured(transports, active, stats.get("unobservable") or [] if context else [], width,
+                                 phase_order)
     if not_measured:
         out.append("")
         out.append("Not measured, and why:")

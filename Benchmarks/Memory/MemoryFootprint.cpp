@@ -2,8 +2,8 @@
 // the plugin's pipeline (default configuration) after 1,000 instances and after 1,000,000 more,
 // through the same code path as the Orthanc callbacks, with labels within their limits. Prints
 // the figures; exits 1 if the growth exceeds 1 MiB.
-#include "Recording/IngestPipeline.h"
-#include "Timeline/MonotonicClock.h"
+#include "Platform/MonotonicClock.h"
+#include "Recording/IngestState.h"
 
 #include <cstdio>
 #include <fstream>
@@ -30,7 +30,7 @@ namespace
   }
 
   // One instance through every hook, HTTP or C-STORE, with one of a fixed set of label values.
-  void Ingest(IngestPipeline& pipeline, uint64_t index)
+  void Ingest(IngestState& pipeline, uint64_t index)
   {
     static const std::vector<std::string> aets = {"CT01", "MR02", "US03", "XA04", "PACS"};
     static const std::vector<std::string> classes = {"1.2.840.10008.5.1.4.1.1.2", "1.2.840.10008.5.1.4.1.1.4",
@@ -70,7 +70,7 @@ namespace
 int main()
 {
   const long before = ResidentKiB();
-  IngestPipeline pipeline{Configuration()};
+  IngestState pipeline{Configuration()};
   const long constructed = ResidentKiB();
 
   uint64_t index = 0;

@@ -1,5 +1,5 @@
 // One reading of a process's own sockets (ForEachProcessSocket: what the IngestWatcher does at each
-// tick, and IngestPipeline::ConnectionOf when an association starts), with OTHERS other sockets in
+// tick, and IngestState::ConnectionOf when an association starts), with OTHERS other sockets in
 // the network namespace's TCP table (held by child processes: connections on loopback, a third of
 // them TIME_WAIT) and CONNECTIONS connections to this process's own port (its "Orthanc port"). The
 // reading's cost is that of this process's descriptors, whatever the table holds: this shows it.

@@ -3,11 +3,11 @@
 #include "Capture/DicomMetaHeader.h"
 #include "Correlation/ChangeCorrelator.h"
 #include "Correlation/IngestWatcher.h"
-#include "Labels/Hash.h"
+#include "Platform/Hash.h"
+#include "Platform/MonotonicClock.h"
+#include "Platform/OrthancSdk.h"
 #include "Recording/DuplicateDetection.h"
-#include "Recording/IngestPipeline.h"
-#include "Timeline/MonotonicClock.h"
-#include "Host/OrthancSdk.h"
+#include "Recording/IngestState.h"
 
 #include <cstring>
 
@@ -15,10 +15,10 @@ namespace IngestPerf
 {
   namespace
   {
-    // The active pipeline: registered hooks run only once it is set.
-    IngestPipeline& Pipeline()
+    // The active ingest state: registered hooks run only once it is set.
+    IngestState& Pipeline()
     {
-      return *ActivePipeline();
+      return *ActiveIngestState();
     }
 
     // Orthanc ingests: the plugin's thread wakes if it slept (a load and a fence, a write once per idle period).

@@ -3,10 +3,10 @@
 // the answer that lets the ingest go on unchanged. An exception is counted, never propagated.
 #pragma once
 
-#include "Host/PluginStatus.h"
+#include "Platform/PluginStatus.h"
 
-#include "Host/Configuration.h"
 #include "Labels/LabelExposure.h"  // kUnknownLabel
+#include "Platform/Configuration.h"
 
 #include <string>
 
@@ -14,7 +14,7 @@ namespace IngestPerf
 {
 
 
-  // Registers every ingest hook the configuration asks for. The pipeline must outlive Orthanc's
+  // Registers every ingest hook the configuration asks for. The ingest state must outlive Orthanc's
   // use of the callbacks (the whole plugin lifetime).
   // Why the transcoder is not registered although IngestTranscoding is configured.
   extern const char* const kTranscoderOffReason;

@@ -1,6 +1,6 @@
 #include "Capture/RestAnswerTiming.h"
 
-#include "Host/OrthancSdk.h"
+#include "Platform/OrthancSdk.h"
 #include "Recording/Unobservable.h"
 
 namespace IngestPerf

@@ -7,7 +7,7 @@
 // log and in /perf/stats, and responseSend stays unobservable.
 #pragma once
 
-#include "Host/PluginStatus.h"
+#include "Platform/PluginStatus.h"
 
 #include <string>
 

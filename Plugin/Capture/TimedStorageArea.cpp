@@ -1,10 +1,10 @@
 #include "Capture/TimedStorageArea.h"
 
-#include "Recording/IngestPipeline.h"
-#include "Timeline/MonotonicClock.h"
-#include "Host/OrthancSdk.h"
 #include "Capture/StorageFolder.h"
 #include "Capture/StorageRoot.h"
+#include "Platform/MonotonicClock.h"
+#include "Platform/OrthancSdk.h"
+#include "Recording/IngestState.h"
 
 #include <filesystem>
 #include <memory>
@@ -25,10 +25,10 @@ namespace IngestPerf
 
     void Failed(StorageOperation kind)
     {
-      ActivePipeline()->storage.RecordFailure(kind);
+      ActiveIngestState()->storage.RecordFailure(kind);
       if (kind == StorageOperation::Create)
       {
-        ActivePipeline()->timelines.ForCurrentThread().StorageCreateFailed();  // the instance's store fails
+        ActiveIngestState()->timelines.ForCurrentThread().StorageCreateFailed();  // the instance's store fails
       }
     }
 
@@ -52,14 +52,14 @@ namespace IngestPerf
         return OrthancPluginErrorCode_StorageAreaPlugin;
       }
       const int64_t end = MonotonicNowNs();
-      ActivePipeline()->storage.Record(kind, end - start, bytes);
+      ActiveIngestState()->storage.Record(kind, end - start, bytes);
       if (kind == StorageOperation::Create)
       {
-        ActivePipeline()->timelines.ForCurrentThread().StorageCreated(start, end);
+        ActiveIngestState()->timelines.ForCurrentThread().StorageCreated(start, end);
       }
       else if (kind == StorageOperation::Remove)
       {
-        ActivePipeline()->timelines.ForCurrentThread().StorageRemoved();
+        ActiveIngestState()->timelines.ForCurrentThread().StorageRemoved();
       }
       return OrthancPluginErrorCode_Success;
     }

@@ -6,9 +6,9 @@
 // was written, which splits persist into storagePrepare, storageWrite and indexUpdate.
 #pragma once
 
-#include "Host/PluginStatus.h"
+#include "Platform/PluginStatus.h"
 
-#include "Host/Configuration.h"
+#include "Platform/Configuration.h"
 
 #include <string>
 

@@ -1,6 +1,6 @@
 #include "Correlation/AssociationTracker.h"
 
-#include "Correlation/BoundedSpinLock.h"
+#include "Platform/BoundedSpinLock.h"
 
 #include <sys/mman.h>
 

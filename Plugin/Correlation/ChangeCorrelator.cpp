@@ -1,6 +1,6 @@
 #include "Correlation/ChangeCorrelator.h"
 
-#include "Correlation/BoundedSpinLock.h"
+#include "Platform/BoundedSpinLock.h"
 
 namespace IngestPerf
 {

@@ -1,6 +1,6 @@
 #include "Correlation/DicomConnections.h"
 
-#include "Correlation/BoundedSpinLock.h"
+#include "Platform/BoundedSpinLock.h"
 
 #include <vector>
 

@@ -1,6 +1,6 @@
 #include "Correlation/IngestWatcher.h"
 
-#include "Timeline/MonotonicClock.h"
+#include "Platform/MonotonicClock.h"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>

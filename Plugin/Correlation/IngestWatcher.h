@@ -2,7 +2,7 @@
 // once a second while Orthanc ingests (the records opened by its threads moved in the last
 // kQuietTicks seconds, or a hook woke it after an idle period: WakeIfSleeping) it samples the
 // established connections to DicomPort and HttpPort, hands the DICOM ones over (DicomConnections),
-// and runs `tick` (the pipeline concludes the records whose store has ended, assesses the storage).
+// and runs `tick` (the ingest state concludes the records whose store has ended, assesses the storage).
 // What it reads is Orthanc's own descriptors, never the host's TCP table: its cost is that of
 // Orthanc's sockets, whatever the host holds besides. Samples are kept an hour in fixed memory
 // (kCapacity of 16 bytes), under a mutex that only readers of the summary share. The thread reads its

@@ -6,8 +6,8 @@
 
 #include "Correlation/IngestWatcher.h"
 #include "Diagnosis/SenderSoftware.h"
-#include "Host/Configuration.h"
 #include "Metrics/StatsQuery.h"
+#include "Platform/Configuration.h"
 #include "Recording/IngestReport.h"
 #include "Vocabulary/IngestVocabulary.h"
 

@@ -1,7 +1,8 @@
 #include "Export/JsonExporter.h"
 
-#include "Host/FaultInjection.h"
+#include "Export/VocabularyExporter.h"
 #include "Labels/PeerPseudonym.h"
+#include "Platform/FaultInjection.h"
 #include "Recording/Unobservable.h"
 
 #include <algorithm>
@@ -127,30 +128,6 @@ namespace IngestPerf
         value["reason"] = hook.reason;
       }
       return value;
-    }
-
-    Json::Value ExportDefinitions()
-    {
-      Json::Value definitions;
-      for (size_t p = 0; p < kPhaseCount; p++)
-      {
-        const PhaseDefinition& phase = DefinitionOf(static_cast<Phase>(p));
-        Json::Value& target = definitions["phases"][phase.name];
-        target["from"] = phase.from;
-        target["to"] = phase.to;
-        target["partOfServerTotal"] = phase.partOfServerTotal;
-      }
-      for (size_t o = 0; o < kOutcomeCount; o++)
-      {
-        const OutcomeDefinition& outcome = DefinitionOf(static_cast<Outcome>(o));
-        definitions["outcomes"][outcome.name] = outcome.meaning;
-      }
-      for (size_t r = 0; r < kFailureReasonCount; r++)
-      {
-        const OutcomeDefinition& reason = DefinitionOf(static_cast<FailureReason>(r));
-        definitions["failureReasons"][reason.name] = reason.meaning;
-      }
-      return definitions;
     }
 
     Json::Value ExportUnobservable(const PluginStatus& status)
@@ -386,15 +363,16 @@ namespace IngestPerf
           }
         }
       }
-      Json::Value& series = labels["series"];
-      series["capacity"] = Json::UInt64(info.capacity);
-      series["used"] = Json::UInt64(info.used);
-      series["overflowed"] = Json::UInt64(info.overflowed);
-      series["bytesEach"] = Json::UInt64(info.bytesEach);
+      Json::Value& streams = labels["streams"];
+      streams["capacity"] = Json::UInt64(info.capacity);
+      streams["used"] = Json::UInt64(info.used);
+      streams["overflowed"] = Json::UInt64(info.overflowed);
+      streams["bytesEach"] = Json::UInt64(info.bytesEach);
+      labels["series"] = streams;  // its former name, for one release (NEWS)
       return labels;
     }
 
-    void ExportSeriesView(Json::Value& result, const IngestReport& input, const StatsQuery& filter)
+    void ExportSlotsView(Json::Value& result, const IngestReport& input, const StatsQuery& filter)
     {
       const LabelCatalog& catalog = *input.catalog;
       const GroupedSnapshot& grouped = input.grouped;
@@ -416,7 +394,8 @@ namespace IngestPerf
           asGiven ? label.second : ExportedLabelValue(label.first, label.second, hashPeers);
       }
       query["groupBy"] = filter.hasGroupBy ? Json::Value(LabelDimensionName(filter.groupBy)) : Json::Value();
-      query["seriesMatched"] = Json::UInt64(grouped.seriesMatched);
+      query["streamsMatched"] = Json::UInt64(grouped.streamsMatched);
+      query["seriesMatched"] = query["streamsMatched"];  // its former name, for one release (NEWS)
       const std::array<TransportSnapshot, kTransportCount>& perTransport = grouped.transports;
       std::vector<std::pair<LabelId, TransportSnapshot>> groups = grouped.groups;
 
@@ -709,7 +688,7 @@ namespace IngestPerf
     effective["ChangeTableSize"] = Json::UInt64(configuration.changeTableSize);
     effective["MaxPeers"] = Json::UInt64(configuration.maxPeers);
     effective["MaxLabelValues"] = Json::UInt64(configuration.maxLabelValues);
-    effective["MaxSeries"] = Json::UInt64(configuration.maxSeries);
+    effective["MaxStreams"] = Json::UInt64(configuration.maxStreams);
     effective["RecentInstances"] = Json::UInt64(configuration.recentInstances);
     effective["TranscodeTiming"] = TranscodeTimingName(configuration.transcodeTiming);
     effective["TimedStorage"] = configuration.timedStorage;
@@ -783,7 +762,7 @@ namespace IngestPerf
 
     if (filter.UsesStreams() && input.catalog != nullptr && input.collected)
     {
-      ExportSeriesView(result, input, filter);
+      ExportSlotsView(result, input, filter);
       result["unobservable"] = ExportUnobservable(*input.status);
       result["definitions"] = ExportDefinitions();
       return result;

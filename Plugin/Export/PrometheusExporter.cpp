@@ -295,7 +295,7 @@ namespace IngestPerf
 
       AppendHeader(out, durations, "histogram",
                    "serverTotal and associationGap per labelled stream (one combination of the labels of "
-                   "docs/labels.md, at most MaxSeries).");
+                   "docs/labels.md, at most MaxStreams).");
       for (size_t s = 0; s < report.eachStream.size(); s++)
       {
         for (size_t p = 0; p < kPhaseCount; p++)
@@ -423,9 +423,9 @@ namespace IngestPerf
         AppendGauge(out, "orthanc_ingest_open_dicom_connections",
                     "Orthanc's DICOM connections as last read (open associations).", text(open));
       }
-      AppendGauge(out, "orthanc_ingest_streams_used", "Labelled streams in use, of MaxSeries.",
+      AppendGauge(out, "orthanc_ingest_streams_used", "Labelled streams in use, of MaxStreams.",
                   text(report.streams.used));
-      AppendGauge(out, "orthanc_ingest_streams_capacity", "MaxSeries: labelled streams available.",
+      AppendGauge(out, "orthanc_ingest_streams_capacity", "MaxStreams: labelled streams available.",
                   text(report.streams.capacity));
 
       const char* cost = "orthanc_ingest_plugin_cost_seconds_total";

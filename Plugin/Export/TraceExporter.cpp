@@ -18,11 +18,6 @@ namespace IngestPerf
     constexpr int kThreadsProcess = 1;
     constexpr int kAssociationsProcess = 2;
 
-    // The phases drawn inside an instance's slice; each lies within the one before it that
-    // encloses it (receive, preStore > transcode, persist > storagePrepare, storageWrite, indexUpdate).
-    const Phase kNestedPhases[] = {Phase::Receive,        Phase::PreStore,     Phase::Transcode,  Phase::Persist,
-                                   Phase::StoragePrepare, Phase::StorageWrite, Phase::IndexUpdate};
-
     struct Event
     {
       int pid;
@@ -110,7 +105,7 @@ namespace IngestPerf
       int64_t originNs_;
       Json::Value metadata_ = Json::arrayValue;
       // A deque: tens of thousands of events in small blocks, never one large block that glibc,
-      // once freed, would answer by keeping more of every arena (Host/MappedText explains).
+      // once freed, would answer by keeping more of every arena (Platform/MappedText explains).
       std::deque<Event> events_;
     };
 
@@ -131,9 +126,12 @@ namespace IngestPerf
       const std::string name = std::string(TransportName(instance.labels.GetTransport())) + " instance";
       trace.Slice(kThreadsProcess, instance.thread, "instance", name, record.startNs, record.storedNs - record.startNs,
                   args);
-      for (Phase phase : kNestedPhases)
+      // Inside the instance's slice, the phases the vocabulary places inside it, each within its
+      // parent (receive, preStore > transcode, persist > storagePrepare, storageWrite, indexUpdate).
+      for (size_t p = 0; p < kPhaseCount; p++)
       {
-        if (record.Phase(phase) != InstanceRecord::kNotMeasured)
+        const Phase phase = static_cast<Phase>(p);
+        if (DefinitionOf(phase).place == PhasePlace::Inside && record.Phase(phase) != InstanceRecord::kNotMeasured)
         {
           trace.Slice(kThreadsProcess, instance.thread, "phase", DefinitionOf(phase).name, record.PhaseStart(phase),
                       record.Phase(phase));

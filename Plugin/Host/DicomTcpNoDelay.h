@@ -11,8 +11,8 @@
 // operator's environment already has the variable, which is then left as it is and reported.
 #pragma once
 
-#include "Host/Configuration.h"
-#include "Host/PluginStatus.h"
+#include "Platform/Configuration.h"
+#include "Platform/PluginStatus.h"
 
 namespace IngestPerf
 {

@@ -1,6 +1,6 @@
 #include "Host/LoadedCopy.h"
 
-#include "Labels/Hash.h"
+#include "Platform/Hash.h"
 
 #include <link.h>
 

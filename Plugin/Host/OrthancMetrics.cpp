@@ -1,8 +1,8 @@
 #include "Host/OrthancMetrics.h"
 
-#include "Host/OrthancSdk.h"
-#include "Recording/IngestPipeline.h"
-#include "Timeline/MonotonicClock.h"
+#include "Platform/MonotonicClock.h"
+#include "Platform/OrthancSdk.h"
+#include "Recording/IngestState.h"
 
 #include <json/reader.h>
 
@@ -143,10 +143,10 @@ namespace IngestPerf
     {
       try
       {
-        const IngestPipeline* pipeline = ActivePipeline();
+        const IngestState* state = ActiveIngestState();
         const int64_t now = MonotonicNowNs();
         int64_t last = lastPublishedNs.load(std::memory_order_relaxed);
-        if (pipeline == nullptr || (last != 0 && now - last < kRefreshPeriodNs) ||
+        if (state == nullptr || (last != 0 && now - last < kRefreshPeriodNs) ||
             !lastPublishedNs.compare_exchange_strong(last, now, std::memory_order_relaxed))
         {
           return;
@@ -154,11 +154,11 @@ namespace IngestPerf
         // The statistics only, not a whole Collect: this runs inside Orthanc's answer to
         // /tools/metrics-prometheus, which /perf/stats itself reads in the middle of its Collect
         // (OtherRestRequestsInProgress), on an HTTP thread with a small stack.
-        const std::unique_ptr<StatsSnapshot> snapshot(new StatsSnapshot(pipeline->stats.Snapshot(now)));
+        const std::unique_ptr<StatsSnapshot> snapshot(new StatsSnapshot(state->stats.Snapshot(now)));
         std::unique_ptr<WindowSnapshot> lastMinute;
-        if (pipeline->stats.HasWindows())
+        if (state->stats.HasWindows())
         {
-          lastMinute.reset(new WindowSnapshot(pipeline->stats.SnapshotWindow(Window::OneMinute, now)));
+          lastMinute.reset(new WindowSnapshot(state->stats.SnapshotWindow(Window::OneMinute, now)));
         }
         for (const auto& value : PublishedOrthancMetrics(*snapshot, lastMinute.get()))
         {

@@ -13,9 +13,9 @@
 #pragma once
 
 #include "Correlation/StorageCondition.h"
-#include "Host/PluginStatus.h"
 #include "Metrics/StatsSnapshot.h"
 #include "Metrics/TimeWindows.h"
+#include "Platform/PluginStatus.h"
 
 #include <cstdint>
 #include <string>
@@ -43,6 +43,6 @@ namespace IngestPerf
   std::vector<std::pair<std::string, float>> PublishedOrthancMetrics(const StatsSnapshot& snapshot,
                                                                      const WindowSnapshot* lastMinute = nullptr);
 
-  // Registers the refresh callback that publishes them from ActivePipeline().
+  // Registers the refresh callback that publishes them from ActiveIngestState().
   void RegisterPublishedOrthancMetrics(const PluginStatus& status);
 }

@@ -1,20 +1,20 @@
-// Entry point: reads the configuration, builds the pipeline, registers hooks and routes.
+// Entry point: reads the configuration, builds the ingest state, registers hooks and routes.
 // Data flow: IngestHooks -> InstanceTimeline (per thread) -> IngestRecorder -> IngestStats
 //            -> StatsSnapshot -> JsonExporter / PrometheusExporter -> RestRoutes (and the page of
 //            /perf/ui/, Ui/UiFiles, which reads them over HTTP).
-#include "Host/Configuration.h"
-#include "Host/DicomTcpNoDelay.h"
-#include "Host/FaultInjection.h"
 #include "Capture/IngestHooks.h"
 #include "Capture/RestAnswerTiming.h"
 #include "Capture/TimedStorageArea.h"
-#include "Recording/IngestPipeline.h"
-#include "Host/LoadedCopy.h"
 #include "Correlation/IngestWatcher.h"
+#include "Host/DicomTcpNoDelay.h"
+#include "Host/LoadedCopy.h"
 #include "Host/OrthancMetrics.h"
-#include "Timeline/MonotonicClock.h"
-#include "Host/OrthancSdk.h"
-#include "Host/PluginStatus.h"
+#include "Platform/Configuration.h"
+#include "Platform/FaultInjection.h"
+#include "Platform/MonotonicClock.h"
+#include "Platform/OrthancSdk.h"
+#include "Platform/PluginStatus.h"
+#include "Recording/IngestState.h"
 #include "Rest/RestRoutes.h"
 #include "Ui/UiFiles.h"
 
@@ -30,7 +30,7 @@ namespace
   using namespace IngestPerf;
 
   // Live until the library is unloaded: Orthanc may still run a callback while finalizing.
-  std::unique_ptr<IngestPipeline> pipeline;
+  std::unique_ptr<IngestState> ingestState;
   std::unique_ptr<IngestWatcher> watcher;
   PluginStatus status;
 }
@@ -94,6 +94,11 @@ namespace
       StayInert(std::string("cannot read the configuration: ") + e.what());
       return;
     }
+    for (const DeprecatedOption& deprecated : status.configuration.deprecatedOptions)
+    {
+      OrthancSdk::LogWarning(std::string("IngestPerf: ") + deprecated.Message() + " (in the " + kConfigurationSection +
+                             " section)");
+    }
     for (const UnknownOption& unknown : status.configuration.unknownOptions)
     {
       OrthancSdk::LogWarning(std::string("IngestPerf: ") + unknown.Message() + " (in the " + kConfigurationSection +
@@ -103,13 +108,13 @@ namespace
 
   void Start()
   {
-    pipeline.reset(new IngestPipeline(status.configuration));
-    SetActivePipeline(pipeline.get());
+    ingestState.reset(new IngestState(status.configuration));
+    SetActiveIngestState(ingestState.get());
     status.hooks = RegisterIngestHooks(status.configuration);
     status.storage = RegisterTimedStorageArea(status.configuration);
     status.restAnswers = RestAnswerTimingState(status.configuration.timeRestAnswers);
     RegisterPublishedOrthancMetrics(status);
-    IngestPipeline* ingest = pipeline.get();
+    IngestState* ingest = ingestState.get();
     ingest->concluder.SetRestRequestsInProgress(OtherRestRequestsInProgress);
     ingest->storageUsage = ReadStorageUsage;
     IngestWatcher::Hooks hooks;
@@ -192,14 +197,14 @@ extern "C"
       }
       catch (const std::exception& e)
       {
-        if (!pipeline)
+        if (!ingestState)
         {
-          // Nothing is registered without the pipeline: Orthanc goes on alone, /perf/stats says why.
+          // Nothing is registered without the ingest state: Orthanc goes on alone, /perf/stats says why.
           StayInert(std::string("the plugin could not start: ") + e.what());
         }
         else
         {
-          // The hooks registered so far find the pipeline in place and keep working.
+          // The hooks registered so far find the ingest state in place and keep working.
           OrthancSdk::LogError(std::string("IngestPerf: start-up stopped half-way, some hooks may be missing: ") +
                                e.what());
         }

@@ -1,5 +1,5 @@
 // The labels of an ingested instance, each a small id into a bounded dictionary, packed into one
-// 64-bit key so that a labelled series is found with one hash and one compare. Id 0 is "(other)"
+// 64-bit key so that a labelled stream is found with one hash and one compare. Id 0 is "(other)"
 // (the dictionary was full), id 1 "(none)" (not applicable, e.g. a calling AET over HTTP).
 #pragma once
 
@@ -11,21 +11,6 @@
 
 namespace IngestPerf
 {
-  enum class LabelDimension
-  {
-    Transport,
-    RemoteAet,
-    RemoteIp,
-    CalledAet,
-    ReceivedSyntax,
-    StoredSyntax,
-    SopClass,
-    SizeClass,
-    Count
-  };
-
-  constexpr size_t kLabelDimensions = static_cast<size_t>(LabelDimension::Count);
-
   using LabelId = uint8_t;
   constexpr LabelId kOtherLabel = 0;
   constexpr LabelId kNoneLabel = 1;
@@ -33,20 +18,13 @@ namespace IngestPerf
   // Not an id: a label the hooks before OnStored have not interned (yet), to be taken from strings.
   constexpr LabelId kUnidentified = 0xFF;
 
-  enum class SizeClass
-  {
-    Under64KiB,
-    Under1MiB,
-    Under16MiB,
-    Under256MiB,
-    Larger,
-    Count
-  };
-
-  const char* LabelDimensionName(LabelDimension dimension);
-  bool ParseLabelDimension(LabelDimension& target, const char* name);
-  const char* SizeClassName(SizeClass sizeClass);
-  SizeClass SizeClassOf(uint64_t bytes);
+  // The key packs one id per dimension: a dimension more, or a wider id, must still fit in 64 bits
+  // (a shift by 64 or more is undefined behaviour, not a wrap).
+  constexpr size_t kLabelIdBits = 8 * sizeof(LabelId);
+  static_assert(kLabelDimensions * kLabelIdBits <= 64, "the packed label key holds at most 64 bits");
+  // The fixed lists are ids from kFirstValueLabel on, below kUnidentified.
+  static_assert(kFirstValueLabel + kTransportCount < kUnidentified, "transports fit in a LabelId");
+  static_assert(kFirstValueLabel + kSizeClassCount < kUnidentified, "size classes fit in a LabelId");
 
   struct InstanceLabels
   {

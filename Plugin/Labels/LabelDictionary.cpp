@@ -1,6 +1,6 @@
 #include "Labels/LabelDictionary.h"
 
-#include "Labels/Hash.h"
+#include "Platform/Hash.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,6 +1,6 @@
 #include "Labels/PeerPseudonym.h"
 
-#include "Labels/Hash.h"
+#include "Platform/Hash.h"
 
 #include <cstdio>
 

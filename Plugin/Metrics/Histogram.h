@@ -32,7 +32,7 @@ namespace IngestPerf
     static constexpr size_t kBucketCount =
       (static_cast<size_t>(kMaxValueBits - kSubBucketBits) << kSubBucketBits) + (1u << kSubBucketBits) + 1;
 
-    // Zeroes every bucket. Histograms in lazily backed memory (series, peers) are never
+    // Zeroes every bucket. Histograms in lazily backed memory (streams, peers) are never
     // constructed: zero-filled pages are empty histograms.
     Histogram();
     Histogram(const Histogram&) = delete;

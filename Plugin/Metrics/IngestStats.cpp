@@ -10,8 +10,8 @@ namespace IngestPerf
   }
 
 
-  IngestStats::IngestStats(int64_t nowNs, int64_t wallNowNs, size_t maxSeries, Clock windowClock) :
-    series_(maxSeries),
+  IngestStats::IngestStats(int64_t nowNs, int64_t wallNowNs, size_t maxStreams, Clock windowClock) :
+    streams_(maxStreams),
     windowClock_(windowClock),
     windows_(nowNs)
   {
@@ -22,7 +22,7 @@ namespace IngestPerf
 
   void IngestStats::RecordStored(const InstanceRecord& record, const InstanceLabels& labels)
   {
-    series_.FindOrInsert(labels).RecordStored(record);
+    streams_.FindOrInsert(labels).RecordStored(record);
     // Two relaxed reads and, rarely, a store: the idle window says when ingest last happened.
     int64_t none = 0;
     if (firstStoredNs_.load(std::memory_order_relaxed) == 0)
@@ -43,7 +43,7 @@ namespace IngestPerf
 
   void IngestStats::RecordOutcome(Outcome outcome, const InstanceLabels& labels, int64_t nowNs)
   {
-    series_.FindOrInsert(labels).RecordOutcome(outcome);
+    streams_.FindOrInsert(labels).RecordOutcome(outcome);
     if (windowClock_ != nullptr)
     {
       windows_.RecordOutcome(labels.GetTransport(), nowNs == kNow ? windowClock_() : nowNs, outcome);
@@ -53,7 +53,7 @@ namespace IngestPerf
 
   void IngestStats::RecordPhase(Phase phase, const InstanceLabels& labels, int64_t ns, int64_t nowNs)
   {
-    series_.FindOrInsert(labels).RecordPhase(phase, ns);
+    streams_.FindOrInsert(labels).RecordPhase(phase, ns);
     if (windowClock_ != nullptr)
     {
       windows_.RecordPhase(labels.GetTransport(), nowNs, phase, ns);
@@ -63,7 +63,7 @@ namespace IngestPerf
 
   void IngestStats::Count(Counter counter, const InstanceLabels& labels, int64_t nowNs)
   {
-    series_.FindOrInsert(labels).Count(counter);
+    streams_.FindOrInsert(labels).Count(counter);
     if (windowClock_ != nullptr)
     {
       windows_.Count(labels.GetTransport(), nowNs, counter);
@@ -89,7 +89,7 @@ namespace IngestPerf
     {
       rate.Reset();
     }
-    series_.ResetAll();
+    streams_.ResetAll();
     windows_.Reset(nowNs);
     callbackErrors_.store(0, std::memory_order_relaxed);
     sdkCallsFailed_.store(0, std::memory_order_relaxed);
@@ -115,7 +115,7 @@ namespace IngestPerf
     snapshot.lastStoredNs = lastStoredNs_.load(std::memory_order_relaxed);
     const int64_t nowSecond = nowNs / kNsPerSecond;
 
-    series_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
+    streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
       stats.AddTo(snapshot.transports[static_cast<size_t>(labels.GetTransport())]);
     });
     for (size_t t = 0; t < kTransportCount; t++)
@@ -138,9 +138,9 @@ namespace IngestPerf
   }
 
 
-  WindowSeries IngestStats::SeriesOfWindow(Window window, int64_t nowNs) const
+  WindowSlots IngestStats::SlotsOfWindow(Window window, int64_t nowNs) const
   {
-    return windows_.Series(window, nowNs);
+    return windows_.Slots(window, nowNs);
   }
 
 
@@ -148,12 +148,12 @@ namespace IngestPerf
                                                const LabelDimension* groupBy) const
   {
     GroupedSnapshot result;
-    series_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
+    streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
       if (filter && !filter(labels))
       {
         return;
       }
-      result.seriesMatched++;
+      result.streamsMatched++;
       stats.AddTo(result.transports[static_cast<size_t>(labels.GetTransport())]);
       if (groupBy != nullptr)
       {
@@ -172,11 +172,11 @@ namespace IngestPerf
   }
 
 
-  std::vector<std::pair<InstanceLabels, TransportSnapshot>> IngestStats::SnapshotEachSeries() const
+  std::vector<std::pair<InstanceLabels, TransportSnapshot>> IngestStats::SnapshotEachStream() const
   {
     std::vector<std::pair<InstanceLabels, TransportSnapshot>> result;
-    result.reserve(series_.Used() + kTransportCount);
-    series_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
+    result.reserve(streams_.Used() + kTransportCount);
+    streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
       result.emplace_back(labels, TransportSnapshot());
       stats.AddTo(result.back().second);
     });
@@ -184,10 +184,10 @@ namespace IngestPerf
   }
 
 
-  std::vector<std::pair<InstanceLabels, TransportSnapshot>> IngestStats::SnapshotFailingSeries() const
+  std::vector<std::pair<InstanceLabels, TransportSnapshot>> IngestStats::SnapshotFailingStreams() const
   {
     std::vector<std::pair<InstanceLabels, TransportSnapshot>> result;
-    series_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
+    streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
       if (stats.outcomes[static_cast<size_t>(Outcome::Failed)].load(std::memory_order_relaxed) == 0)
       {
         return;
@@ -207,10 +207,10 @@ namespace IngestPerf
 
 
   std::vector<std::pair<InstanceLabels, HistogramSnapshot>>
-  IngestStats::SnapshotSeriesPhase(Phase phase, const std::function<bool(const InstanceLabels&)>& filter) const
+  IngestStats::SnapshotStreamsPhase(Phase phase, const std::function<bool(const InstanceLabels&)>& filter) const
   {
     std::vector<std::pair<InstanceLabels, HistogramSnapshot>> result;
-    series_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
+    streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
       if (!filter || filter(labels))
       {
         result.emplace_back(labels, stats.phases[static_cast<size_t>(phase)].Snapshot());

@@ -30,7 +30,7 @@ namespace IngestPerf
     // (the benchmarks compare the hot path with and without them).
     using Clock = int64_t (*)();
 
-    IngestStats(int64_t nowNs, int64_t wallNowNs, size_t maxSeries, Clock windowClock = nullptr);
+    IngestStats(int64_t nowNs, int64_t wallNowNs, size_t maxStreams, Clock windowClock = nullptr);
     IngestStats(const IngestStats&) = delete;
     IngestStats& operator=(const IngestStats&) = delete;
 
@@ -55,33 +55,33 @@ namespace IngestPerf
     void RecordConcludedEarly() { concludedEarly_.fetch_add(1, std::memory_order_relaxed); }
 
     StatsSnapshot Snapshot(int64_t nowNs) const;
-    // The labelled series whose labels pass `filter` (all when empty), merged per transport and,
+    // The labelled streams whose labels pass `filter` (all when empty), merged per transport and,
     // when `groupBy` is given, per value of that label.
     GroupedSnapshot SnapshotGrouped(const std::function<bool(const InstanceLabels&)>& filter,
                                     const LabelDimension* groupBy) const;
 
-    // Every labelled series in use, each its own snapshot (no rate windows): what the Prometheus
+    // Every labelled stream in use, each its own snapshot (no rate windows): what the Prometheus
     // exposition lists with all its labels.
-    std::vector<std::pair<InstanceLabels, TransportSnapshot>> SnapshotEachSeries() const;
+    std::vector<std::pair<InstanceLabels, TransportSnapshot>> SnapshotEachStream() const;
 
-    // The outcomes and counters (no histogram) of each series with a failed instance.
-    std::vector<std::pair<InstanceLabels, TransportSnapshot>> SnapshotFailingSeries() const;
+    // The outcomes and counters (no histogram) of each stream with a failed instance.
+    std::vector<std::pair<InstanceLabels, TransportSnapshot>> SnapshotFailingStreams() const;
 
-    // One phase of the matching labelled series: cheaper than whole series when one is enough.
+    // One phase of the matching labelled streams: cheaper than whole streams when one is enough.
     std::vector<std::pair<InstanceLabels, HistogramSnapshot>>
-    SnapshotSeriesPhase(Phase phase, const std::function<bool(const InstanceLabels&)>& filter) const;
+    SnapshotStreamsPhase(Phase phase, const std::function<bool(const InstanceLabels&)>& filter) const;
 
     // The transports over a recent window (empty when the windows are off).
     WindowSnapshot SnapshotWindow(Window window, int64_t nowNs) const;
     // The same window slot by slot (empty when the windows are off).
-    WindowSeries SeriesOfWindow(Window window, int64_t nowNs) const;
+    WindowSlots SlotsOfWindow(Window window, int64_t nowNs) const;
     bool HasWindows() const { return windowClock_ != nullptr; }
 
-    const StreamTable& Series() const { return series_; }
+    const StreamTable& Streams() const { return streams_; }
 
   private:
     std::array<RateWindow, kTransportCount> rates_;
-    StreamTable series_;
+    StreamTable streams_;
     Clock windowClock_;
     TimeWindows windows_;
     std::atomic<uint64_t> callbackErrors_;

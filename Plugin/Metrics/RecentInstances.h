@@ -7,6 +7,7 @@
 
 #include "Labels/InstanceLabels.h"
 #include "Metrics/InstanceRecord.h"
+#include "Platform/Configuration.h"
 #include "Vocabulary/IngestVocabulary.h"
 
 #include <atomic>
@@ -51,8 +52,8 @@ namespace IngestPerf
   class RecentInstances
   {
   public:
-    static constexpr size_t kMinCapacity = 16;
-    static constexpr size_t kMaxCapacity = 262144;
+    static constexpr size_t kMinCapacity = kMinRecentInstances;
+    static constexpr size_t kMaxCapacity = kMaxRecentInstances;
 
     explicit RecentInstances(size_t capacity);
     ~RecentInstances();

@@ -1,5 +1,5 @@
 // What a reader asks of the aggregate: which transports, which label values, grouped by which
-// label. Parsed from REST parameters by the routes, answered by IngestPipeline::Collect, shown by
+// label. Parsed from REST parameters by the routes, answered by IngestState::Collect, shown by
 // the exporters.
 #pragma once
 

@@ -64,12 +64,12 @@ namespace IngestPerf
     int64_t ActiveSpanNs() const;
   };
 
-  // The labelled series a query matched, merged per transport and per value of one label.
+  // The labelled streams a query matched, merged per transport and per value of one label.
   struct GroupedSnapshot
   {
-    size_t seriesMatched = 0;
+    size_t streamsMatched = 0;
     std::array<TransportSnapshot, kTransportCount> transports;
-    std::vector<std::pair<uint8_t, TransportSnapshot>> groups;  // label id -> merged series
+    std::vector<std::pair<uint8_t, TransportSnapshot>> groups;  // label id -> merged streams
   };
 
   // What was stored since the reset, for an idle window to say that it is idle, not empty.

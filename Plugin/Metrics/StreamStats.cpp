@@ -105,7 +105,7 @@ namespace IngestPerf
       }
     }
     // A NewInstance change paired after a reset with an instance stored before it records a
-    // changeDispatch sample or a counter in a series that may have no outcome since the reset.
+    // changeDispatch sample or a counter in a stream that may have no outcome since the reset.
     for (const auto& counter : counters)
     {
       if (counter.load(std::memory_order_relaxed) != 0)

@@ -10,21 +10,21 @@ namespace IngestPerf
   {
     std::atomic<uint64_t> nextTableId{1};
 
-    // The last series this thread used: consecutive instances of one thread nearly always share
+    // The last stream this thread used: consecutive instances of one thread nearly always share
     // their labels. Keyed by table id, never by address, so a destroyed table is never reached.
-    struct LastSeries
+    struct LastStream
     {
       uint64_t tableId = 0;
       uint64_t key = 0;
       StreamStats* stats = nullptr;
-      bool overflow = false;  // stats is the transport's overflow series
+      bool overflow = false;  // stats is the transport's overflow stream
     };
 
-    thread_local LastSeries lastSeries;
+    thread_local LastStream lastStream;
 
     size_t KeyBytes(size_t slots)
     {
-      // The series start on their own cache line.
+      // The streams start on their own cache line.
       return (slots * sizeof(std::atomic<uint64_t>) + 63) / 64 * 64;
     }
 
@@ -68,7 +68,7 @@ namespace IngestPerf
   }
 
 
-  static_assert(alignof(StreamStats) <= 64, "series are placed at a cache-line boundary after the keys");
+  static_assert(alignof(StreamStats) <= 64, "streams are placed at a cache-line boundary after the keys");
 
 
   StreamStats& StreamTable::StatsAt(size_t index) const
@@ -77,7 +77,7 @@ namespace IngestPerf
   }
 
 
-  size_t StreamTable::BytesPerSeries()
+  size_t StreamTable::BytesPerStream()
   {
     return sizeof(StreamStats) + sizeof(std::atomic<uint64_t>);
   }
@@ -86,7 +86,7 @@ namespace IngestPerf
   StreamStats& StreamTable::FindOrInsert(const InstanceLabels& labels)
   {
     const uint64_t key = labels.Key();
-    LastSeries& last = lastSeries;
+    LastStream& last = lastStream;
     if (last.tableId == id_ && last.key == key)
     {
       if (last.overflow)
@@ -108,14 +108,14 @@ namespace IngestPerf
       }
       if (current == key)
       {
-        last = LastSeries{id_, key, &StatsAt(index), false};
+        last = LastStream{id_, key, &StatsAt(index), false};
         return *last.stats;
       }
     }
     overflowed_.fetch_add(1, std::memory_order_relaxed);
     StreamStats& overflow = StatsAt(capacity_ + static_cast<size_t>(labels.GetTransport()));
     // Slots are never released, so this key overflows for good (until Orthanc restarts).
-    last = LastSeries{id_, key, &overflow, true};
+    last = LastStream{id_, key, &overflow, true};
     return overflow;
   }
 
@@ -132,7 +132,7 @@ namespace IngestPerf
       const StreamStats& stats = StatsAt(index);
       if (stats.IsEmpty())
       {
-        continue;  // claimed but nothing since the last reset, or an unused overflow series
+        continue;  // claimed but nothing since the last reset, or an unused overflow stream
       }
       visit(InstanceLabels::FromKey(key), stats);
     }
@@ -141,7 +141,7 @@ namespace IngestPerf
 
   void StreamTable::ResetAll()
   {
-    // Slots keep their labels: only the series in use are touched.
+    // Slots keep their labels: only the streams in use are touched.
     for (size_t index = 0; index < slotCount_; index++)
     {
       StreamStats& stats = StatsAt(index);

@@ -1,10 +1,10 @@
-// A fixed pool of labelled series, found by the packed key of their labels (InstanceLabels). The
-// pool is reserved up front in anonymous memory that the kernel backs only when a series is first
-// written, so `MaxSeries` bounds memory without costing it. Lookup is lock-free: hash, linear
-// probing over a compact array of keys (8 bytes a slot, apart from the series themselves), and a
+// A fixed pool of labelled streams, found by the packed key of their labels (InstanceLabels). The
+// pool is reserved up front in anonymous memory that the kernel backs only when a stream is first
+// written, so `MaxStreams` bounds memory without costing it. Lookup is lock-free: hash, linear
+// probing over a compact array of keys (8 bytes a slot, apart from the streams themselves), and a
 // compare-and-swap to claim an empty slot. Probing stops after kMaxProbe slots, so a full table
-// costs a few cache lines, not one per series; an instance that finds no slot goes to its
-// transport's overflow series, whose labels other than transport are "(other)". A thread
+// costs a few cache lines, not one per stream; an instance that finds no slot goes to its
+// transport's overflow stream, whose labels other than transport are "(other)". A thread
 // remembers its last key and where it went, overflow included.
 #pragma once
 
@@ -30,7 +30,7 @@ namespace IngestPerf
 
     StreamStats& FindOrInsert(const InstanceLabels& labels);
 
-    // Every series in use, overflow series included.
+    // Every stream in use, overflow streams included.
     void ForEach(const std::function<void(const InstanceLabels&, const StreamStats&)>& visit) const;
 
     void ResetAll();
@@ -38,7 +38,7 @@ namespace IngestPerf
     size_t Capacity() const { return capacity_; }
     size_t Used() const;
     uint64_t Overflowed() const { return overflowed_.load(std::memory_order_relaxed); }
-    static size_t BytesPerSeries();
+    static size_t BytesPerStream();
 
   private:
     StreamStats& StatsAt(size_t index) const;
@@ -47,7 +47,7 @@ namespace IngestPerf
     size_t slotCount_;
     size_t bytes_;
     void* memory_;
-    std::atomic<uint64_t>* keys_;  // slotCount_ keys, then slotCount_ series, in memory_
+    std::atomic<uint64_t>* keys_;  // slotCount_ keys, then slotCount_ streams, in memory_
     uint64_t id_;
     std::atomic<uint64_t> overflowed_;
   };

@@ -327,13 +327,13 @@ namespace IngestPerf
   }
 
 
-  WindowSeries TimeWindows::Series(Window window, int64_t nowNs) const
+  WindowSlots TimeWindows::Slots(Window window, int64_t nowNs) const
   {
     const WindowDefinition& definition = kWindows[static_cast<size_t>(window)];
     const Ring& ring = definition.fine ? kFine : kCoarse;
     const int64_t resetNs = resetNs_.load(std::memory_order_relaxed);
     const WindowSpan span = SpanOf(definition, ring, nowNs, resetNs);
-    WindowSeries result;
+    WindowSlots result;
     result.slotNs = ring.slotNs;
     result.fullSlots = definition.fullSlots;
     result.coveredNs = span.coveredNs;

@@ -11,7 +11,7 @@
 // already holding a later epoch, drops its record and counts it (droppedAtRotation); a writer whose
 // slot changed epoch while it recorded (it was stalled for the length of the ring) counts it
 // (straddledRotation). Readers read a slot only while it holds the epoch they expect, and check
-// it again after reading (a sequence lock's reader): a half-cleared slot is never counted. Series()
+// it again after reading (a sequence lock's reader): a half-cleared slot is never counted. Slots()
 // reads the same slots the same way, one by one instead of merged.
 //
 // The slots are histograms of WindowHistogram (8 buckets per power of two), reserved as address
@@ -56,7 +56,7 @@ namespace IngestPerf
     uint64_t straddledRotation = 0;
   };
 
-  // One slot of a window, as Series() reads it: its figures alone, not merged with the others.
+  // One slot of a window, as Slots() reads it: its figures alone, not merged with the others.
   struct SlotSnapshot
   {
     int64_t startNs = 0;    // monotonic, the slot's first nanosecond
@@ -66,7 +66,7 @@ namespace IngestPerf
   };
 
   // The slots of a window, oldest first: its N full slots and the current one, each on its own.
-  struct WindowSeries
+  struct WindowSlots
   {
     int64_t slotNs = 0;
     int fullSlots = 0;
@@ -101,7 +101,7 @@ namespace IngestPerf
     WindowSnapshot Snapshot(Window window, int64_t nowNs) const;
     // The same slots as Snapshot(window, nowNs), each kept apart: the window over time. A slot
     // that rotated while it was read (it left the window meanwhile) is empty in the answer.
-    WindowSeries Series(Window window, int64_t nowNs) const;
+    WindowSlots Slots(Window window, int64_t nowNs) const;
 
     static size_t BytesPerSlot();
     static size_t BytesReserved();

@@ -1,6 +1,6 @@
 #include "Recording/IngestRecorder.h"
 
-#include "Correlation/BoundedSpinLock.h"
+#include "Platform/BoundedSpinLock.h"
 #include "Recording/DuplicateDetection.h"
 #include "Timeline/ThreadTimelines.h"
 

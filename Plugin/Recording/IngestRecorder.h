@@ -55,10 +55,10 @@ namespace IngestPerf
     void InstanceDeleted(uint64_t instanceKey);
 
     // Records that ended after the instance filters without being stored, since the start: when it
-    // moves, the storage is assessed again (IngestPipeline::Tick).
+    // moves, the storage is assessed again (IngestState::Tick).
     uint64_t FailuresAfterFilters() const { return failuresAfterFilters_.load(std::memory_order_relaxed); }
 
-    // How a C-STORE instance's connection is found (IngestPipeline::ConnectionOf); without it, the
+    // How a C-STORE instance's connection is found (IngestState::ConnectionOf); without it, the
     // table of connections as it is.
     void SetConnectionOf(std::function<uint64_t(LabelId peer, int64_t nowNs)> connectionOf)
     {

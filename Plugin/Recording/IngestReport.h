@@ -1,18 +1,18 @@
-// The named report a reader gets from IngestPipeline::Collect: plain copies of everything the
+// The named report a reader gets from IngestState::Collect: plain copies of everything the
 // aggregate, the correlation tables and the host status hold, taken without changing any of them.
 // Exporters turn it into documents and know nothing else.
 #pragma once
 
-#include "Correlation/DicomConnections.h"
 #include "Correlation/AssociationTracker.h"
 #include "Correlation/ChangeQueueStats.h"
-#include "Host/PluginStatus.h"
+#include "Correlation/DicomConnections.h"
 #include "Labels/LabelCatalog.h"
 #include "Metrics/PluginCost.h"
 #include "Metrics/RecentInstances.h"
 #include "Metrics/StatsSnapshot.h"
 #include "Metrics/StorageStats.h"
 #include "Metrics/TimeWindows.h"
+#include "Platform/PluginStatus.h"
 #include "Timeline/ThreadTimelines.h"
 
 #include <array>
@@ -49,7 +49,7 @@ namespace IngestPerf
     uint64_t correlationSkipped = 0;
     uint64_t correlationEvicted = 0;  // pairings lost to a full change table
     uint64_t associationSkipped = 0;
-    const LabelCatalog* catalog = nullptr;  // names of label ids; the pipeline's, null when not collected
+    const LabelCatalog* catalog = nullptr;  // names of label ids; the ingest state's, null when not collected
     StreamInfo streams;
     GroupedSnapshot grouped;  // the matching streams, when the query uses them
     std::vector<std::pair<InstanceLabels, TransportSnapshot>> eachStream;  // when the query asks for it
@@ -65,7 +65,7 @@ namespace IngestPerf
     uint64_t failedAnswers = 0;     // REST answers turned into a 500 or 503 since Orthanc started
   };
 
-  // What IngestPipeline::CollectSlowest and CollectRecent give the /perf/slowest and /perf/trace
+  // What IngestState::CollectSlowest and CollectRecent give the /perf/slowest and /perf/trace
   // exporters: copies of the ring's records, and where the clocks stood when they were taken.
   struct RecentReport
   {
@@ -77,13 +77,13 @@ namespace IngestPerf
     const LabelCatalog* catalog = nullptr;
   };
 
-  // What IngestPipeline::CollectSeries gives the /perf/series exporter: one window slot by slot,
+  // What IngestState::CollectSlots gives the /perf/slots exporter: one window slot by slot,
   // and where the clocks stood when it was read (to put the slots on UTC).
-  struct SeriesReport
+  struct SlotsReport
   {
     bool collected = false;  // false when the plugin is not running
     bool windowsKept = false;
-    WindowSeries series;
+    WindowSlots window;
     int64_t nowNs = 0;      // monotonic
     int64_t nowWallNs = 0;  // UTC epoch ns
   };

@@ -3,7 +3,7 @@
 // phases need a hook or an option this run does not have.
 #pragma once
 
-#include "Host/PluginStatus.h"
+#include "Platform/PluginStatus.h"
 #include "Vocabulary/IngestVocabulary.h"
 
 #include <vector>

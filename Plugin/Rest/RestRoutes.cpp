@@ -3,15 +3,18 @@
 #include "Correlation/IngestWatcher.h"
 #include "Diagnosis/DiagnosisInput.h"
 #include "Export/DiagnosisExporter.h"
+#include "Export/JsonExporter.h"
 #include "Export/PrometheusExporter.h"
-#include "Export/SeriesExporter.h"
+#include "Export/SlotsExporter.h"
 #include "Export/SlowestExporter.h"
 #include "Export/TraceExporter.h"
-#include "Host/OrthancMetrics.h"
-#include "Recording/IngestPipeline.h"
-#include "Host/OrthancSdk.h"
-#include "Host/PluginStatus.h"
+#include "Export/VocabularyExporter.h"
+#include "Platform/OrthancSdk.h"
+#include "Platform/PluginStatus.h"
+#include "Recording/IngestState.h"
+#include "Rest/RouteArguments.h"
 #include "Ui/UiFiles.h"
+#include "Vocabulary/Routes.h"
 
 #include <algorithm>
 #include <cstring>
@@ -31,26 +34,14 @@ namespace IngestPerf
       OrthancSdk::AnswerError(output, 400, error);
     }
 
-    // Answers 405 and returns false for any other method.
-    bool RequireMethod(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request,
-                       OrthancPluginHttpMethod method, const char* allowed)
-    {
-      if (request->method != method)
-      {
-        OrthancSdk::AnswerMethodNotAllowed(output, allowed);
-        return false;
-      }
-      return true;
-    }
-
     // On the heap: a report is tens of KB, and Orthanc's HTTP threads have small stacks (Collect
     // itself reads /tools/metrics-prometheus through Orthanc, deeper on the same stack).
     std::unique_ptr<IngestReport> CollectReport(const StatsQuery& query)
     {
       std::unique_ptr<IngestReport> report;
-      if (const IngestPipeline* pipeline = ActivePipeline())
+      if (const IngestState* state = ActiveIngestState())
       {
-        report.reset(new IngestReport(pipeline->Collect(query, *status)));
+        report.reset(new IngestReport(state->Collect(query, *status)));
       }
       else
       {
@@ -79,17 +70,6 @@ namespace IngestPerf
       OrthancSdk::AnswerJson(output, ExportStats(*report, filter));
     }
 
-    OrthancPluginErrorCode StatsRoute(OrthancPluginRestOutput* output, const char* /*url*/,
-                                      const OrthancPluginHttpRequest* request)
-    {
-      return OrthancSdk::GuardRest(output, [&] {
-        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
-        {
-          AnswerStats(output, request);
-        }
-      });
-    }
-
     void AnswerDiagnosis(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
     {
       StatsQuery query;
@@ -106,32 +86,24 @@ namespace IngestPerf
       OrthancSdk::AnswerJson(output, ExportDiagnosis(Diagnose(*input), *input, *status));
     }
 
-    OrthancPluginErrorCode DiagnosisRoute(OrthancPluginRestOutput* output, const char* /*url*/,
-                                          const OrthancPluginHttpRequest* request)
+    // Answers 400 and returns false when a route that takes no parameter is given one.
+    bool RefuseAnyParameter(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request, Route route)
     {
-      return OrthancSdk::GuardRest(output, [&] {
-        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
-        {
-          AnswerDiagnosis(output, request);
-        }
-      });
+      Json::Value error;
+      if (!ParseNoArguments(error, request->getCount, request->getKeys, request->getValues, DefinitionOf(route).path))
+      {
+        AnswerBadRequest(output, error);
+        return false;
+      }
+      return true;
     }
 
-    // No parameter: a scrape takes everything, and unknown parameters are refused as /perf/stats does.
+    // No parameter: a scrape takes everything.
     void AnswerMetrics(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
     {
-      for (uint32_t i = 0; i < request->getCount; i++)
+      if (!RefuseAnyParameter(output, request, Route::Metrics))
       {
-        const std::string key = DecodeQueryComponent(request->getKeys[i]);
-        if (!key.empty() || request->getValues[i][0] != '\0')
-        {
-          Json::Value error;
-          error["error"] = "unknown parameter '" + key + "': /perf/metrics takes none";
-          error["parameter"] = key;
-          error["allowed"] = Json::arrayValue;
-          AnswerBadRequest(output, error);
-          return;
-        }
+        return;
       }
       StatsQuery query;
       query.eachStream = true;
@@ -151,17 +123,6 @@ namespace IngestPerf
                              kPrometheusContentType);
     }
 
-    OrthancPluginErrorCode MetricsRoute(OrthancPluginRestOutput* output, const char* /*url*/,
-                                        const OrthancPluginHttpRequest* request)
-    {
-      return OrthancSdk::GuardRest(output, [&] {
-        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
-        {
-          AnswerMetrics(output, request);
-        }
-      });
-    }
-
     void AnswerSlowest(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
     {
       RecentQuery query;
@@ -173,9 +134,9 @@ namespace IngestPerf
       }
       query.filter.hashedPeers = status->configuration.hashPeers;
       RecentReport report;
-      if (const IngestPipeline* pipeline = ActivePipeline())
+      if (const IngestState* state = ActiveIngestState())
       {
-        report = pipeline->CollectSlowest(query);
+        report = state->CollectSlowest(query);
       }
       OrthancSdk::AnswerJson(output, ExportSlowest(report, query, status->configuration.hashPeers));
     }
@@ -190,67 +151,34 @@ namespace IngestPerf
         return;
       }
       RecentReport report;
-      if (const IngestPipeline* pipeline = ActivePipeline())
+      if (const IngestState* state = ActiveIngestState())
       {
-        report = pipeline->CollectRecent(seconds);
+        report = state->CollectRecent(seconds);
       }
       OrthancSdk::AnswerJson(output, ExportTrace(report, seconds, status->configuration.hashPeers));
     }
 
-    OrthancPluginErrorCode SlowestRoute(OrthancPluginRestOutput* output, const char* /*url*/,
-                                        const OrthancPluginHttpRequest* request)
-    {
-      return OrthancSdk::GuardRest(output, [&] {
-        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
-        {
-          AnswerSlowest(output, request);
-        }
-      });
-    }
-
-    OrthancPluginErrorCode TraceRoute(OrthancPluginRestOutput* output, const char* /*url*/,
-                                      const OrthancPluginHttpRequest* request)
-    {
-      return OrthancSdk::GuardRest(output, [&] {
-        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
-        {
-          AnswerTrace(output, request);
-        }
-      });
-    }
-
-    void AnswerSeries(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
+    void AnswerSlots(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
     {
       StatsQuery query;
       Json::Value error;
-      if (!ParseSeriesArguments(query, error, request->getCount, request->getKeys, request->getValues))
+      if (!ParseSlotsArguments(query, error, request->getCount, request->getKeys, request->getValues))
       {
         AnswerBadRequest(output, error);
         return;
       }
-      SeriesReport report;
-      if (const IngestPipeline* pipeline = ActivePipeline())
+      SlotsReport report;
+      if (const IngestState* state = ActiveIngestState())
       {
-        report = pipeline->CollectSeries(query.window);
+        report = state->CollectSlots(query.window);
       }
-      OrthancSdk::AnswerJson(output, ExportSeries(report, query));
-    }
-
-    OrthancPluginErrorCode SeriesRoute(OrthancPluginRestOutput* output, const char* /*url*/,
-                                       const OrthancPluginHttpRequest* request)
-    {
-      return OrthancSdk::GuardRest(output, [&] {
-        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
-        {
-          AnswerSeries(output, request);
-        }
-      });
+      OrthancSdk::AnswerJson(output, ExportSlots(report, query));
     }
 
     // The page's files. The page itself makes only same-origin requests (relative URLs, so that
     // the browser's credentials for Orthanc apply): the policy refuses anything else, and a page
     // that tried would show it in the browser's console.
-    void AnswerUiFile(OrthancPluginRestOutput* output, const std::string& path)
+    void AnswerFileOfThePage(OrthancPluginRestOutput* output, const std::string& path)
     {
       const UiFile* file = FindUiFile(path);
       if (file == nullptr)
@@ -287,488 +215,117 @@ namespace IngestPerf
 
     // Orthanc drops a URL's trailing slash before it calls a plugin: /perf/ui and /perf/ui/ both
     // arrive here, and the page's relative URLs need its folder. Both are sent to ui/index.html,
-    // which from /perf/ui/ is /perf/ui/ui/index.html, sent one level up (UiFileRoute).
-    OrthancPluginErrorCode UiRoute(OrthancPluginRestOutput* output, const char* /*url*/,
+    // which from /perf/ui/ is /perf/ui/ui/index.html, sent one level up (AnswerUiFile).
+    void AnswerUi(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
+    {
+      OrthancSdk::Redirect(output, ("ui/index.html" + PageQuery(request)).c_str());
+    }
+
+    void AnswerUiFile(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
+    {
+      const std::string path = request->groupsCount == 1 ? request->groups[0] : "";
+      if (path == "ui/index.html")
+      {
+        OrthancSdk::Redirect(output, ("../index.html" + PageQuery(request)).c_str());
+      }
+      else
+      {
+        AnswerFileOfThePage(output, path);
+      }
+    }
+
+    void AnswerReset(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* /*request*/)
+    {
+      Json::Value answer;
+      IngestState* state = ActiveIngestState();
+      answer["reset"] = state != nullptr;
+      if (state != nullptr)
+      {
+        state->Reset();
+      }
+      if (IngestWatcher* watcher = ActiveIngestWatcher())
+      {
+        watcher->ResetCost();
+      }
+      OrthancSdk::AnswerJson(output, answer);
+    }
+
+    // No parameter, the same answer for everyone: what the page, the report and the tests read.
+    void AnswerVocabulary(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
+    {
+      if (RefuseAnyParameter(output, request, Route::Vocabulary))
+      {
+        OrthancSdk::AnswerJson(output, ExportVocabulary());
+      }
+    }
+
+    using RouteHandler = void (*)(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request);
+
+    OrthancPluginHttpMethod HttpMethodOf(RouteMethod method)
+    {
+      return method == RouteMethod::Post ? OrthancPluginHttpMethod_Post : OrthancPluginHttpMethod_Get;
+    }
+
+    // The one guard of every route: its method (405 with Allow otherwise), then its handler, whose
+    // exceptions become a 500 or 503 with a JSON reason (OrthancSdk::GuardRest). One instance per
+    // route, since Orthanc calls a plain function.
+    template <Route route, RouteHandler handler>
+    OrthancPluginErrorCode Protect(OrthancPluginRestOutput* output, const char* /*url*/,
                                    const OrthancPluginHttpRequest* request)
     {
       return OrthancSdk::GuardRest(output, [&] {
-        if (RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
+        const RouteDefinition& definition = DefinitionOf(route);
+        if (request->method != HttpMethodOf(definition.method))
         {
-          OrthancSdk::Redirect(output, ("ui/index.html" + PageQuery(request)).c_str());
-        }
-      });
-    }
-
-    OrthancPluginErrorCode UiFileRoute(OrthancPluginRestOutput* output, const char* /*url*/,
-                                       const OrthancPluginHttpRequest* request)
-    {
-      return OrthancSdk::GuardRest(output, [&] {
-        if (!RequireMethod(output, request, OrthancPluginHttpMethod_Get, "GET"))
-        {
+          OrthancSdk::AnswerMethodNotAllowed(output, RouteMethodName(definition.method));
           return;
         }
-        const std::string path = request->groupsCount == 1 ? request->groups[0] : "";
-        if (path == "ui/index.html")
-        {
-          OrthancSdk::Redirect(output, ("../index.html" + PageQuery(request)).c_str());
-        }
-        else
-        {
-          AnswerUiFile(output, path);
-        }
+        handler(output, request);
       });
     }
 
-    OrthancPluginErrorCode ResetRoute(OrthancPluginRestOutput* output, const char* /*url*/,
-                                      const OrthancPluginHttpRequest* request)
+    struct RouteRegistration
     {
-      return OrthancSdk::GuardRest(output, [&] {
-        if (!RequireMethod(output, request, OrthancPluginHttpMethod_Post, "POST"))
-        {
-          return;
-        }
-        Json::Value answer;
-        IngestPipeline* pipeline = ActivePipeline();
-        answer["reset"] = pipeline != nullptr;
-        if (pipeline != nullptr)
-        {
-          pipeline->Reset();
-        }
-        if (IngestWatcher* watcher = ActiveIngestWatcher())
-        {
-          watcher->ResetCost();
-        }
-        OrthancSdk::AnswerJson(output, answer);
-      });
-    }
-  }
-
-
-  namespace
-  {
-    int HexValue(char c)
-    {
-      if (c >= '0' && c <= '9')
-      {
-        return c - '0';
-      }
-      if (c >= 'a' && c <= 'f')
-      {
-        return c - 'a' + 10;
-      }
-      if (c >= 'A' && c <= 'F')
-      {
-        return c - 'A' + 10;
-      }
-      return -1;
-    }
-
-    Json::Value AllowedParameters()
-    {
-      Json::Value allowed = Json::arrayValue;
-      allowed.append("groupBy");
-      allowed.append("window");
-      for (size_t d = 0; d < kLabelDimensions; d++)
-      {
-        allowed.append(LabelDimensionName(static_cast<LabelDimension>(d)));
-      }
-      return allowed;
-    }
-
-    bool Fail(Json::Value& error, const std::string& message, const std::string& parameter, const Json::Value& allowed)
-    {
-      error["error"] = message;
-      error["parameter"] = parameter;
-      error["allowed"] = allowed;
-      return false;
-    }
-  }
-
-
-  std::string DecodeQueryComponent(const char* text)
-  {
-    std::string decoded;
-    for (const char* c = text; c != nullptr && *c != '\0'; c++)
-    {
-      const int high = (c[0] == '%' && c[1] != '\0') ? HexValue(c[1]) : -1;
-      const int low = (high >= 0 && c[2] != '\0') ? HexValue(c[2]) : -1;
-      if (high >= 0 && low >= 0)
-      {
-        decoded += static_cast<char>(high * 16 + low);
-        c += 2;
-      }
-      else
-      {
-        decoded += (*c == '+') ? ' ' : *c;
-      }
-    }
-    return decoded;
-  }
-
-
-  bool ParseStatsArguments(StatsQuery& filter, Json::Value& error, uint32_t count, const char* const* keys,
-                           const char* const* values)
-  {
-    filter = StatsQuery();
-    bool seen[kLabelDimensions + 2] = {};  // the labels, groupBy, window
-    for (uint32_t i = 0; i < count; i++)
-    {
-      // Orthanc 1.10.1 hands GET arguments to plugins still percent-encoded.
-      const std::string key = DecodeQueryComponent(keys[i]);
-      const std::string value = DecodeQueryComponent(values[i]);
-      if (key.empty() && value.empty())
-      {
-        continue;  // an empty fragment: "/perf/stats?", "a=1&&b=2"
-      }
-      // Decoded, "%00" is a NUL, and the names and values below are compared as C strings:
-      // "dicom%00x" would read as "dicom". A name holds no NUL, nor does a label.
-      if (key.find('\0') != std::string::npos)
-      {
-        return Fail(error, "a NUL byte in a parameter name", key, AllowedParameters());
-      }
-      if (value.find('\0') != std::string::npos)
-      {
-        return Fail(error, "a NUL byte in the value of parameter '" + key + "'", key, AllowedParameters());
-      }
-      LabelDimension dimension = LabelDimension::Transport;
-      const bool isGroupBy = (key == "groupBy");
-      const bool isWindow = (key == "window");
-      if (!isGroupBy && !isWindow && !ParseLabelDimension(dimension, key.c_str()))
-      {
-        return Fail(error, "unknown parameter '" + key + "'", key, AllowedParameters());
-      }
-      bool& already = seen[isGroupBy  ? kLabelDimensions
-                           : isWindow ? kLabelDimensions + 1
-                                      : static_cast<size_t>(dimension)];
-      if (already)
-      {
-        return Fail(error, "parameter '" + key + "' given twice", key, AllowedParameters());
-      }
-      already = true;
-
-      if (isWindow)
-      {
-        if (!ParseWindow(filter.window, value.c_str()))
-        {
-          Json::Value allowed = Json::arrayValue;
-          for (size_t w = 0; w < kWindowCount; w++)
-          {
-            allowed.append(WindowName(static_cast<Window>(w)));
-          }
-          return Fail(error, "invalid value '" + value + "' for parameter 'window'", key, allowed);
-        }
-        filter.hasWindow = true;
-      }
-      else if (isGroupBy)
-      {
-        if (!ParseLabelDimension(filter.groupBy, value.c_str()))
-        {
-          Json::Value allowed = AllowedParameters();
-          allowed.removeIndex(0, nullptr);  // "groupBy" itself
-          return Fail(error, "invalid value '" + value + "' for parameter 'groupBy'", key, allowed);
-        }
-        filter.hasGroupBy = true;
-      }
-      else if (dimension == LabelDimension::Transport)
-      {
-        if (value == "all")
-        {
-          filter.scope = StatsQuery::Scope::MergedOnly;
-        }
-        else if (ParseTransport(filter.transport, value.c_str()))
-        {
-          filter.scope = StatsQuery::Scope::Single;
-        }
-        else
-        {
-          Json::Value allowed = Json::arrayValue;
-          for (size_t t = 0; t < kTransportCount; t++)
-          {
-            allowed.append(TransportName(static_cast<Transport>(t)));
-          }
-          allowed.append("all");
-          return Fail(error, "invalid value '" + value + "' for parameter 'transport'", key, allowed);
-        }
-      }
-      else if (value.empty() || value.size() > LabelDictionary::kMaxValueLength)
-      {
-        Json::Value allowed = Json::arrayValue;
-        allowed.append("a label value of 1 to 64 characters, \"(none)\" or \"(other)\"");
-        return Fail(error, "invalid value '" + value + "' for parameter '" + key + "'", key, allowed);
-      }
-      else
-      {
-        filter.labels.emplace_back(dimension, value);
-      }
-    }
-    if (filter.hasWindow && filter.UsesStreams())
-    {
-      Json::Value allowed = Json::arrayValue;
-      allowed.append("transport");
-      return Fail(error,
-                  std::string("window=") + WindowName(filter.window) +
-                    " is kept per transport only: it cannot be combined with label filters or groupBy",
-                  "window", allowed);
-    }
-    return true;
-  }
-
-
-  namespace
-  {
-    // A whole positive number of at most 9 digits, nothing else.
-    bool ParseCount(const std::string& text, int64_t& value)
-    {
-      if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
-      {
-        return false;
-      }
-      value = std::stoll(text);
-      return true;
-    }
-
-    // "90s", "5m", "1h" or a number of seconds.
-    bool ParseWindow(const std::string& text, int64_t& seconds)
-    {
-      int64_t unit = 1;
-      std::string digits = text;
-      if (!text.empty() && (text.back() == 's' || text.back() == 'm' || text.back() == 'h'))
-      {
-        unit = text.back() == 'h' ? 3600 : (text.back() == 'm' ? 60 : 1);
-        digits.pop_back();
-      }
-      int64_t count = 0;
-      if (!ParseCount(digits, count) || count * unit < 1 || count * unit > RecentQuery::kMaxWindowSeconds)
-      {
-        return false;
-      }
-      seconds = count * unit;
-      return true;
-    }
-
-    Json::Value OneAllowed(const char* text)
-    {
-      Json::Value allowed = Json::arrayValue;
-      allowed.append(text);
-      return allowed;
-    }
-
-    // Splits the arguments of a route into its own (`own`, decoded) and the others.
-    struct Arguments
-    {
-      std::vector<std::pair<std::string, std::string>> own;
-      std::vector<const char*> otherKeys;
-      std::vector<const char*> otherValues;
+      Route route;
+      OrthancPluginRestCallback callback;
     };
 
-    bool SplitArguments(Arguments& arguments, Json::Value& error, uint32_t count, const char* const* keys,
-                        const char* const* values, const std::vector<std::string>& names)
-    {
-      for (uint32_t i = 0; i < count; i++)
-      {
-        const std::string key = DecodeQueryComponent(keys[i]);
-        if (std::find(names.begin(), names.end(), key) == names.end())
-        {
-          arguments.otherKeys.push_back(keys[i]);
-          arguments.otherValues.push_back(values[i]);
-          continue;
-        }
-        for (const auto& seen : arguments.own)
-        {
-          if (seen.first == key)
-          {
-            return Fail(error, "parameter '" + key + "' given twice", key, Json::arrayValue);
-          }
-        }
-        arguments.own.emplace_back(key, DecodeQueryComponent(values[i]));
-      }
-      return true;
-    }
-  }
+    // Every route of Vocabulary/Routes, in its order, with its handler.
+    constexpr RouteRegistration kRouteTable[] = {
+      {Route::Stats, Protect<Route::Stats, AnswerStats>},
+      {Route::Metrics, Protect<Route::Metrics, AnswerMetrics>},
+      {Route::Slowest, Protect<Route::Slowest, AnswerSlowest>},
+      {Route::Trace, Protect<Route::Trace, AnswerTrace>},
+      {Route::Diagnosis, Protect<Route::Diagnosis, AnswerDiagnosis>},
+      {Route::Slots, Protect<Route::Slots, AnswerSlots>},
+      {Route::SeriesAlias, Protect<Route::SeriesAlias, AnswerSlots>},
+      {Route::Vocabulary, Protect<Route::Vocabulary, AnswerVocabulary>},
+      {Route::Reset, Protect<Route::Reset, AnswerReset>},
+      {Route::Ui, Protect<Route::Ui, AnswerUi>},
+      {Route::UiFile, Protect<Route::UiFile, AnswerUiFile>},
+    };
 
-
-  bool ParseSlowestArguments(RecentQuery& query, Json::Value& error, uint32_t count, const char* const* keys,
-                             const char* const* values)
-  {
-    query = RecentQuery();
-    Arguments arguments;
-    if (!SplitArguments(arguments, error, count, keys, values, {"n", "window", "phase"}))
+    constexpr bool EveryRouteOnceInOrder()
     {
-      return false;
-    }
-    for (const auto& argument : arguments.own)
-    {
-      const std::string& key = argument.first;
-      const std::string& value = argument.second;
-      if (key == "n")
+      for (size_t i = 0; i < kRouteCount; i++)
       {
-        int64_t n = 0;
-        if (!ParseCount(value, n) || n < 1 || n > static_cast<int64_t>(RecentQuery::kMaxCount))
+        if (static_cast<size_t>(kRouteTable[i].route) != i)
         {
-          return Fail(error, "invalid value '" + value + "' for parameter 'n'", key,
-                      OneAllowed("an integer from 1 to 1000"));
-        }
-        query.count = static_cast<size_t>(n);
-      }
-      else if (key == "window")
-      {
-        if (!ParseWindow(value, query.windowSeconds))
-        {
-          return Fail(error, "invalid value '" + value + "' for parameter 'window'", key,
-                      OneAllowed("seconds, or a number followed by s, m or h (1m, 5m, 15m, 1h), from 1s to 24h"));
-        }
-        query.window = value;
-      }
-      else
-      {
-        bool found = false;
-        Json::Value allowed = Json::arrayValue;
-        for (size_t p = 0; p < kPhaseCount; p++)
-        {
-          const Phase phase = static_cast<Phase>(p);
-          // Neither is known when the instance's record is written: changeDispatch comes later, on
-          // Orthanc's change thread; responseSend is never measured.
-          if (phase == Phase::ChangeDispatch || phase == Phase::ResponseSend)
-          {
-            continue;
-          }
-          allowed.append(DefinitionOf(phase).name);
-          if (value == DefinitionOf(phase).name)
-          {
-            query.phase = phase;
-            found = true;
-          }
-        }
-        if (!found)
-        {
-          return Fail(error, "invalid value '" + value + "' for parameter 'phase'", key, allowed);
+          return false;
         }
       }
+      return sizeof(kRouteTable) / sizeof(kRouteTable[0]) == kRouteCount;
     }
-    if (!ParseStatsArguments(query.filter, error, static_cast<uint32_t>(arguments.otherKeys.size()),
-                             arguments.otherKeys.data(), arguments.otherValues.data()))
-    {
-      if (error["allowed"].isArray() && error["error"].asString().rfind("unknown parameter", 0) == 0)
-      {
-        Json::Value allowed = Json::arrayValue;
-        for (const char* name : {"n", "window", "phase"})
-        {
-          allowed.append(name);
-        }
-        for (const Json::Value& name : error["allowed"])
-        {
-          if (name.asString() != "groupBy")
-          {
-            allowed.append(name);
-          }
-        }
-        error["allowed"] = allowed;
-      }
-      return false;
-    }
-    if (query.filter.hasGroupBy)
-    {
-      return Fail(error, "groupBy is not supported by /perf/slowest: filter by a label instead", "groupBy",
-                  Json::arrayValue);
-    }
-    return true;
-  }
-
-
-  bool ParseDiagnosisArguments(StatsQuery& query, Json::Value& error, uint32_t count, const char* const* keys,
-                               const char* const* values)
-  {
-    if (!ParseStatsArguments(query, error, count, keys, values))
-    {
-      return false;
-    }
-    if (query.hasGroupBy)
-    {
-      Json::Value allowed = AllowedParameters();
-      allowed.removeIndex(0, nullptr);  // "groupBy" itself
-      return Fail(error, "groupBy is not supported by /perf/diagnosis: filter by a label instead", "groupBy", allowed);
-    }
-    // "Now" unless asked otherwise: label filters are kept since the reset only.
-    if (!query.hasWindow && !query.UsesStreams())
-    {
-      query.hasWindow = true;
-      query.window = Window::FiveMinutes;
-    }
-    return true;
-  }
-
-
-  bool ParseSeriesArguments(StatsQuery& query, Json::Value& error, uint32_t count, const char* const* keys,
-                            const char* const* values)
-  {
-    Json::Value allowed = Json::arrayValue;
-    allowed.append("transport");
-    allowed.append("window");
-    for (uint32_t i = 0; i < count; i++)
-    {
-      const std::string key = DecodeQueryComponent(keys[i]);
-      if (key != "transport" && key != "window" && !(key.empty() && DecodeQueryComponent(values[i]).empty()))
-      {
-        return Fail(error, "unknown parameter '" + key + "': /perf/series is kept per transport only", key, allowed);
-      }
-    }
-    // The rest (values, NUL bytes, a parameter given twice) as /perf/stats checks them.
-    if (!ParseStatsArguments(query, error, count, keys, values))
-    {
-      return false;
-    }
-    if (!query.hasWindow)
-    {
-      query.hasWindow = true;
-      query.window = Window::OneHour;
-    }
-    return true;
-  }
-
-
-  bool ParseTraceArguments(int64_t& seconds, Json::Value& error, uint32_t count, const char* const* keys,
-                           const char* const* values)
-  {
-    seconds = 60;
-    bool seen = false;
-    for (uint32_t i = 0; i < count; i++)
-    {
-      const std::string key = DecodeQueryComponent(keys[i]);
-      const std::string value = DecodeQueryComponent(values[i]);
-      if (key.empty() && value.empty())
-      {
-        continue;
-      }
-      if (key != "seconds")
-      {
-        return Fail(error, "unknown parameter '" + key + "'", key, OneAllowed("seconds"));
-      }
-      if (seen)
-      {
-        return Fail(error, "parameter 'seconds' given twice", key, OneAllowed("seconds"));
-      }
-      seen = true;
-      if (!ParseCount(value, seconds) || seconds < 1 || seconds > kMaxTraceSeconds)
-      {
-        return Fail(error, "invalid value '" + value + "' for parameter 'seconds'", key,
-                    OneAllowed("an integer from 1 to 3600"));
-      }
-    }
-    return true;
+    static_assert(EveryRouteOnceInOrder(), "kRouteTable has every route of Vocabulary/Routes once, in its order");
   }
 
 
   void RegisterRestRoutes(const PluginStatus& pluginStatus)
   {
     status = &pluginStatus;
-    OrthancSdk::RegisterRoute("/perf/stats", StatsRoute);
-    OrthancSdk::RegisterRoute("/perf/reset", ResetRoute);
-    OrthancSdk::RegisterRoute("/perf/metrics", MetricsRoute);
-    OrthancSdk::RegisterRoute("/perf/slowest", SlowestRoute);
-    OrthancSdk::RegisterRoute("/perf/trace", TraceRoute);
-    OrthancSdk::RegisterRoute("/perf/diagnosis", DiagnosisRoute);
-    OrthancSdk::RegisterRoute("/perf/series", SeriesRoute);
-    OrthancSdk::RegisterRoute("/perf/ui", UiRoute);
-    OrthancSdk::RegisterRoute("/perf/ui/(.*)", UiFileRoute);
+    for (const RouteRegistration& registration : kRouteTable)
+    {
+      OrthancSdk::RegisterRoute(DefinitionOf(registration.route).pattern, registration.callback);
+    }
   }
 }

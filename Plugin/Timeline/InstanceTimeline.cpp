@@ -10,6 +10,10 @@ namespace IngestPerf
     constexpr uint8_t kPart10Bit = 1;
     constexpr uint8_t kRestApiBit = 2;
 
+    // The handle's fields: the stage is a uint8_t (8 bits), the transport takes the 7 bits above the
+    // concluded bit.
+    static_assert(kTransportCount <= 0x80, "a transport fits in the 7 bits of a record's handle");
+
     uint64_t Handle(uint64_t number, RecordStage stage, Transport transport)
     {
       return (number << 16) | (static_cast<uint64_t>(stage) << 8) | (static_cast<uint64_t>(transport) << 1);

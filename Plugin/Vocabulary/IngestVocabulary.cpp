@@ -6,33 +6,71 @@ namespace IngestPerf
 {
   namespace
   {
-    const char* const kTransportNames[kTransportCount] = {"rest", "dicom", "plugin", "job"};
+    const NameDefinition kTransports[kTransportCount] = {
+      {"rest", "HTTP POST /instances (and Orthanc peers, which use it)"},
+      {"dicom", "DICOM C-STORE"},
+      {"plugin", "stored by a plugin (DICOMweb STOW-RS and others), a Lua script, WebDAV, or of unknown origin"},
+      {"job", "stored by an Orthanc job (modification, anonymization...): REST origin, but no HTTP request on the "
+              "storing thread"},
+    };
+
+    constexpr Phase kNoParent = Phase::Count;
 
     const PhaseDefinition kPhases[kPhaseCount] = {
       {"receive",
        "HTTP request filter (before the body is read), or OnStored of the previous instance of the "
        "same request",
-       "ReceivedInstanceCallback", true},
-      {"preStore", "ReceivedInstanceCallback", "last IncomingDicomInstance/IncomingCStoreInstance filter", true},
+       "ReceivedInstanceCallback", PhasePlace::Inside, Phase::ServerTotal, PhaseNeed::ReceivedInstanceHook},
+      {"preStore", "ReceivedInstanceCallback", "last IncomingDicomInstance/IncomingCStoreInstance filter",
+       PhasePlace::Inside, Phase::ServerTotal, PhaseNeed::ReceivedInstanceHook},
       {"transcode", "TranscoderCallback (Orthanc starts the ingest transcoding)",
        "TranscodeTiming FallThrough: the last instance filter (the transcoding, then reading back and "
        "summarising the transcoded instance); Delegate: the end of the transcoding the plugin delegated",
-       false},
-      {"persist", "last IncomingDicomInstance/IncomingCStoreInstance filter", "OnStoredInstanceCallback", true},
+       PhasePlace::Inside, Phase::PreStore, PhaseNeed::TranscoderHook},
+      {"persist", "last IncomingDicomInstance/IncomingCStoreInstance filter", "OnStoredInstanceCallback",
+       PhasePlace::Inside, Phase::ServerTotal, PhaseNeed::Nothing},
       {"storagePrepare", "last IncomingDicomInstance/IncomingCStoreInstance filter",
-       "first StorageArea create of the instance (MD5 and StorageCompression happen in between)", false},
+       "first StorageArea create of the instance (MD5 and StorageCompression happen in between)", PhasePlace::Inside,
+       Phase::Persist, PhaseNeed::TimedStorage},
       {"storageWrite", "start of each StorageArea create of the instance", "its end (summed over the instance's files)",
-       false},
+       PhasePlace::Inside, Phase::Persist, PhaseNeed::TimedStorage},
       {"indexUpdate", "end of the last StorageArea create of the instance",
-       "OnStoredInstanceCallback (the index transaction, then the wait for Orthanc's OnStored lock)", false},
-      {"serverTotal", "first event of the instance seen by the plugin", "OnStoredInstanceCallback", false},
-      {"changeDispatch", "OnStoredInstanceCallback", "OnChangeCallback(NewInstance)", false},
+       "OnStoredInstanceCallback (the index transaction, then the wait for Orthanc's OnStored lock)",
+       PhasePlace::Inside, Phase::Persist, PhaseNeed::TimedStorage},
+      {"serverTotal", "first event of the instance seen by the plugin", "OnStoredInstanceCallback",
+       PhasePlace::Instance, kNoParent, PhaseNeed::Nothing},
+      {"changeDispatch", "OnStoredInstanceCallback", "OnChangeCallback(NewInstance)", PhasePlace::After, kNoParent,
+       PhaseNeed::Nothing},
       {"associationGap",
        "OnStoredInstanceCallback of the previous instance from the same calling AET (the oldest one still "
        "waiting for a successor, within DicomScpTimeout)",
-       "ReceivedInstanceCallback", false},
+       "ReceivedInstanceCallback", PhasePlace::Before, kNoParent, PhaseNeed::ReceivedInstanceHook},
       {"responseSend", "Orthanc starts compressing the ingest request's answer (no hook: never measured)",
-       "Orthanc has written it to the socket", false},
+       "Orthanc has written it to the socket", PhasePlace::After, kNoParent, PhaseNeed::RestAnswerHook},
+    };
+
+    const char* const kNoAnswerOfItsOwn = "only an HTTP ingest request has an answer of its own to send";
+    const char* const kNotAnAssociation = "only a C-STORE association carries a sequence of instances from one peer";
+
+    struct PhaseAbsence
+    {
+      Phase phase;
+      Transport transport;
+      const char* reason;
+    };
+
+    // The phases that cannot exist on a transport; every other pair can.
+    const PhaseAbsence kAbsences[] = {
+      {Phase::Receive, Transport::Job, "a job stores from a buffer it already holds: there is nothing to receive"},
+      {Phase::Receive, Transport::Dicom,
+       "DCMTK reads the whole C-STORE dataset before the first plugin hook fires; the network "
+       "receive of a dataset is inside 'associationGap' (together with client idle time)"},
+      {Phase::ResponseSend, Transport::Dicom, kNoAnswerOfItsOwn},
+      {Phase::ResponseSend, Transport::Plugin, kNoAnswerOfItsOwn},
+      {Phase::ResponseSend, Transport::Job, kNoAnswerOfItsOwn},
+      {Phase::AssociationGap, Transport::Rest, kNotAnAssociation},
+      {Phase::AssociationGap, Transport::Plugin, kNotAnAssociation},
+      {Phase::AssociationGap, Transport::Job, kNotAnAssociation},
     };
 
     const OutcomeDefinition kOutcomes[kOutcomeCount] = {
@@ -63,12 +101,51 @@ namespace IngestPerf
       {"index", "the instance's files were written, then the index did not take it (seen by IngestPerf.TimedStorage): "
                 "the database failed, or a limit of Orthanc's was reached"},
     };
+
+    const NameDefinition kLabelDimensionDefinitions[kLabelDimensions] = {
+      {"transport", "how the instance arrived (the transports above)"},
+      {"remoteAet", "the calling AET of a C-STORE"},
+      {"remoteIp", "the client's address (RemoteIP metadata)"},
+      {"calledAet", "the AET the C-STORE called (CalledAET metadata)"},
+      {"receivedSyntax", "the transfer syntax in the meta header of what arrived"},
+      {"storedSyntax", "the transfer syntax stored (differs when ingest transcoding applies)"},
+      {"sopClass", "the SOP Class UID"},
+      {"sizeClass", "the size of the stored file, in classes"},
+    };
+
+    const char* const kSizeClassNames[kSizeClassCount] = {"<64KiB", "64KiB-1MiB", "1-16MiB", "16-256MiB", ">=256MiB"};
+
+    template <typename Definition, size_t count>
+    bool FindName(size_t& index, const Definition (&table)[count], const char* name)
+    {
+      for (size_t i = 0; i < count; i++)
+      {
+        if (strcmp(name, table[i].name) == 0)
+        {
+          index = i;
+          return true;
+        }
+      }
+      return false;
+    }
+
+    template <typename Enum, typename Definition, size_t count>
+    bool ParseName(Enum& target, const Definition (&table)[count], const char* name)
+    {
+      size_t index = 0;
+      if (name == nullptr || !FindName(index, table, name))
+      {
+        return false;
+      }
+      target = static_cast<Enum>(index);
+      return true;
+    }
   }
 
 
-  const char* TransportName(Transport transport)
+  const NameDefinition& DefinitionOf(Transport transport)
   {
-    return kTransportNames[static_cast<size_t>(transport)];
+    return kTransports[static_cast<size_t>(transport)];
   }
 
 
@@ -90,16 +167,95 @@ namespace IngestPerf
   }
 
 
-  bool ParseTransport(Transport& target, const char* name)
+  const NameDefinition& DefinitionOf(LabelDimension dimension)
   {
-    for (size_t i = 0; i < kTransportCount; i++)
+    return kLabelDimensionDefinitions[static_cast<size_t>(dimension)];
+  }
+
+
+  const char* PhasePlaceName(PhasePlace place)
+  {
+    switch (place)
     {
-      if (strcmp(name, kTransportNames[i]) == 0)
+      case PhasePlace::Before:
+        return "before";
+      case PhasePlace::Instance:
+        return "instance";
+      case PhasePlace::Inside:
+        return "inside";
+      default:
+        return "after";
+    }
+  }
+
+
+  const char* TransportName(Transport transport)
+  {
+    return kTransports[static_cast<size_t>(transport)].name;
+  }
+
+
+  const char* LabelDimensionName(LabelDimension dimension)
+  {
+    return kLabelDimensionDefinitions[static_cast<size_t>(dimension)].name;
+  }
+
+
+  const char* SizeClassName(SizeClass sizeClass)
+  {
+    return kSizeClassNames[static_cast<size_t>(sizeClass)];
+  }
+
+
+  SizeClass SizeClassOf(uint64_t bytes)
+  {
+    if (bytes < (uint64_t(64) << 10))
+    {
+      return SizeClass::Under64KiB;
+    }
+    if (bytes < (uint64_t(1) << 20))
+    {
+      return SizeClass::Under1MiB;
+    }
+    if (bytes < (uint64_t(16) << 20))
+    {
+      return SizeClass::Under16MiB;
+    }
+    if (bytes < (uint64_t(256) << 20))
+    {
+      return SizeClass::Under256MiB;
+    }
+    return SizeClass::Larger;
+  }
+
+
+  const char* PhaseAbsenceReason(Phase phase, Transport transport)
+  {
+    for (const PhaseAbsence& absence : kAbsences)
+    {
+      if (absence.phase == phase && absence.transport == transport)
       {
-        target = static_cast<Transport>(i);
-        return true;
+        return absence.reason;
       }
     }
-    return false;
+    return nullptr;
+  }
+
+
+  bool ParseTransport(Transport& target, const char* name)
+  {
+    return ParseName(target, kTransports, name);
+  }
+
+
+  bool ParsePhase(Phase& target, const char* name)
+  {
+    return ParseName(target, kPhases, name);
+  }
+
+
+  bool ParseLabelDimension(LabelDimension& target, const char* name)
+  {
+    return ParseName(target, kLabelDimensionDefinitions, name);
   }
 }

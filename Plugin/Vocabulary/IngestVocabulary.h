@@ -1,8 +1,11 @@
-// The vocabulary of the product: transports, phases and outcomes, with the names and definitions
-// that /perf/stats and the README use. One table, so that code, JSON and docs cannot drift apart.
+// The vocabulary of the product: transports, phases (where each lies in an instance's timeline, and
+// on which transports it exists), outcomes, failure reasons and label dimensions, with the names and
+// definitions that every answer uses. One table each, so that code, JSON, the page, the report and
+// the tests (which read them from GET /perf/vocabulary) cannot drift apart.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace IngestPerf
 {
@@ -54,31 +57,111 @@ namespace IngestPerf
     Count
   };
 
+  // What an instance is labelled with (docs/labels.md); Labels/InstanceLabels packs one id of each.
+  enum class LabelDimension
+  {
+    Transport,
+    RemoteAet,
+    RemoteIp,
+    CalledAet,
+    ReceivedSyntax,
+    StoredSyntax,
+    SopClass,
+    SizeClass,
+    Count
+  };
+
+  enum class SizeClass
+  {
+    Under64KiB,
+    Under1MiB,
+    Under16MiB,
+    Under256MiB,
+    Larger,
+    Count
+  };
+
   constexpr size_t kTransportCount = static_cast<size_t>(Transport::Count);
   constexpr size_t kPhaseCount = static_cast<size_t>(Phase::Count);
   constexpr size_t kOutcomeCount = static_cast<size_t>(Outcome::Count);
   constexpr size_t kFailureReasonCount = static_cast<size_t>(FailureReason::Count);
+  constexpr size_t kLabelDimensions = static_cast<size_t>(LabelDimension::Count);
+  constexpr size_t kSizeClassCount = static_cast<size_t>(SizeClass::Count);
+
+  // Where a phase lies in the timeline of one instance, whose span is serverTotal.
+  enum class PhasePlace
+  {
+    Before,    // ends where the instance's first event is (associationGap: the sender's side of the cycle)
+    Instance,  // the instance's whole span (serverTotal)
+    Inside,    // within `parent`, which is the instance or a phase inside it
+    After      // after OnStored, when the instance's record is already written (not in /perf/slowest)
+  };
+
+  // What a phase needs besides the hooks every run has; without it, the phase is reported unobservable
+  // with the reason (Recording/Unobservable).
+  enum class PhaseNeed
+  {
+    Nothing,
+    ReceivedInstanceHook,  // the ReceivedInstanceCallback, which only one plugin may hold
+    TranscoderHook,        // the transcoder callback (IngestTranscoding and IngestPerf.TranscodeTiming)
+    TimedStorage,          // the timed storage area (IngestPerf.TimedStorage)
+    RestAnswerHook         // a hook around Orthanc's REST answer, which no Orthanc has
+  };
 
   struct PhaseDefinition
   {
     const char* name;
     const char* from;
     const char* to;
-    bool partOfServerTotal;
+    PhasePlace place;
+    Phase parent;  // the phase whose span encloses it (drawn inside it in /perf/trace); Phase::Count: none
+    PhaseNeed need;
   };
 
-  struct OutcomeDefinition
+  struct NameDefinition
   {
     const char* name;
     const char* meaning;
   };
+  using OutcomeDefinition = NameDefinition;
 
-  const char* TransportName(Transport transport);
+  const NameDefinition& DefinitionOf(Transport transport);
   const PhaseDefinition& DefinitionOf(Phase phase);
   const OutcomeDefinition& DefinitionOf(Outcome outcome);
   // name: "beforeFilters", "afterFilters", "diskFull", "quota", "storageWrite", "index".
   const OutcomeDefinition& DefinitionOf(FailureReason reason);
+  const NameDefinition& DefinitionOf(LabelDimension dimension);
+
+  // "before", "instance", "inside", "after".
+  const char* PhasePlaceName(PhasePlace place);
+
+  // The phases right inside the instance follow one another: serverTotal is their sum, exactly.
+  inline bool PhasePartOfServerTotal(Phase phase)
+  {
+    return DefinitionOf(phase).parent == Phase::ServerTotal;
+  }
+
+  const char* TransportName(Transport transport);
+  const char* LabelDimensionName(LabelDimension dimension);
+  const char* SizeClassName(SizeClass sizeClass);
+  SizeClass SizeClassOf(uint64_t bytes);
+
+  // Why `phase` cannot exist on `transport`, whatever the configuration; nullptr when it can.
+  const char* PhaseAbsenceReason(Phase phase, Transport transport);
+  inline bool PhaseExistsOn(Phase phase, Transport transport)
+  {
+    return PhaseAbsenceReason(phase, transport) == nullptr;
+  }
+
+  // Known when the instance's record is written at OnStored, so kept with each recent instance
+  // (/perf/slowest ranks by it, /perf/trace draws it): every phase but those after OnStored.
+  inline bool PhaseInRecentInstances(Phase phase)
+  {
+    return phase != Phase::Count && DefinitionOf(phase).place != PhasePlace::After;
+  }
 
   // Returns false for an unknown name.
   bool ParseTransport(Transport& target, const char* name);
+  bool ParsePhase(Phase& target, const char* name);
+  bool ParseLabelDimension(LabelDimension& target, const char* name);
 }

@@ -1,10 +1,11 @@
-// The page of /perf/ui/: reads /perf/stats, /perf/diagnosis, /perf/series and /perf/slowest of the
-// Orthanc that serves it, every few seconds, and draws them. Every request goes to the page's own
-// origin and folder (so the browser's credentials for Orthanc apply and a reverse proxy's prefix is
-// kept) and nothing else is fetched. Every figure shown from an answer carries data-source (which answer),
-// data-path (where in it, '/'-separated) and data-value (the value as answered), so that a test
-// compares the page with the answers; data-varies="time" marks the figures that move with the
-// clock alone (rates over the window's covered seconds).
+// The page of /perf/ui/: reads /perf/stats, /perf/diagnosis, /perf/slots and /perf/slowest of the
+// Orthanc that serves it, every few seconds, and draws them (what there is to draw, once, from
+// /perf/vocabulary). Every request goes to the page's own origin and folder (so the browser's
+// credentials for Orthanc apply and a reverse proxy's prefix is kept) and nothing else is fetched.
+// Every figure shown from an answer carries data-source (which answer), data-path (where in it,
+// '/'-separated) and data-value (the value as answered), so that a test compares the page with the
+// answers; data-varies="time" marks the figures that move with the clock alone (rates over the
+// window's covered seconds).
 "use strict";
 
 (function () {
@@ -21,14 +22,18 @@
     "15m": { text: "last 15 minutes", seconds: 900 },
     "1h": { text: "last hour", seconds: 3600 },
   };
-  const TRANSPORTS = ["dicom", "rest", "plugin", "job"];
+  // How the page names and colours the transports, in the order it shows them; a transport it does
+  // not know is shown after them, by its name.
   const TRANSPORT_TEXT = { dicom: "C-STORE (dicom)", rest: "HTTP (rest)", plugin: "plugins", job: "jobs", all: "all" };
   const TRANSPORT_COLORS = { dicom: "#d9480f", rest: "#1f6feb", plugin: "#8250df", job: "#57606a" };
-  // The phases of one instance's cycle, one after the other; and what is timed inside two of them.
-  const CYCLE = ["associationGap", "receive", "preStore", "persist"];
-  const INSIDE = { preStore: ["transcode"], persist: ["storagePrepare", "storageWrite", "indexUpdate"] };
-  const PHASES = ["associationGap", "receive", "preStore", "transcode", "persist", "storagePrepare", "storageWrite",
-    "indexUpdate", "serverTotal", "changeDispatch"];
+  // What there is to show, from GET /perf/vocabulary (read once): the page keeps no list of its own.
+  // TRANSPORTS: every transport. CYCLE: the parts of one instance's cycle, one after the other (the
+  // sender's side before the instance, then the phases serverTotal is the sum of). INSIDE: what is
+  // timed inside those parts. PHASES: every phase in the order of an instance's timeline.
+  let TRANSPORTS = [];
+  let CYCLE = [];
+  let INSIDE = {};
+  let PHASES = [];
 
   const $ = (id) => document.getElementById(id);
   const state = {
@@ -153,6 +158,25 @@
     setStatus(text, isError, "notice");
   }
 
+  // --- the vocabulary -----------------------------------------------------------------------------
+
+  function learnVocabulary(vocabulary) {
+    const shown = Object.keys(TRANSPORT_TEXT);
+    const rank = (name) => (shown.includes(name) ? shown.indexOf(name) : shown.length);
+    TRANSPORTS = vocabulary.transports.map((t) => t.name).sort((a, b) => rank(a) - rank(b));
+    for (const t of TRANSPORTS) {
+      TRANSPORT_TEXT[t] = TRANSPORT_TEXT[t] || t;
+    }
+    const placed = (place) => vocabulary.phases.filter((phase) => phase.place === place);
+    CYCLE = placed("before").concat(vocabulary.phases.filter((phase) => phase.partOfServerTotal)).map((p) => p.name);
+    INSIDE = {};
+    for (const phase of placed("inside").filter((p) => !p.partOfServerTotal)) {
+      (INSIDE[phase.parent] = INSIDE[phase.parent] || []).push(phase.name);
+    }
+    PHASES = placed("before").concat(vocabulary.phases.filter((p) => p.place === "inside" || p.place === "instance"),
+      placed("after")).map((p) => p.name);
+  }
+
   // --- requests -----------------------------------------------------------------------------------
 
   async function fetchJson(path) {
@@ -164,12 +188,15 @@
   }
 
   async function refresh() {
+    if (!PHASES.length) {
+      learnVocabulary(await fetchJson("vocabulary"));
+    }
     const name = state.window;
     const [stats, diagnosis, series, hour, slowest] = await Promise.all([
       fetchJson(`stats?window=${name}`),
       fetchJson(`diagnosis?window=${name}`),
-      fetchJson(`series?window=${name}`),
-      name === "1h" ? null : fetchJson("series?window=1h"),
+      fetchJson(`slots?window=${name}`),
+      name === "1h" ? null : fetchJson("slots?window=1h"),
       fetchJson(`slowest?window=${name}&n=${SLOWEST_ROWS}`),
     ]);
     if (name !== state.window) {

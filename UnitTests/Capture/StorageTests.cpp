@@ -1,7 +1,7 @@
-#include "Host/Configuration.h"
-#include "Timeline/InstanceTimeline.h"
 #include "Capture/StorageRoot.h"
 #include "Metrics/StorageStats.h"
+#include "Platform/Configuration.h"
+#include "Timeline/InstanceTimeline.h"
 
 #include <gtest/gtest.h>
 

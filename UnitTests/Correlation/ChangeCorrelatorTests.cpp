@@ -1,5 +1,5 @@
 #include "Correlation/ChangeCorrelator.h"
-#include "Labels/Hash.h"
+#include "Platform/Hash.h"
 
 #include <gtest/gtest.h>
 

@@ -86,7 +86,7 @@ namespace
     {
       report.grouped = source.stats.SnapshotGrouped(MakeStreamPredicate(filter, source.catalog), filter.GroupBy());
     }
-    report.streams = StreamInfo{64, source.stats.Series().Used(), 0, StreamTable::BytesPerSeries()};
+    report.streams = StreamInfo{64, source.stats.Streams().Used(), 0, StreamTable::BytesPerStream()};
     if (cost != nullptr)
     {
       report.pluginCost = cost->Snapshot();
@@ -330,13 +330,13 @@ TEST(JsonExporter, GroupByAndLabelFilters)
   ASSERT_EQ(1u, json["groups"].size());
   EXPECT_EQ("1.2.840.10008.1.2.1", json["groups"][0]["labels"]["storedSyntax"].asString());
   EXPECT_EQ(2u, json["groups"][0]["instances"]["stored"].asUInt());
-  EXPECT_EQ(1u, json["query"]["seriesMatched"].asUInt());
+  EXPECT_EQ(1u, json["query"]["streamsMatched"].asUInt());
   EXPECT_EQ("MR02", json["query"]["filters"]["remoteAet"].asString());
 
   StatsQuery unknown;
   unknown.labels.emplace_back(LabelDimension::RemoteAet, "NEVER_SEEN");
   json = Export(stats, MakeStatus(true), unknown);
-  EXPECT_EQ(0u, json["query"]["seriesMatched"].asUInt());
+  EXPECT_EQ(0u, json["query"]["streamsMatched"].asUInt());
   EXPECT_EQ(0u, json["transports"]["all"]["instances"]["stored"].asUInt());
 
   StatsQuery byTransport;
@@ -351,7 +351,8 @@ TEST(JsonExporter, GroupByAndLabelFilters)
   const Json::Value& labels = json["labels"];
   EXPECT_EQ(8u, labels["remoteAet"]["capacity"].asUInt());
   EXPECT_EQ(2u, labels["remoteAet"]["values"].size());
-  EXPECT_EQ(3u, labels["series"]["used"].asUInt());
+  EXPECT_EQ(3u, labels["streams"]["used"].asUInt());
+  EXPECT_EQ(labels["streams"], labels["series"]);  // the former name, for one release
 }
 
 
@@ -446,7 +447,7 @@ TEST(JsonExporter, HashPeersReplacesAetsAndAddressesInEveryPartOfTheAnswer)
     filter.hashedPeers = true;
     filter.labels.emplace_back(LabelDimension::RemoteAet, value);
     const std::string text = exportWith(filter);
-    EXPECT_NE(std::string::npos, text.find("\"seriesMatched\" : 1")) << value;
+    EXPECT_NE(std::string::npos, text.find("\"streamsMatched\" : 1")) << value;
     EXPECT_EQ("aet-d24af19c", exportJson(filter)["query"]["filters"]["remoteAet"].asString()) << value;
     EXPECT_EQ(std::string::npos, text.find("CT01")) << value;
   }
@@ -457,7 +458,7 @@ TEST(JsonExporter, HashPeersReplacesAetsAndAddressesInEveryPartOfTheAnswer)
 
   StatsQuery notHashed;  // without HashPeers, a pseudonym is just a value never seen
   notHashed.labels.emplace_back(LabelDimension::RemoteAet, "aet-d24af19c");
-  EXPECT_NE(std::string::npos, exportWith(notHashed).find("\"seriesMatched\" : 0"));
+  EXPECT_NE(std::string::npos, exportWith(notHashed).find("\"streamsMatched\" : 0"));
 }
 
 

@@ -199,7 +199,7 @@ TEST(TimeWindows, SeriesListsTheWindowsSlotsOneByOne)
   windows.RecordOutcome(Transport::Rest, 1032 * kSecond, Outcome::AlreadyStored);
 
   // 1m at 1035 s: the slots [970, 980) ... [1030, 1040), 6 full and the current one.
-  const WindowSeries series = windows.Series(Window::OneMinute, 1035 * kSecond);
+  const WindowSlots series = windows.Slots(Window::OneMinute, 1035 * kSecond);
   EXPECT_EQ(10 * kSecond, series.slotNs);
   EXPECT_EQ(6, series.fullSlots);
   ASSERT_EQ(7u, series.slots.size());
@@ -252,7 +252,7 @@ TEST(TimeWindows, SeriesSumsToTheWindow)
   {
     const Window window = static_cast<Window>(w);
     const WindowSnapshot merged = windows.Snapshot(window, now);
-    const WindowSeries series = windows.Series(window, now);
+    const WindowSlots series = windows.Slots(window, now);
     EXPECT_EQ(static_cast<size_t>(merged.fullSlots) + 1, series.slots.size());
     for (size_t t = 0; t < kTransportCount; t++)
     {
@@ -276,7 +276,7 @@ TEST(TimeWindows, SeriesSumsToTheWindow)
   }
   // After a reset every slot is empty and none is covered before it.
   windows.Reset(now);
-  const WindowSeries empty = windows.Series(Window::OneHour, now + 30 * kSecond);
+  const WindowSlots empty = windows.Slots(Window::OneHour, now + 30 * kSecond);
   for (const SlotSnapshot& slot : empty.slots)
   {
     EXPECT_EQ(0u, slot.transports[static_cast<size_t>(Transport::Dicom)].outcomes[0]);
@@ -298,7 +298,7 @@ TEST(TimeWindows, SeriesReaderAgainstWritersOnARotatingClock)
   std::thread reader([&] {
     for (int step = 0; step < 1200 && !stop.load(); step++)
     {
-      const WindowSeries series = windows.Series(Window::FiveMinutes, clock.load());
+      const WindowSlots series = windows.Slots(Window::FiveMinutes, clock.load());
       uint64_t counted = 0;
       for (const SlotSnapshot& slot : series.slots)
       {
@@ -328,7 +328,7 @@ TEST(TimeWindows, SeriesReaderAgainstWritersOnARotatingClock)
   reader.join();
   const int64_t now = clock.load();
   uint64_t sum = 0;
-  for (const SlotSnapshot& slot : windows.Series(Window::FiveMinutes, now).slots)
+  for (const SlotSnapshot& slot : windows.Slots(Window::FiveMinutes, now).slots)
   {
     sum += slot.transports[static_cast<size_t>(Transport::Dicom)].outcomes[static_cast<size_t>(Outcome::Stored)];
   }

@@ -1,4 +1,4 @@
-#include "Recording/IngestPipeline.h"
+#include "Recording/IngestState.h"
 #include "Recording/IngestRecorder.h"
 
 #include <gtest/gtest.h>
@@ -35,7 +35,7 @@ namespace
     return configuration;
   }
 
-  TransportSnapshot Rest(const IngestPipeline& pipeline)
+  TransportSnapshot Rest(const IngestState& pipeline)
   {
     return pipeline.stats.Snapshot(0).transports[static_cast<size_t>(Transport::Rest)];
   }
@@ -106,7 +106,7 @@ TEST(ToRecord, OnStoredWithoutTimelineGivesOnlyTheSize)
 
 TEST(IngestRecorder, RecordsEachStoredInstanceOnceInItsTransport)
 {
-  IngestPipeline pipeline(WithOverwrite(false));
+  IngestState pipeline(WithOverwrite(false));
   for (int i = 0; i < 3; i++)
   {
     CompletedInstance instance =
@@ -128,7 +128,7 @@ TEST(IngestRecorder, RecordsEachStoredInstanceOnceInItsTransport)
 
 TEST(IngestRecorder, AStoreStartedBeforeAResetIsNotCountedAfterItButOrthancsCountGoesOn)
 {
-  IngestPipeline pipeline(WithOverwrite(false));
+  IngestState pipeline(WithOverwrite(false));
   pipeline.Reset();  // now: every instance below started before it
   CompletedInstance instance = Http(100 * kMs, 101 * kMs, 102 * kMs, 109 * kMs);
   pipeline.recorder.InstanceCompleted(instance);
@@ -144,7 +144,7 @@ TEST(IngestRecorder, AlreadyStoredWhenReceptionDatePrecedesTheIngestUnlessOverwr
 {
   for (bool overwrite : {false, true})
   {
-    IngestPipeline pipeline(WithOverwrite(overwrite));
+    IngestState pipeline(WithOverwrite(overwrite));
     CompletedInstance instance = Http(5000 * kMs, 5001 * kMs, 5002 * kMs, 5010 * kMs);
     instance.receptionSecond = (kEpochNs + 5000 * kMs) / 1000000000 - 60;  // stored a minute earlier
     pipeline.recorder.InstanceCompleted(instance);
@@ -158,7 +158,7 @@ TEST(IngestRecorder, AlreadyStoredWhenReceptionDatePrecedesTheIngestUnlessOverwr
 
 TEST(IngestRecorder, FileRemovedAfterTheWriteIsAlreadyStoredEvenWhenOverwriting)
 {
-  IngestPipeline pipeline(WithOverwrite(true));
+  IngestState pipeline(WithOverwrite(true));
   CompletedInstance instance = Http(0, kMs, 2 * kMs, 9 * kMs);
   instance.removedAfterCreate = true;
   pipeline.recorder.InstanceCompleted(instance);
@@ -169,7 +169,7 @@ TEST(IngestRecorder, FileRemovedAfterTheWriteIsAlreadyStoredEvenWhenOverwriting)
 
 TEST(IngestRecorder, AnotherSyntaxWithoutOurTranscoderIsCountedAsTranscodedWithoutHook)
 {
-  IngestPipeline pipeline(WithOverwrite(true));
+  IngestState pipeline(WithOverwrite(true));
   CompletedInstance changed = Http(0, kMs, 2 * kMs, 9 * kMs);
   changed.labels.receivedSyntax = "1.2.840.10008.1.2.1";
   changed.labels.storedSyntax = "1.2.840.10008.1.2.4.70";
@@ -187,7 +187,7 @@ TEST(IngestRecorder, AnotherSyntaxWithoutOurTranscoderIsCountedAsTranscodedWitho
 
 TEST(IngestRecorder, NewInstanceChangePairsWithItsStoreOnceInTheStoresStream)
 {
-  IngestPipeline pipeline(WithOverwrite(true));
+  IngestState pipeline(WithOverwrite(true));
   pipeline.recorder.InstanceCompleted(Http(0, kMs, 2 * kMs, 9 * kMs));
   EXPECT_EQ(9 * kMs, pipeline.recorder.NewInstanceChange(42, 12 * kMs));
   EXPECT_EQ(0, pipeline.recorder.NewInstanceChange(77, 13 * kMs));  // never stored here

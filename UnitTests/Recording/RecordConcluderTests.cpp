@@ -1,6 +1,6 @@
 // RecordConcluder: which records it concludes, from what their threads are doing (injected), and
 // what the recorder then counts.
-#include "Recording/IngestPipeline.h"
+#include "Recording/IngestState.h"
 #include "Recording/RecordConcluder.h"
 
 #include <gtest/gtest.h>
@@ -58,7 +58,7 @@ namespace
   class Threads
   {
   public:
-    explicit Threads(IngestPipeline& pipeline) :
+    explicit Threads(IngestState& pipeline) :
       concluder_(pipeline.timelines, pipeline.recorder, kDicomPort, kHttpPort, Probes()),
       pipeline_(pipeline)
     {
@@ -133,7 +133,7 @@ namespace
     }
 
     RecordConcluder concluder_;
-    IngestPipeline& pipeline_;
+    IngestState& pipeline_;
     std::vector<std::thread> threads_;
     std::atomic<bool> release_{false};
   };
@@ -148,12 +148,12 @@ namespace
     return socket;
   }
 
-  uint64_t Outcomes(IngestPipeline& pipeline, Transport transport, Outcome outcome)
+  uint64_t Outcomes(IngestState& pipeline, Transport transport, Outcome outcome)
   {
     return pipeline.stats.Snapshot(0).transports[static_cast<size_t>(transport)].outcomes[static_cast<size_t>(outcome)];
   }
 
-  uint64_t Failures(IngestPipeline& pipeline, Transport transport, FailureReason reason)
+  uint64_t Failures(IngestState& pipeline, Transport transport, FailureReason reason)
   {
     return pipeline.stats.Snapshot(0).transports[static_cast<size_t>(transport)].Failures(reason);
   }
@@ -162,7 +162,7 @@ namespace
 
 TEST(RecordConcluder, ARefusedCStoreEndsWhenItsThreadServesAConnectionOrIdlesInItsPool)
 {
-  IngestPipeline pipeline(SmallConfiguration());
+  IngestState pipeline(SmallConfiguration());
   Threads threads(pipeline);
   const uint32_t refused = threads.Run([&](InstanceTimeline& t) {
     t.Received(10 * kMs, Transport::Dicom, 500, true, nullptr, pipeline.recorder);  // no SeriesInstanceUID
@@ -219,7 +219,7 @@ TEST(RecordConcluder, ARefusedCStoreEndsWhenItsThreadServesAConnectionOrIdlesInI
   const IngestReport report = pipeline.Collect(StatsQuery(), PluginStatus());
   EXPECT_EQ(2u, report.openRecords.count);
   // The failure is labelled with the AET the C-STORE filter saw.
-  const std::vector<std::pair<InstanceLabels, TransportSnapshot>> failing = pipeline.stats.SnapshotFailingSeries();
+  const std::vector<std::pair<InstanceLabels, TransportSnapshot>> failing = pipeline.stats.SnapshotFailingStreams();
   bool sawCt1 = false;
   bool sawUnknown = false;
   for (const auto& stream : failing)
@@ -236,7 +236,7 @@ TEST(RecordConcluder, ARefusedCStoreEndsWhenItsThreadServesAConnectionOrIdlesInI
 
 TEST(RecordConcluder, AnUploadEndsOnceItsConnectionAnsweredOrClosed)
 {
-  IngestPipeline pipeline(SmallConfiguration());
+  IngestState pipeline(SmallConfiguration());
   Threads threads(pipeline);
   const auto upload = [&](InstanceTimeline& t) {
     t.HttpRequest(10 * kMs, true, true, Transport::Rest, pipeline.recorder);
@@ -262,7 +262,7 @@ TEST(RecordConcluder, AnUploadEndsOnceItsConnectionAnsweredOrClosed)
 
 TEST(RecordConcluder, ARestApiStoreEndsWhenOrthancHasNoRequestInProgress)
 {
-  IngestPipeline pipeline(SmallConfiguration());
+  IngestState pipeline(SmallConfiguration());
   Threads threads(pipeline);
   const uint32_t failed = threads.Run([&](InstanceTimeline& t) {
     t.HttpRequest(10 * kMs, true, true, Transport::Rest, pipeline.recorder);

@@ -48,8 +48,11 @@ RUNS = [
 ]
 DURING = {"dicom_pool_saturated", "http_threads_saturated"}
 
-PHASES = ["receive", "preStore", "transcode", "persist", "storagePrepare", "storageWrite", "indexUpdate",
-          "serverTotal", "associationGap", "changeDispatch"]
+
+
+def phases_of(stats):
+    """The phases in the plugin's order, as a saved /perf/stats answer names them (definitions.order)."""
+    return stats["definitions"]["order"]["phases"]
 
 
 def read_during(orthanc):
@@ -95,12 +98,13 @@ def summary(name, document):
         instances = figures["instances"]
         if not any(instances.values()):
             continue
-        others = ", ".join("%s %d" % (k, v) for k, v in instances.items() if v and k != "stored")
+        others = ", ".join("%s %d" % (k, v) for k, v in instances.items()
+                           if v and k != "stored" and isinstance(v, int))
         lines.append("   %s: stored %d%s | %.1f instances/s" % (
             transport, instances["stored"], " (%s)" % others if others else "",
             figures["throughput"]["instancesPerSecond"] or 0))
         lines.append("     %-15s %6s %9s %9s %9s" % ("phase (ms)", "count", "mean", "p50", "p99"))
-        for phase in PHASES:
+        for phase in phases_of(stats):
             value = figures["phases"].get(phase)
             if not value or value.get("observable") is False or not value.get("count"):
                 continue
@@ -139,29 +143,36 @@ def summary(name, document):
 
 # --- the table of saved runs ----------------------------------------------------------------------
 
-TABLE_COLUMNS = [("receive", "p50"), ("preStore", "p50"), ("transcode", "p50"), ("persist", "p50"),
-                 ("storagePrepare", "p50"), ("storageWrite", "p50"), ("indexUpdate", "p50"),
-                 ("serverTotal", "p50"), ("serverTotal", "p99"), ("associationGap", "p50"),
-                 ("changeDispatch", "p99")]
+# Short column names; a phase not named here is shown by its name.
 TABLE_NAMES = {"receive": "recv", "preStore": "preSt", "transcode": "trans", "persist": "pers",
                "storagePrepare": "stPrep", "storageWrite": "stWrite", "indexUpdate": "index",
                "serverTotal": "total", "associationGap": "gap", "changeDispatch": "chgDisp"}
+# The quantiles of a phase in the table: p50, but p99 too for serverTotal, and only p99 for the change
+# queue's lag (its p50 is 0 whenever the queue keeps up).
+TABLE_QUANTILES = {"serverTotal": ["p50", "p99"], "changeDispatch": ["p99"]}
+
+
+def table_columns(stats):
+    """(phase, quantile) of the table: every phase of the plugin's vocabulary."""
+    return [(phase, key) for phase in phases_of(stats) for key in TABLE_QUANTILES.get(phase, ["p50"])]
 
 
 def table_rows(folder):
-    rows = []
+    """(the phase columns, the rows) of the runs saved in `folder`."""
+    rows, columns = [], []
     for file in sorted(os.listdir(folder)):
         if not file.endswith(".json"):
             continue
         with open(os.path.join(folder, file)) as stream:
             document = json.load(stream)
         stats = document["stats"]
+        columns = columns or table_columns(stats)
         drained = document.get("statsDrained")
         for transport, figures in sorted(stats["transports"].items()):
             if transport == "all" or not any(figures["instances"].values()):
                 continue
             cells = [file[:-5], transport, str(figures["instances"]["stored"])]
-            for phase, key in TABLE_COLUMNS:
+            for phase, key in columns:
                 value = figures["phases"].get(phase) or {}
                 late = phase == "changeDispatch" and drained is not None
                 if late:  # its lag is only known once the queue has drained
@@ -176,18 +187,23 @@ def table_rows(folder):
             if during:
                 opened = "%d (%d)" % (during["stats"]["associations"]["openConnections"]["count"], opened)
             cells.append(str(opened) if transport == "dicom" else "-")
-            others = ", ".join("%s %d" % (k, v) for k, v in figures["instances"].items() if v and k != "stored")
+            others = ", ".join("%s %d" % (k, v) for k, v in figures["instances"].items()
+                               if v and k != "stored" and isinstance(v, int))
             cells.append(others or "-")
             rows.append(cells)
-    return rows
+    return columns, rows
 
 
 def table(folders):
-    header = ["run", "transport", "stored"] + ["%s %s" % (TABLE_NAMES[p], k) for p, k in TABLE_COLUMNS] + \
-        ["gzip", "backlog", "open", "other outcomes"]
     lines = []
     for folder in folders:
-        rows = table_rows(folder)
+        columns, rows = table_rows(folder)
+        # A phase measured in none of the runs (responseSend, never) takes no column.
+        measured = [i for i in range(len(columns)) if any(row[3 + i] != "-" for row in rows)]
+        rows = [row[:3] + [row[3 + i] for i in measured] + row[3 + len(columns):] for row in rows]
+        columns = [columns[i] for i in measured]
+        header = ["run", "transport", "stored"] + ["%s %s" % (TABLE_NAMES.get(p, p), k) for p, k in columns] + \
+            ["gzip", "backlog", "open", "other outcomes"]
         widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
         lines.append("Orthanc %s (%s), durations in ms (* once the change queue drained; open: associations "
                      "open at the read during the load, then after it):" % (_version_of(folder), folder))

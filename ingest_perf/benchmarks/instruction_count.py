@@ -62,7 +62,7 @@ from ingest_perf.orthanc_process import (BOTH_ORTHANCS, HOST_ORTHANC, OrthancPro
                                          orthanc_available)
 
 JPEG_LOSSLESS = "1.2.840.10008.1.2.4.70"
-LARGE_TABLES = {"MaxSeries": 1024, "MaxLabelValues": 253, "MaxThreads": 4096, "MaxPeers": 4096,
+LARGE_TABLES = {"MaxStreams": 1024, "MaxLabelValues": 253, "MaxThreads": 4096, "MaxPeers": 4096,
                 "ChangeTableSize": 1048576}
 
 # name -> (description, Orthanc options, IngestPerf section or None). The run without the plugin
@@ -78,7 +78,7 @@ CONFIGURATIONS = collections.OrderedDict([
                      {"IngestTranscoding": JPEG_LOSSLESS}, {"TranscodeTiming": "FallThrough"})),
     ("transcoding-delegate", ("IngestTranscoding to JPEG lossless, TranscodeTiming Delegate",
                               {"IngestTranscoding": JPEG_LOSSLESS}, {"TranscodeTiming": "Delegate"})),
-    ("large-tables", ("MaxSeries 1024, MaxLabelValues 253, MaxThreads 4096, MaxPeers 4096, ChangeTableSize 1048576",
+    ("large-tables", ("MaxStreams 1024, MaxLabelValues 253, MaxThreads 4096, MaxPeers 4096, ChangeTableSize 1048576",
                       {}, dict(LARGE_TABLES))),
     ("every-opt-in", ("all of the above at once: TimedStorage, TimeRestAnswers, IngestTranscoding with Delegate, "
                       "large tables", {"IngestTranscoding": JPEG_LOSSLESS},

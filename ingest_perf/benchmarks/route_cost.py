@@ -2,7 +2,7 @@
 /perf/diagnosis and /perf/metrics next to Orthanc's own /system, and Orthanc's resident memory with
 the plugin minus without: at start, after --instances instances with every label table of the
 plugin full (more calling AETs, client addresses and label sets than MaxLabelValues, MaxPeers and
-MaxSeries hold), and after --requests requests of each of the plugin's GET routes (in two halves:
+MaxStreams hold), and after --requests requests of each of the plugin's GET routes (in two halves:
 flat or not), on a host whose TCP table holds --other-sockets other sockets.
 
   .venv/bin/python -m ingest_perf.benchmarks.route_cost [--plugin PATH] [--orthanc 1.10.1|1.12.7]
@@ -32,7 +32,7 @@ from ingest_perf.orthanc_process import HOST_ORTHANC, default_plugin_path
 
 ROUTES_TIMED = ("/system", "/perf/stats", "/perf/diagnosis", "/perf/metrics")
 # Every GET route of the plugin, for the memory after many requests.
-ROUTES_READ = ("/perf/stats", "/perf/metrics", "/perf/diagnosis", "/perf/slowest", "/perf/trace", "/perf/series",
+ROUTES_READ = ("/perf/stats", "/perf/metrics", "/perf/diagnosis", "/perf/slowest", "/perf/trace", "/perf/slots",
                "/perf/ui/")
 
 
@@ -52,9 +52,9 @@ def post_from(orthanc, source_ip, body):
 def fill_label_tables(orthancs, files, aets, addresses, log):
     """One instance per calling AET (one association each, to one of 40 called AETs: Orthanc does not
     check the called AET by default) and per client address, to every Orthanc: more values than
-    MaxLabelValues, MaxPeers and MaxSeries hold by default."""
+    MaxLabelValues, MaxPeers and MaxStreams hold by default."""
     used = 0
-    # the first 40 calling AETs twice, to two called AETs: more label sets than MaxSeries
+    # the first 40 calling AETs twice, to two called AETs: more label sets than MaxStreams
     associations = [(i, i % 40) for i in range(aets)] + [(i, (i + 20) % 40) for i in range(min(40, aets))]
     for i, called in associations:
         for orthanc in orthancs:
@@ -132,7 +132,7 @@ def instances_of(orthanc):
 
 
 def labels_full(orthanc):
-    """What the plugin's tables hold: streams used of MaxSeries, and the label dimensions' values."""
+    """What the plugin's tables hold: streams used of MaxStreams, and the label dimensions' values."""
     labels = orthanc.stats().get("labels") or {}
     return {name: {"capacity": table.get("capacity"), "held": table.get("used", len(table.get("values") or [])),
                    "overflowed": table.get("overflowed")}

@@ -2,8 +2,8 @@
 // the registrations, captures the callbacks, and fails every instance accessor the way the SDK
 // reports a failure (null, -1, Unknown origin).
 #include "Capture/IngestHooks.h"
-#include "Host/OrthancSdk.h"
-#include "Recording/IngestPipeline.h"
+#include "Platform/OrthancSdk.h"
+#include "Recording/IngestState.h"
 
 #include <gtest/gtest.h>
 
@@ -68,7 +68,7 @@ namespace
 
     void TearDown() override
     {
-      SetActivePipeline(nullptr);
+      SetActiveIngestState(nullptr);
       OrthancSdk::SetContext(nullptr);
       fake = nullptr;
     }
@@ -82,8 +82,8 @@ namespace
 TEST_F(SdkFailure, StoredInstanceIsCountedWithUnknownLabelsAndNoBogusSize)
 {
   Configuration configuration;
-  IngestPipeline pipeline(configuration);
-  SetActivePipeline(&pipeline);
+  IngestState pipeline(configuration);
+  SetActiveIngestState(&pipeline);
   RegisterIngestHooks(configuration);
   ASSERT_NE(state.onStored, nullptr);
 

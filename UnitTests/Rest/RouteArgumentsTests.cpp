@@ -1,4 +1,4 @@
-#include "Rest/RestRoutes.h"
+#include "Rest/RouteArguments.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 using namespace IngestPerf;
 
 
-TEST(RestRoutes, StatsArguments)
+TEST(RouteArguments, StatsArguments)
 {
   StatsQuery filter;
   Json::Value error;
@@ -67,7 +67,7 @@ TEST(RestRoutes, StatsArguments)
 // Found by Fuzzing/StatsArgumentsFuzzer (minimized: groupBy=transport%00): "%00" decodes to a
 // NUL, and the names were compared as C strings, so "transport%00anything" was taken for
 // "transport", as a key and as a value. A decoded key or value holding a NUL names nothing.
-TEST(RestRoutes, AnEncodedNulNamesNothing)
+TEST(RouteArguments, AnEncodedNulNamesNothing)
 {
   StatsQuery filter;
   Json::Value error;
@@ -96,7 +96,7 @@ TEST(RestRoutes, AnEncodedNulNamesNothing)
   EXPECT_EQ(LabelDimension::Transport, filter.groupBy);
 }
 
-TEST(RestRoutes, QueryComponentsArePercentDecoded)
+TEST(RouteArguments, QueryComponentsArePercentDecoded)
 {
   EXPECT_EQ("(none)", DecodeQueryComponent("%28none%29"));
   EXPECT_EQ("a b", DecodeQueryComponent("a+b"));
@@ -114,7 +114,7 @@ TEST(RestRoutes, QueryComponentsArePercentDecoded)
 
 // Found by IntegrationTests/test_hostile_rest.py: the names and values were compared as C strings,
 // so "transport=dicom%00junk" read as "dicom" and "remoteAet=%00" was a one-byte label filter.
-TEST(RestRoutes, NulBytesAreRefused)
+TEST(RouteArguments, NulBytesAreRefused)
 {
   StatsQuery filter;
   const char* transport[] = {"transport"};
@@ -144,7 +144,7 @@ TEST(RestRoutes, NulBytesAreRefused)
 
 // Found by IntegrationTests/test_hostile_rest.py: "/perf/stats?" reached the plugin as one
 // argument with an empty name, refused as an unknown parameter ''.
-TEST(RestRoutes, EmptyFragmentsAreIgnored)
+TEST(RouteArguments, EmptyFragmentsAreIgnored)
 {
   StatsQuery filter;
   Json::Value error;
@@ -162,7 +162,7 @@ TEST(RestRoutes, EmptyFragmentsAreIgnored)
   EXPECT_FALSE(ParseStatsArguments(filter, error, 1, empty, valueOnly));
 }
 
-TEST(RestRoutes, WindowParameter)
+TEST(RouteArguments, WindowParameter)
 {
   StatsQuery filter;
   Json::Value error;
@@ -197,7 +197,7 @@ TEST(RestRoutes, WindowParameter)
   EXPECT_EQ("parameter 'window' given twice", error["error"].asString());
 }
 
-TEST(RestRoutes, SlowestArguments)
+TEST(RouteArguments, SlowestArguments)
 {
   RecentQuery query;
   Json::Value error;
@@ -263,7 +263,7 @@ TEST(RestRoutes, SlowestArguments)
 }
 
 
-TEST(RestRoutes, TraceArguments)
+TEST(RouteArguments, TraceArguments)
 {
   int64_t seconds = 0;
   Json::Value error;
@@ -284,7 +284,7 @@ TEST(RestRoutes, TraceArguments)
 }
 
 
-TEST(RestRoutes, DiagnosisArgumentsDefaultToTheLastFiveMinutes)
+TEST(RouteArguments, DiagnosisArgumentsDefaultToTheLastFiveMinutes)
 {
   StatsQuery query;
   Json::Value error;
@@ -317,18 +317,18 @@ TEST(RestRoutes, DiagnosisArgumentsDefaultToTheLastFiveMinutes)
 }
 
 
-TEST(RestRoutes, SeriesArgumentsDefaultToTheLastHourOfEachTransport)
+TEST(RouteArguments, SeriesArgumentsDefaultToTheLastHourOfEachTransport)
 {
   StatsQuery query;
   Json::Value error;
-  ASSERT_TRUE(ParseSeriesArguments(query, error, 0, nullptr, nullptr));
+  ASSERT_TRUE(ParseSlotsArguments(query, error, 0, nullptr, nullptr));
   EXPECT_TRUE(query.hasWindow);
   EXPECT_EQ(Window::OneHour, query.window);
   EXPECT_EQ(StatsQuery::Scope::Every, query.scope);
 
   const char* keys[] = {"window", "transport", ""};
   const char* values[] = {"5m", "dicom", ""};  // an empty fragment is ignored
-  ASSERT_TRUE(ParseSeriesArguments(query, error, 3, keys, values));
+  ASSERT_TRUE(ParseSlotsArguments(query, error, 3, keys, values));
   EXPECT_EQ(Window::FiveMinutes, query.window);
   EXPECT_EQ(StatsQuery::Scope::Single, query.scope);
   EXPECT_EQ(Transport::Dicom, query.transport);
@@ -338,7 +338,7 @@ TEST(RestRoutes, SeriesArgumentsDefaultToTheLastHourOfEachTransport)
   {
     const char* value[] = {"CT01"};
     Json::Value reason;
-    EXPECT_FALSE(ParseSeriesArguments(query, reason, 1, &key, value)) << key;
+    EXPECT_FALSE(ParseSlotsArguments(query, reason, 1, &key, value)) << key;
     EXPECT_EQ(key, reason["parameter"].asString());
     EXPECT_NE(std::string::npos, reason["error"].asString().find("per transport only"));
     ASSERT_EQ(2u, reason["allowed"].size());
@@ -350,15 +350,15 @@ TEST(RestRoutes, SeriesArgumentsDefaultToTheLastHourOfEachTransport)
   for (const char* bad : {"2h", "", "1h%00", "90s"})
   {
     Json::Value reason;
-    EXPECT_FALSE(ParseSeriesArguments(query, reason, 1, windowKey, &bad)) << bad;
+    EXPECT_FALSE(ParseSlotsArguments(query, reason, 1, windowKey, &bad)) << bad;
     EXPECT_EQ("window", reason["parameter"].asString());
   }
   const char* twice[] = {"window", "window"};
   const char* twiceValues[] = {"1m", "5m"};
-  EXPECT_FALSE(ParseSeriesArguments(query, error, 2, twice, twiceValues));
+  EXPECT_FALSE(ParseSlotsArguments(query, error, 2, twice, twiceValues));
   EXPECT_EQ("parameter 'window' given twice", error["error"].asString());
   const char* transportKey[] = {"transport"};
   const char* smtp[] = {"smtp"};
-  EXPECT_FALSE(ParseSeriesArguments(query, error, 1, transportKey, smtp));
+  EXPECT_FALSE(ParseSlotsArguments(query, error, 1, transportKey, smtp));
   EXPECT_EQ("transport", error["parameter"].asString());
 }

@@ -1,4 +1,4 @@
-#include "Host/MappedText.h"
+#include "Platform/MappedText.h"
 
 #include <sys/mman.h>
 

@@ -1,5 +1,5 @@
 // MappedText: what a std::ostream writes, byte for byte, across the growth of its mapping.
-#include "Host/MappedText.h"
+#include "Platform/MappedText.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "Export/SeriesExporter.h"
+#include "Export/SlotsExporter.h"
 
 #include "Export/JsonExporter.h"
 
@@ -41,17 +41,17 @@ namespace IngestPerf
   }
 
 
-  Json::Value ExportSeries(const SeriesReport& report, const StatsQuery& query)
+  Json::Value ExportSlots(const SlotsReport& report, const StatsQuery& query)
   {
-    const WindowSeries& series = report.series;
+    const WindowSlots& window = report.window;
     Json::Value result;
     result["window"] = WindowName(query.window);
-    result["slotSeconds"] = Seconds(series.slotNs);
-    result["fullSlots"] = series.fullSlots;
-    result["seconds"] = Seconds(series.coveredNs);
+    result["slotSeconds"] = Seconds(window.slotNs);
+    result["fullSlots"] = window.fullSlots;
+    result["seconds"] = Seconds(window.coveredNs);
     result["now"] = IsoUtc(report.nowWallNs);
-    result["droppedAtRotation"] = Json::UInt64(series.droppedAtRotation);
-    result["straddledRotation"] = Json::UInt64(series.straddledRotation);
+    result["droppedAtRotation"] = Json::UInt64(window.droppedAtRotation);
+    result["straddledRotation"] = Json::UInt64(window.straddledRotation);
     result["units"]["durations"] = "milliseconds";
     result["units"]["sizes"] = "bytes";
 
@@ -66,7 +66,7 @@ namespace IngestPerf
       }
       Json::Value& slots = transports[merged ? "all" : TransportName(static_cast<Transport>(t))];
       slots = Json::arrayValue;
-      for (const SlotSnapshot& slot : series.slots)
+      for (const SlotSnapshot& slot : window.slots)
       {
         TransportSnapshot figures;
         if (merged)

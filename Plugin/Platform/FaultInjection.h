@@ -2,7 +2,7 @@
 // builds libOrthancIngestPerfFaults.so beside the plugin; the release plugin never contains this
 // code). Read once at start-up from the environment variable INGEST_PERF_FAULTS, for instance
 // "sdk=0.2,alloc=0.1,seed=7":
-//   sdk    probability that an instance accessor of the hot path (Host/OrthancSdk.h) fails the way
+//   sdk    probability that an instance accessor of the hot path (Platform/OrthancSdk.h) fails the way
 //          the SDK reports a failure: null, -1 or an unknown origin
 //   alloc  probability that a step of building a /perf/stats or /perf/reset answer throws
 //          std::bad_alloc
@@ -15,7 +15,7 @@
 
 // The seams: nothing at all in the release build.
 #ifdef INGEST_PERF_FAULT_INJECTION
-// In an accessor of Host/OrthancSdk.h: return the SDK's own failure value.
+// In an accessor of Platform/OrthancSdk.h: return the SDK's own failure value.
 #define INGEST_PERF_INJECT_SDK_FAULT(failure)                                                                          \
   if (::IngestPerf::FaultInjection::FailSdkCall())                                                                     \
   {                                                                                                                    \

@@ -2,7 +2,7 @@
 // and which hooks Orthanc accepted. Exported with every /perf/stats answer.
 #pragma once
 
-#include "Host/Configuration.h"
+#include "Platform/Configuration.h"
 
 #include <cstddef>
 #include <cstdint>

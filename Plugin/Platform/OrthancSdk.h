@@ -8,7 +8,7 @@
 
 #include <json/value.h>
 
-#include "Host/FaultInjection.h"
+#include "Platform/FaultInjection.h"
 
 #include <memory>
 #include <new>

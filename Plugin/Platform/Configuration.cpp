@@ -1,6 +1,4 @@
-#include "Host/Configuration.h"
-
-#include "Metrics/RecentInstances.h"
+#include "Platform/Configuration.h"
 
 #include <json/writer.h>
 
@@ -24,10 +22,13 @@ namespace IngestPerf
 
     const std::set<std::string>& KnownOptions()
     {
-      static const std::set<std::string> known = {
-        "Enable",         "ReceivedInstanceCallback", "MaxThreads",   "ChangeTableSize", "MaxPeers",  "MaxLabelValues",
-        "MaxSeries",      "TranscodeTiming",          "TimedStorage", "TimeRestAnswers", "HashPeers", "RecentInstances",
-        "DicomTcpNoDelay"};
+      static const std::set<std::string> known = {"Enable",          "ReceivedInstanceCallback",
+                                                  "MaxThreads",      "ChangeTableSize",
+                                                  "MaxPeers",        "MaxLabelValues",
+                                                  "MaxStreams",      "TranscodeTiming",
+                                                  "TimedStorage",    "TimeRestAnswers",
+                                                  "HashPeers",       "RecentInstances",
+                                                  "DicomTcpNoDelay", "MaxSeries"};
       return known;
     }
 
@@ -166,6 +167,13 @@ namespace IngestPerf
   }
 
 
+  std::string DeprecatedOption::Message() const
+  {
+    return "option " + key + " is deprecated, its name is now " + replacement +
+           (ignored ? ": ignored, since " + replacement + " is given too" : ": read as " + replacement + " for now");
+  }
+
+
   const char* TranscodeTimingName(TranscodeTiming timing)
   {
     switch (timing)
@@ -277,9 +285,17 @@ namespace IngestPerf
       ReadInteger(section, "ChangeTableSize", configuration.changeTableSize, 16, 16777216);
     configuration.maxPeers = ReadInteger(section, "MaxPeers", configuration.maxPeers, 1, 65536);
     configuration.maxLabelValues = ReadInteger(section, "MaxLabelValues", configuration.maxLabelValues, 1, 253);
-    configuration.maxSeries = ReadInteger(section, "MaxSeries", configuration.maxSeries, 1, 65536);
-    configuration.recentInstances = ReadInteger(section, "RecentInstances", configuration.recentInstances,
-                                                RecentInstances::kMinCapacity, RecentInstances::kMaxCapacity);
+    // MaxSeries: MaxStreams' former name (a label stream, not a DICOM series), read for one release.
+    if (section.isMember("MaxSeries"))
+    {
+      const size_t former = ReadInteger(section, "MaxSeries", configuration.maxStreams, 1, 65536);
+      const bool ignored = section.isMember("MaxStreams");
+      configuration.deprecatedOptions.push_back(DeprecatedOption{"MaxSeries", "MaxStreams", ignored});
+      configuration.maxStreams = ignored ? configuration.maxStreams : former;
+    }
+    configuration.maxStreams = ReadInteger(section, "MaxStreams", configuration.maxStreams, 1, 65536);
+    configuration.recentInstances =
+      ReadInteger(section, "RecentInstances", configuration.recentInstances, kMinRecentInstances, kMaxRecentInstances);
     configuration.timedStorage = ReadBool(section, "TimedStorage", configuration.timedStorage);
     configuration.timeRestAnswers = ReadBool(section, "TimeRestAnswers", configuration.timeRestAnswers);
     configuration.hashPeers = ReadBool(section, "HashPeers", configuration.hashPeers);

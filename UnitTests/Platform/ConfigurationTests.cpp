@@ -1,4 +1,4 @@
-#include "Host/Configuration.h"
+#include "Platform/Configuration.h"
 
 #include <gtest/gtest.h>
 
@@ -137,6 +137,33 @@ TEST(Configuration, AnUnknownKeyIsListedWithTheClosestKnownOne)
   EXPECT_EQ("", ClosestKnownOption("TcpNoDelay"));
   EXPECT_EQ("", ClosestKnownOption(""));
   EXPECT_EQ("", ClosestKnownOption(std::string(10000, 'x')));
+}
+
+
+TEST(Configuration, MaxSeriesIsReadAsMaxStreamsForOneReleaseAndSaidSo)
+{
+  EXPECT_EQ(128u, ParseConfiguration(Parse("{}")).maxStreams);
+  Configuration configuration = ParseConfiguration(Parse(R"({"IngestPerf": {"MaxStreams": 7}})"));
+  EXPECT_EQ(7u, configuration.maxStreams);
+  EXPECT_TRUE(configuration.deprecatedOptions.empty());
+
+  configuration = ParseConfiguration(Parse(R"({"IngestPerf": {"MaxSeries": 9}})"));
+  EXPECT_EQ(9u, configuration.maxStreams);
+  EXPECT_TRUE(configuration.unknownOptions.empty());
+  ASSERT_EQ(1u, configuration.deprecatedOptions.size());
+  EXPECT_EQ("option MaxSeries is deprecated, its name is now MaxStreams: read as MaxStreams for now",
+            configuration.deprecatedOptions[0].Message());
+
+  configuration = ParseConfiguration(Parse(R"({"IngestPerf": {"MaxSeries": 9, "MaxStreams": 7}})"));
+  EXPECT_EQ(7u, configuration.maxStreams);
+  ASSERT_EQ(1u, configuration.deprecatedOptions.size());
+  EXPECT_TRUE(configuration.deprecatedOptions[0].ignored);
+  EXPECT_NE(std::string::npos, configuration.deprecatedOptions[0].Message().find("ignored, since MaxStreams"));
+
+  // A wrong value under the former name is refused like one under the new name, naming the key written.
+  EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"MaxSeries": 0}})")
+                                 .find("IngestPerf.MaxSeries: expected an integer from 1 to 65536, got 0"));
+  EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"MaxStreams": "128"}})").find("IngestPerf.MaxStreams"));
 }
 
 

@@ -1,6 +1,6 @@
-#include "Recording/IngestPipeline.h"
+#include "Recording/IngestState.h"
 
-#include "Timeline/MonotonicClock.h"
+#include "Platform/MonotonicClock.h"
 
 #include <algorithm>
 
@@ -8,29 +8,29 @@ namespace IngestPerf
 {
   namespace
   {
-    IngestPipeline* active = nullptr;
+    IngestState* active = nullptr;
   }
 
 
-  IngestPipeline* ActivePipeline()
+  IngestState* ActiveIngestState()
   {
     return active;
   }
 
 
-  void SetActivePipeline(IngestPipeline* pipeline)
+  void SetActiveIngestState(IngestState* state)
   {
-    active = pipeline;
+    active = state;
   }
 
 
-  IngestPipeline::IngestPipeline(const Configuration& configuration) :
+  IngestState::IngestState(const Configuration& configuration) :
     timelines(configuration.maxThreads),
     labels(configuration.maxLabelValues),
     correlator(configuration.changeTableSize),
     associations(configuration.maxPeers, static_cast<int64_t>(configuration.dicomScpTimeoutSeconds) * 1000000000,
                  &connections),
-    stats(MonotonicNowNs(), WallNowNs(), configuration.maxSeries, MonotonicNowNs),
+    stats(MonotonicNowNs(), WallNowNs(), configuration.maxStreams, MonotonicNowNs),
     recent(configuration.recentInstances),
     recorder(stats, labels, correlator, associations, changes, recent, configuration.overwriteInstances,
              &storageCondition, configuration.timedStorage, &connections),
@@ -47,7 +47,7 @@ namespace IngestPerf
   }
 
 
-  void IngestPipeline::Tick(int64_t nowNs)
+  void IngestState::Tick(int64_t nowNs)
   {
     // The storage first, so that the stores concluded next say why they failed: its free space at
     // every tick (one statvfs), Orthanc's /statistics against its limits at most every 10 s, and
@@ -68,7 +68,7 @@ namespace IngestPerf
   }
 
 
-  bool IngestPipeline::DicomSocketsRead(const std::vector<SocketInfo>& sockets, int64_t nowNs)
+  bool IngestState::DicomSocketsRead(const std::vector<SocketInfo>& sockets, int64_t nowNs)
   {
     std::vector<DicomConnections::Reading> open;
     bool added = false;
@@ -83,7 +83,7 @@ namespace IngestPerf
   }
 
 
-  uint64_t IngestPipeline::ConnectionOf(LabelId peer, int64_t nowNs)
+  uint64_t IngestState::ConnectionOf(LabelId peer, int64_t nowNs)
   {
     bool stale = false;
     const uint64_t cookie = connections.Attribute(peer, stale);
@@ -114,7 +114,7 @@ namespace IngestPerf
   }
 
 
-  IngestReport IngestPipeline::Collect(const StatsQuery& query, const PluginStatus& status) const
+  IngestReport IngestState::Collect(const StatsQuery& query, const PluginStatus& status) const
   {
     const int64_t now = MonotonicNowNs();
     IngestReport report;
@@ -127,15 +127,15 @@ namespace IngestPerf
     report.correlationEvicted = correlator.Evicted();
     report.associationSkipped = associations.Skipped();
     report.catalog = &labels;
-    const StreamTable& table = stats.Series();
-    report.streams = StreamInfo{table.Capacity(), table.Used(), table.Overflowed(), StreamTable::BytesPerSeries()};
+    const StreamTable& table = stats.Streams();
+    report.streams = StreamInfo{table.Capacity(), table.Used(), table.Overflowed(), StreamTable::BytesPerStream()};
     if (query.UsesStreams())
     {
       report.grouped = stats.SnapshotGrouped(MakeStreamPredicate(query, labels), query.GroupBy());
     }
     if (query.eachStream)
     {
-      report.eachStream = stats.SnapshotEachSeries();
+      report.eachStream = stats.SnapshotEachStream();
     }
     report.windowsKept = stats.HasWindows();
     if (report.windowsKept && query.hasWindow)
@@ -148,10 +148,10 @@ namespace IngestPerf
     }
     report.storage = storage.Snapshot();
     report.associations.peers = associations.Snapshot(now);
-    report.failingStreams = stats.SnapshotFailingSeries();
+    report.failingStreams = stats.SnapshotFailingStreams();
     report.associations.connections = connections.Snapshot();
     report.associations.connectionsReadNs = connections.LastReadingNs();
-    report.associations.gaps = stats.SnapshotSeriesPhase(
+    report.associations.gaps = stats.SnapshotStreamsPhase(
       Phase::AssociationGap, [](const InstanceLabels& stream) { return stream.GetTransport() == Transport::Dicom; });
     report.changes = changes.Snapshot();
     report.pluginCost = cost.Snapshot();
@@ -159,7 +159,7 @@ namespace IngestPerf
   }
 
 
-  RecentReport IngestPipeline::CollectSlowest(const RecentQuery& query) const
+  RecentReport IngestState::CollectSlowest(const RecentQuery& query) const
   {
     RecentReport report = CollectRecent(query.windowSeconds);
     const auto matches = MakeStreamPredicate(query.filter, labels);
@@ -177,7 +177,7 @@ namespace IngestPerf
   }
 
 
-  RecentReport IngestPipeline::CollectRecent(int64_t seconds) const
+  RecentReport IngestState::CollectRecent(int64_t seconds) const
   {
     RecentReport report;
     report.collected = true;
@@ -190,22 +190,22 @@ namespace IngestPerf
   }
 
 
-  SeriesReport IngestPipeline::CollectSeries(Window window) const
+  SlotsReport IngestState::CollectSlots(Window window) const
   {
-    SeriesReport report;
+    SlotsReport report;
     report.collected = true;
     report.windowsKept = stats.HasWindows();
     report.nowNs = MonotonicNowNs();
     report.nowWallNs = WallNowNs();
     if (report.windowsKept)
     {
-      report.series = stats.SeriesOfWindow(window, report.nowNs);
+      report.window = stats.SlotsOfWindow(window, report.nowNs);
     }
     return report;
   }
 
 
-  void IngestPipeline::Reset()
+  void IngestState::Reset()
   {
     const int64_t now = MonotonicNowNs();
     stats.Reset(now, WallNowNs());

@@ -1,4 +1,4 @@
-#include "Export/SeriesExporter.h"
+#include "Export/SlotsExporter.h"
 
 #include <gtest/gtest.h>
 
@@ -20,24 +20,24 @@ namespace
 }
 
 
-TEST(SeriesExporter, EachSlotOnUtcWithItsFigures)
+TEST(SlotsExporter, EachSlotOnUtcWithItsFigures)
 {
   TimeWindows windows(0);
   windows.RecordStored(Transport::Dicom, 1001 * kSecond, Record(4000000, 44000000, 1000));
   windows.RecordStored(Transport::Dicom, 1002 * kSecond, Record(6000000, 46000000, 3000));
   windows.RecordStored(Transport::Rest, 1012 * kSecond, Record(2000000, InstanceRecord::kNotMeasured, 500));
 
-  SeriesReport report;
+  SlotsReport report;
   report.collected = true;
   report.windowsKept = true;
   report.nowNs = 1015 * kSecond;
   report.nowWallNs = int64_t(1795000000) * kSecond;  // 2026-11-18T11:06:40Z
-  report.series = windows.Series(Window::OneMinute, report.nowNs);
+  report.window = windows.Slots(Window::OneMinute, report.nowNs);
 
   StatsQuery query;
   query.hasWindow = true;
   query.window = Window::OneMinute;
-  const Json::Value answer = ExportSeries(report, query);
+  const Json::Value answer = ExportSlots(report, query);
   EXPECT_EQ("1m", answer["window"].asString());
   EXPECT_EQ(10.0, answer["slotSeconds"].asDouble());
   EXPECT_EQ(6, answer["fullSlots"].asInt());
@@ -73,7 +73,7 @@ TEST(SeriesExporter, EachSlotOnUtcWithItsFigures)
   // One transport, or their merge only.
   query.scope = StatsQuery::Scope::Single;
   query.transport = Transport::Rest;
-  EXPECT_EQ((std::vector<std::string>{"rest"}), ExportSeries(report, query)["transports"].getMemberNames());
+  EXPECT_EQ((std::vector<std::string>{"rest"}), ExportSlots(report, query)["transports"].getMemberNames());
   query.scope = StatsQuery::Scope::MergedOnly;
-  EXPECT_EQ((std::vector<std::string>{"all"}), ExportSeries(report, query)["transports"].getMemberNames());
+  EXPECT_EQ((std::vector<std::string>{"all"}), ExportSlots(report, query)["transports"].getMemberNames());
 }

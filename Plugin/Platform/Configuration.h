@@ -4,7 +4,7 @@
 // key closest to it, since Orthanc and its other plugins start with keys they do not know.
 #pragma once
 
-#include "Host/OrthancVersion.h"
+#include "Platform/OrthancVersion.h"
 
 #include <json/value.h>
 
@@ -42,8 +42,21 @@ namespace IngestPerf
     std::string Message() const;  // "unknown option DicomTcpNodelay; did you mean DicomTcpNoDelay?"
   };
 
+  // A key of the IngestPerf section under its former name: still read for one release, and said.
+  struct DeprecatedOption
+  {
+    std::string key;          // the former name, as written: "MaxSeries"
+    std::string replacement;  // its name now: "MaxStreams"
+    bool ignored = false;     // the replacement was given too, and won
+    std::string Message() const;
+  };
+
   // The known key closest to `key` (case and at most a few edits apart), or "".
   std::string ClosestKnownOption(const std::string& key);
+
+  // The bounds of IngestPerf.RecentInstances: the ring of Metrics/RecentInstances clamps to them too.
+  constexpr size_t kMinRecentInstances = 16;
+  constexpr size_t kMaxRecentInstances = 262144;
 
   struct Configuration
   {
@@ -53,7 +66,7 @@ namespace IngestPerf
     size_t changeTableSize = 16384;
     size_t maxPeers = 256;
     size_t maxLabelValues = 32;
-    size_t maxSeries = 128;
+    size_t maxStreams = 128;        // MaxStreams (formerly MaxSeries): labelled streams with histograms of their own
     size_t recentInstances = 4096;  // the ring of /perf/slowest and /perf/trace (Metrics/RecentInstances.h)
     TranscodeTiming transcodeTiming = TranscodeTiming::Off;
     bool timedStorage = false;
@@ -63,8 +76,9 @@ namespace IngestPerf
     // Disable Nagle's algorithm on Orthanc's DICOM associations, through DCMTK's TCP_NODELAY
     // variable (Host/DicomTcpNoDelay.h): the remedy for the C-STORE answer stall.
     bool dicomTcpNoDelay = false;
-    // Keys of the section that were ignored.
+    // Keys of the section that were ignored, and those read under their former names.
     std::vector<UnknownOption> unknownOptions;
+    std::vector<DeprecatedOption> deprecatedOptions;
 
     // The running Orthanc, and what it does by default.
     OrthancVersion orthanc;

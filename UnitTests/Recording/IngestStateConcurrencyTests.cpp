@@ -1,8 +1,8 @@
 // The whole hot path (ThreadTimelines -> InstanceTimeline -> IngestRecorder -> IngestStats) driven
 // by 16 threads at once, with readers taking snapshots all along: the counts must be exact. Run
 // under ThreadSanitizer by the test command.
-#include "Recording/IngestPipeline.h"
-#include "Timeline/MonotonicClock.h"
+#include "Platform/MonotonicClock.h"
+#include "Recording/IngestState.h"
 
 #include <gtest/gtest.h>
 
@@ -43,7 +43,7 @@ namespace
 
 TEST(PipelineConcurrency, SixteenClientsLoseNoInstance)
 {
-  IngestPipeline pipeline(SmallConfiguration());
+  IngestState pipeline(SmallConfiguration());
   constexpr int kThreads = 16;
   constexpr int kPerThread = 3000;
   std::atomic<bool> stop{false};
@@ -154,7 +154,7 @@ TEST(PipelineConcurrency, SixteenClientsLoseNoInstance)
 
 TEST(PipelineConcurrency, ThreadsThatExitGiveTheirSlotBack)
 {
-  IngestPipeline pipeline(SmallConfiguration());
+  IngestState pipeline(SmallConfiguration());
   IngestRecorder& recorder = pipeline.recorder;
   for (int round = 0; round < 20; round++)
   {
@@ -182,7 +182,7 @@ TEST(PipelineConcurrency, MoreThreadsThanSlotsStillWork)
 {
   Configuration configuration = SmallConfiguration();
   configuration.maxThreads = 2;
-  IngestPipeline pipeline(configuration);
+  IngestState pipeline(configuration);
   ThreadTimelines& timelines = pipeline.timelines;
   IngestRecorder& recorder = pipeline.recorder;
   IngestStats& stats = pipeline.stats;

@@ -1,6 +1,6 @@
-// IngestPipeline::Collect: what a reader gets of records that Orthanc's hooks leave open.
-#include "Recording/IngestPipeline.h"
-#include "Timeline/MonotonicClock.h"
+// IngestState::Collect: what a reader gets of records that Orthanc's hooks leave open.
+#include "Platform/MonotonicClock.h"
+#include "Recording/IngestState.h"
 
 #include <gtest/gtest.h>
 
@@ -61,9 +61,9 @@ namespace
 }
 
 
-TEST(IngestPipeline, OpenRecordsAreStoresInProgressAndUploadsApart)
+TEST(IngestState, OpenRecordsAreStoresInProgressAndUploadsApart)
 {
-  IngestPipeline pipeline(SmallConfiguration());
+  IngestState pipeline(SmallConfiguration());
   PluginStatus status;
   const int64_t start = MonotonicNowNs();
   // A body Orthanc is parsing, on an HTTP thread.
@@ -98,9 +98,9 @@ TEST(IngestPipeline, OpenRecordsAreStoresInProgressAndUploadsApart)
 }
 
 
-TEST(IngestPipeline, WhatStartedBeforeAResetIsNotCountedAfterIt)
+TEST(IngestState, WhatStartedBeforeAResetIsNotCountedAfterIt)
 {
-  IngestPipeline pipeline(SmallConfiguration());
+  IngestState pipeline(SmallConfiguration());
   PluginStatus status;
   InstanceTimeline& timeline = pipeline.timelines.ForCurrentThread();
   const int64_t start = MonotonicNowNs();
@@ -116,9 +116,9 @@ TEST(IngestPipeline, WhatStartedBeforeAResetIsNotCountedAfterIt)
 }
 
 
-TEST(IngestPipeline, AnOutcomeRecordedByItsThreadIsNotCountedTwice)
+TEST(IngestState, AnOutcomeRecordedByItsThreadIsNotCountedTwice)
 {
-  IngestPipeline pipeline(SmallConfiguration());
+  IngestState pipeline(SmallConfiguration());
   PluginStatus status;
   const int64_t start = MonotonicNowNs();
   ParkedThread thread([&] {
@@ -137,11 +137,11 @@ TEST(IngestPipeline, AnOutcomeRecordedByItsThreadIsNotCountedTwice)
 
 // The recorder keeps each instance's whole timeline in the recent ring, once, with its Orthanc ID
 // and thread; /perf/slowest ranks the stored ones that match, and a reset empties it.
-TEST(IngestPipeline, RecentInstancesFromTheRecorderToCollectSlowest)
+TEST(IngestState, RecentInstancesFromTheRecorderToCollectSlowest)
 {
   Configuration configuration = SmallConfiguration();
   configuration.recentInstances = 16;
-  IngestPipeline pipeline(configuration);
+  IngestState pipeline(configuration);
   InstanceTimeline& timeline = pipeline.timelines.ForCurrentThread();
   const int64_t start = MonotonicNowNs();
   const std::string ids[] = {"aaaaaaaa-11111111-22222222-33333333-44444444",

@@ -1,4 +1,4 @@
-#include "Host/FaultInjection.h"
+#include "Platform/FaultInjection.h"
 
 #include <atomic>
 #include <cstdlib>

@@ -1,6 +1,6 @@
-#include "Host/OrthancSdk.h"
+#include "Platform/OrthancSdk.h"
 
-#include "Host/MappedText.h"
+#include "Platform/MappedText.h"
 
 #include <json/reader.h>
 #include <json/writer.h>

@@ -1,4 +1,4 @@
-#include "Host/OrthancVersion.h"
+#include "Platform/OrthancVersion.h"
 
 #include <cstdio>
 

@@ -1,6 +1,8 @@
-// The objects of one data flow, built together from the configuration: per-thread timelines, the
-// recorder with its correlation tables, and the aggregate. The entry point, the tests and the
-// benchmarks build the same pipeline.
+// The plugin's whole ingest state, built together from the configuration: the per-thread timelines,
+// the recorder with its correlation tables, and the aggregate; and the one place readers get plain
+// copies of it from (Collect...). A container, not a step of the data flow: the steps are its
+// members. One instance, found by every callback through ActiveIngestState(); the tests and the
+// benchmarks build their own.
 #pragma once
 
 #include "Correlation/AssociationTracker.h"
@@ -8,31 +10,31 @@
 #include "Correlation/ChangeQueueStats.h"
 #include "Correlation/DicomConnections.h"
 #include "Correlation/StorageCondition.h"
-#include "Host/Configuration.h"
-#include "Metrics/StatsQuery.h"
-#include "Recording/IngestReport.h"
-#include "Recording/IngestRecorder.h"
-#include "Recording/RecordConcluder.h"
-#include "Metrics/IngestStats.h"
 #include "Labels/LabelCatalog.h"
+#include "Metrics/IngestStats.h"
 #include "Metrics/PluginCost.h"
 #include "Metrics/RecentInstances.h"
+#include "Metrics/StatsQuery.h"
 #include "Metrics/StorageStats.h"
+#include "Platform/Configuration.h"
+#include "Recording/IngestRecorder.h"
+#include "Recording/IngestReport.h"
+#include "Recording/RecordConcluder.h"
 #include "Timeline/ThreadTimelines.h"
 
 namespace IngestPerf
 {
-  struct IngestPipeline;
+  struct IngestState;
 
-  // The one pipeline every Orthanc callback reaches. Set by the entry point before it registers
+  // The one ingest state every Orthanc callback reaches. Set by the entry point before it registers
   // anything and never changed afterwards (Orthanc may run a callback until the library is
   // unloaded); null while the plugin is disabled.
-  IngestPipeline* ActivePipeline();
-  void SetActivePipeline(IngestPipeline* pipeline);
+  IngestState* ActiveIngestState();
+  void SetActiveIngestState(IngestState* state);
 
-  struct IngestPipeline
+  struct IngestState
   {
-    explicit IngestPipeline(const Configuration& configuration);
+    explicit IngestState(const Configuration& configuration);
 
     // Everything a reader may show, for this query, as plain copies: nothing is changed.
     IngestReport Collect(const StatsQuery& query, const PluginStatus& status) const;
@@ -40,8 +42,8 @@ namespace IngestPerf
     RecentReport CollectSlowest(const RecentQuery& query) const;
     // GET /perf/trace: every recent instance stored in the last `seconds`, oldest first.
     RecentReport CollectRecent(int64_t seconds) const;
-    // GET /perf/series: the slots of one time window, each on its own.
-    SeriesReport CollectSeries(Window window) const;
+    // GET /perf/slots: the slots of one time window, each on its own.
+    SlotsReport CollectSlots(Window window) const;
     // POST /perf/reset: every figure from then on counts only what started after it; the state that
     // follows what is in progress (open records, association chains, pending changes) goes on.
     void Reset();
