@@ -54,6 +54,10 @@ namespace IngestPerf
       unsigned char type;
       char name[1];
     };
+
+    // An entry of /proc/self/fd: the header, a descriptor number of up to 10 digits and its NUL,
+    // rounded up to 8 bytes (32), with room to spare.
+    constexpr size_t kLargestEntry = 64;
   }
 
 
@@ -85,22 +89,17 @@ namespace IngestPerf
     {
       return false;  // UDP, or closed meanwhile
     }
-    int accepting = 0;
-    socklen_t acceptingLength = sizeof(accepting);
-    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &acceptingLength) != 0)
-    {
-      return false;
-    }
     info = SocketInfo();
     info.fd = fd;
-    info.cookie = SocketCookie(fd);
     info.localPort = port;
-    info.listening = accepting != 0;
+    // What SO_ACCEPTCONN would say of a TCP socket, without its system call.
+    info.listening = tcp.tcpi_state == kTcpListen;
     info.state = tcp.tcpi_state;
     info.msSinceDataSent = tcp.tcpi_last_data_sent;
     info.msSinceDataReceived = tcp.tcpi_last_data_recv;
-    if (!info.listening)
+    if (!info.listening && (portA == 0 || port == portA))
     {
+      info.cookie = SocketCookie(fd);
       sockaddr_storage peer{};
       socklen_t peerLength = sizeof(peer);
       if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peerLength) != 0 ||
@@ -148,6 +147,12 @@ namespace IngestPerf
         {
           visit(socket, context);
         }
+      }
+      // The kernel lists a process's descriptors until the next entry does not fit: with room for
+      // one more left, the listing is complete, and the call that would return 0 is saved.
+      if (static_cast<size_t>(read) + kLargestEntry <= sizeof(buffer))
+      {
+        break;
       }
     }
     close(directory);
