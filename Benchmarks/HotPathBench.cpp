@@ -3,6 +3,7 @@
 // running Orthanc), and the cost of answering /perf/stats.
 // Targets (issue 4): <= 100 ns per recorded event, <= 1 us per instance, /perf/stats <= 5 ms with
 // every label limit reached.
+#include "Correlation/IngestWatcher.h"
 #include "Correlation/ProcessSockets.h"
 #include "Diagnosis/DiagnosisRules.h"
 #include "Export/DiagnosisExporter.h"
@@ -22,8 +23,11 @@
 
 #include <json/writer.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace IngestPerf;
@@ -532,6 +536,61 @@ static void BM_ConnectionSample(benchmark::State& state)
   }
 }
 BENCHMARK(BM_ConnectionSample)->Unit(benchmark::kMicrosecond);
+
+
+// One tick of the plugin's thread while Orthanc ingests, as Plugin.cpp wires it: the activity (the
+// records opened by the threads holding a slot), the reading of the process's sockets (this
+// benchmark's own few descriptors), the sample, and the pipeline's tick (the storage's free space,
+// the records to classify and to conclude). 60 threads hold a slot of the default 512, as in an
+// Orthanc with its 50 HTTP threads, its DICOM workers and its change thread. Warm here: the real
+// tick, once a second, runs on cold caches (pluginCost's ingestWatcher figure).
+static void BM_WatcherTick(benchmark::State& state)
+{
+  Configuration configuration;
+  configuration.storageDirectory = "/tmp";
+  IngestPipeline pipeline(configuration);
+  std::mutex mutex;
+  std::condition_variable done;
+  bool stop = false;
+  size_t claimed = 0;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 60; i++)
+  {
+    threads.emplace_back([&] {
+      pipeline.timelines.ForCurrentThread();
+      std::unique_lock<std::mutex> lock(mutex);
+      claimed++;
+      done.notify_all();
+      done.wait(lock, [&] { return stop; });
+    });
+  }
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    done.wait(lock, [&] { return claimed == threads.size(); });
+  }
+  IngestWatcher::Hooks hooks;
+  uint64_t moved = 0;  // as if an instance had arrived since the last tick: every tick does its work
+  hooks.activity = [&pipeline, &moved] { return pipeline.timelines.RecordsOpened() + ++moved; };
+  hooks.dicomSockets = [&pipeline](const std::vector<SocketInfo>& sockets, int64_t nowNs) {
+    return pipeline.DicomSocketsRead(sockets, nowNs);
+  };
+  hooks.tick = [&pipeline](int64_t nowNs) { pipeline.Tick(nowNs); };
+  IngestWatcher watcher(4242, 8042, std::move(hooks));
+  for (auto _ : state)
+  {
+    benchmark::DoNotOptimize(watcher.Tick(MonotonicNowNs()));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stop = true;
+  }
+  done.notify_all();
+  for (std::thread& thread : threads)
+  {
+    thread.join();
+  }
+}
+BENCHMARK(BM_WatcherTick)->Unit(benchmark::kMicrosecond);
 
 
 // The diagnosis of a report with every transport busy: the twelve rules and the JSON answer.

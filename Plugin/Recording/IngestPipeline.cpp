@@ -70,7 +70,8 @@ namespace IngestPerf
 
   bool IngestPipeline::DicomSocketsRead(const std::vector<SocketInfo>& sockets, int64_t nowNs)
   {
-    std::vector<DicomConnections::Reading> open;
+    std::vector<DicomConnections::Reading>& open = dicomReadings_;  // the plugin's thread's own
+    open.clear();
     bool added = false;
     for (const SocketInfo& socket : sockets)
     {

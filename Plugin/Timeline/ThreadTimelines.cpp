@@ -169,16 +169,21 @@ namespace IngestPerf
   }
 
 
-  void ThreadTimelines::ForEachThread(
-    const std::function<void(uint32_t threadNumber, InstanceTimeline& timeline)>& visit) const
+  void ThreadTimelines::ForEachOpenRecord(const std::function<void(uint32_t threadNumber, InstanceTimeline& timeline,
+                                                                   const OpenRecordView& view)>& visit) const
   {
     const size_t inUse = slots_->InUse();
     for (size_t i = 0; i < inUse; i++)
     {
       TimelineSlot& slot = slots_->slots[i];
-      if (slot.taken.load(std::memory_order_acquire))
+      if (!slot.taken.load(std::memory_order_acquire) || !slot.timeline.MayHaveOpenRecord())
       {
-        visit(slot.threadNumber.load(std::memory_order_relaxed), slot.timeline);
+        continue;
+      }
+      const OpenRecordView view = slot.timeline.Open();
+      if (view.handle != 0)
+      {
+        visit(slot.threadNumber.load(std::memory_order_relaxed), slot.timeline, view);
       }
     }
   }
