@@ -1,16 +1,15 @@
 #include "Platform/OrthancSdk.h"
 
+#include "Platform/JsonText.h"
 #include "Platform/MappedText.h"
 
 #include <json/reader.h>
-#include <json/writer.h>
 
 #include <malloc.h>
 
 #include <atomic>
 #include <cstring>
 #include <memory>
-#include <ostream>
 #include <stdexcept>
 
 namespace IngestPerf
@@ -28,19 +27,6 @@ namespace IngestPerf
     };
 
     using OrthancString = std::unique_ptr<char, StringFree>;
-
-    void WriteJsonText(MappedText& text, const Json::Value& body)
-    {
-      Json::StreamWriterBuilder builder;
-      builder["indentation"] = "  ";
-      // Durations are in ms with 0.1 us resolution: four decimals, and no 4.8039000000000005.
-      builder["precision"] = 4;
-      builder["precisionType"] = "decimal";
-      std::unique_ptr<Json::StreamWriter> writer(builder.newStreamWriter());
-      std::ostream stream(&text);
-      stream.exceptions(std::ios::badbit);  // a refused mapping (bad_alloc) reaches GuardRest
-      writer->write(body, &stream);
-    }
   }
 
 
