@@ -8,6 +8,7 @@
 #include <cmath>
 #include <ctime>
 #include <string>
+#include <utility>
 
 namespace IngestPerf
 {
@@ -162,7 +163,7 @@ namespace IngestPerf
         value["what"] = step.what;
         value["transport"] = step.transport;
         value["reason"] = step.reason;
-        list.append(value);
+        list.append(std::move(value));
       }
       return list;
     }
@@ -242,7 +243,7 @@ namespace IngestPerf
         value["durationMs"] = ExportHistogram(peer.durationNs, true);
         auto gap = std::find_if(gaps.begin(), gaps.end(), [&peer](const auto& g) { return g.first == peer.remoteAet; });
         value["gap"] = ExportHistogram(gap == gaps.end() ? HistogramSnapshot() : gap->second, true);
-        peers.append(value);
+        peers.append(std::move(value));
       }
       return result;
     }
@@ -453,7 +454,7 @@ namespace IngestPerf
             ExportTransport(group.second, *input.status, isTransport ? &transport : nullptr, false, false);
           value["labels"][LabelDimensionName(filter.groupBy)] =
             ExportedLabelValue(filter.groupBy, catalog.Name(filter.groupBy, group.first), hashPeers);
-          list.append(value);
+          list.append(std::move(value));
         }
       }
     }
@@ -540,7 +541,7 @@ namespace IngestPerf
         Json::Value item;
         item["option"] = option;
         item["reason"] = reason;
-        list.append(item);
+        list.append(std::move(item));
       };
       const Configuration& configuration = status.configuration;
       for (const UnknownOption& unknown : configuration.unknownOptions)
