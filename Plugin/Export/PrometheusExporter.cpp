@@ -6,11 +6,44 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstring>
 
 namespace IngestPerf
 {
   namespace
   {
+    // The answer being written, in its own pages (MappedText): a 1 MB text built in a std::string
+    // came from malloc, and freeing it raised glibc's mmap and trim thresholds for good (every
+    // thread's heap then keeps what later answers leave). What the helpers below use of a string.
+    class PrometheusText
+    {
+    public:
+      explicit PrometheusText(MappedText& text) :
+        text_(text)
+      {
+      }
+      PrometheusText& operator+=(const char* text)
+      {
+        text_.Append(text, std::strlen(text));
+        return *this;
+      }
+      PrometheusText& operator+=(const std::string& text)
+      {
+        text_.Append(text.data(), text.size());
+        return *this;
+      }
+      PrometheusText& operator+=(char c)
+      {
+        text_.Append(c);
+        return *this;
+      }
+      void append(const char* begin, const char* end) { text_.Append(begin, static_cast<size_t>(end - begin)); }
+      void append(const char* text, size_t count) { text_.Append(text, count); }
+
+    private:
+      MappedText& text_;
+    };
+
     std::vector<PrometheusBucketBound> MakeLadder()
     {
       std::vector<PrometheusBucketBound> ladder;
@@ -31,14 +64,16 @@ namespace IngestPerf
       return ladder;
     }
 
-    void AppendUnsigned(std::string& out, uint64_t value)
+    template <typename Text>
+    void AppendUnsigned(Text& out, uint64_t value)
     {
       char buffer[24];
       const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
       out.append(buffer, result.ptr);
     }
 
-    void AppendSeconds(std::string& out, uint64_t ns)
+    template <typename Text>
+    void AppendSeconds(Text& out, uint64_t ns)
     {
       AppendUnsigned(out, ns / 1000000000);
       uint64_t fraction = ns % 1000000000;
@@ -60,7 +95,7 @@ namespace IngestPerf
       out.append(digits, length);
     }
 
-    void AppendHeader(std::string& out, const char* name, const char* type, const char* help)
+    void AppendHeader(PrometheusText& out, const char* name, const char* type, const char* help)
     {
       out += "# HELP ";
       out += name;
@@ -73,7 +108,8 @@ namespace IngestPerf
       out += '\n';
     }
 
-    void AppendEscaped(std::string& out, const std::string& value)
+    template <typename Text>
+    void AppendEscaped(Text& out, const std::string& value)
     {
       for (char c : value)
       {
@@ -95,7 +131,7 @@ namespace IngestPerf
     }
 
     // `labels` is the text between the braces, already escaped: `a="x",b="y"` or empty.
-    void AppendSample(std::string& out, const char* name, const char* suffix, const std::string& labels,
+    void AppendSample(PrometheusText& out, const char* name, const char* suffix, const std::string& labels,
                       const char* extraLabel, const std::string& extraValue)
     {
       out += name;
@@ -120,7 +156,7 @@ namespace IngestPerf
       out += ' ';
     }
 
-    void AppendHistogram(std::string& out, const char* name, const std::string& labels,
+    void AppendHistogram(PrometheusText& out, const char* name, const std::string& labels,
                          const HistogramSnapshot& histogram)
     {
       const std::vector<PrometheusBucketBound>& ladder = PrometheusLadder();
@@ -187,7 +223,7 @@ namespace IngestPerf
       return labels;
     }
 
-    void AppendTransportFamilies(std::string& out, const StatsSnapshot& snapshot)
+    void AppendTransportFamilies(PrometheusText& out, const StatsSnapshot& snapshot)
     {
       const char* durations = "orthanc_ingest_phase_duration_seconds";
       AppendHeader(out, durations, "histogram",
@@ -255,7 +291,7 @@ namespace IngestPerf
       }
     }
 
-    void AppendStreamFamilies(std::string& out, const IngestReport& report, bool hashPeers)
+    void AppendStreamFamilies(PrometheusText& out, const IngestReport& report, bool hashPeers)
     {
       const char* durations = "orthanc_ingest_stream_duration_seconds";
       const char* instances = "orthanc_ingest_stream_instances_total";
@@ -299,7 +335,7 @@ namespace IngestPerf
       }
     }
 
-    void AppendGauge(std::string& out, const char* name, const char* help, const std::string& value)
+    void AppendGauge(PrometheusText& out, const char* name, const char* help, const std::string& value)
     {
       AppendHeader(out, name, "gauge", help);
       out += name;
@@ -308,7 +344,7 @@ namespace IngestPerf
       out += '\n';
     }
 
-    void AppendNowFamilies(std::string& out, const IngestReport& report)
+    void AppendNowFamilies(PrometheusText& out, const IngestReport& report)
     {
       const int64_t taken = report.snapshot.takenNs;
       const auto age = [taken](int64_t startNs) {
@@ -426,10 +462,9 @@ namespace IngestPerf
   }
 
 
-  std::string ExportPrometheus(const IngestReport& report)
+  void ExportPrometheus(const IngestReport& report, MappedText& text)
   {
-    std::string out;
-    out.reserve(64 * 1024 + report.eachStream.size() * 8 * 1024);
+    PrometheusText out(text);
     const bool hashPeers = report.status != nullptr && report.status->configuration.hashPeers;
 
     AppendHeader(out, "orthanc_ingest_up", "gauge", "1 when the plugin is timing ingest, 0 when it is disabled.");
@@ -438,7 +473,7 @@ namespace IngestPerf
     out += '\n';
     if (!report.collected)
     {
-      return out;
+      return;
     }
     AppendGauge(out, "orthanc_ingest_since_reset_seconds",
                 "Time since the plugin started or the last POST /perf/reset.",
@@ -450,6 +485,13 @@ namespace IngestPerf
       AppendStreamFamilies(out, report, hashPeers);
     }
     AppendNowFamilies(out, report);
-    return out;
+  }
+
+
+  std::string ExportPrometheus(const IngestReport& report)
+  {
+    MappedText text;
+    ExportPrometheus(report, text);
+    return std::string(text.Data(), text.Size());
   }
 }

@@ -4,6 +4,7 @@
 // Orthanc.
 #pragma once
 
+#include "Platform/MappedText.h"
 #include "Recording/IngestReport.h"
 
 #include <cstddef>
@@ -31,6 +32,8 @@ namespace IngestPerf
   // The phases each labelled stream exports as a histogram (the per-transport ones export all).
   bool IsPerStreamPhase(Phase phase);
 
+  // Into the answer's own pages (the route's); the same text as a string (the tests').
+  void ExportPrometheus(const IngestReport& report, MappedText& text);
   std::string ExportPrometheus(const IngestReport& report);
 
   // The label of docs/labels.md in Prometheus' snake_case: remoteAet -> remote_aet.

@@ -172,13 +172,13 @@ namespace IngestPerf
   }
 
 
-  std::vector<std::pair<InstanceLabels, TransportSnapshot>> IngestStats::SnapshotEachSeries() const
+  std::vector<std::pair<InstanceLabels, TransportSnapshot>> IngestStats::SnapshotEachSeries(uint32_t phases) const
   {
     std::vector<std::pair<InstanceLabels, TransportSnapshot>> result;
     result.reserve(series_.Used() + kTransportCount);
     series_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
       result.emplace_back(labels, TransportSnapshot());
-      stats.AddTo(result.back().second);
+      stats.AddTo(result.back().second, phases);
     });
     return result;
   }

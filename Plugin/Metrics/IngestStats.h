@@ -62,7 +62,8 @@ namespace IngestPerf
 
     // Every labelled series in use, each its own snapshot (no rate windows): what the Prometheus
     // exposition lists with all its labels.
-    std::vector<std::pair<InstanceLabels, TransportSnapshot>> SnapshotEachSeries() const;
+    // Of the phases, those of `phases` (bit p: Phase p) only.
+    std::vector<std::pair<InstanceLabels, TransportSnapshot>> SnapshotEachSeries(uint32_t phases = ~uint32_t(0)) const;
 
     // The outcomes and counters (no histogram) of each series with a failed instance.
     std::vector<std::pair<InstanceLabels, TransportSnapshot>> SnapshotFailingSeries() const;

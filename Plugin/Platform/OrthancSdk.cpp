@@ -104,10 +104,9 @@ namespace IngestPerf
   }
 
 
-  void OrthancSdk::AnswerText(OrthancPluginRestOutput* output, const std::string& body, const char* contentType)
+  void OrthancSdk::AnswerText(OrthancPluginRestOutput* output, const MappedText& body, const char* contentType)
   {
-    answeredBytes = body.size();
-    OrthancPluginAnswerBuffer(globalContext, output, body.c_str(), body.size(), contentType);
+    OrthancPluginAnswerBuffer(globalContext, output, body.Data(), static_cast<uint32_t>(body.Size()), contentType);
   }
 
 

@@ -9,6 +9,7 @@
 #include <json/value.h>
 
 #include "Platform/FaultInjection.h"
+#include "Platform/MappedText.h"
 
 #include <memory>
 #include <new>
@@ -33,7 +34,8 @@ namespace IngestPerf
     bool RunningVersionAtLeast(int major, int minor, int revision);
 
     void AnswerJson(OrthancPluginRestOutput* output, const Json::Value& body);
-    void AnswerText(OrthancPluginRestOutput* output, const std::string& body, const char* contentType);
+    // A text written in its own pages: nothing of it came from malloc, nothing to give back after.
+    void AnswerText(OrthancPluginRestOutput* output, const MappedText& body, const char* contentType);
     void AnswerBytes(OrthancPluginRestOutput* output, const void* data, size_t size, const char* contentType);
     // A header of the answer; before the answer itself.
     void SetHttpHeader(OrthancPluginRestOutput* output, const char* name, const char* value);

@@ -136,24 +136,27 @@ namespace IngestPerf
     }
     if (query.eachStream)
     {
-      report.eachStream = stats.SnapshotEachSeries();
+      report.eachStream = stats.SnapshotEachSeries(query.eachStreamPhases);
     }
     report.windowsKept = stats.HasWindows();
     if (report.windowsKept && query.hasWindow)
     {
       report.window = stats.SnapshotWindow(query.window, now);
     }
-    else if (report.windowsKept && !query.UsesStreams())
+    else if (report.windowsKept && !query.UsesStreams() && query.details)
     {
       report.recent = {stats.SnapshotWindow(Window::OneMinute, now), stats.SnapshotWindow(Window::FiveMinutes, now)};
     }
     report.storage = storage.Snapshot();
-    report.associations.peers = associations.Snapshot(now);
-    report.failingStreams = stats.SnapshotFailingSeries();
+    if (query.details)
+    {
+      report.associations.peers = associations.Snapshot(now);
+      report.failingStreams = stats.SnapshotFailingSeries();
+      report.associations.gaps = stats.SnapshotSeriesPhase(
+        Phase::AssociationGap, [](const InstanceLabels& stream) { return stream.GetTransport() == Transport::Dicom; });
+    }
     report.associations.connections = connections.Snapshot();
     report.associations.connectionsReadNs = connections.LastReadingNs();
-    report.associations.gaps = stats.SnapshotSeriesPhase(
-      Phase::AssociationGap, [](const InstanceLabels& stream) { return stream.GetTransport() == Transport::Dicom; });
     report.changes = changes.Snapshot();
     report.pluginCost = cost.Snapshot();
     return report;

@@ -132,9 +132,9 @@ namespace IngestPerf
           return;
         }
       }
-      StatsQuery query;
-      query.eachStream = true;
-      OrthancSdk::AnswerText(output, ExportPrometheus(*CollectReport(query)), kPrometheusContentType);
+      MappedText text;
+      ExportPrometheus(*CollectReport(MetricsQuery()), text);
+      OrthancSdk::AnswerText(output, text, kPrometheusContentType);
     }
 
     OrthancPluginErrorCode MetricsRoute(OrthancPluginRestOutput* output, const char* /*url*/,
@@ -352,6 +352,20 @@ namespace IngestPerf
       error["allowed"] = allowed;
       return false;
     }
+  }
+
+
+  StatsQuery MetricsQuery()
+  {
+    StatsQuery query;
+    query.eachStream = true;
+    query.eachStreamPhases = 0;
+    for (size_t p = 0; p < kPhaseCount; p++)
+    {
+      query.eachStreamPhases |= IsPerStreamPhase(static_cast<Phase>(p)) ? uint32_t(1) << p : 0;
+    }
+    query.details = false;
+    return query;
   }
 
 

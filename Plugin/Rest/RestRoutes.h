@@ -26,6 +26,10 @@ namespace IngestPerf
   // Percent-decodes a query key or value ('+' is a space).
   std::string DecodeQueryComponent(const char* text);
 
+  // What GET /perf/metrics collects: every stream, with the phases its text shows of each (no
+  // more), without the report's details it does not show; the same text as a whole collection.
+  StatsQuery MetricsQuery();
+
   // Validates the GET arguments of /perf/stats. On failure, fills `error` with the JSON reason.
   bool ParseStatsArguments(StatsQuery& filter, Json::Value& error, uint32_t count, const char* const* keys,
                            const char* const* values);
