@@ -172,9 +172,9 @@ namespace IngestPerf
   }
 
 
-  std::vector<std::pair<InstanceLabels, TransportSnapshot>> IngestStats::SnapshotEachSeries(uint32_t phases) const
+  StreamSnapshots IngestStats::SnapshotEachSeries(uint32_t phases) const
   {
-    std::vector<std::pair<InstanceLabels, TransportSnapshot>> result;
+    StreamSnapshots result;
     result.reserve(series_.Used() + kTransportCount);
     series_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
       result.emplace_back(labels, TransportSnapshot());

@@ -167,7 +167,7 @@ namespace IngestPerf
   {
     RecentReport report = CollectRecent(query.windowSeconds);
     const auto matches = MakeStreamPredicate(query.filter, labels);
-    std::vector<RecentInstance>& instances = report.ring.instances;
+    RecentInstanceList& instances = report.ring.instances;
     instances.erase(std::remove_if(instances.begin(), instances.end(),
                                    [&](const RecentInstance& instance) {
                                      // Like /perf/stats, whose phases are those of stored instances.
