@@ -106,6 +106,7 @@ namespace IngestPerf
 
   void OrthancSdk::AnswerText(OrthancPluginRestOutput* output, const MappedText& body, const char* contentType)
   {
+    answeredBytes = body.Size();  // Orthanc compresses a copy of a large answer in malloc's memory
     OrthancPluginAnswerBuffer(globalContext, output, body.Data(), static_cast<uint32_t>(body.Size()), contentType);
   }
 
