@@ -117,14 +117,18 @@ namespace IngestPerf
 
   ConnectionSample IngestWatcher::ReadSockets(int64_t nowNs)
   {
-    std::vector<SocketInfo> sockets;
+    // The thread's own lists, kept from one tick to the next: no allocation once they have grown to
+    // the number of Orthanc's sockets.
+    std::vector<SocketInfo>& sockets = sockets_;
+    std::vector<SocketInfo>& dicom = dicomSockets_;
+    sockets.clear();
+    dicom.clear();
     ConnectionSample sample;
     sample.ns = nowNs;
     if (!hooks_.read(dicomPort_, httpPort_, sockets))
     {
       return sample;
     }
-    std::vector<SocketInfo> dicom;
     for (const SocketInfo& socket : sockets)
     {
       if (socket.listening || socket.state != kTcpEstablished)

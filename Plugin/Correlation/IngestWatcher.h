@@ -76,7 +76,8 @@ namespace IngestPerf
 
     // One tick now, as the thread does (tests call it directly): returns whether it sampled.
     bool Tick(int64_t nowNs);
-    // Reads the sockets and hands the DICOM ones over; returns the sample.
+    // Reads the sockets and hands the DICOM ones over; returns the sample. From the thread (or a
+    // test) only: it reuses the thread's lists.
     ConnectionSample ReadSockets(int64_t nowNs);
     void Add(const ConnectionSample& sample);
 
@@ -99,7 +100,9 @@ namespace IngestPerf
     const uint16_t httpPort_;
     Hooks hooks_;
     uint64_t lastActivity_ = 0;
-    int quietTicks_ = 0;  // active for kQuietTicks ticks at start: Orthanc opens its DICOM port then
+    int quietTicks_ = 0;               // active for kQuietTicks ticks at start: Orthanc opens its DICOM port then
+    std::vector<SocketInfo> sockets_;  // ReadSockets' lists, the thread's own
+    std::vector<SocketInfo> dicomSockets_;
     mutable std::mutex mutex_;
     std::vector<ConnectionSample> ring_;
     size_t next_ = 0;

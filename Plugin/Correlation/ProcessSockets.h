@@ -20,11 +20,12 @@ namespace IngestPerf
     int fd = -1;
     // SO_COOKIE: the kernel's number for the socket, unique for the life of the system (Linux 4.12):
     // a new connection has a new cookie even when it reuses the descriptor number of an old one.
-    uint64_t cookie = 0;
+    uint64_t cookie = 0;  // 0 for a listening socket, and for portB's (DescribeSocket)
     uint16_t localPort = 0;
     bool listening = false;
-    uint8_t state = 0;                           // the kernel's TCP state: 1 established, 8 close-wait, 10 listen...
-    char peer[kMaxPeerAddressLength + 1] = {0};  // numeric; an IPv4-mapped IPv6 address as IPv4; "" if none
+    uint8_t state = 0;  // the kernel's TCP state: 1 established, 8 close-wait, 10 listen...
+    // Numeric; an IPv4-mapped IPv6 address as IPv4; "" if none (listening, or portB's: DescribeSocket).
+    char peer[kMaxPeerAddressLength + 1] = {0};
     uint16_t peerPort = 0;
     // From TCP_INFO, in milliseconds before the reading: when the socket last sent and last received
     // data (the kernel counts from the connection's start when nothing went yet).
@@ -33,9 +34,13 @@ namespace IngestPerf
   };
 
   constexpr uint8_t kTcpEstablished = 1;
+  constexpr uint8_t kTcpListen = 10;
 
   // Describes `fd` if it is a TCP socket (IPv4 or IPv6) whose local port is `portA` or `portB` (0:
-  // any port); false otherwise (not a socket, another protocol or port, closed meanwhile).
+  // any port); false otherwise (not a socket, another protocol or port, closed meanwhile). Two
+  // system calls tell the port, the state and the TCP_INFO timings; the cookie and the peer, two
+  // more, are read for the connections of `portA` only (or of any port when `portA` is 0): the
+  // plugin follows the DICOM port's connections one by one, and only counts the HTTP port's.
   bool DescribeSocket(int fd, uint16_t portA, uint16_t portB, SocketInfo& info);
 
   // The SO_COOKIE of `fd`, 0 if it is not a socket (closed, say): one system call, to check that a
@@ -44,8 +49,8 @@ namespace IngestPerf
 
   using SocketVisitor = void (*)(const SocketInfo& socket, void* context);
 
-  // Calls visit for each TCP socket of the process on one of the ports. Returns false when the
-  // descriptors cannot be listed (no /proc), true otherwise.
+  // Calls visit for each TCP socket of the process on one of the ports, as DescribeSocket describes
+  // it. Returns false when the descriptors cannot be listed (no /proc), true otherwise.
   bool VisitProcessSockets(uint16_t portA, uint16_t portB, SocketVisitor visit, void* context);
 
   // The same with a callable: visit(const SocketInfo&).

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <utility>
 
 namespace IngestPerf
 {
@@ -416,7 +417,7 @@ namespace IngestPerf
           row["gaps"] = Json::UInt64(sender.gaps);
           row["gapsAtDelayedAckTimer"] = Json::UInt64(sender.gapsNearDelayedAcks);
           row["msAtDelayedAckTimer"] = Round(sender.gapMsNearDelayedAcks, 0.1);
-          senders.append(row);
+          senders.append(std::move(row));
         }
         const SenderSoftware software = first != nullptr ? first->software : SenderSoftware::Unknown;
         std::string who = "the sender";
@@ -1033,7 +1034,7 @@ namespace IngestPerf
               row["byReason"][DefinitionOf(static_cast<FailureReason>(r)).name] = Json::UInt64(sender.reasons[r]);
             }
           }
-          senders.append(row);
+          senders.append(std::move(row));
         }
         f.explanation = std::string("Each failed store is an instance the sender believes sent or must send again: ") +
                         DefinitionOf(main).meaning +

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace IngestPerf
 {
@@ -208,7 +209,7 @@ namespace IngestPerf
       value["id"] = check.id;
       value["fired"] = check.fired;
       value["reason"] = check.reason;
-      checks.append(value);
+      checks.append(std::move(value));
     }
     result["documentation"] = "docs/diagnosis.md";
     return result;

@@ -8,11 +8,44 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 namespace IngestPerf
 {
   namespace
   {
+    // The answer being written, in its own pages (MappedText): a 1 MB text built in a std::string
+    // came from malloc, and freeing it raised glibc's mmap and trim thresholds for good (every
+    // thread's heap then keeps what later answers leave). What the helpers below use of a string.
+    class PrometheusText
+    {
+    public:
+      explicit PrometheusText(MappedText& text) :
+        text_(text)
+      {
+      }
+      PrometheusText& operator+=(const char* text)
+      {
+        text_.Append(text, std::strlen(text));
+        return *this;
+      }
+      PrometheusText& operator+=(const std::string& text)
+      {
+        text_.Append(text.data(), text.size());
+        return *this;
+      }
+      PrometheusText& operator+=(char c)
+      {
+        text_.Append(c);
+        return *this;
+      }
+      void append(const char* begin, const char* end) { text_.Append(begin, static_cast<size_t>(end - begin)); }
+      void append(const char* text, size_t count) { text_.Append(text, count); }
+
+    private:
+      MappedText& text_;
+    };
+
     std::vector<PrometheusBucketBound> MakeLadder()
     {
       std::vector<PrometheusBucketBound> ladder;
@@ -33,14 +66,16 @@ namespace IngestPerf
       return ladder;
     }
 
-    void AppendUnsigned(std::string& out, uint64_t value)
+    template <typename Text>
+    void AppendUnsigned(Text& out, uint64_t value)
     {
       char buffer[24];
       const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
       out.append(buffer, result.ptr);
     }
 
-    void AppendSeconds(std::string& out, uint64_t ns)
+    template <typename Text>
+    void AppendSeconds(Text& out, uint64_t ns)
     {
       AppendUnsigned(out, ns / 1000000000);
       uint64_t fraction = ns % 1000000000;
@@ -62,7 +97,7 @@ namespace IngestPerf
       out.append(digits, length);
     }
 
-    void AppendHeader(std::string& out, const char* name, const char* type, const char* help)
+    void AppendHeader(PrometheusText& out, const char* name, const char* type, const char* help)
     {
       out += "# HELP ";
       out += name;
@@ -75,7 +110,8 @@ namespace IngestPerf
       out += '\n';
     }
 
-    void AppendEscaped(std::string& out, const std::string& value)
+    template <typename Text>
+    void AppendEscaped(Text& out, const std::string& value)
     {
       for (char c : value)
       {
@@ -97,7 +133,7 @@ namespace IngestPerf
     }
 
     // `labels` is the text between the braces, already escaped: `a="x",b="y"` or empty.
-    void AppendSample(std::string& out, const char* name, const char* suffix, const std::string& labels,
+    void AppendSample(PrometheusText& out, const char* name, const char* suffix, const std::string& labels,
                       const char* extraLabel, const std::string& extraValue)
     {
       out += name;
@@ -122,7 +158,7 @@ namespace IngestPerf
       out += ' ';
     }
 
-    void AppendHistogram(std::string& out, const char* name, const std::string& labels,
+    void AppendHistogram(PrometheusText& out, const char* name, const std::string& labels,
                          const HistogramSnapshot& histogram)
     {
       const std::vector<PrometheusBucketBound>& ladder = PrometheusLadder();
@@ -201,7 +237,7 @@ namespace IngestPerf
       return false;
     }
 
-    void AppendTransportFamilies(std::string& out, const StatsSnapshot& snapshot, const PluginStatus* status)
+    void AppendTransportFamilies(PrometheusText& out, const StatsSnapshot& snapshot, const PluginStatus* status)
     {
       // Only what can be measured: a phase the running mode cannot time on a transport (off by
       // configuration, or never observable there) is left out rather than exported as zeros, and a
@@ -282,7 +318,7 @@ namespace IngestPerf
       }
     }
 
-    void AppendStreamFamilies(std::string& out, const IngestReport& report, bool hashPeers)
+    void AppendStreamFamilies(PrometheusText& out, const IngestReport& report, bool hashPeers)
     {
       const char* durations = "orthanc_ingest_stream_duration_seconds";
       const char* instances = "orthanc_ingest_stream_instances_total";
@@ -326,7 +362,7 @@ namespace IngestPerf
       }
     }
 
-    void AppendGauge(std::string& out, const char* name, const char* help, const std::string& value)
+    void AppendGauge(PrometheusText& out, const char* name, const char* help, const std::string& value)
     {
       AppendHeader(out, name, "gauge", help);
       out += name;
@@ -335,7 +371,7 @@ namespace IngestPerf
       out += '\n';
     }
 
-    void AppendStateFamily(std::string& out, const PluginStatus& status)
+    void AppendStateFamily(PrometheusText& out, const PluginStatus& status)
     {
       const char* name = "orthanc_ingest_plugin_state";
       AppendHeader(out, name, "gauge",
@@ -351,7 +387,7 @@ namespace IngestPerf
 
     // The diagnosis of GET /perf/diagnosis (its default window, the last 5 minutes): one series per
     // rule of docs/diagnosis.md, fired or not, so that the label set never changes.
-    void AppendDiagnosisFamilies(std::string& out, const Diagnosis& diagnosis)
+    void AppendDiagnosisFamilies(PrometheusText& out, const Diagnosis& diagnosis)
     {
       const char* rank = "orthanc_ingest_diagnosis_finding_rank";
       AppendHeader(out, rank, "gauge",
@@ -388,7 +424,7 @@ namespace IngestPerf
       }
     }
 
-    void AppendNowFamilies(std::string& out, const IngestReport& report)
+    void AppendNowFamilies(PrometheusText& out, const IngestReport& report)
     {
       const int64_t taken = report.snapshot.takenNs;
       const auto age = [taken](int64_t startNs) {
@@ -506,10 +542,9 @@ namespace IngestPerf
   }
 
 
-  std::string ExportPrometheus(const IngestReport& report, const Diagnosis* diagnosis)
+  void ExportPrometheus(const IngestReport& report, MappedText& text, const Diagnosis* diagnosis)
   {
-    std::string out;
-    out.reserve(32 * 1024 + report.eachStream.size() * 8 * 1024);
+    PrometheusText out(text);
     const bool hashPeers = report.status != nullptr && report.status->configuration.hashPeers;
 
     AppendHeader(out, "orthanc_ingest_up", "gauge",
@@ -523,7 +558,7 @@ namespace IngestPerf
     }
     if (!report.collected)
     {
-      return out;
+      return;
     }
     AppendGauge(out, "orthanc_ingest_since_reset_seconds",
                 "Time since the plugin started or the last POST /perf/reset.",
@@ -539,6 +574,13 @@ namespace IngestPerf
     {
       AppendDiagnosisFamilies(out, *diagnosis);
     }
-    return out;
+  }
+
+
+  std::string ExportPrometheus(const IngestReport& report, const Diagnosis* diagnosis)
+  {
+    MappedText text;
+    ExportPrometheus(report, text, diagnosis);
+    return std::string(text.Data(), text.Size());
   }
 }

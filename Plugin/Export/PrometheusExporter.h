@@ -5,6 +5,7 @@
 #pragma once
 
 #include "Diagnosis/DiagnosisRules.h"
+#include "Platform/MappedText.h"
 #include "Recording/IngestReport.h"
 
 #include <cstddef>
@@ -32,7 +33,9 @@ namespace IngestPerf
   // The phases each labelled stream exports as a histogram (the per-transport ones export all).
   bool IsPerStreamPhase(Phase phase);
 
+  // Into the answer's own pages (the route's); the same text as a string (the tests').
   // `diagnosis`: GET /perf/diagnosis's, exported one series per rule; none without it.
+  void ExportPrometheus(const IngestReport& report, MappedText& text, const Diagnosis* diagnosis = nullptr);
   std::string ExportPrometheus(const IngestReport& report, const Diagnosis* diagnosis = nullptr);
 
   // The label of docs/labels.md in Prometheus' snake_case: remoteAet -> remote_aet.

@@ -141,7 +141,7 @@ namespace IngestPerf
 
     // The C-STORE instances of each calling AET, laid out on tracks that never overlap themselves:
     // one track per chain of instances that followed each other, as an association sends them.
-    void AddAssociations(TraceBuilder& trace, const std::vector<RecentInstance>& instances, const LabelCatalog& catalog,
+    void AddAssociations(TraceBuilder& trace, const RecentInstanceList& instances, const LabelCatalog& catalog,
                          bool hashPeers)
     {
       std::map<LabelId, std::vector<const RecentInstance*>> byPeer;
@@ -194,7 +194,7 @@ namespace IngestPerf
 
   Json::Value ExportTrace(const RecentReport& report, int64_t seconds, bool hashPeers)
   {
-    const std::vector<RecentInstance>& instances = report.ring.instances;
+    const RecentInstanceList& instances = report.ring.instances;
     const int64_t windowStartNs = report.nowNs - seconds * 1000000000;
     int64_t originNs = windowStartNs;
     for (const RecentInstance& instance : instances)

@@ -237,32 +237,52 @@ namespace IngestPerf
 
   int64_t HistogramSnapshot::ValueAtQuantile(double q) const
   {
+    int64_t value = 0;
+    ValuesAtQuantiles(&q, 1, &value);
+    return value;
+  }
+
+
+  void HistogramSnapshot::ValuesAtQuantiles(const double* q, size_t n, int64_t* values) const
+  {
     if (count_ == 0 || buckets_.empty())
     {
-      return 0;
+      std::fill(values, values + n, 0);
+      return;
     }
-    q = std::min(1.0, std::max(0.0, q));
-    uint64_t rank = static_cast<uint64_t>(std::ceil(q * static_cast<double>(count_)));
-    rank = std::max<uint64_t>(1, std::min(rank, count_));
-
+    size_t next = 0;  // the first quantile not found yet
+    const auto rankOf = [this](double level) {
+      const double clamped = std::min(1.0, std::max(0.0, level));
+      const uint64_t rank = static_cast<uint64_t>(std::ceil(clamped * static_cast<double>(count_)));
+      return std::max<uint64_t>(1, std::min(rank, count_));
+    };
+    uint64_t rank = n > 0 ? rankOf(q[0]) : 0;
     uint64_t cumulated = 0;
-    for (size_t k = 0; k < buckets_.size(); k++)
+    for (size_t k = 0; k < buckets_.size() && next < n; k++)
     {
       cumulated += buckets_[k];
-      const size_t i = offset_ + k;
-      if (cumulated >= rank)
+      if (cumulated < rank)
       {
-        if (i == Histogram::kBucketCount - 1)
-        {
-          return max_;  // saturated: only the exact max is known
-        }
+        continue;
+      }
+      const size_t i = offset_ + k;
+      int64_t value = max_;  // saturated: only the exact max is known
+      if (i != Histogram::kBucketCount - 1)
+      {
         const uint64_t lowest = Histogram::BucketLowest(i);
         const uint64_t middle = lowest + (Histogram::BucketWidth(i) - 1) / 2;
-        const int64_t value = static_cast<int64_t>(middle);
-        return std::min(max_, std::max(min_, value));
+        value = std::min(max_, std::max(min_, static_cast<int64_t>(middle)));
+      }
+      while (next < n && cumulated >= rank)
+      {
+        values[next++] = value;
+        rank = next < n ? rankOf(q[next]) : 0;
       }
     }
-    return max_;
+    for (; next < n; next++)
+    {
+      values[next] = max_;
+    }
   }
 
 

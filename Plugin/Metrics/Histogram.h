@@ -83,6 +83,8 @@ namespace IngestPerf
     // q in [0, 1]; the value of rank ceil(q * count) (at least 1) in sorted order, reported at
     // the middle of its bucket and clamped to [min, max]. 0 when empty.
     int64_t ValueAtQuantile(double q) const;
+    // ValueAtQuantile of each of `n` increasing quantiles, in one pass over the buckets.
+    void ValuesAtQuantiles(const double* q, size_t n, int64_t* values) const;
 
     // For each bucket index of `indexes` (increasing), the number of values in the buckets below
     // it: exactly the values below BucketLowest(index), since buckets never straddle a bound.

@@ -172,13 +172,13 @@ namespace IngestPerf
   }
 
 
-  std::vector<std::pair<InstanceLabels, TransportSnapshot>> IngestStats::SnapshotEachStream() const
+  StreamSnapshots IngestStats::SnapshotEachStream(uint32_t phases) const
   {
-    std::vector<std::pair<InstanceLabels, TransportSnapshot>> result;
+    StreamSnapshots result;
     result.reserve(streams_.Used() + kTransportCount);
     streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
       result.emplace_back(labels, TransportSnapshot());
-      stats.AddTo(result.back().second);
+      stats.AddTo(result.back().second, phases);
     });
     return result;
   }

@@ -12,6 +12,7 @@
 #include "Metrics/StreamTable.h"
 #include "Metrics/StatsSnapshot.h"
 #include "Metrics/TimeWindows.h"
+#include "Platform/MappedAllocator.h"
 
 #include <array>
 #include <atomic>
@@ -22,6 +23,11 @@
 
 namespace IngestPerf
 {
+  // Every labelled stream's snapshot (GET /perf/metrics: 180 KB with MaxSeries 128), in pages of
+  // their own (MappedAllocator).
+  using StreamSnapshots = std::vector<std::pair<InstanceLabels, TransportSnapshot>,
+                                      MappedAllocator<std::pair<InstanceLabels, TransportSnapshot>>>;
+
   class IngestStats
   {
   public:
@@ -62,7 +68,8 @@ namespace IngestPerf
 
     // Every labelled stream in use, each its own snapshot (no rate windows): what the Prometheus
     // exposition lists with all its labels.
-    std::vector<std::pair<InstanceLabels, TransportSnapshot>> SnapshotEachStream() const;
+    // Of the phases, those of `phases` (bit p: Phase p) only.
+    StreamSnapshots SnapshotEachStream(uint32_t phases = ~uint32_t(0)) const;
 
     // The outcomes and counters (no histogram) of each stream with a failed instance.
     std::vector<std::pair<InstanceLabels, TransportSnapshot>> SnapshotFailingStreams() const;

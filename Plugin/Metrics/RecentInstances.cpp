@@ -144,7 +144,7 @@ namespace IngestPerf
   }
 
 
-  std::vector<RecentInstance> SelectSlowest(std::vector<RecentInstance> instances, Phase phase, size_t n)
+  RecentInstanceList SelectSlowest(RecentInstanceList instances, Phase phase, size_t n)
   {
     instances.erase(std::remove_if(instances.begin(), instances.end(),
                                    [phase](const RecentInstance& instance) {

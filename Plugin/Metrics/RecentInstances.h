@@ -8,6 +8,7 @@
 #include "Labels/InstanceLabels.h"
 #include "Metrics/InstanceRecord.h"
 #include "Platform/Configuration.h"
+#include "Platform/MappedAllocator.h"
 #include "Vocabulary/IngestVocabulary.h"
 
 #include <atomic>
@@ -39,9 +40,12 @@ namespace IngestPerf
   void FillRecentInstance(RecentInstance& target, const InstanceRecord& record, int64_t startWallNs,
                           const InstanceLabels& labels, Outcome outcome, uint32_t thread, const char* instanceId);
 
+  // Up to a whole ring of records (1.2 MB for the default 4096): pages of their own (MappedAllocator).
+  using RecentInstanceList = std::vector<RecentInstance, MappedAllocator<RecentInstance>>;
+
   struct RecentSnapshot
   {
-    std::vector<RecentInstance> instances;  // stored at or after `sinceNs`, oldest first
+    RecentInstanceList instances;  // stored at or after `sinceNs`, oldest first
     size_t capacity = 0;
     uint64_t pushed = 0;         // since the last reset
     uint64_t held = 0;           // consistent records in the ring, whatever their time
@@ -82,5 +86,5 @@ namespace IngestPerf
 
   // The `n` instances with the longest `phase`, longest first (ties: the most recent first);
   // instances without that phase are left out.
-  std::vector<RecentInstance> SelectSlowest(std::vector<RecentInstance> instances, Phase phase, size_t n);
+  RecentInstanceList SelectSlowest(RecentInstanceList instances, Phase phase, size_t n);
 }

@@ -8,6 +8,7 @@
 #include "Metrics/TimeWindows.h"
 #include "Vocabulary/IngestVocabulary.h"
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -15,6 +16,8 @@
 
 namespace IngestPerf
 {
+  static_assert(kPhaseCount <= 32, "StatsQuery::eachStreamPhases holds one bit per phase");
+
   struct StatsQuery
   {
     enum class Scope
@@ -33,8 +36,13 @@ namespace IngestPerf
     LabelDimension groupBy = LabelDimension::Transport;
     // IngestPerf.HashPeers: a filter on a peer label may also name a value by its pseudonym.
     bool hashedPeers = false;
-    // Every labelled stream on its own, with all its labels (GET /perf/metrics).
+    // Every labelled stream on its own, with all its labels (GET /perf/metrics): its outcomes and
+    // counters, and the phases of `eachStreamPhases` (bit p: Phase p; the others left empty).
     bool eachStream = false;
+    uint32_t eachStreamPhases = ~uint32_t(0);
+    // The rest of the report, which /perf/metrics does not show: the 1m and 5m windows of the answer
+    // without window or labels, the associations' rows and gaps, the failing streams.
+    bool details = true;
     // window=1m|5m|15m|1h: the transports over that recent window instead of since the reset. Kept
     // per transport only, so never with label filters or groupBy.
     bool hasWindow = false;

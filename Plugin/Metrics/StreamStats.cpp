@@ -117,11 +117,14 @@ namespace IngestPerf
   }
 
 
-  void StreamStats::AddTo(TransportSnapshot& target) const
+  void StreamStats::AddTo(TransportSnapshot& target, uint32_t phaseMask) const
   {
     for (size_t p = 0; p < kPhaseCount; p++)
     {
-      phases[p].AddTo(target.phases[p]);
+      if ((phaseMask >> p) & 1)
+      {
+        phases[p].AddTo(target.phases[p]);
+      }
     }
     receivedBytes.AddTo(target.receivedBytes);
     storedBytes.AddTo(target.storedBytes);

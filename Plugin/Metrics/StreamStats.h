@@ -37,7 +37,8 @@ namespace IngestPerf
     // Nothing recorded since the last reset: no outcome (every instance counts one), no counter,
     // no changeDispatch sample (a change can pair after a reset with an instance stored before it).
     bool IsEmpty() const;
-    // Adds everything but the rate windows (a merge without an intermediate copy).
-    void AddTo(TransportSnapshot& target) const;
+    // Adds everything but the rate windows (a merge without an intermediate copy); of the phases,
+    // those of `phases` (bit p: Phase p) only.
+    void AddTo(TransportSnapshot& target, uint32_t phases = ~uint32_t(0)) const;
   };
 }

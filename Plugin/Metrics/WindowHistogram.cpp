@@ -1,5 +1,7 @@
 #include "Metrics/WindowHistogram.h"
 
+#include <algorithm>
+
 namespace IngestPerf
 {
   namespace
@@ -68,22 +70,37 @@ namespace IngestPerf
 
   void WindowHistogram::AddTo(HistogramSnapshot& target) const
   {
-    bool any = false;
+    uint64_t counts[kBucketCount];
+    size_t first = kBucketCount;
+    size_t last = 0;
     for (size_t i = 0; i < kBucketCount; i++)
     {
-      const uint64_t count = buckets_[i].load(std::memory_order_relaxed);
-      if (count != 0)
+      counts[i] = buckets_[i].load(std::memory_order_relaxed);
+      if (counts[i] != 0)
       {
-        const uint64_t lowest = BucketLowest(i);
-        const uint64_t highest = (i == kBucketCount - 1) ? lowest : lowest + BucketWidth(i) - 1;
-        target.AddRange(lowest, highest, count);
-        any = true;
+        first = std::min(first, i);
+        last = i;
       }
     }
-    if (any)
+    if (first == kBucketCount)
     {
-      target.AddSum(sum_.load(std::memory_order_relaxed));
+      return;
     }
+    const auto add = [&](size_t i) {
+      const uint64_t lowest = BucketLowest(i);
+      const uint64_t highest = (i == kBucketCount - 1) ? lowest : lowest + BucketWidth(i) - 1;
+      target.AddRange(lowest, highest, counts[i]);
+    };
+    // The outermost two first: the target widens its range twice at most, not at every bucket.
+    add(last);
+    for (size_t i = first; i < last; i++)
+    {
+      if (counts[i] != 0)
+      {
+        add(i);
+      }
+    }
+    target.AddSum(sum_.load(std::memory_order_relaxed));
   }
 
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <streambuf>
 
 namespace IngestPerf
@@ -20,6 +21,23 @@ namespace IngestPerf
     const char* Data() const { return data_; }
     size_t Size() const { return size_; }
     size_t Capacity() const { return capacity_; }
+
+    // What a stream's write does, without the stream. Throws std::bad_alloc when the system refuses
+    // the pages.
+    void Append(const char* text, size_t count)
+    {
+      if (count == 0)
+      {
+        return;
+      }
+      if (count > capacity_ - size_)
+      {
+        Reserve(size_ + count);
+      }
+      std::memcpy(data_ + size_, text, count);
+      size_ += count;
+    }
+    void Append(char c) { Append(&c, 1); }
 
   protected:
     int_type overflow(int_type c) override;

@@ -1,16 +1,15 @@
 #include "Platform/OrthancSdk.h"
 
+#include "Platform/JsonText.h"
 #include "Platform/MappedText.h"
 
 #include <json/reader.h>
-#include <json/writer.h>
 
 #include <malloc.h>
 
 #include <atomic>
 #include <cstring>
 #include <memory>
-#include <ostream>
 #include <stdexcept>
 
 namespace IngestPerf
@@ -64,19 +63,6 @@ namespace IngestPerf
         }
       }
       globalContext->InvokeService(globalContext, service, message.c_str());
-    }
-
-    void WriteJsonText(MappedText& text, const Json::Value& body)
-    {
-      Json::StreamWriterBuilder builder;
-      builder["indentation"] = "  ";
-      // Durations are in ms with 0.1 us resolution: four decimals, and no 4.8039000000000005.
-      builder["precision"] = 4;
-      builder["precisionType"] = "decimal";
-      std::unique_ptr<Json::StreamWriter> writer(builder.newStreamWriter());
-      std::ostream stream(&text);
-      stream.exceptions(std::ios::badbit);  // a refused mapping (bad_alloc) reaches GuardRest
-      writer->write(body, &stream);
     }
   }
 
@@ -161,10 +147,10 @@ namespace IngestPerf
   }
 
 
-  void OrthancSdk::AnswerText(OrthancPluginRestOutput* output, const std::string& body, const char* contentType)
+  void OrthancSdk::AnswerText(OrthancPluginRestOutput* output, const MappedText& body, const char* contentType)
   {
-    answeredBytes = body.size();
-    OrthancPluginAnswerBuffer(globalContext, output, body.c_str(), body.size(), contentType);
+    answeredBytes = body.Size();  // Orthanc compresses a copy of a large answer in malloc's memory
+    OrthancPluginAnswerBuffer(globalContext, output, body.Data(), static_cast<uint32_t>(body.Size()), contentType);
   }
 
 

@@ -9,6 +9,7 @@
 #include <json/value.h>
 
 #include "Platform/FaultInjection.h"
+#include "Platform/MappedText.h"
 
 #include <memory>
 #include <new>
@@ -36,7 +37,7 @@ namespace IngestPerf
     bool RunningVersionAtLeast(int major, int minor, int revision);
 
     void AnswerJson(OrthancPluginRestOutput* output, const Json::Value& body);
-    void AnswerText(OrthancPluginRestOutput* output, const std::string& body, const char* contentType);
+    void AnswerText(OrthancPluginRestOutput* output, const MappedText& body, const char* contentType);
     void AnswerBytes(OrthancPluginRestOutput* output, const void* data, size_t size, const char* contentType);
     // A header of the answer; before the answer itself.
     void SetHttpHeader(OrthancPluginRestOutput* output, const char* name, const char* value);
@@ -56,6 +57,9 @@ namespace IngestPerf
     // allocates in its own malloc arena, which keeps what is freed: without this, every thread
     // that ever built a large answer (/perf/trace of a full ring: megabytes of JSON tree and
     // text) would keep that peak for good, and Orthanc's memory would grow with the threads used.
+    // The text itself is in pages of its own (MappedText); what a large answer leaves in malloc's
+    // memory is its tree, and Orthanc's copy when it compresses it (a 1 MB buffer for /perf/metrics,
+    // whose freeing raises glibc's thresholds).
     void ReleaseLargeAnswerMemory() noexcept;
     constexpr static size_t kLargeAnswerBytes = 256 * 1024;
     // 503 with a constant JSON body: allocates nothing in the plugin.

@@ -7,6 +7,7 @@
 #include "Correlation/ChangeQueueStats.h"
 #include "Correlation/DicomConnections.h"
 #include "Labels/LabelCatalog.h"
+#include "Metrics/IngestStats.h"
 #include "Metrics/PluginCost.h"
 #include "Metrics/RecentInstances.h"
 #include "Metrics/StatsSnapshot.h"
@@ -51,8 +52,8 @@ namespace IngestPerf
     uint64_t associationSkipped = 0;
     const LabelCatalog* catalog = nullptr;  // names of label ids; the ingest state's, null when not collected
     StreamInfo streams;
-    GroupedSnapshot grouped;  // the matching streams, when the query uses them
-    std::vector<std::pair<InstanceLabels, TransportSnapshot>> eachStream;  // when the query asks for it
+    GroupedSnapshot grouped;     // the matching streams, when the query uses them
+    StreamSnapshots eachStream;  // when the query asks for it
     bool windowsKept = false;
     WindowSnapshot window;                 // the query's window, when it has one
     std::array<WindowSnapshot, 2> recent;  // 1m and 5m, for the answer without window or labels

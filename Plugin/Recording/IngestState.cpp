@@ -70,7 +70,8 @@ namespace IngestPerf
 
   bool IngestState::DicomSocketsRead(const std::vector<SocketInfo>& sockets, int64_t nowNs)
   {
-    std::vector<DicomConnections::Reading> open;
+    std::vector<DicomConnections::Reading>& open = dicomReadings_;  // the plugin's thread's own
+    open.clear();
     bool added = false;
     for (const SocketInfo& socket : sockets)
     {
@@ -135,24 +136,27 @@ namespace IngestPerf
     }
     if (query.eachStream)
     {
-      report.eachStream = stats.SnapshotEachStream();
+      report.eachStream = stats.SnapshotEachStream(query.eachStreamPhases);
     }
     report.windowsKept = stats.HasWindows();
     if (report.windowsKept && query.hasWindow)
     {
       report.window = stats.SnapshotWindow(query.window, now);
     }
-    else if (report.windowsKept && !query.UsesStreams())
+    else if (report.windowsKept && !query.UsesStreams() && query.details)
     {
       report.recent = {stats.SnapshotWindow(Window::OneMinute, now), stats.SnapshotWindow(Window::FiveMinutes, now)};
     }
     report.storage = storage.Snapshot();
-    report.associations.peers = associations.Snapshot(now);
-    report.failingStreams = stats.SnapshotFailingStreams();
+    if (query.details)
+    {
+      report.associations.peers = associations.Snapshot(now);
+      report.failingStreams = stats.SnapshotFailingStreams();
+      report.associations.gaps = stats.SnapshotStreamsPhase(
+        Phase::AssociationGap, [](const InstanceLabels& stream) { return stream.GetTransport() == Transport::Dicom; });
+    }
     report.associations.connections = connections.Snapshot();
     report.associations.connectionsReadNs = connections.LastReadingNs();
-    report.associations.gaps = stats.SnapshotStreamsPhase(
-      Phase::AssociationGap, [](const InstanceLabels& stream) { return stream.GetTransport() == Transport::Dicom; });
     report.changes = changes.Snapshot();
     report.pluginCost = cost.Snapshot();
     return report;
@@ -163,7 +167,7 @@ namespace IngestPerf
   {
     RecentReport report = CollectRecent(query.windowSeconds);
     const auto matches = MakeStreamPredicate(query.filter, labels);
-    std::vector<RecentInstance>& instances = report.ring.instances;
+    RecentInstanceList& instances = report.ring.instances;
     instances.erase(std::remove_if(instances.begin(), instances.end(),
                                    [&](const RecentInstance& instance) {
                                      // Like /perf/stats, whose phases are those of stored instances.

@@ -83,5 +83,6 @@ namespace IngestPerf
     uint16_t dicomPort_;
     uint64_t failuresAssessed_ = 0;  // after-filter failures when the storage was last assessed
     int64_t quotaAssessedNs_ = 0;
+    std::vector<DicomConnections::Reading> dicomReadings_;  // DicomSocketsRead's, kept between ticks
   };
 }

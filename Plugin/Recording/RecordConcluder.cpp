@@ -105,12 +105,7 @@ namespace IngestPerf
       OpenRecordView view;
     };
     std::vector<Candidate> candidates;
-    timelines_.ForEachThread([&](uint32_t thread, InstanceTimeline& timeline) {
-      const OpenRecordView view = timeline.Open();
-      if (view.handle == 0)
-      {
-        return;
-      }
+    timelines_.ForEachOpenRecord([&](uint32_t thread, InstanceTimeline& timeline, const OpenRecordView& view) {
       if (nowNs - view.sinceNs >= kMinAgeNs && thread != 0)
       {
         candidates.push_back(Candidate{thread, &timeline, view});

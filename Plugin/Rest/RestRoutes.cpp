@@ -105,9 +105,7 @@ namespace IngestPerf
       {
         return;
       }
-      StatsQuery query;
-      query.eachStream = true;
-      const std::unique_ptr<IngestReport> report = CollectReport(query);
+      const std::unique_ptr<IngestReport> report = CollectReport(MetricsQuery());
       // And the diagnosis GET /perf/diagnosis answers without parameters (the last 5 minutes).
       Diagnosis diagnosis;
       if (report->collected)
@@ -119,8 +117,9 @@ namespace IngestPerf
         const std::unique_ptr<IngestReport> windowed = CollectReport(window);
         diagnosis = Diagnose(GatherDiagnosisInput(*windowed, window, ActiveIngestWatcher()));
       }
-      OrthancSdk::AnswerText(output, ExportPrometheus(*report, report->collected ? &diagnosis : nullptr),
-                             kPrometheusContentType);
+      MappedText text;
+      ExportPrometheus(*report, text, report->collected ? &diagnosis : nullptr);
+      OrthancSdk::AnswerText(output, text, kPrometheusContentType);
     }
 
     void AnswerSlowest(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
@@ -317,6 +316,20 @@ namespace IngestPerf
       return sizeof(kRouteTable) / sizeof(kRouteTable[0]) == kRouteCount;
     }
     static_assert(EveryRouteOnceInOrder(), "kRouteTable has every route of Vocabulary/Routes once, in its order");
+  }
+
+
+  StatsQuery MetricsQuery()
+  {
+    StatsQuery query;
+    query.eachStream = true;
+    query.eachStreamPhases = 0;
+    for (size_t p = 0; p < kPhaseCount; p++)
+    {
+      query.eachStreamPhases |= IsPerStreamPhase(static_cast<Phase>(p)) ? uint32_t(1) << p : 0;
+    }
+    query.details = false;
+    return query;
   }
 
 

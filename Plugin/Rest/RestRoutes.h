@@ -5,6 +5,8 @@
 // counters), so they never stall an ingest; a GET changes nothing.
 #pragma once
 
+#include "Metrics/StatsQuery.h"
+
 namespace IngestPerf
 {
   struct PluginStatus;
@@ -15,4 +17,8 @@ namespace IngestPerf
 
   // Where the page is, relative to Orthanc's root (GET /perf/ui redirects there).
   constexpr const char* kUiPage = "/perf/ui/index.html";
+
+  // What GET /perf/metrics collects: every stream, with the phases its text shows of each (no
+  // more), without the report's details it does not show; the same text as a whole collection.
+  StatsQuery MetricsQuery();
 }

@@ -169,6 +169,9 @@ namespace IngestPerf
     // The open record as another thread sees it. A reader may see the record of one instance with
     // the stage of the next one; Conclude() refuses such a view.
     OpenRecordView Open() const;
+    // One load: false when no record is open (Open() would return none); true may be a record
+    // concluded already, which Open() sorts out.
+    bool MayHaveOpenRecord() const { return handle_.load(std::memory_order_relaxed) != 0; }
     // Ends the record of `view` as ended, from another thread, if it is still the open one and not
     // concluded yet: then its thread's next event does not count it again. Returns whether it did.
     bool Conclude(const OpenRecordView& view);

@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace IngestPerf
@@ -21,7 +22,13 @@ namespace IngestPerf
     {
     }
 
+    // The slots below `inUse` are those ever claimed (a thread claims the lowest free one): the
+    // readers, the plugin's thread once a second among them, walk these only, not every slot of
+    // MaxThreads (512 by default, against the 60 or so threads of an Orthanc that ingests).
+    size_t InUse() const { return std::min(inUse.load(std::memory_order_acquire), slots.size()); }
+
     std::vector<TimelineSlot> slots;
+    std::atomic<size_t> inUse{0};
     std::atomic<uint64_t> untrackedThreads{0};
   };
 
@@ -99,13 +106,21 @@ namespace IngestPerf
 
     handle.Release();
     handle.owner = slots_;
-    for (TimelineSlot& slot : slots_->slots)
+    std::vector<TimelineSlot>& slots = slots_->slots;
+    for (size_t i = 0; i < slots.size(); i++)
     {
+      TimelineSlot& slot = slots[i];
       bool expected = false;
       if (!slot.taken.load(std::memory_order_relaxed) &&
           slot.taken.compare_exchange_strong(expected, true, std::memory_order_acquire))
       {
         slot.threadNumber.store(CurrentThreadNumber(), std::memory_order_relaxed);
+        // Before the thread's first event: a reader that sees the event sees the slot.
+        size_t inUse = slots_->inUse.load(std::memory_order_relaxed);
+        while (inUse < i + 1 &&
+               !slots_->inUse.compare_exchange_weak(inUse, i + 1, std::memory_order_release, std::memory_order_relaxed))
+        {
+        }
         handle.slot = &slot;
         handle.timeline = &slot.timeline;
         return *handle.timeline;
@@ -122,8 +137,10 @@ namespace IngestPerf
   {
     OpenRecords result;
     result.threadsUntracked = slots_->untrackedThreads.load(std::memory_order_relaxed);
-    for (const TimelineSlot& slot : slots_->slots)
+    const size_t inUse = slots_->InUse();
+    for (size_t i = 0; i < inUse; i++)
     {
+      const TimelineSlot& slot = slots_->slots[i];
       if (!slot.taken.load(std::memory_order_acquire))
       {
         continue;
@@ -152,14 +169,21 @@ namespace IngestPerf
   }
 
 
-  void ThreadTimelines::ForEachThread(
-    const std::function<void(uint32_t threadNumber, InstanceTimeline& timeline)>& visit) const
+  void ThreadTimelines::ForEachOpenRecord(const std::function<void(uint32_t threadNumber, InstanceTimeline& timeline,
+                                                                   const OpenRecordView& view)>& visit) const
   {
-    for (TimelineSlot& slot : slots_->slots)
+    const size_t inUse = slots_->InUse();
+    for (size_t i = 0; i < inUse; i++)
     {
-      if (slot.taken.load(std::memory_order_acquire))
+      TimelineSlot& slot = slots_->slots[i];
+      if (!slot.taken.load(std::memory_order_acquire) || !slot.timeline.MayHaveOpenRecord())
       {
-        visit(slot.threadNumber.load(std::memory_order_relaxed), slot.timeline);
+        continue;
+      }
+      const OpenRecordView view = slot.timeline.Open();
+      if (view.handle != 0)
+      {
+        visit(slot.threadNumber.load(std::memory_order_relaxed), slot.timeline, view);
       }
     }
   }
@@ -168,9 +192,10 @@ namespace IngestPerf
   uint64_t ThreadTimelines::RecordsOpened() const
   {
     uint64_t total = 0;
-    for (const TimelineSlot& slot : slots_->slots)
+    const size_t inUse = slots_->InUse();
+    for (size_t i = 0; i < inUse; i++)
     {
-      total += slot.timeline.RecordsOpened();
+      total += slots_->slots[i].timeline.RecordsOpened();
     }
     return total;
   }

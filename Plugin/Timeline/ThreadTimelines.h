@@ -46,10 +46,12 @@ namespace IngestPerf
     // The records open now, those started before sinceNs apart.
     OpenRecords CountOpen(int64_t sinceNs = 0) const;
 
-    // visit(threadNumber, timeline) for every thread that holds a slot, from any thread: the
-    // timeline's Open() and Conclude() only. A thread may leave its slot meanwhile (its number is
-    // then stale, its timeline reset: Conclude() refuses the old view).
-    void ForEachThread(const std::function<void(uint32_t threadNumber, InstanceTimeline& timeline)>& visit) const;
+    // visit(threadNumber, timeline, view) for every thread that holds a slot and has a record open
+    // (view: its timeline's Open()), from any thread: the timeline's Conclude() only. A thread may
+    // leave its slot meanwhile (its number is then stale, its timeline reset: Conclude() refuses the
+    // old view).
+    void ForEachOpenRecord(const std::function<void(uint32_t threadNumber, InstanceTimeline& timeline,
+                                                    const OpenRecordView& view)>& visit) const;
 
     // The records opened so far by the threads holding a slot: a number that moves whenever Orthanc
     // starts ingesting an instance or an upload, whatever becomes of it (the plugin's own thread

@@ -55,7 +55,7 @@ namespace
     report.nowWallNs = kNowWall;
     report.catalog = &catalog;
     report.ring.capacity = 16;
-    std::vector<RecentInstance>& instances = report.ring.instances;
+    RecentInstanceList& instances = report.ring.instances;
     instances.push_back(Instance(catalog, Transport::Rest, nullptr, kNow - 5000 * kMs, 11, "http-1"));
     instances.push_back(Instance(catalog, Transport::Rest, nullptr, kNow - 5000 * kMs + 9 * kMs, 11, "http-2"));
     // Two associations of CT01 at once, and one of MR01.

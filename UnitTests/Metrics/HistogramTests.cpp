@@ -272,3 +272,31 @@ TEST(Histogram, ConcurrentRecordingLosesNoCount)
   EXPECT_EQ(1, snapshot.Min());
   EXPECT_EQ(1 + (kThreads - 1) * 1000 + 996, snapshot.Max());
 }
+
+
+TEST(Histogram, QuantilesInOnePassAreEachQuantile)
+{
+  std::mt19937_64 random(7);
+  std::lognormal_distribution<double> durations(13.0, 2.0);
+  const double levels[] = {0.0, 0.001, 0.5, 0.5, 0.9, 0.99, 0.999, 1.0};
+  constexpr size_t kLevels = sizeof(levels) / sizeof(levels[0]);
+  for (int round = 0; round < 50; round++)
+  {
+    Histogram histogram{};
+    for (int i = random() % 2000; i > 0; i--)
+    {
+      histogram.Record(static_cast<int64_t>(durations(random)));
+    }
+    if (round % 10 == 0)
+    {
+      histogram.Record(int64_t(1) << 50);  // saturated
+    }
+    const HistogramSnapshot snapshot = histogram.Snapshot();
+    int64_t values[kLevels];
+    snapshot.ValuesAtQuantiles(levels, kLevels, values);
+    for (size_t i = 0; i < kLevels; i++)
+    {
+      EXPECT_EQ(snapshot.ValueAtQuantile(levels[i]), values[i]) << "q=" << levels[i];
+    }
+  }
+}

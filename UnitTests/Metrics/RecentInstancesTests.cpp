@@ -154,7 +154,7 @@ TEST(RecentInstances, ConcurrentWritersAndAReaderSeeOnlyWholeRecords)
 
 TEST(RecentInstances, SelectSlowestByPhase)
 {
-  std::vector<RecentInstance> instances;
+  RecentInstanceList instances;
   const int64_t totals[] = {5, 50, 7, 50, 1, 30};
   for (int64_t i = 0; i < 6; i++)
   {
@@ -164,7 +164,7 @@ TEST(RecentInstances, SelectSlowestByPhase)
   instances.push_back(Make(99));
   instances.back().record.phaseNs[static_cast<size_t>(Phase::ServerTotal)] = InstanceRecord::kNotMeasured;
 
-  const std::vector<RecentInstance> top = SelectSlowest(instances, Phase::ServerTotal, 3);
+  const RecentInstanceList top = SelectSlowest(instances, Phase::ServerTotal, 3);
   ASSERT_EQ(3u, top.size());
   EXPECT_EQ(50, top[0].record.Phase(Phase::ServerTotal));
   EXPECT_EQ(3u, top[0].sequence);  // of two equal, the most recent first

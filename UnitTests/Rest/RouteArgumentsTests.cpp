@@ -1,5 +1,10 @@
 #include "Rest/RouteArguments.h"
 
+#include "Export/PrometheusExporter.h"
+#include "Platform/MonotonicClock.h"
+#include "Recording/IngestState.h"
+#include "Rest/RestRoutes.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -361,4 +366,54 @@ TEST(RouteArguments, SeriesArgumentsDefaultToTheLastHourOfEachTransport)
   const char* smtp[] = {"smtp"};
   EXPECT_FALSE(ParseSlotsArguments(query, error, 1, transportKey, smtp));
   EXPECT_EQ("transport", error["parameter"].asString());
+}
+
+
+// GET /perf/metrics collects less than the whole report (MetricsQuery): its text must be the same.
+TEST(RestRoutes, MetricsQueryGivesTheWholeCollectionsText)
+{
+  Configuration configuration;
+  configuration.dicomScpTimeoutSeconds = 60;
+  IngestState pipeline(configuration);
+  InstanceTimeline& timeline = pipeline.timelines.ForCurrentThread();
+  uint64_t key = 1;
+  for (int i = 0; i < 300; i++)
+  {
+    const Transport transport = i % 3 == 0 ? Transport::Rest : Transport::Dicom;
+    const std::string aet = "AET" + std::to_string(i % 7);
+    RawLabels labels;
+    labels.remoteAet = transport == Transport::Dicom ? aet.c_str() : nullptr;
+    labels.remoteIp = "10.0.0.9";
+    labels.storedSyntax = "1.2.840.10008.1.2.1";
+    labels.sopClass = "1.2.840.10008.5.1.4.1.1.2";
+    const int64_t start = MonotonicNowNs();
+    timeline.Received(start, transport, 1000 + i, true, "1.2.840.10008.1.2.1", pipeline.recorder);
+    timeline.Filtered(start + 1000, transport, false, pipeline.recorder);
+    StoredEvent event{};
+    event.nowNs = start + 2000 + i * 1000;
+    event.wallNowNs = WallNowNs();
+    event.transport = transport;
+    event.storedBytes = 5000;
+    event.instanceKey = key++;
+    event.receptionSecond = event.wallNowNs / 1000000000 + 2;
+    event.peerKey = transport == Transport::Dicom ? 1 + i % 7 : 0;
+    event.labels = labels;
+    timeline.Stored(event, pipeline.recorder);
+  }
+  PluginStatus status;
+  StatsQuery whole;
+  whole.eachStream = true;
+  const auto text = [&](const StatsQuery& query) {
+    std::string exported = ExportPrometheus(pipeline.Collect(query, status));
+    // The one figure that moves between two collections: the time since the reset.
+    const size_t line = exported.find("\northanc_ingest_since_reset_seconds ");
+    EXPECT_NE(std::string::npos, line);
+    exported.erase(line, exported.find('\n', line + 1) - line);
+    return exported;
+  };
+  const std::string expected = text(whole);
+  // A labelled stream's histograms (serverTotal here; associationGap only once gaps were measured).
+  EXPECT_NE(std::string::npos, expected.find("remote_aet=\"AET1\""));
+  EXPECT_NE(std::string::npos, expected.find("phase=\"serverTotal\""));
+  EXPECT_EQ(expected, text(MetricsQuery()));
 }
