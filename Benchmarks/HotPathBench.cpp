@@ -243,17 +243,17 @@ BENCHMARK(BM_SpinLockGiveUp);
 
 namespace
 {
-  InstanceRecord TypicalHttpRecord()
+  InstanceMeasurement TypicalHttpMeasurement()
   {
-    InstanceRecord record;
-    record.hasTimeline = true;
-    record.storedBytes = 525000;
-    record.receivedBytes = 525000;
-    record.Set(Phase::Receive, 900000);
-    record.Set(Phase::PreStore, 250000);
-    record.Set(Phase::Persist, 4500000);
-    record.Set(Phase::ServerTotal, 5650000);
-    return record;
+    InstanceMeasurement measurement;
+    measurement.hasTimeline = true;
+    measurement.storedBytes = 525000;
+    measurement.receivedBytes = 525000;
+    measurement.Set(Phase::Receive, 900000);
+    measurement.Set(Phase::PreStore, 250000);
+    measurement.Set(Phase::Persist, 4500000);
+    measurement.Set(Phase::ServerTotal, 5650000);
+    return measurement;
   }
 }
 
@@ -266,14 +266,14 @@ static void BM_RecordStored_Windows(benchmark::State& state)
   static IngestStats withWindows(MonotonicNowNs(), WallNowNs(), 128, MonotonicNowNs);
   static IngestStats withoutWindows(MonotonicNowNs(), WallNowNs(), 128, nullptr);
   IngestStats& stats = state.range(0) != 0 ? withWindows : withoutWindows;
-  InstanceRecord record = TypicalHttpRecord();
+  InstanceMeasurement measurement = TypicalHttpMeasurement();
   InstanceLabels labels;
   labels.SetTransport(Transport::Rest);
   for (auto _ : state)
   {
-    record.storedNs = MonotonicNowNs();
-    stats.RecordStored(record, labels);
-    stats.RecordPhase(Phase::ChangeDispatch, labels, 150000, record.storedNs + 150000);
+    measurement.storedNs = MonotonicNowNs();
+    stats.RecordStored(measurement, labels);
+    stats.RecordPhase(Phase::ChangeDispatch, labels, 150000, measurement.storedNs + 150000);
   }
 }
 BENCHMARK(BM_RecordStored_Windows)->Arg(0)->Arg(1)->ThreadRange(1, 2);
@@ -285,11 +285,11 @@ static void BM_WindowSlotClaim(benchmark::State& state)
 {
   static TimeWindows windows(0);
   static int64_t now = 0;  // kept across runs: a time already seen would find later epochs and be dropped
-  const InstanceRecord record = TypicalHttpRecord();
+  const InstanceMeasurement measurement = TypicalHttpMeasurement();
   for (auto _ : state)
   {
     now += TimeWindows::kFineSlotNs;
-    windows.RecordStored(Transport::Rest, now, record);
+    windows.RecordStored(Transport::Rest, now, measurement);
   }
 }
 BENCHMARK(BM_WindowSlotClaim);
@@ -299,12 +299,12 @@ BENCHMARK(BM_WindowSlotClaim);
 static void BM_WindowSnapshot_1h(benchmark::State& state)
 {
   static TimeWindows windows(0);
-  const InstanceRecord record = TypicalHttpRecord();
+  const InstanceMeasurement measurement = TypicalHttpMeasurement();
   for (int64_t second = 0; second < 3600; second++)
   {
     for (size_t t = 0; t < kTransportCount; t++)
     {
-      windows.RecordStored(static_cast<Transport>(t), second * 1000000000, record);
+      windows.RecordStored(static_cast<Transport>(t), second * 1000000000, measurement);
     }
   }
   for (auto _ : state)
@@ -468,16 +468,16 @@ BENCHMARK(BM_MetricsAnswer_FullLabels)->Unit(benchmark::kMillisecond);
 static void BM_RecentPush(benchmark::State& state)
 {
   static RecentInstances ring(4096);
-  InstanceRecord record;
+  InstanceMeasurement measurement;
   for (size_t p = 0; p < kPhaseCount; p++)
   {
-    record.Set(static_cast<Phase>(p), 1000, 2000);
+    measurement.Set(static_cast<Phase>(p), 1000, 2000);
   }
   const char* id = "1b9e7a3c-7d3c1d2a-0e5f6a7b-8c9d0e1f-2a3b4c5d";
   for (auto _ : state)
   {
     RecentInstance instance;
-    FillRecentInstance(instance, record, 0, InstanceLabels(), Outcome::Stored, CurrentThreadNumber(), id);
+    FillRecentInstance(instance, measurement, 0, InstanceLabels(), Outcome::Stored, CurrentThreadNumber(), id);
     ring.Push(instance);
   }
   state.counters["recordBytes"] = static_cast<double>(RecentInstances::BytesPerRecord());

@@ -15,13 +15,13 @@ namespace IngestPerf
     value["thread"] = Json::UInt(instance.thread);
     value["transport"] = TransportName(instance.labels.GetTransport());
     value["outcome"] = DefinitionOf(instance.outcome).name;
-    value["storedBytes"] = Json::UInt64(instance.record.storedBytes);
+    value["storedBytes"] = Json::UInt64(instance.measurement.storedBytes);
     Json::Value& phases = value["phases"];
     phases = Json::objectValue;
     for (size_t p = 0; p < kPhaseCount; p++)
     {
-      const int64_t ns = instance.record.phaseNs[p];
-      if (ns != InstanceRecord::kNotMeasured)
+      const int64_t ns = instance.measurement.phaseNs[p];
+      if (ns != InstanceMeasurement::kNotMeasured)
       {
         phases[DefinitionOf(static_cast<Phase>(p)).name] = NanosecondsToMilliseconds(ns);
       }

@@ -111,30 +111,31 @@ namespace IngestPerf
 
     int64_t EarliestNs(const RecentInstance& instance)
     {
-      const InstanceRecord& record = instance.record;
-      int64_t earliest = record.startNs;
-      if (record.Phase(Phase::AssociationGap) != InstanceRecord::kNotMeasured)
+      const InstanceMeasurement& measurement = instance.measurement;
+      int64_t earliest = measurement.startNs;
+      if (measurement.Phase(Phase::AssociationGap) != InstanceMeasurement::kNotMeasured)
       {
-        earliest = std::min(earliest, record.PhaseStart(Phase::AssociationGap));
+        earliest = std::min(earliest, measurement.PhaseStart(Phase::AssociationGap));
       }
       return earliest;
     }
 
     void AddInstance(TraceBuilder& trace, const RecentInstance& instance, const Json::Value& args)
     {
-      const InstanceRecord& record = instance.record;
+      const InstanceMeasurement& measurement = instance.measurement;
       const std::string name = std::string(TransportName(instance.labels.GetTransport())) + " instance";
-      trace.Slice(kThreadsProcess, instance.thread, "instance", name, record.startNs, record.storedNs - record.startNs,
-                  args);
+      trace.Slice(kThreadsProcess, instance.thread, "instance", name, measurement.startNs,
+                  measurement.storedNs - measurement.startNs, args);
       // Inside the instance's slice, the phases the vocabulary places inside it, each within its
       // parent (receive, preStore > transcode, persist > storagePrepare, storageWrite, indexUpdate).
       for (size_t p = 0; p < kPhaseCount; p++)
       {
         const Phase phase = static_cast<Phase>(p);
-        if (DefinitionOf(phase).place == PhasePlace::Inside && record.Phase(phase) != InstanceRecord::kNotMeasured)
+        if (DefinitionOf(phase).place == PhasePlace::Inside &&
+            measurement.Phase(phase) != InstanceMeasurement::kNotMeasured)
         {
-          trace.Slice(kThreadsProcess, instance.thread, "phase", DefinitionOf(phase).name, record.PhaseStart(phase),
-                      record.Phase(phase));
+          trace.Slice(kThreadsProcess, instance.thread, "phase", DefinitionOf(phase).name,
+                      measurement.PhaseStart(phase), measurement.Phase(phase));
         }
       }
     }
@@ -174,18 +175,18 @@ namespace IngestPerf
             nextTrack++;
             track = tracks.end() - 1;
           }
-          track->second = instance->record.storedNs;
-          const InstanceRecord& record = instance->record;
+          track->second = instance->measurement.storedNs;
+          const InstanceMeasurement& measurement = instance->measurement;
           Json::Value args;
           args["instanceId"] = instance->instanceId;
           args["remoteAet"] = aet;
-          if (record.Phase(Phase::AssociationGap) != InstanceRecord::kNotMeasured)
+          if (measurement.Phase(Phase::AssociationGap) != InstanceMeasurement::kNotMeasured)
           {
             trace.Slice(kAssociationsProcess, track->first, "associationGap", "associationGap",
-                        record.PhaseStart(Phase::AssociationGap), record.Phase(Phase::AssociationGap), args);
+                        measurement.PhaseStart(Phase::AssociationGap), measurement.Phase(Phase::AssociationGap), args);
           }
-          trace.Slice(kAssociationsProcess, track->first, "instance", "C-STORE instance", record.startNs,
-                      record.storedNs - record.startNs, args);
+          trace.Slice(kAssociationsProcess, track->first, "instance", "C-STORE instance", measurement.startNs,
+                      measurement.storedNs - measurement.startNs, args);
         }
       }
     }
@@ -217,7 +218,7 @@ namespace IngestPerf
       {
         AddInstance(trace, instance, ExportRecentInstance(instance, *report.catalog, hashPeers));
       }
-      const int64_t second = (instance.record.storedNs - windowStartNs) / 1000000000;
+      const int64_t second = (instance.measurement.storedNs - windowStartNs) / 1000000000;
       if (instance.outcome == Outcome::Stored && second >= 0 && second < seconds)
       {
         perSecond[static_cast<size_t>(second)]++;

@@ -3,7 +3,7 @@
 //            -> StatsSnapshot -> JsonExporter / PrometheusExporter -> RestRoutes (and the page of
 //            /perf/ui/, Ui/UiFiles, which reads them over HTTP).
 #include "Capture/IngestHooks.h"
-#include "Capture/RestAnswerTiming.h"
+#include "Capture/RestAnswerRefusal.h"
 #include "Capture/TimedStorageArea.h"
 #include "Correlation/IngestWatcher.h"
 #include "Host/DicomTcpNoDelay.h"
@@ -112,7 +112,7 @@ namespace
     SetActiveIngestState(ingestState.get());
     status.hooks = RegisterIngestHooks(status.configuration);
     status.storage = RegisterTimedStorageArea(status.configuration);
-    status.restAnswers = RestAnswerTimingState(status.configuration.timeRestAnswers);
+    status.restAnswers = RefuseRestAnswerTiming(status.configuration.timeRestAnswers);
     RegisterPublishedOrthancMetrics(status);
     IngestState* ingest = ingestState.get();
     ingest->concluder.SetRestRequestsInProgress(OtherRestRequestsInProgress);

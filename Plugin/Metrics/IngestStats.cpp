@@ -20,23 +20,24 @@ namespace IngestPerf
   }
 
 
-  void IngestStats::RecordStored(const InstanceRecord& record, const InstanceLabels& labels)
+  void IngestStats::RecordStored(const InstanceMeasurement& measurement, const InstanceLabels& labels)
   {
-    streams_.FindOrInsert(labels).RecordStored(record);
+    streams_.FindOrInsert(labels).RecordStored(measurement);
     // Two relaxed reads and, rarely, a store: the idle window says when ingest last happened.
     int64_t none = 0;
     if (firstStoredNs_.load(std::memory_order_relaxed) == 0)
     {
-      firstStoredNs_.compare_exchange_strong(none, record.storedNs, std::memory_order_relaxed);
+      firstStoredNs_.compare_exchange_strong(none, measurement.storedNs, std::memory_order_relaxed);
     }
-    if (record.storedNs > lastStoredNs_.load(std::memory_order_relaxed))
+    if (measurement.storedNs > lastStoredNs_.load(std::memory_order_relaxed))
     {
-      lastStoredNs_.store(record.storedNs, std::memory_order_relaxed);
+      lastStoredNs_.store(measurement.storedNs, std::memory_order_relaxed);
     }
-    rates_[static_cast<size_t>(labels.GetTransport())].Record(record.storedNs / kNsPerSecond, record.storedBytes);
+    rates_[static_cast<size_t>(labels.GetTransport())].Record(measurement.storedNs / kNsPerSecond,
+                                                              measurement.storedBytes);
     if (windowClock_ != nullptr)
     {
-      windows_.RecordStored(labels.GetTransport(), record.storedNs, record);
+      windows_.RecordStored(labels.GetTransport(), measurement.storedNs, measurement);
     }
   }
 

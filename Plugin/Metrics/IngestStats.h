@@ -5,7 +5,7 @@
 #pragma once
 
 #include "Vocabulary/IngestVocabulary.h"
-#include "Metrics/InstanceRecord.h"
+#include "Metrics/InstanceMeasurement.h"
 #include "Labels/InstanceLabels.h"
 #include "Metrics/RateWindow.h"
 #include "Metrics/StreamStats.h"
@@ -41,7 +41,7 @@ namespace IngestPerf
     IngestStats& operator=(const IngestStats&) = delete;
 
     // The transport is the one of the labels.
-    void RecordStored(const InstanceRecord& record, const InstanceLabels& labels);
+    void RecordStored(const InstanceMeasurement& measurement, const InstanceLabels& labels);
     // nowNs: the monotonic time of the event for the time windows, which every caller but one
     // already has (kNow: read the window clock).
     static constexpr int64_t kNow = -1;

@@ -22,10 +22,10 @@ namespace IngestPerf
   };
 
 
-  void FillRecentInstance(RecentInstance& target, const InstanceRecord& record, int64_t startWallNs,
+  void FillRecentInstance(RecentInstance& target, const InstanceMeasurement& measurement, int64_t startWallNs,
                           const InstanceLabels& labels, Outcome outcome, uint32_t thread, const char* instanceId)
   {
-    target.record = record;
+    target.measurement = measurement;
     target.startWallNs = startWallNs;
     target.labels = labels;
     target.outcome = outcome;
@@ -123,11 +123,11 @@ namespace IngestPerf
       memcpy(&copy, words, sizeof(RecentInstance));
       copy.sequence = before / 2 - 1 - resetAt;
       snapshot.held++;
-      if (snapshot.oldestStoredNs == 0 || copy.record.storedNs < snapshot.oldestStoredNs)
+      if (snapshot.oldestStoredNs == 0 || copy.measurement.storedNs < snapshot.oldestStoredNs)
       {
-        snapshot.oldestStoredNs = copy.record.storedNs;
+        snapshot.oldestStoredNs = copy.measurement.storedNs;
       }
-      if (copy.record.storedNs >= sinceNs)
+      if (copy.measurement.storedNs >= sinceNs)
       {
         snapshot.instances.push_back(copy);
       }
@@ -148,12 +148,12 @@ namespace IngestPerf
   {
     instances.erase(std::remove_if(instances.begin(), instances.end(),
                                    [phase](const RecentInstance& instance) {
-                                     return instance.record.Phase(phase) == InstanceRecord::kNotMeasured;
+                                     return instance.measurement.Phase(phase) == InstanceMeasurement::kNotMeasured;
                                    }),
                     instances.end());
     const auto slower = [phase](const RecentInstance& a, const RecentInstance& b) {
-      const int64_t da = a.record.Phase(phase);
-      const int64_t db = b.record.Phase(phase);
+      const int64_t da = a.measurement.Phase(phase);
+      const int64_t db = b.measurement.Phase(phase);
       return da != db ? da > db : a.sequence > b.sequence;
     };
     const size_t kept = std::min(n, instances.size());

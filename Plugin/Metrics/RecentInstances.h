@@ -6,7 +6,7 @@
 #pragma once
 
 #include "Labels/InstanceLabels.h"
-#include "Metrics/InstanceRecord.h"
+#include "Metrics/InstanceMeasurement.h"
 #include "Platform/Configuration.h"
 #include "Platform/MappedAllocator.h"
 #include "Vocabulary/IngestVocabulary.h"
@@ -24,8 +24,8 @@ namespace IngestPerf
 
   struct RecentInstance
   {
-    InstanceRecord record;  // durations and starts (monotonic ns) of every phase measured
-    int64_t startWallNs;    // wall clock (UTC epoch ns) at record.startNs
+    InstanceMeasurement measurement;  // durations and starts (monotonic ns) of every phase measured
+    int64_t startWallNs;              // wall clock (UTC epoch ns) at measurement.startNs
     InstanceLabels labels;
     Outcome outcome;
     uint32_t thread;  // CurrentThreadNumber() of the ingesting thread
@@ -33,11 +33,11 @@ namespace IngestPerf
     uint64_t sequence;  // set by the ring: the order of arrival, from 0 (since the last reset)
 
     // Wall clock (UTC epoch ns) of a monotonic timestamp of this instance.
-    int64_t WallOf(int64_t monotonicNs) const { return startWallNs + (monotonicNs - record.startNs); }
+    int64_t WallOf(int64_t monotonicNs) const { return startWallNs + (monotonicNs - measurement.startNs); }
   };
 
   // Fills `target` from borrowed values without allocating (instanceId: nullptr or cut).
-  void FillRecentInstance(RecentInstance& target, const InstanceRecord& record, int64_t startWallNs,
+  void FillRecentInstance(RecentInstance& target, const InstanceMeasurement& measurement, int64_t startWallNs,
                           const InstanceLabels& labels, Outcome outcome, uint32_t thread, const char* instanceId);
 
   // Up to a whole ring of records (1.2 MB for the default 4096): pages of their own (MappedAllocator).

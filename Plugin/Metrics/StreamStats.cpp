@@ -25,32 +25,32 @@ namespace IngestPerf
   }
 
 
-  void StreamStats::RecordStored(const InstanceRecord& record)
+  void StreamStats::RecordStored(const InstanceMeasurement& measurement)
   {
     outcomes[static_cast<size_t>(Outcome::Stored)].fetch_add(1, std::memory_order_relaxed);
-    storedBytes.Record(static_cast<int64_t>(record.storedBytes));
-    StoreMax(lastStoredNs, record.storedNs);
-    if (!record.hasTimeline)
+    storedBytes.Record(static_cast<int64_t>(measurement.storedBytes));
+    StoreMax(lastStoredNs, measurement.storedNs);
+    if (!measurement.hasTimeline)
     {
       Count(Counter::StoredWithoutTimeline);
     }
     else
     {
-      StoreMin(firstStartNs, record.startNs);
+      StoreMin(firstStartNs, measurement.startNs);
     }
-    if (record.transcodeAttempted)
+    if (measurement.transcodeAttempted)
     {
       Count(Counter::TranscodeAttempts);
     }
-    if (record.receivedBytes != InstanceRecord::kNotMeasured)
+    if (measurement.receivedBytes != InstanceMeasurement::kNotMeasured)
     {
-      receivedBytes.Record(record.receivedBytes);
+      receivedBytes.Record(measurement.receivedBytes);
     }
     for (size_t p = 0; p < kPhaseCount; p++)
     {
-      if (record.phaseNs[p] != InstanceRecord::kNotMeasured)
+      if (measurement.phaseNs[p] != InstanceMeasurement::kNotMeasured)
       {
-        phases[p].Record(record.phaseNs[p]);
+        phases[p].Record(measurement.phaseNs[p]);
       }
     }
   }

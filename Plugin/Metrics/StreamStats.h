@@ -1,5 +1,5 @@
 // The statistics of one stream of instances (one label set): one histogram per phase, instance
-// sizes, outcomes, the counters of StatsSnapshot.h and the active span. Records an InstanceRecord
+// sizes, outcomes, the counters of StatsSnapshot.h and the active span. Records an InstanceMeasurement
 // as the recorder made it, without knowing the timeline it came from. All-zero memory is a valid
 // empty StreamStats and the default constructor writes nothing (see Histogram), so pools of them
 // can live in lazily mapped memory.
@@ -7,7 +7,7 @@
 
 #include "Metrics/Histogram.h"
 #include "Vocabulary/IngestVocabulary.h"
-#include "Metrics/InstanceRecord.h"
+#include "Metrics/InstanceMeasurement.h"
 #include "Metrics/StatsSnapshot.h"
 
 #include <array>
@@ -26,10 +26,10 @@ namespace IngestPerf
     std::atomic<int64_t> firstStartNs;
     std::atomic<int64_t> lastStoredNs;
 
-    void RecordStored(const InstanceRecord& record);
+    void RecordStored(const InstanceMeasurement& measurement);
     void RecordOutcome(Outcome outcome);
-    // One sample of a phase measured apart from the instance's record (changeDispatch, the gap
-    // before a duplicate).
+    // One sample of a phase that is not in the instance's InstanceMeasurement (changeDispatch, the
+    // gap before a duplicate).
     void RecordPhase(Phase phase, int64_t ns);
     void Count(Counter counter);
 

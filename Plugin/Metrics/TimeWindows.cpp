@@ -195,28 +195,28 @@ namespace IngestPerf
   }
 
 
-  void TimeWindows::RecordStored(Transport transport, int64_t nowNs, const InstanceRecord& record)
+  void TimeWindows::RecordStored(Transport transport, int64_t nowNs, const InstanceMeasurement& measurement)
   {
     RecordInSlots(transport, nowNs, [&](Slot& slot) {
       slot.outcomes[static_cast<size_t>(Outcome::Stored)].fetch_add(1, std::memory_order_relaxed);
-      slot.storedBytes.Record(static_cast<int64_t>(record.storedBytes));
-      if (!record.hasTimeline)
+      slot.storedBytes.Record(static_cast<int64_t>(measurement.storedBytes));
+      if (!measurement.hasTimeline)
       {
         slot.counters[static_cast<size_t>(Counter::StoredWithoutTimeline)].fetch_add(1, std::memory_order_relaxed);
       }
-      if (record.transcodeAttempted)
+      if (measurement.transcodeAttempted)
       {
         slot.counters[static_cast<size_t>(Counter::TranscodeAttempts)].fetch_add(1, std::memory_order_relaxed);
       }
-      if (record.receivedBytes != InstanceRecord::kNotMeasured)
+      if (measurement.receivedBytes != InstanceMeasurement::kNotMeasured)
       {
-        slot.receivedBytes.Record(record.receivedBytes);
+        slot.receivedBytes.Record(measurement.receivedBytes);
       }
       for (size_t p = 0; p < kPhaseCount; p++)
       {
-        if (record.phaseNs[p] != InstanceRecord::kNotMeasured)
+        if (measurement.phaseNs[p] != InstanceMeasurement::kNotMeasured)
         {
-          slot.phases[p].Record(record.phaseNs[p]);
+          slot.phases[p].Record(measurement.phaseNs[p]);
         }
       }
     });

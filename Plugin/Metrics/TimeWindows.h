@@ -18,7 +18,7 @@
 // space the kernel backs only where written: see BytesReserved().
 #pragma once
 
-#include "Metrics/InstanceRecord.h"
+#include "Metrics/InstanceMeasurement.h"
 #include "Metrics/StatsSnapshot.h"
 #include "Metrics/WindowHistogram.h"
 #include "Platform/MappedAllocator.h"
@@ -91,7 +91,7 @@ namespace IngestPerf
     TimeWindows& operator=(const TimeWindows&) = delete;
 
     // nowNs: monotonic time of the event; every call records into both rings.
-    void RecordStored(Transport transport, int64_t nowNs, const InstanceRecord& record);
+    void RecordStored(Transport transport, int64_t nowNs, const InstanceMeasurement& measurement);
     void RecordOutcome(Transport transport, int64_t nowNs, Outcome outcome);
     void RecordPhase(Transport transport, int64_t nowNs, Phase phase, int64_t ns);
     void Count(Transport transport, int64_t nowNs, Counter counter);

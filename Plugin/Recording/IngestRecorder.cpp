@@ -9,28 +9,28 @@
 
 namespace IngestPerf
 {
-  InstanceRecord ToRecord(const CompletedInstance& instance, int64_t associationGapNs)
+  InstanceMeasurement Measure(const CompletedInstance& instance, int64_t associationGapNs)
   {
-    InstanceRecord record;
-    record.storedBytes = instance.storedBytes;
-    record.storedNs = instance.storedNs;
-    record.startNs = instance.segmentStartNs;
-    record.hasTimeline = instance.hasTimeline;
+    InstanceMeasurement measurement;
+    measurement.storedBytes = instance.storedBytes;
+    measurement.storedNs = instance.storedNs;
+    measurement.startNs = instance.segmentStartNs;
+    measurement.hasTimeline = instance.hasTimeline;
     if (!instance.hasTimeline)
     {
-      return record;  // nothing but the size and the outcome: no phase has a start
+      return measurement;  // nothing but the size and the outcome: no phase has a start
     }
-    record.transcodeAttempted = instance.transcodeAttempted;
+    measurement.transcodeAttempted = instance.transcodeAttempted;
     if (instance.receivedNs != 0)
     {
-      record.receivedBytes = static_cast<int64_t>(instance.receivedBytes);
+      measurement.receivedBytes = static_cast<int64_t>(instance.receivedBytes);
       if (instance.hasReceivePhase)
       {
-        record.Set(Phase::Receive, instance.segmentStartNs, instance.receivedNs - instance.segmentStartNs);
+        measurement.Set(Phase::Receive, instance.segmentStartNs, instance.receivedNs - instance.segmentStartNs);
       }
       if (instance.filteredNs != 0)
       {
-        record.Set(Phase::PreStore, instance.receivedNs, instance.filteredNs - instance.receivedNs);
+        measurement.Set(Phase::PreStore, instance.receivedNs, instance.filteredNs - instance.receivedNs);
       }
     }
     if (instance.transcodeStartNs != 0)
@@ -39,26 +39,26 @@ namespace IngestPerf
       const int64_t end = instance.transcodeEndNs != 0 ? instance.transcodeEndNs : instance.filteredNs;
       if (end >= instance.transcodeStartNs)
       {
-        record.Set(Phase::Transcode, instance.transcodeStartNs, end - instance.transcodeStartNs);
+        measurement.Set(Phase::Transcode, instance.transcodeStartNs, end - instance.transcodeStartNs);
       }
     }
     if (instance.filteredNs != 0)
     {
-      record.Set(Phase::Persist, instance.filteredNs, instance.storedNs - instance.filteredNs);
+      measurement.Set(Phase::Persist, instance.filteredNs, instance.storedNs - instance.filteredNs);
       if (instance.firstCreateStartNs != 0)
       {
-        record.Set(Phase::StoragePrepare, instance.filteredNs, instance.firstCreateStartNs - instance.filteredNs);
-        record.Set(Phase::StorageWrite, instance.firstCreateStartNs, instance.createTotalNs);
-        record.Set(Phase::IndexUpdate, instance.lastCreateEndNs, instance.storedNs - instance.lastCreateEndNs);
+        measurement.Set(Phase::StoragePrepare, instance.filteredNs, instance.firstCreateStartNs - instance.filteredNs);
+        measurement.Set(Phase::StorageWrite, instance.firstCreateStartNs, instance.createTotalNs);
+        measurement.Set(Phase::IndexUpdate, instance.lastCreateEndNs, instance.storedNs - instance.lastCreateEndNs);
       }
     }
-    record.Set(Phase::ServerTotal, instance.segmentStartNs, instance.storedNs - instance.segmentStartNs);
+    measurement.Set(Phase::ServerTotal, instance.segmentStartNs, instance.storedNs - instance.segmentStartNs);
     if (associationGapNs >= 0)
     {
       // The gap ends at ReceivedInstance (AssociationTracker::InstanceStored).
-      record.Set(Phase::AssociationGap, instance.receivedNs - associationGapNs, associationGapNs);
+      measurement.Set(Phase::AssociationGap, instance.receivedNs - associationGapNs, associationGapNs);
     }
-    return record;
+    return measurement;
   }
 
 
@@ -171,7 +171,7 @@ namespace IngestPerf
       }
       return;
     }
-    const InstanceRecord record = ToRecord(instance, associationGap);
+    const InstanceMeasurement measurement = Measure(instance, associationGap);
     if (alreadyStored)
     {
       stats_.RecordOutcome(Outcome::AlreadyStored, labels, instance.storedNs);
@@ -180,11 +180,11 @@ namespace IngestPerf
         // The sender waited for this answer like any other: its gap is the association's.
         stats_.RecordPhase(Phase::AssociationGap, labels, associationGap, instance.storedNs);
       }
-      Remember(instance, record, labels, Outcome::AlreadyStored);
+      Remember(instance, measurement, labels, Outcome::AlreadyStored);
       return;
     }
-    stats_.RecordStored(record, labels);
-    Remember(instance, record, labels, Outcome::Stored);
+    stats_.RecordStored(measurement, labels);
+    Remember(instance, measurement, labels, Outcome::Stored);
     changes_.InstanceStored();
     if (!instance.transcodeAttempted && instance.labels.receivedSyntax != nullptr &&
         instance.labels.storedSyntax != nullptr &&
@@ -197,11 +197,11 @@ namespace IngestPerf
   }
 
 
-  void IngestRecorder::Remember(const CompletedInstance& instance, const InstanceRecord& record,
+  void IngestRecorder::Remember(const CompletedInstance& instance, const InstanceMeasurement& measurement,
                                 const InstanceLabels& labels, Outcome outcome)
   {
     RecentInstance recent;
-    FillRecentInstance(recent, record, instance.startWallNs, labels, outcome, CurrentThreadNumber(),
+    FillRecentInstance(recent, measurement, instance.startWallNs, labels, outcome, CurrentThreadNumber(),
                        instance.instanceId);
     recent_.Push(recent);
   }

@@ -10,7 +10,7 @@
 #include "Correlation/ChangeQueueStats.h"
 #include "Correlation/StorageCondition.h"
 #include "Metrics/IngestStats.h"
-#include "Metrics/InstanceRecord.h"
+#include "Metrics/InstanceMeasurement.h"
 #include "Metrics/RecentInstances.h"
 #include "Labels/LabelCatalog.h"
 #include "Timeline/InstanceTimeline.h"
@@ -22,7 +22,7 @@ namespace IngestPerf
 {
   // The one place where a closed timeline becomes durations: every phase observed for this
   // instance, kNotMeasured for the others. associationGapNs: -1 when not measured.
-  InstanceRecord ToRecord(const CompletedInstance& instance, int64_t associationGapNs);
+  InstanceMeasurement Measure(const CompletedInstance& instance, int64_t associationGapNs);
 
   // The outcome of a record that ended without OnStored, and for a failure its reason: from how far
   // it got, what timed storage saw of it (when active), and the state of the storage then.
@@ -69,8 +69,8 @@ namespace IngestPerf
     void Count(const EndedRecord& record);
     // nowNs: when the pairing was made (OnStored or the change), for the time windows.
     void RecordPairing(const ChangeCorrelator::Pairing& pairing, int64_t nowNs);
-    void Remember(const CompletedInstance& instance, const InstanceRecord& record, const InstanceLabels& labels,
-                  Outcome outcome);
+    void Remember(const CompletedInstance& instance, const InstanceMeasurement& measurement,
+                  const InstanceLabels& labels, Outcome outcome);
 
     IngestStats& stats_;
     LabelCatalog& labels_;

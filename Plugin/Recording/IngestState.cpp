@@ -172,7 +172,8 @@ namespace IngestPerf
                                    [&](const RecentInstance& instance) {
                                      // Like /perf/stats, whose phases are those of stored instances.
                                      return instance.outcome != Outcome::Stored || !matches(instance.labels) ||
-                                            instance.record.Phase(query.phase) == InstanceRecord::kNotMeasured;
+                                            instance.measurement.Phase(query.phase) ==
+                                              InstanceMeasurement::kNotMeasured;
                                    }),
                     instances.end());
     report.matched = instances.size();

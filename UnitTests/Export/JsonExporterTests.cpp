@@ -61,7 +61,7 @@ namespace
       raw.storedSyntax = syntax;
       raw.remoteIp = ip;
       raw.calledAet = calledAet;
-      stats.RecordStored(ToRecord(instance, gap), catalog.Intern(instance.transport, raw, instance.storedBytes));
+      stats.RecordStored(Measure(instance, gap), catalog.Intern(instance.transport, raw, instance.storedBytes));
     }
 
     void Outcome(Transport transport, IngestPerf::Outcome outcome)
@@ -482,7 +482,7 @@ TEST(JsonExporter, WindowAndRecentBlockOnAnInjectedClock)
   for (int i = 0; i < 4; i++)
   {
     const int64_t t = start + i * 1000 * kMs;
-    stats.RecordStored(ToRecord(Instance(Transport::Rest, t, t + 1 * kMs, t + 2 * kMs, t + 6 * kMs), -1),
+    stats.RecordStored(Measure(Instance(Transport::Rest, t, t + 1 * kMs, t + 2 * kMs, t + 6 * kMs), -1),
                        catalog.Intern(Transport::Rest, RawLabels(), 1000));
   }
   fakeNowNs = start + 5000 * kMs;

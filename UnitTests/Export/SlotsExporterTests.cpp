@@ -8,14 +8,14 @@ namespace
 {
   constexpr int64_t kSecond = 1000000000;
 
-  InstanceRecord Record(int64_t serverTotalNs, int64_t gapNs, uint64_t bytes)
+  InstanceMeasurement Measurement(int64_t serverTotalNs, int64_t gapNs, uint64_t bytes)
   {
-    InstanceRecord record;
-    record.hasTimeline = true;
-    record.storedBytes = bytes;
-    record.Set(Phase::ServerTotal, serverTotalNs);
-    record.Set(Phase::AssociationGap, gapNs);
-    return record;
+    InstanceMeasurement measurement;
+    measurement.hasTimeline = true;
+    measurement.storedBytes = bytes;
+    measurement.Set(Phase::ServerTotal, serverTotalNs);
+    measurement.Set(Phase::AssociationGap, gapNs);
+    return measurement;
   }
 }
 
@@ -23,9 +23,9 @@ namespace
 TEST(SlotsExporter, EachSlotOnUtcWithItsFigures)
 {
   TimeWindows windows(0);
-  windows.RecordStored(Transport::Dicom, 1001 * kSecond, Record(4000000, 44000000, 1000));
-  windows.RecordStored(Transport::Dicom, 1002 * kSecond, Record(6000000, 46000000, 3000));
-  windows.RecordStored(Transport::Rest, 1012 * kSecond, Record(2000000, InstanceRecord::kNotMeasured, 500));
+  windows.RecordStored(Transport::Dicom, 1001 * kSecond, Measurement(4000000, 44000000, 1000));
+  windows.RecordStored(Transport::Dicom, 1002 * kSecond, Measurement(6000000, 46000000, 3000));
+  windows.RecordStored(Transport::Rest, 1012 * kSecond, Measurement(2000000, InstanceMeasurement::kNotMeasured, 500));
 
   SlotsReport report;
   report.collected = true;

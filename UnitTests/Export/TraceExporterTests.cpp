@@ -20,29 +20,29 @@ namespace
     RawLabels raw;
     raw.remoteAet = aet;
     raw.receivedSyntax = "1.2.840.10008.1.2.1";
-    InstanceRecord record;
-    record.startNs = startNs;
+    InstanceMeasurement measurement;
+    measurement.startNs = startNs;
     const bool http = transport == Transport::Rest;
     const int64_t received = startNs + (http ? 2 * kMs : 0);
     const int64_t filtered = received + 3 * kMs;
-    record.storedNs = filtered + 4 * kMs;
+    measurement.storedNs = filtered + 4 * kMs;
     if (http)
     {
-      record.Set(Phase::Receive, startNs, received - startNs);
+      measurement.Set(Phase::Receive, startNs, received - startNs);
     }
-    record.Set(Phase::PreStore, received, filtered - received);
-    record.Set(Phase::Transcode, received + kMs, kMs);
-    record.Set(Phase::Persist, filtered, record.storedNs - filtered);
-    record.Set(Phase::StoragePrepare, filtered, kMs);
-    record.Set(Phase::StorageWrite, filtered + kMs, kMs);
-    record.Set(Phase::IndexUpdate, filtered + 2 * kMs, 2 * kMs);
-    record.Set(Phase::ServerTotal, startNs, record.storedNs - startNs);
+    measurement.Set(Phase::PreStore, received, filtered - received);
+    measurement.Set(Phase::Transcode, received + kMs, kMs);
+    measurement.Set(Phase::Persist, filtered, measurement.storedNs - filtered);
+    measurement.Set(Phase::StoragePrepare, filtered, kMs);
+    measurement.Set(Phase::StorageWrite, filtered + kMs, kMs);
+    measurement.Set(Phase::IndexUpdate, filtered + 2 * kMs, 2 * kMs);
+    measurement.Set(Phase::ServerTotal, startNs, measurement.storedNs - startNs);
     if (gapNs >= 0)
     {
-      record.Set(Phase::AssociationGap, received - gapNs, gapNs);
+      measurement.Set(Phase::AssociationGap, received - gapNs, gapNs);
     }
     RecentInstance instance;
-    FillRecentInstance(instance, record, kNowWall - (kNow - startNs), catalog.Intern(transport, raw, 1000),
+    FillRecentInstance(instance, measurement, kNowWall - (kNow - startNs), catalog.Intern(transport, raw, 1000),
                        Outcome::Stored, thread, id);
     return instance;
   }
@@ -69,7 +69,7 @@ namespace
     }
     report.ring.held = instances.size();
     report.ring.pushed = instances.size();
-    report.ring.oldestStoredNs = instances[0].record.storedNs;
+    report.ring.oldestStoredNs = instances[0].measurement.storedNs;
     return report;
   }
 }

@@ -14,37 +14,37 @@ namespace
   // A record whose every field derives from `value`, so that a torn copy shows.
   RecentInstance Make(int64_t value, int64_t serverTotalNs = -2)
   {
-    InstanceRecord record;
+    InstanceMeasurement measurement;
     for (size_t p = 0; p < kPhaseCount; p++)
     {
-      record.Set(static_cast<Phase>(p), value * 10 + static_cast<int64_t>(p), value);
+      measurement.Set(static_cast<Phase>(p), value * 10 + static_cast<int64_t>(p), value);
     }
     if (serverTotalNs != -2)
     {
-      record.Set(Phase::ServerTotal, value, serverTotalNs);
+      measurement.Set(Phase::ServerTotal, value, serverTotalNs);
     }
-    record.startNs = value;
-    record.storedNs = value;
+    measurement.startNs = value;
+    measurement.storedNs = value;
     InstanceLabels labels;
     labels.SetTransport(Transport::Dicom);
     RecentInstance instance;
     const std::string id = "id-" + std::to_string(value);
-    FillRecentInstance(instance, record, value * 2, labels, Outcome::Stored, static_cast<uint32_t>(value % 1000),
+    FillRecentInstance(instance, measurement, value * 2, labels, Outcome::Stored, static_cast<uint32_t>(value % 1000),
                        id.c_str());
     return instance;
   }
 
   bool Consistent(const RecentInstance& instance)
   {
-    const int64_t value = instance.record.startNs;
+    const int64_t value = instance.measurement.startNs;
     for (size_t p = 0; p < kPhaseCount; p++)
     {
-      if (instance.record.phaseNs[p] != value || instance.record.phaseStartNs[p] != value * 10 + int64_t(p))
+      if (instance.measurement.phaseNs[p] != value || instance.measurement.phaseStartNs[p] != value * 10 + int64_t(p))
       {
         return false;
       }
     }
-    return instance.record.storedNs == value && instance.startWallNs == value * 2 &&
+    return instance.measurement.storedNs == value && instance.startWallNs == value * 2 &&
            instance.thread == static_cast<uint32_t>(value % 1000) &&
            "id-" + std::to_string(value) == instance.instanceId;
   }
@@ -67,7 +67,7 @@ TEST(RecentInstances, KeepsTheLastCapacityRecordsInOrder)
   ASSERT_EQ(16u, snapshot.instances.size());
   for (size_t i = 0; i < 16; i++)
   {
-    EXPECT_EQ(int64_t(25 + i), snapshot.instances[i].record.startNs);
+    EXPECT_EQ(int64_t(25 + i), snapshot.instances[i].measurement.startNs);
     EXPECT_EQ(24 + i, snapshot.instances[i].sequence);
     EXPECT_TRUE(Consistent(snapshot.instances[i]));
   }
@@ -101,9 +101,9 @@ TEST(RecentInstances, CapacityIsBoundedAndInstanceIdsAreCut)
   EXPECT_EQ(RecentInstances::kMaxCapacity, RecentInstances(RecentInstances::kMaxCapacity * 2).Capacity());
   RecentInstance instance;
   const std::string longId(100, 'a');
-  FillRecentInstance(instance, InstanceRecord(), 0, InstanceLabels(), Outcome::Stored, 1, longId.c_str());
+  FillRecentInstance(instance, InstanceMeasurement(), 0, InstanceLabels(), Outcome::Stored, 1, longId.c_str());
   EXPECT_EQ(std::string(kMaxInstanceIdLength, 'a'), instance.instanceId);
-  FillRecentInstance(instance, InstanceRecord(), 0, InstanceLabels(), Outcome::Stored, 1, nullptr);
+  FillRecentInstance(instance, InstanceMeasurement(), 0, InstanceLabels(), Outcome::Stored, 1, nullptr);
   EXPECT_STREQ("", instance.instanceId);
 }
 
@@ -130,7 +130,7 @@ TEST(RecentInstances, ConcurrentWritersAndAReaderSeeOnlyWholeRecords)
       const RecentSnapshot snapshot = ring.Snapshot(0);
       for (const RecentInstance& instance : snapshot.instances)
       {
-        ASSERT_TRUE(Consistent(instance)) << instance.record.startNs;
+        ASSERT_TRUE(Consistent(instance)) << instance.measurement.startNs;
       }
       seen += snapshot.instances.size();
     }
@@ -162,14 +162,14 @@ TEST(RecentInstances, SelectSlowestByPhase)
     instances.back().sequence = static_cast<uint64_t>(i);
   }
   instances.push_back(Make(99));
-  instances.back().record.phaseNs[static_cast<size_t>(Phase::ServerTotal)] = InstanceRecord::kNotMeasured;
+  instances.back().measurement.phaseNs[static_cast<size_t>(Phase::ServerTotal)] = InstanceMeasurement::kNotMeasured;
 
   const RecentInstanceList top = SelectSlowest(instances, Phase::ServerTotal, 3);
   ASSERT_EQ(3u, top.size());
-  EXPECT_EQ(50, top[0].record.Phase(Phase::ServerTotal));
+  EXPECT_EQ(50, top[0].measurement.Phase(Phase::ServerTotal));
   EXPECT_EQ(3u, top[0].sequence);  // of two equal, the most recent first
   EXPECT_EQ(1u, top[1].sequence);
-  EXPECT_EQ(30, top[2].record.Phase(Phase::ServerTotal));
+  EXPECT_EQ(30, top[2].measurement.Phase(Phase::ServerTotal));
 
   EXPECT_EQ(6u, SelectSlowest(instances, Phase::ServerTotal, 100).size());
   EXPECT_TRUE(SelectSlowest({}, Phase::Receive, 5).empty());

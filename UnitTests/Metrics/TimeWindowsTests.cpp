@@ -18,13 +18,13 @@ namespace
     return snapshot.transports[static_cast<size_t>(transport)].outcomes[static_cast<size_t>(Outcome::Stored)];
   }
 
-  InstanceRecord Record(int64_t serverTotalNs, uint64_t bytes)
+  InstanceMeasurement Measurement(int64_t serverTotalNs, uint64_t bytes)
   {
-    InstanceRecord record;
-    record.hasTimeline = true;
-    record.storedBytes = bytes;
-    record.Set(Phase::ServerTotal, serverTotalNs);
-    return record;
+    InstanceMeasurement measurement;
+    measurement.hasTimeline = true;
+    measurement.storedBytes = bytes;
+    measurement.Set(Phase::ServerTotal, serverTotalNs);
+    return measurement;
   }
 }
 
@@ -79,7 +79,7 @@ TEST(TimeWindows, SlotsAreMergedOnRead)
   for (int i = 0; i < 100; i++)
   {
     const int64_t now = (2000 + 3 * i) * kSecond;  // 300 s, over 30 slots of 10 s
-    windows.RecordStored(Transport::Rest, now, Record((i + 1) * 100000, 1000 + i));
+    windows.RecordStored(Transport::Rest, now, Measurement((i + 1) * 100000, 1000 + i));
     bytes += 1000 + i;
   }
   windows.RecordOutcome(Transport::Rest, 2290 * kSecond, Outcome::AlreadyStored);
@@ -168,7 +168,7 @@ TEST(TimeWindows, ConcurrentWritersAndReaderOnARotatingClock)
       for (int i = 0; i < kPerThread; i++)
       {
         written.fetch_add(1);  // before the record: a reader never counts more than this
-        windows.RecordStored(Transport::Dicom, clock.load(), Record(1000000 + i, 500));
+        windows.RecordStored(Transport::Dicom, clock.load(), Measurement(1000000 + i, 500));
       }
     });
   }
@@ -193,9 +193,9 @@ TEST(TimeWindows, ConcurrentWritersAndReaderOnARotatingClock)
 TEST(TimeWindows, SeriesListsTheWindowsSlotsOneByOne)
 {
   TimeWindows windows(995 * kSecond);
-  windows.RecordStored(Transport::Dicom, 1001 * kSecond, Record(2000000, 100));
-  windows.RecordStored(Transport::Dicom, 1003 * kSecond, Record(4000000, 300));
-  windows.RecordStored(Transport::Rest, 1031 * kSecond, Record(1000000, 50));
+  windows.RecordStored(Transport::Dicom, 1001 * kSecond, Measurement(2000000, 100));
+  windows.RecordStored(Transport::Dicom, 1003 * kSecond, Measurement(4000000, 300));
+  windows.RecordStored(Transport::Rest, 1031 * kSecond, Measurement(1000000, 50));
   windows.RecordOutcome(Transport::Rest, 1032 * kSecond, Outcome::AlreadyStored);
 
   // 1m at 1035 s: the slots [970, 980) ... [1030, 1040), 6 full and the current one.
@@ -245,7 +245,7 @@ TEST(TimeWindows, SeriesSumsToTheWindow)
   {
     // Over 50 minutes, 6 s apart, on two transports.
     const Transport transport = (i % 3 == 0) ? Transport::Rest : Transport::Dicom;
-    windows.RecordStored(transport, (1000 + 6 * i) * kSecond, Record((i % 17 + 1) * 1000000, 1000 + i));
+    windows.RecordStored(transport, (1000 + 6 * i) * kSecond, Measurement((i % 17 + 1) * 1000000, 1000 + i));
   }
   const int64_t now = 4010 * kSecond;
   for (size_t w = 0; w < kWindowCount; w++)
@@ -316,7 +316,7 @@ TEST(TimeWindows, SeriesReaderAgainstWritersOnARotatingClock)
       for (int i = 0; i < 20000; i++)
       {
         written.fetch_add(1);
-        windows.RecordStored(Transport::Dicom, clock.load(), Record(1000000 + i, 500));
+        windows.RecordStored(Transport::Dicom, clock.load(), Measurement(1000000 + i, 500));
       }
     });
   }

@@ -42,7 +42,7 @@ namespace
 }
 
 
-TEST(ToRecord, EveryObservedPhaseOnceAndTheOthersNotMeasured)
+TEST(Measure, EveryObservedPhaseOnceAndTheOthersNotMeasured)
 {
   CompletedInstance instance = Http(100 * kMs, 103 * kMs, 104 * kMs, 120 * kMs);
   instance.transcodeAttempted = true;
@@ -51,42 +51,42 @@ TEST(ToRecord, EveryObservedPhaseOnceAndTheOthersNotMeasured)
   instance.lastCreateEndNs = 109 * kMs;
   instance.createTotalNs = 3 * kMs;
 
-  const InstanceRecord record = ToRecord(instance, -1);
-  EXPECT_TRUE(record.hasTimeline);
-  EXPECT_TRUE(record.transcodeAttempted);
-  EXPECT_EQ(1200, record.receivedBytes);
-  EXPECT_EQ(1000u, record.storedBytes);
-  EXPECT_EQ(3 * kMs, record.Phase(Phase::Receive));
-  EXPECT_EQ(1 * kMs, record.Phase(Phase::PreStore));
-  EXPECT_EQ(500000, record.Phase(Phase::Transcode));
-  EXPECT_EQ(16 * kMs, record.Phase(Phase::Persist));
-  EXPECT_EQ(1 * kMs, record.Phase(Phase::StoragePrepare));
-  EXPECT_EQ(3 * kMs, record.Phase(Phase::StorageWrite));
-  EXPECT_EQ(11 * kMs, record.Phase(Phase::IndexUpdate));
-  EXPECT_EQ(20 * kMs, record.Phase(Phase::ServerTotal));
-  EXPECT_EQ(InstanceRecord::kNotMeasured, record.Phase(Phase::AssociationGap));
-  EXPECT_EQ(InstanceRecord::kNotMeasured, record.Phase(Phase::ChangeDispatch));
+  const InstanceMeasurement measurement = Measure(instance, -1);
+  EXPECT_TRUE(measurement.hasTimeline);
+  EXPECT_TRUE(measurement.transcodeAttempted);
+  EXPECT_EQ(1200, measurement.receivedBytes);
+  EXPECT_EQ(1000u, measurement.storedBytes);
+  EXPECT_EQ(3 * kMs, measurement.Phase(Phase::Receive));
+  EXPECT_EQ(1 * kMs, measurement.Phase(Phase::PreStore));
+  EXPECT_EQ(500000, measurement.Phase(Phase::Transcode));
+  EXPECT_EQ(16 * kMs, measurement.Phase(Phase::Persist));
+  EXPECT_EQ(1 * kMs, measurement.Phase(Phase::StoragePrepare));
+  EXPECT_EQ(3 * kMs, measurement.Phase(Phase::StorageWrite));
+  EXPECT_EQ(11 * kMs, measurement.Phase(Phase::IndexUpdate));
+  EXPECT_EQ(20 * kMs, measurement.Phase(Phase::ServerTotal));
+  EXPECT_EQ(InstanceMeasurement::kNotMeasured, measurement.Phase(Phase::AssociationGap));
+  EXPECT_EQ(InstanceMeasurement::kNotMeasured, measurement.Phase(Phase::ChangeDispatch));
 }
 
 
-TEST(ToRecord, WithoutReceivedInstanceOrTimedStorageThosePhasesAreNotMeasured)
+TEST(Measure, WithoutReceivedInstanceOrTimedStorageThosePhasesAreNotMeasured)
 {
   CompletedInstance instance = Http(100 * kMs, 0, 100 * kMs, 108 * kMs);
   instance.transport = Transport::Dicom;
   instance.hasReceivePhase = false;
-  const InstanceRecord record = ToRecord(instance, 45 * kMs);
-  EXPECT_EQ(InstanceRecord::kNotMeasured, record.receivedBytes);
+  const InstanceMeasurement measurement = Measure(instance, 45 * kMs);
+  EXPECT_EQ(InstanceMeasurement::kNotMeasured, measurement.receivedBytes);
   for (Phase phase : {Phase::Receive, Phase::PreStore, Phase::Transcode, Phase::StoragePrepare, Phase::StorageWrite,
                       Phase::IndexUpdate})
   {
-    EXPECT_EQ(InstanceRecord::kNotMeasured, record.Phase(phase)) << DefinitionOf(phase).name;
+    EXPECT_EQ(InstanceMeasurement::kNotMeasured, measurement.Phase(phase)) << DefinitionOf(phase).name;
   }
-  EXPECT_EQ(8 * kMs, record.Phase(Phase::Persist));
-  EXPECT_EQ(45 * kMs, record.Phase(Phase::AssociationGap));
+  EXPECT_EQ(8 * kMs, measurement.Phase(Phase::Persist));
+  EXPECT_EQ(45 * kMs, measurement.Phase(Phase::AssociationGap));
 }
 
 
-TEST(ToRecord, OnStoredWithoutTimelineGivesOnlyTheSize)
+TEST(Measure, OnStoredWithoutTimelineGivesOnlyTheSize)
 {
   CompletedInstance instance{};
   instance.transport = Transport::Plugin;
@@ -94,12 +94,12 @@ TEST(ToRecord, OnStoredWithoutTimelineGivesOnlyTheSize)
   instance.segmentStartNs = 7 * kMs;
   instance.storedBytes = 512;
   instance.receivedNs = 5 * kMs;  // ignored: not on this record's thread
-  const InstanceRecord record = ToRecord(instance, 3 * kMs);
-  EXPECT_FALSE(record.hasTimeline);
-  EXPECT_EQ(512u, record.storedBytes);
+  const InstanceMeasurement measurement = Measure(instance, 3 * kMs);
+  EXPECT_FALSE(measurement.hasTimeline);
+  EXPECT_EQ(512u, measurement.storedBytes);
   for (size_t p = 0; p < kPhaseCount; p++)
   {
-    EXPECT_EQ(InstanceRecord::kNotMeasured, record.phaseNs[p]) << p;
+    EXPECT_EQ(InstanceMeasurement::kNotMeasured, measurement.phaseNs[p]) << p;
   }
 }
 

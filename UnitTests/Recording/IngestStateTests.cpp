@@ -170,10 +170,10 @@ TEST(IngestState, RecentInstancesFromTheRecorderToCollectSlowest)
   EXPECT_EQ(ids[1], slowest.instanceId);
   EXPECT_EQ(Outcome::Stored, slowest.outcome);
   EXPECT_EQ(CurrentThreadNumber(), slowest.thread);
-  EXPECT_EQ(15000, slowest.record.Phase(Phase::ServerTotal));
-  EXPECT_EQ(1000, slowest.record.Phase(Phase::Receive));
-  EXPECT_EQ(start + 100000000 + 1000, slowest.record.PhaseStart(Phase::PreStore));
-  EXPECT_EQ(start + 100000000 + 3000, slowest.record.PhaseStart(Phase::Persist));
+  EXPECT_EQ(15000, slowest.measurement.Phase(Phase::ServerTotal));
+  EXPECT_EQ(1000, slowest.measurement.Phase(Phase::Receive));
+  EXPECT_EQ(start + 100000000 + 1000, slowest.measurement.PhaseStart(Phase::PreStore));
+  EXPECT_EQ(start + 100000000 + 3000, slowest.measurement.PhaseStart(Phase::Persist));
 
   query.filter.scope = StatsQuery::Scope::Single;
   query.filter.transport = Transport::Dicom;

@@ -13,9 +13,8 @@
 
 namespace IngestPerf
 {
-
-  // Why the answer of a REST ingest is not timed (one text, used by the log and every export).
-
-  // Logs the refusal when the configuration asks for TimeRestAnswers.
-  RestAnswerState RestAnswerTimingState(bool requested);
+  // What /perf/stats says of the REST answer's timing: never active, with the reason
+  // (Recording/Unobservable's one text); logs the refusal when the configuration asks for
+  // IngestPerf.TimeRestAnswers. Times nothing.
+  RestAnswerState RefuseRestAnswerTiming(bool requested);
 }

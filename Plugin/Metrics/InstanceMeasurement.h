@@ -1,5 +1,7 @@
-// What the recorder makes of one stored instance, once: its phase durations and the figures the
-// aggregate counts. The aggregate records it as it is, without knowing the timeline it came from.
+// What the recorder makes of one stored instance, once (IngestRecorder's Measure): its phase
+// durations and starts, and the figures the aggregate counts. The aggregate records it as it is,
+// without knowing the timeline it came from. (A "record", in this plugin, is the open entry of an
+// instance on its thread's timeline; this is what is measured once it has closed.)
 #pragma once
 
 #include "Vocabulary/IngestVocabulary.h"
@@ -9,11 +11,11 @@
 
 namespace IngestPerf
 {
-  struct InstanceRecord
+  struct InstanceMeasurement
   {
     static constexpr int64_t kNotMeasured = -1;
 
-    InstanceRecord()
+    InstanceMeasurement()
     {
       phaseNs.fill(kNotMeasured);
       phaseStartNs.fill(0);

@@ -1,11 +1,11 @@
-#include "Capture/RestAnswerTiming.h"
+#include "Capture/RestAnswerRefusal.h"
 
 #include "Platform/OrthancSdk.h"
 #include "Recording/Unobservable.h"
 
 namespace IngestPerf
 {
-  RestAnswerState RestAnswerTimingState(bool requested)
+  RestAnswerState RefuseRestAnswerTiming(bool requested)
   {
     RestAnswerState state;
     state.reason = kRestAnswerUnobservable;
