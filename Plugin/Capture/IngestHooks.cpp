@@ -3,7 +3,9 @@
 #include "Capture/DicomMetaHeader.h"
 #include "Correlation/ChangeCorrelator.h"
 #include "Correlation/IngestWatcher.h"
+#include "Correlation/ProcessSockets.h"
 #include "Platform/Hash.h"
+#include "Platform/HttpConnectionIdentity.h"
 #include "Platform/MonotonicClock.h"
 #include "Platform/OrthancSdk.h"
 #include "Recording/DuplicateDetection.h"
@@ -34,6 +36,7 @@ namespace IngestPerf
     TranscodeTiming transcodeTiming = TranscodeTiming::FallThrough;
     bool needsReceptionDate = true;  // duplicate detection: not under OverwriteInstances
     bool ingestTranscoding = false;  // Orthanc may store another syntax than it received
+    uint32_t partsPeriod = 0;        // IngestPerf.PhasePartsSampling (0: no phase is split)
 
     Transport TransportOf(OrthancPluginInstanceOrigin origin)
     {
@@ -98,6 +101,22 @@ namespace IngestPerf
       }
     }
 
+    // Whether Orthanc has a connection from `ip`, port `clientPort`, on its HTTP port now: one reading of
+    // Orthanc's own sockets, for HttpConnectionIdentity's check (once, or up to three times), timed
+    // apart as the plugin's rare work.
+    bool HasHttpConnection(const char* ip, uint16_t clientPort, uint16_t httpPort)
+    {
+      const int64_t start = ThreadCpuNowNs();
+      // civetweb names an IPv4 client of an IPv6 socket as ::ffff:a.b.c.d; the sockets' reading as a.b.c.d.
+      const char* address = strncmp(ip, "::ffff:", 7) == 0 && strchr(ip + 7, ':') == nullptr ? ip + 7 : ip;
+      bool found = false;
+      ForEachProcessSocket(httpPort, httpPort, [&](const SocketInfo& socket) {
+        found = found || (!socket.listening && socket.peerPort == clientPort && strcmp(socket.peer, address) == 0);
+      });
+      Pipeline().cost.RecordApart(ThreadCpuNowNs() - start);
+      return found;
+    }
+
     int32_t OnHttpRequest(OrthancPluginHttpMethod method, const char* uri, const char* ip, uint32_t headersCount,
                           const char* const* headersKeys, const char* const* headersValues,
                           uint32_t /*getArgumentsCount*/, const char* const* /*getArgumentsKeys*/,
@@ -107,13 +126,16 @@ namespace IngestPerf
         const bool hasBody = (method == OrthancPluginHttpMethod_Post || method == OrthancPluginHttpMethod_Put);
         bool isDicomWeb = false;
         const bool ingestRoute = hasBody && IsIngestRoute(uri, isDicomWeb);
+        InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
+        // Read first, as near `now` as can be: what follows is the request's, not the gap's.
+        const ThreadClockReading clocks = ClocksIfDue(timeline, TimelineEvent::HttpRequest, ingestRoute);
         const bool compression = ingestRoute && AcceptsCompression(headersCount, headersKeys, headersValues);
         // The client's address, interned once per ingest request (its instances and, if it fails, the request).
         const LabelId address =
           ingestRoute ? Pipeline().labels.InternValue(LabelDimension::RemoteIp, ip) : kUnidentified;
-        Pipeline().timelines.ForCurrentThread().HttpRequest(now, hasBody, ingestRoute,
-                                                            isDicomWeb ? Transport::Plugin : Transport::Rest,
-                                                            Pipeline().recorder, compression, address);
+        const uint64_t connection = ingestRoute ? HttpConnectionIdentity::Identify(ip) : 0;
+        timeline.HttpRequest(now, hasBody, ingestRoute, isDicomWeb ? Transport::Plugin : Transport::Rest,
+                             Pipeline().recorder, compression, address, connection, clocks);
         if (ingestRoute)
         {
           WakeWatcher();
@@ -128,16 +150,17 @@ namespace IngestPerf
                                                            OrthancPluginInstanceOrigin origin)
     {
       Guarded(Callback::ReceivedInstance, [&](int64_t now) -> int64_t {
+        InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
+        const ThreadClockReading clocks = ClocksIfDue(timeline, TimelineEvent::Received);
         MetaHeader meta;
         ReadMetaHeader(meta, buffer, size);
         if (size > Pipeline().largestReceivedBytes.load(std::memory_order_relaxed))
         {
           Pipeline().largestReceivedBytes.store(size, std::memory_order_relaxed);  // a rare, racy max is enough
         }
-        Pipeline().timelines.ForCurrentThread().Received(now, TransportOf(origin), size, HasPart10Header(buffer, size),
-                                                         meta.transferSyntax[0] != '\0' ? meta.transferSyntax : nullptr,
-                                                         Pipeline().recorder,
-                                                         meta.sopClass[0] != '\0' ? meta.sopClass : nullptr);
+        timeline.Received(now, TransportOf(origin), size, HasPart10Header(buffer, size),
+                          meta.transferSyntax[0] != '\0' ? meta.transferSyntax : nullptr, Pipeline().recorder,
+                          meta.sopClass[0] != '\0' ? meta.sopClass : nullptr, clocks);
         WakeWatcher();
         return 0;
       });
@@ -170,10 +193,11 @@ namespace IngestPerf
       {
         return false;  // Orthanc's own attempt after ours will fail the same way, and report it
       }
+      const ThreadClockReading clocks = ClocksIfDue(timeline, TimelineEvent::Transcode);
       const bool serialized = OrthancSdk::Serialize(transcoded, result);
       if (serialized)
       {
-        timeline.TranscodeFinished(end);
+        timeline.TranscodeFinished(end, clocks);
       }
       return serialized;
     }
@@ -189,7 +213,7 @@ namespace IngestPerf
       bool done = false;
       Guarded(Callback::Transcoder, [&](int64_t now) -> int64_t {
         InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
-        timeline.TranscodeStarted(now);
+        timeline.TranscodeStarted(now, ClocksIfDue(timeline, TimelineEvent::Transcode));
         int64_t delegatedCpuNs = 0;
         done = DelegateTranscode(timeline, transcoded, buffer, size, allowedSyntaxes, countSyntaxes,
                                  allowNewSopInstanceUid, delegatedCpuNs);
@@ -200,18 +224,19 @@ namespace IngestPerf
       return done ? OrthancPluginErrorCode_Success : OrthancPluginErrorCode_NotImplemented;
     }
 
-    void Filtered(int64_t now, const OrthancPluginDicomInstance* instance, bool isCStoreFilter)
+    void Filtered(int64_t now, InstanceTimeline& timeline, const ThreadClockReading& clocks,
+                  const OrthancPluginDicomInstance* instance, bool isCStoreFilter)
     {
-      InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
       // The origin is one more SDK call: only paid when no ReceivedInstance opened the record.
       const Transport transport = timeline.HasOpenInstance() ? timeline.OpenTransport() : TransportFromSdk(instance);
-      timeline.Filtered(now, transport, isCStoreFilter, Pipeline().recorder);
+      timeline.Filtered(now, transport, isCStoreFilter, Pipeline().recorder, clocks);
     }
 
     int32_t OnInstanceFilter(const OrthancPluginDicomInstance* instance)
     {
       Guarded(Callback::InstanceFilter, [&](int64_t now) -> int64_t {
-        Filtered(now, instance, false);
+        InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
+        Filtered(now, timeline, ClocksIfDue(timeline, TimelineEvent::Filtered), instance, false);
         return 0;
       });
       return 1;
@@ -232,8 +257,9 @@ namespace IngestPerf
     {
       Guarded(Callback::CStoreFilter, [&](int64_t now) -> int64_t {
         InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
+        const ThreadClockReading clocks = ClocksIfDue(timeline, TimelineEvent::Filtered);
         IdentifyCStore(timeline, instance);
-        Filtered(now, instance, true);
+        Filtered(now, timeline, clocks, instance, true);
         return 0;
       });
       return 1;
@@ -302,7 +328,9 @@ namespace IngestPerf
     {
       Guarded(Callback::StoredInstance, [&](int64_t now) -> int64_t {
         InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
-        timeline.Stored(DescribeStored(now, timeline, instance, instanceId), Pipeline().recorder);
+        // Read first: DescribeStored's SDK calls belong to the gap after this instance, not to it.
+        const ThreadClockReading clocks = ClocksIfDue(timeline, TimelineEvent::Stored);
+        timeline.Stored(DescribeStored(now, timeline, instance, instanceId), Pipeline().recorder, clocks);
         return 0;
       });
       return OrthancPluginErrorCode_Success;
@@ -346,6 +374,17 @@ namespace IngestPerf
       state.registered = true;
       return state;
     }
+  }
+
+
+  ThreadClockReading ClocksIfDue(InstanceTimeline& timeline, TimelineEvent event, bool ingestRoute)
+  {
+    ThreadClockReading reading;
+    if (timeline.ClocksDue(event, partsPeriod, ingestRoute))
+    {
+      ReadThreadClocks(timeline.ClockFile(), reading);
+    }
+    return reading;
   }
 
 
@@ -425,6 +464,9 @@ namespace IngestPerf
     transcodeTiming = configuration.transcodeTiming;
     needsReceptionDate = !configuration.overwriteInstances;
     ingestTranscoding = configuration.ingestTranscoding;
+    partsPeriod = configuration.phasePartsSampling;
+    HttpConnectionIdentity::Configure(static_cast<uint16_t>(configuration.httpPort), configuration.httpKeepAlive,
+                                      HasHttpConnection);
 
     HookRegistrations result;
 

@@ -7,6 +7,8 @@
 
 #include "Labels/LabelExposure.h"  // kUnknownLabel
 #include "Platform/Configuration.h"
+#include "Platform/ThreadClocks.h"
+#include "Timeline/InstanceTimeline.h"
 
 #include <string>
 
@@ -20,6 +22,10 @@ namespace IngestPerf
   extern const char* const kTranscoderOffReason;
 
   HookRegistrations RegisterIngestHooks(const Configuration& configuration);
+
+  // The calling thread's clocks if its timeline wants them at `event` (one instance in
+  // IngestPerf.PhasePartsSampling), else an unknown reading: two system calls, or none.
+  ThreadClockReading ClocksIfDue(InstanceTimeline& timeline, TimelineEvent event, bool ingestRoute = true);
 
   // Pure helpers of the hooks, exposed for the unit tests.
   bool HasPart10Header(const void* buffer, uint64_t size);

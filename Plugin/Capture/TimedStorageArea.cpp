@@ -1,5 +1,6 @@
 #include "Capture/TimedStorageArea.h"
 
+#include "Capture/IngestHooks.h"
 #include "Capture/StorageFolder.h"
 #include "Capture/StorageRoot.h"
 #include "Platform/MonotonicClock.h"
@@ -36,7 +37,13 @@ namespace IngestPerf
     template <typename Operation>
     OrthancPluginErrorCode Timed(StorageOperation kind, uint64_t& bytes, Operation operation)
     {
+      const bool create = kind == StorageOperation::Create;
+      // Only the writes and removals of an ingest concern a timeline (reads may be on any thread).
+      InstanceTimeline* timeline =
+        (create || kind == StorageOperation::Remove) ? &ActiveIngestState()->timelines.ForCurrentThread() : nullptr;
       const int64_t start = MonotonicNowNs();
+      const ThreadClockReading startClocks =
+        create ? ClocksIfDue(*timeline, TimelineEvent::StorageCreate) : ThreadClockReading();
       try
       {
         operation();
@@ -52,14 +59,16 @@ namespace IngestPerf
         return OrthancPluginErrorCode_StorageAreaPlugin;
       }
       const int64_t end = MonotonicNowNs();
+      const ThreadClockReading endClocks =
+        startClocks.HasCpu() ? ClocksIfDue(*timeline, TimelineEvent::StorageCreate) : ThreadClockReading();
       ActiveIngestState()->storage.Record(kind, end - start, bytes);
-      if (kind == StorageOperation::Create)
+      if (create)
       {
-        ActiveIngestState()->timelines.ForCurrentThread().StorageCreated(start, end);
+        timeline->StorageCreated(start, end, startClocks, endClocks);
       }
       else if (kind == StorageOperation::Remove)
       {
-        ActiveIngestState()->timelines.ForCurrentThread().StorageRemoved();
+        timeline->StorageRemoved();
       }
       return OrthancPluginErrorCode_Success;
     }

@@ -55,6 +55,7 @@ namespace IngestPerf
       for (size_t p = 0; p < kPhaseCount; p++)
       {
         figures.phases[p] = FiguresOf(transport.phases[p]);
+        figures.phases[p].parts = FiguresOf(transport.parts[p]);
       }
       const HistogramSnapshot& gaps = transport.phases[static_cast<size_t>(Phase::AssociationGap)];
       const BandFigures one = Within(gaps, kOneDelayedAck);
@@ -73,6 +74,24 @@ namespace IngestPerf
       }
       return figures;
     }
+  }
+
+
+  PartFigures FiguresOf(const PhasePartsSnapshot& parts)
+  {
+    PartFigures figures;
+    figures.sampled = parts.sampled;
+    figures.runDelaySampled = parts.runDelaySampled;
+    if (parts.sampled == 0)
+    {
+      return figures;
+    }
+    const double count = static_cast<double>(parts.sampled);
+    figures.meanMs = Ms(static_cast<int64_t>(parts.durationNs)) / count;
+    figures.onCpuMs = Ms(static_cast<int64_t>(parts.cpuNs)) / count;
+    figures.waitingForCpuMs = Ms(static_cast<int64_t>(parts.runDelayNs)) / count;
+    figures.blockedMs = Ms(static_cast<int64_t>(parts.BlockedNs())) / count;
+    return figures;
   }
 
 

@@ -30,6 +30,24 @@ namespace IngestPerf
   constexpr GapBand kOneDelayedAck{36, 72};
   constexpr GapBand kTwoDelayedAcks{76, 112};
 
+  // Where a phase's time went, over the instances that had it split (PhasePartsSampling): means
+  // that add up to `meanMs`, the mean duration of those instances.
+  struct PartFigures
+  {
+    uint64_t sampled = 0;
+    uint64_t runDelaySampled = 0;  // of them, those with a run delay (else it is in blocked)
+    double meanMs = 0;
+    double onCpuMs = 0;
+    double waitingForCpuMs = 0;
+    double blockedMs = 0;
+
+    double OnCpuShare() const { return meanMs > 0 ? onCpuMs / meanMs : 0; }
+    double WaitingShare() const { return meanMs > 0 ? waitingForCpuMs / meanMs : 0; }
+    double BlockedShare() const { return meanMs > 0 ? blockedMs / meanMs : 0; }
+  };
+
+  PartFigures FiguresOf(const PhasePartsSnapshot& parts);
+
   struct PhaseFigures
   {
     uint64_t count = 0;
@@ -39,6 +57,7 @@ namespace IngestPerf
     double p90Ms = 0;
     double p99Ms = 0;
     double maxMs = 0;
+    PartFigures parts;
   };
 
   PhaseFigures FiguresOf(const HistogramSnapshot& durations);

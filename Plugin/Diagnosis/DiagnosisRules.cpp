@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace IngestPerf
 {
@@ -39,6 +41,13 @@ namespace IngestPerf
     constexpr double kChangeLagMs = 100;
     constexpr double kRejectedShare = 0.05;
     constexpr uint64_t kRejectedMinimum = 5;
+    // The parts of a phase (on a CPU, waiting for one, blocked) are read from this many split instances.
+    constexpr uint64_t kMinimumSplit = 5;
+    constexpr double kWaitingShare = 0.25;  // of Orthanc's store, waiting for a CPU
+    constexpr double kWaitingMs = 1;
+    constexpr double kRequestGapMs = 3;       // between an answer and the next request of its connection
+    constexpr double kRequestGapShare = 0.3;  // of the HTTP cycle
+    constexpr double kAnswerCpuShare = 0.5;   // of the request gap on Orthanc's CPU: Orthanc's answer, not the client
 
     std::string Format(const char* format, double a, double b = 0, double c = 0, double d = 0)
     {
@@ -64,11 +73,65 @@ namespace IngestPerf
     }
 
     // The cycle, the one base of every finding's shareOfCycle: the mean time of one instance through
-    // a transport, serverTotal plus, for C-STORE, the gap before it (the means of "Where the time
-    // goes" on the page, whose bars add up to it).
+    // a transport, serverTotal plus the gap before it (C-STORE: associationGap; HTTP keep-alive:
+    // requestGap), the means of "Where the time goes" on the page, whose bars add up to it.
     double CycleMs(const TransportFigures& transport)
     {
-      return transport[Phase::ServerTotal].meanMs + transport[Phase::AssociationGap].meanMs;
+      return transport[Phase::ServerTotal].meanMs + transport[Phase::AssociationGap].meanMs +
+             transport[Phase::RequestGap].meanMs;
+    }
+
+    bool PartsKnown(const PhaseFigures& phase)
+    {
+      return phase.parts.sampled >= kMinimumSplit;
+    }
+
+    // The parts of a phase as evidence: the means over the split instances, in ms.
+    Json::Value PartsEvidence(const PhaseFigures& phase)
+    {
+      const PartFigures& parts = phase.parts;
+      Json::Value value;
+      value["splitInstances"] = Json::UInt64(parts.sampled);
+      value["meanMs"] = Round(parts.meanMs);
+      value["onCpuMs"] = Round(parts.onCpuMs);
+      value["waitingForCpuMs"] = parts.runDelaySampled > 0 ? Json::Value(Round(parts.waitingForCpuMs)) : Json::Value();
+      value["blockedMs"] = Round(parts.blockedMs);
+      return value;
+    }
+
+    // "71% blocked, 24% on a CPU, 5% waiting for a CPU (over 25 instances)", largest first.
+    std::string PartsText(const PhaseFigures& phase)
+    {
+      const PartFigures& parts = phase.parts;
+      std::vector<std::pair<double, const char*>> shares = {{parts.BlockedShare(), "blocked"},
+                                                            {parts.OnCpuShare(), "on a CPU"}};
+      if (parts.runDelaySampled > 0)
+      {
+        shares.push_back({parts.WaitingShare(), "waiting for a CPU"});
+      }
+      std::stable_sort(shares.begin(), shares.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+      std::string text;
+      for (const auto& share : shares)
+      {
+        text += (text.empty() ? "" : ", ") + Format("%.0f%% ", 100 * share.first) + share.second;
+      }
+      return text + Format(" (over %.0f split instances)", double(parts.sampled));
+    }
+
+    enum class Dominant
+    {
+      OnCpu,
+      Waiting,
+      Blocked
+    };
+
+    Dominant DominantPart(const PartFigures& parts)
+    {
+      if (parts.waitingForCpuMs >= parts.onCpuMs && parts.waitingForCpuMs >= parts.blockedMs)
+      {
+        return Dominant::Waiting;
+      }
+      return parts.onCpuMs >= parts.blockedMs ? Dominant::OnCpu : Dominant::Blocked;
     }
 
     // "mean 16.2 ms (p50 1.1, p90 45.0, p99 52.6)": a figure quoted with its tail, so that a mean
@@ -115,12 +178,14 @@ namespace IngestPerf
         const bool senderStalled = SenderStall(saturated || stalled);
         SlowSender(saturated || stalled || senderStalled);
         HttpThreadsSaturated();
+        WaitingForCpu();
         const bool transcoding = TranscodingBound();
         StorageBound();
         IndexBound();
         SlowChangeConsumer();
         SlowFilters(transcoding);
         SlowUploads();
+        SlowHttpClient();
         CompressedAnswers();
         RejectedOrDuplicate();
         StoresFailing();
@@ -620,9 +685,14 @@ namespace IngestPerf
                 Format(" mean %.1f ms of serverTotal %.1f ms", cost, server.meanMs));
         Finding& f = Add(id, "all", cost, CostKind::Measured, AllCycleMs());
         const std::string target = input_.configuration.ingestTranscodingSyntax;
+        const PhaseFigures& timed = measured ? transcode : preStore;
         f.verdict =
           Format("Transcoding on ingest takes %.1f ms of each instance's %.1f ms in Orthanc", cost, server.meanMs) +
-          (target.empty() ? "" : " (IngestTranscoding " + target + ")");
+          (target.empty() ? "" : " (IngestTranscoding " + target + ")") + HeldBy(timed, "");
+        if (PartsKnown(timed))
+        {
+          f.evidence[measured ? "transcodeParts" : "preStoreParts"] = PartsEvidence(timed);
+        }
         f.evidence["IngestTranscoding"] = target.empty() ? Json::Value(Json::nullValue) : Json::Value(target);
         f.evidence["transcode"] = measured ? PhaseEvidence(transcode) : Json::Value(Json::nullValue);
         f.evidence["preStore"] = PhaseEvidence(preStore);
@@ -648,6 +718,78 @@ namespace IngestPerf
         return true;
       }
 
+      // Orthanc's threads ready to run but without a CPU: other processes or threads on its cores, or
+      // a CPU quota (a VM's steal time shows the same). The run delay of the storing thread, over the
+      // instances whose phases were split.
+      void WaitingForCpu()
+      {
+        const char* id = "waiting-for-cpu";
+        const PhaseFigures& server = input_.all[Phase::ServerTotal];
+        const PartFigures& parts = server.parts;
+        if (parts.sampled < kMinimumSplit || parts.runDelaySampled < kMinimumSplit)
+        {
+          Check(id, false,
+                Format("not judged: %.0f instances with their phases split, %.0f with a run delay (%.0f needed)",
+                       double(parts.sampled), double(parts.runDelaySampled), double(kMinimumSplit)));
+          return;
+        }
+        if (parts.waitingForCpuMs < kWaitingMs || parts.WaitingShare() < kWaitingShare)
+        {
+          Check(id, false,
+                Format("waiting for a CPU %.2f ms of serverTotal %.1f ms (%.0f%%) over %.0f split instances",
+                       parts.waitingForCpuMs, parts.meanMs, 100 * parts.WaitingShare(), double(parts.sampled)));
+          return;
+        }
+        Check(id, true,
+              Format("waiting for a CPU %.1f ms of serverTotal %.1f ms (%.0f%%) over %.0f split instances",
+                     parts.waitingForCpuMs, parts.meanMs, 100 * parts.WaitingShare(), double(parts.sampled)));
+        // The share measured on the split instances, applied to every instance's store.
+        const double cost = parts.WaitingShare() * server.meanMs;
+        Finding& f = Add(id, "all", cost, CostKind::Measured, AllCycleMs());
+        f.verdict = Format("Waiting for a CPU: Orthanc's threads wait %.1f ms of each instance's %.1f ms in Orthanc "
+                           "(%.0f%%) ready to run, without a CPU",
+                           cost, server.meanMs, 100 * parts.WaitingShare());
+        f.evidence["serverTotal"] = PhaseEvidence(server);
+        f.evidence["serverTotalParts"] = PartsEvidence(server);
+        for (const Phase phase : {Phase::PreStore, Phase::Persist})
+        {
+          if (PartsKnown(input_.all[phase]))
+          {
+            f.evidence[std::string(DefinitionOf(phase).name) + "Parts"] = PartsEvidence(input_.all[phase]);
+          }
+        }
+        f.explanation = "The storing thread's run delay (the kernel's schedstat) between the bounds of each phase: "
+                        "time it was ready to run while other threads or processes had the CPUs. " +
+                        std::string("Orthanc's store is ") + PartsText(server) + ".";
+        f.fix["action"] = "Give Orthanc CPU: move, or lower the priority (nice) of, what runs beside it on the same "
+                          "cores; give its machine or container more cores or a higher CPU quota (on a virtual "
+                          "machine, CPU steal by the host shows as this too)";
+        f.fix["effect"] = Format("Each store shortens by the wait, %.0f%% of it: the time is not Orthanc's work",
+                                 100 * parts.WaitingShare());
+        f.confidence = parts.sampled >= 4 * kMinimumSplit ? "high" : "medium";
+        f.confidenceReason = Format(
+          "measured on %.0f instances whose phases were split (IngestPerf.PhasePartsSampling)", double(parts.sampled));
+      }
+
+      // What the split of a storage phase says of who holds it, for a verdict: "blocked (disk,
+      // database...)", "on a CPU" or "waiting for a CPU"; "" when not split.
+      std::string HeldBy(const PhaseFigures& phase, const std::string& blockedBy)
+      {
+        if (!PartsKnown(phase))
+        {
+          return "";
+        }
+        switch (DominantPart(phase.parts))
+        {
+          case Dominant::Blocked:
+            return Format("; %.0f%% of it blocked", 100 * phase.parts.BlockedShare()) + " (" + blockedBy + ")";
+          case Dominant::OnCpu:
+            return Format("; %.0f%% of it on a CPU", 100 * phase.parts.OnCpuShare());
+          default:
+            return Format("; %.0f%% of it waiting for a CPU", 100 * phase.parts.WaitingShare());
+        }
+      }
+
       void StorageBound()
       {
         const char* id = "storage-bound";
@@ -670,6 +812,14 @@ namespace IngestPerf
                          write.meanMs, server.meanMs));
             return;
           }
+          const PhaseFigures& larger = prepare.meanMs > write.meanMs ? prepare : write;
+          if (PartsKnown(larger) && DominantPart(larger.parts) == Dominant::Waiting)
+          {
+            Check(id, false,
+                  Format("storagePrepare %.1f + storageWrite %.1f ms, mostly waiting for a CPU: see waiting-for-cpu",
+                         prepare.meanMs, write.meanMs));
+            return;
+          }
           Check(id, true,
                 Format("storagePrepare %.1f + storageWrite %.1f ms of serverTotal %.1f ms", prepare.meanMs,
                        write.meanMs, server.meanMs));
@@ -677,6 +827,13 @@ namespace IngestPerf
           const bool compression = prepare.meanMs > write.meanMs && input_.configuration.storageCompression;
           f.evidence["storagePrepare"] = PhaseEvidence(prepare);
           f.evidence["storageWrite"] = PhaseEvidence(write);
+          for (const Phase phase : {Phase::StoragePrepare, Phase::StorageWrite})
+          {
+            if (PartsKnown(all[phase]))
+            {
+              f.evidence[std::string(DefinitionOf(phase).name) + "Parts"] = PartsEvidence(all[phase]);
+            }
+          }
           f.evidence["serverTotal"] = PhaseEvidence(server);
           f.evidence["storageWriteMegabytesPerSecond"] = Round(input_.storageCreateMegabytesPerSecond, 0.01);
           f.evidence["StorageCompression"] = input_.configuration.storageCompression;
@@ -685,7 +842,8 @@ namespace IngestPerf
           {
             f.verdict = Format("Storage-bound: compressing the files (StorageCompression) takes %.1f ms of each "
                                "instance's %.1f ms in Orthanc",
-                               prepare.meanMs, server.meanMs);
+                               prepare.meanMs, server.meanMs) +
+                        HeldBy(prepare, "");
             f.explanation = "storagePrepare (MD5 and compression, before the first write) dominates the storage.";
             f.fix["configuration"]["StorageCompression"] = false;
             f.fix["action"] = "Set StorageCompression to false (files already stored stay readable)";
@@ -698,7 +856,8 @@ namespace IngestPerf
           {
             f.verdict = Format("Storage-bound: writing the files takes %.1f ms of each instance's %.1f ms in Orthanc "
                                "(%.1f MB/s)",
-                               write.meanMs, server.meanMs, input_.storageCreateMegabytesPerSecond);
+                               write.meanMs, server.meanMs, input_.storageCreateMegabytesPerSecond) +
+                        HeldBy(write, "the disk of StorageDirectory");
             f.explanation = "storageWrite (the storage area's create calls) dominates the store.";
             f.fix["action"] = "A faster storage for StorageDirectory (local SSD rather than a network share)" +
                               std::string(input_.configuration.syncStorageArea
@@ -720,28 +879,91 @@ namespace IngestPerf
                        server.meanMs, kPersistUntimedMs));
           return;
         }
-        Check(id, true, Format("persist %.1f ms of serverTotal %.1f ms", persist.meanMs, server.meanMs));
+        const bool split = PartsKnown(persist);
+        const Dominant dominant = split ? DominantPart(persist.parts) : Dominant::Blocked;
+        if (split && dominant == Dominant::Waiting)
+        {
+          Check(id, false,
+                Format("persist %.1f ms of serverTotal %.1f ms, ", persist.meanMs, server.meanMs) + PartsText(persist) +
+                  ": see waiting-for-cpu");
+          return;
+        }
+        Check(id, true,
+              Format("persist %.1f ms of serverTotal %.1f ms", persist.meanMs, server.meanMs) +
+                (split ? ", " + PartsText(persist) : ""));
         Finding& f = Add(id, "all", persist.meanMs, CostKind::Measured, AllCycleMs());
         const std::string index = input_.configuration.indexPluginSection.empty()
                                     ? std::string("SQLite")
                                     : input_.configuration.indexPluginSection;
-        f.verdict = Format("Storage- or index-bound: writing each instance (persist) takes %.1f ms of its %.1f ms "
-                           "in Orthanc; set IngestPerf.TimedStorage to tell the storage from the index",
-                           persist.meanMs, server.meanMs);
+        const std::string& storagePlugin = input_.configuration.storagePluginSection;
+        const std::string storage = storagePlugin.empty() ? "the disk of StorageDirectory" : storagePlugin;
+        if (!split)
+        {
+          f.verdict = Format("Storage- or index-bound: writing each instance (persist) takes %.1f ms of its %.1f ms "
+                             "in Orthanc",
+                             persist.meanMs, server.meanMs);
+        }
+        else if (dominant == Dominant::OnCpu)
+        {
+          f.verdict = Format("On a CPU in persist: writing each instance takes %.1f ms of its %.1f ms in Orthanc, "
+                             "%.0f%% of it on a CPU",
+                             persist.meanMs, server.meanMs, 100 * persist.parts.OnCpuShare()) +
+                      (input_.configuration.storageCompression ? " (StorageCompression compresses every file)"
+                                                               : " (hashing, the index's own work)");
+        }
+        else
+        {
+          f.verdict = Format("Blocked in persist: writing each instance takes %.1f ms of its %.1f ms in Orthanc, "
+                             "%.0f%% of it blocked",
+                             persist.meanMs, server.meanMs, 100 * persist.parts.BlockedShare()) +
+                      " (waiting for the storage, " + storage + ", or the index, " + index + ")";
+        }
         f.evidence["persist"] = PhaseEvidence(persist);
+        if (split)
+        {
+          f.evidence["persistParts"] = PartsEvidence(persist);
+        }
         f.evidence["serverTotal"] = PhaseEvidence(server);
         f.evidence["index"] = index;
-        f.evidence["storagePlugin"] = input_.configuration.storagePluginSection.empty()
-                                        ? Json::Value(Json::nullValue)
-                                        : Json::Value(input_.configuration.storagePluginSection);
+        f.evidence["storagePlugin"] = storagePlugin.empty() ? Json::Value(Json::nullValue) : Json::Value(storagePlugin);
+        f.evidence["StorageCompression"] = input_.configuration.storageCompression;
         f.explanation = "persist holds the storage write and the index transaction; without the timed storage "
                         "Orthanc gives no hook between them.";
-        f.fix["configuration"]["IngestPerf.TimedStorage"] = true;
-        f.fix["action"] = "Turn on IngestPerf.TimedStorage (not with a storage plugin) to split persist into "
-                          "storageWrite and indexUpdate, then follow that finding";
-        f.fix["effect"] = "none by itself: it tells which of the two to fix";
-        f.confidence = "low";
-        f.confidenceReason = "storage and index are not told apart";
+        if (split)
+        {
+          f.explanation += " Where its time goes, from the storing thread's clocks: " + PartsText(persist) + ".";
+        }
+        if (split && dominant == Dominant::OnCpu && input_.configuration.storageCompression)
+        {
+          f.fix["configuration"]["StorageCompression"] = false;
+          f.fix["action"] = "Set StorageCompression to false (files already stored stay readable)";
+          f.fix["effect"] = "Removes the compression from each store, at the cost of the disk space it saved "
+                            "(docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+          f.confidence = "medium";
+          f.confidenceReason = "persist is mostly on a CPU and StorageCompression is on; IngestPerf.TimedStorage "
+                               "would time the compression on its own";
+          return;
+        }
+        if (storagePlugin.empty())
+        {
+          f.fix["configuration"]["IngestPerf.TimedStorage"] = true;
+          f.fix["action"] = "Turn on IngestPerf.TimedStorage to split persist into storageWrite and indexUpdate, "
+                            "then follow that finding";
+          f.fix["effect"] = "none by itself: it tells which of the two to fix";
+        }
+        else
+        {
+          f.fix["action"] = "The storage plugin (" + storagePlugin +
+                            ") owns the storage area, so the plugin cannot "
+                            "time its writes apart: look at its store (the database or object store, the network "
+                            "to it) and at the index (" +
+                            index + ")";
+          f.fix["effect"] = "Not a configuration change: each store shortens by what a faster storage or index saves";
+        }
+        f.confidence = split ? "medium" : "low";
+        f.confidenceReason = split ? "whether persist is on a CPU, waiting or blocked is measured; the storage and "
+                                     "the index are not told apart"
+                                   : "storage and index are not told apart";
       }
 
       void IndexBound()
@@ -762,15 +984,28 @@ namespace IngestPerf
                        double(index.count)));
           return;
         }
+        if (PartsKnown(index) && DominantPart(index.parts) == Dominant::Waiting)
+        {
+          Check(id, false,
+                Format("indexUpdate %.1f ms of serverTotal %.1f ms, ", index.meanMs, server.meanMs) + PartsText(index) +
+                  ": see waiting-for-cpu");
+          return;
+        }
         Check(id, true, Format("indexUpdate %.1f ms of serverTotal %.1f ms", index.meanMs, server.meanMs));
         Finding& f = Add(id, "all", index.meanMs, CostKind::Measured, AllCycleMs());
         const std::string backend =
           input_.configuration.indexPluginSection.empty() ? "SQLite" : input_.configuration.indexPluginSection;
         f.verdict = Format("Index-bound: Orthanc's index transaction takes %.1f ms of each instance's %.1f ms",
                            index.meanMs, server.meanMs) +
-                    " (" + backend + ")";
+                    " (" + backend + ")" +
+                    HeldBy(index, backend == "SQLite" ? "the disk of the SQLite index, or Orthanc's lock"
+                                                      : "the database server, or Orthanc's lock");
         f.evidence["index"] = backend;
         f.evidence["indexUpdate"] = PhaseEvidence(index);
+        if (PartsKnown(index))
+        {
+          f.evidence["indexUpdateParts"] = PartsEvidence(index);
+        }
         f.evidence["serverTotal"] = PhaseEvidence(server);
         f.explanation = "indexUpdate runs from the end of the last file write to OnStored: the index transaction, "
                         "and the wait for Orthanc's OnStored lock.";
@@ -916,6 +1151,92 @@ namespace IngestPerf
         f.fix["effect"] = "not measurable from Orthanc: the time is spent by the client or the network";
         f.confidence = "high";
         f.confidenceReason = "receive is measured per instance";
+      }
+
+      // The sibling of a slow C-STORE sender over HTTP: between the end of a request's store and the
+      // next request of its keep-alive connection, Orthanc builds, compresses and sends the answer
+      // (on its CPU), then the thread waits for the client (blocked). The split tells whose time it is.
+      void SlowHttpClient()
+      {
+        const char* id = "slow-http-client";
+        const TransportFigures* http = &rest_;
+        const TransportFigures& plugin = input_.transports[static_cast<size_t>(Transport::Plugin)];
+        if (plugin[Phase::RequestGap].count > rest_[Phase::RequestGap].count)
+        {
+          http = &plugin;  // STOW-RS clients
+        }
+        const char* transport = http == &rest_ ? "rest" : "plugin";
+        const PhaseFigures& gap = (*http)[Phase::RequestGap];
+        const PhaseFigures& server = (*http)[Phase::ServerTotal];
+        if (gap.count < kMinimumSamples)
+        {
+          Check(id, false,
+                Format("not judged: %.0f gaps between two requests of one HTTP connection (%.0f needed)",
+                       double(gap.count), double(kMinimumSamples)));
+          return;
+        }
+        const double cycle = CycleMs(*http);
+        const double share = cycle > 0 ? gap.meanMs / cycle : 0;
+        if (gap.meanMs < kRequestGapMs || share < kRequestGapShare)
+        {
+          Check(id, false,
+                "requestGap " + MeanAndTail(gap) + Format(", %.0f%% of a %.1f ms cycle", 100 * share, cycle));
+          return;
+        }
+        const bool split = PartsKnown(gap);
+        const bool orthancsAnswer = split && gap.parts.OnCpuShare() >= kAnswerCpuShare;
+        Check(id, true,
+              "requestGap " + MeanAndTail(gap) + Format(", %.0f%% of a %.1f ms cycle", 100 * share, cycle) +
+                (split ? ", " + PartsText(gap) : ""));
+        Finding& f = Add(id, transport, gap.meanMs, CostKind::Measured, cycle);
+        if (orthancsAnswer)
+        {
+          f.verdict = Format("Orthanc's answers take the time between requests: %.1f ms of each HTTP instance's "
+                             "%.1f ms cycle pass between its store and the next request, %.0f%% of it on Orthanc's CPU "
+                             "(building, compressing and sending the answer)",
+                             gap.meanMs, cycle, 100 * gap.parts.OnCpuShare());
+        }
+        else
+        {
+          f.verdict =
+            Format("The HTTP client waits between requests: %.1f ms of each instance's %.1f ms cycle (%.0f%%) "
+                   "pass between Orthanc's answer and the client's next request on the same connection",
+                   gap.meanMs, cycle, 100 * share);
+        }
+        f.evidence["requestGap"] = PhaseEvidence(gap);
+        if (split)
+        {
+          f.evidence["requestGapParts"] = PartsEvidence(gap);
+        }
+        f.evidence["serverTotal"] = PhaseEvidence(server);
+        f.evidence["answersAcceptingCompression"] = Json::UInt64(http->answersAcceptingCompression);
+        f.evidence["HttpCompressionEnabled"] = input_.configuration.httpCompressionEnabled;
+        f.explanation =
+          "requestGap runs on Orthanc's HTTP thread from the end of a request's store (OnStored) to the next request "
+          "of the same keep-alive connection (its headers read): Orthanc builds, compresses and sends the answer on "
+          "its CPU, then waits for the client. ";
+        f.explanation +=
+          split ? "Its split: " + PartsText(gap) +
+                    Format("; Orthanc's CPU in it is %.2f ms, the client's turnaround the rest.", gap.parts.onCpuMs)
+                : "Not split yet (no instance sampled): whose time it is is not known.";
+        if (orthancsAnswer)
+        {
+          f.fix["configuration"]["HttpCompressionEnabled"] = false;
+          f.fix["action"] = "Set HttpCompressionEnabled to false if the clients accept gzip (Orthanc before 1.12.2 "
+                            "compresses every answer), or give Orthanc CPU";
+          f.fix["effect"] = Format("Up to the %.2f ms Orthanc spends on a CPU between requests", gap.parts.onCpuMs);
+        }
+        else
+        {
+          f.fix["action"] = "On the client: send the next instance as soon as the answer arrives (what does it do "
+                            "between requests: reading files, logging, a rate limit?), or send over several "
+                            "connections at once";
+          f.fix["effect"] = Format("Each instance's cycle shortens by up to the client's share of the gap, %.1f ms",
+                                   split ? gap.parts.blockedMs + gap.parts.waitingForCpuMs : gap.meanMs);
+        }
+        f.confidence = split ? "high" : "medium";
+        f.confidenceReason = split ? "the gap is measured on each connection and split on the HTTP thread"
+                                   : "the gap is measured; whose time it is is not split yet";
       }
 
       void CompressedAnswers()

@@ -36,6 +36,70 @@ namespace IngestPerf
       return value;
     }
 
+    double MeanMs(uint64_t sumNs, uint64_t count)
+    {
+      return count == 0 ? 0.0 : Round(static_cast<double>(sumNs) / static_cast<double>(count) / 1e6, 0.001);
+    }
+
+    // One part of a phase: its mean over the split instances, its share of their mean duration, and,
+    // where kept (a transport since the reset), its quantiles.
+    Json::Value ExportPart(uint64_t sumNs, uint64_t count, uint64_t durationNs, const HistogramSnapshot& histogram)
+    {
+      using Key = Json::StaticString;
+      Json::Value value;
+      value[Key("mean")] = MeanMs(sumNs, count);
+      value[Key("share")] =
+        durationNs == 0 ? 0.0 : Round(static_cast<double>(sumNs) / static_cast<double>(durationNs), 0.001);
+      if (histogram.Count() != 0)
+      {
+        const double levels[] = {0.5, 0.9, 0.99};
+        int64_t values[3];
+        histogram.ValuesAtQuantiles(levels, 3, values);
+        value[Key("p50")] = NanosecondsToMilliseconds(values[0]);
+        value[Key("p90")] = NanosecondsToMilliseconds(values[1]);
+        value[Key("p99")] = NanosecondsToMilliseconds(values[2]);
+      }
+      return value;
+    }
+
+    // Where the phase's time went over the instances that had it split (PhasePartsSampling): the
+    // three means add up to the mean duration of those instances.
+    Json::Value ExportParts(const PhasePartsSnapshot& parts, const char* reason)
+    {
+      using Key = Json::StaticString;
+      if (reason != nullptr)
+      {
+        return Unobservable(reason);
+      }
+      Json::Value value;
+      value[Key("sampled")] = Json::UInt64(parts.sampled);
+      if (parts.sampled == 0)
+      {
+        return value;
+      }
+      value[Key("mean")] = MeanMs(parts.durationNs, parts.sampled);
+      value[Key("onCpu")] = ExportPart(parts.cpuNs, parts.sampled, parts.durationNs, parts.onCpu);
+      const char* noRunDelay = parts.runDelaySampled == 0 ? RunDelayUnobservableReason() : nullptr;
+      if (parts.runDelaySampled == 0)
+      {
+        value[Key("waitingForCpu")] =
+          Unobservable(noRunDelay != nullptr ? noRunDelay : "the kernel gave no run delay for these instances");
+      }
+      else
+      {
+        value[Key("waitingForCpu")] =
+          ExportPart(parts.runDelayNs, parts.sampled, parts.durationNs, parts.waitingForCpu);
+      }
+      Json::Value& blocked = value[Key("blocked")];
+      blocked = ExportPart(parts.BlockedNs(), parts.sampled, parts.durationNs, parts.blocked);
+      if (parts.runDelaySampled < parts.sampled)
+      {
+        // The instances without a run delay count their wait for a CPU here.
+        blocked[Key("includesWaitingForCpuOf")] = Json::UInt64(parts.sampled - parts.runDelaySampled);
+      }
+      return value;
+    }
+
     double PerSecond(double amount, int64_t spanNs)
     {
       return spanNs <= 0 ? 0.0 : Round(amount * 1e9 / static_cast<double>(spanNs), 0.001);
@@ -115,6 +179,10 @@ namespace IngestPerf
         if (phase == Phase::ChangeDispatch && reason == nullptr)
         {
           target["deliveredBeforeOnStored"] = Json::UInt64(transport.Count(Counter::ChangesBeforeStored));
+        }
+        if (reason == nullptr)
+        {
+          target["parts"] = ExportParts(transport.parts[p], PhasePartsUnobservableReason(status, phase));
         }
       }
       return result;
@@ -457,6 +525,23 @@ namespace IngestPerf
   }
 
 
+  Json::Value ExportInstanceParts(const InstanceMeasurement& measurement, Phase phase)
+  {
+    if (!measurement.HasParts(phase))
+    {
+      return Json::nullValue;
+    }
+    Json::Value parts;
+    parts["onCpu"] = NanosecondsToMilliseconds(measurement.CpuNs(phase));
+    if (measurement.RunDelayNs(phase) != InstanceMeasurement::kNotMeasured)
+    {
+      parts["waitingForCpu"] = NanosecondsToMilliseconds(measurement.RunDelayNs(phase));
+    }
+    parts["blocked"] = NanosecondsToMilliseconds(measurement.BlockedNs(phase));
+    return parts;
+  }
+
+
   Json::Value ExportHistogram(const HistogramSnapshot& histogram, bool durations)
   {
     // Static keys: jsoncpp copies a key given as a plain string into each member it makes, and an
@@ -707,6 +792,7 @@ namespace IngestPerf
     effective["TimeRestAnswers"] = configuration.timeRestAnswers;
     effective["HashPeers"] = configuration.hashPeers;
     effective["DicomTcpNoDelay"] = configuration.dicomTcpNoDelay;
+    effective["PhasePartsSampling"] = configuration.phasePartsSampling;
     Json::Value& orthanc = result["orthancOptions"];
     orthanc["OverwriteInstances"] = configuration.overwriteInstances;
     orthanc["DicomScpTimeout"] = configuration.dicomScpTimeoutSeconds;

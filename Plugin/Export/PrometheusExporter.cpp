@@ -9,6 +9,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace IngestPerf
 {
@@ -237,6 +240,66 @@ namespace IngestPerf
       return false;
     }
 
+    // Where each phase's time went, over the instances that had it split (IngestPerf.PhasePartsSampling):
+    // counters, whose rates give the mean of each part (rate of a part / rate of the split instances).
+    void AppendPartFamilies(PrometheusText& out, const StatsSnapshot& snapshot, const PluginStatus* status)
+    {
+      const char* parts = "orthanc_ingest_phase_part_seconds_total";
+      const char* split = "orthanc_ingest_phase_split_instances_total";
+      const bool runDelay = RunDelayUnobservableReason() == nullptr;
+      std::vector<std::pair<std::string, const PhasePartsSnapshot*>> rows;
+      for (size_t t = 0; t < kTransportCount; t++)
+      {
+        const Transport which = static_cast<Transport>(t);
+        if (!HasInstances(snapshot.transports[t]))
+        {
+          continue;
+        }
+        for (size_t p = 0; p < kPhaseCount; p++)
+        {
+          const Phase phase = static_cast<Phase>(p);
+          if (status != nullptr && (PhaseUnobservableReason(*status, &which, phase) != nullptr ||
+                                    PhasePartsUnobservableReason(*status, phase) != nullptr))
+          {
+            continue;
+          }
+          rows.emplace_back(TransportLabel(which) + ",phase=\"" + DefinitionOf(phase).name + '"',
+                            &snapshot.transports[t].parts[p]);
+        }
+      }
+      if (rows.empty())
+      {
+        return;  // nothing split yet: an idle scrape stays small
+      }
+      AppendHeader(out, parts, "counter",
+                   "Time of each phase on a CPU (onCpu), waiting for a CPU (waitingForCpu: the scheduler's run "
+                   "delay) and blocked, summed over the instances whose phase was split (one in "
+                   "IngestPerf.PhasePartsSampling per thread); the three add up to their duration. Without a run "
+                   "delay from the kernel, blocked includes it and waitingForCpu is left out.");
+      for (const auto& row : rows)
+      {
+        const PhasePartsSnapshot& sums = *row.second;
+        const uint64_t values[kPhasePartCount] = {sums.cpuNs, sums.runDelayNs, sums.BlockedNs()};
+        for (size_t part = 0; part < kPhasePartCount; part++)
+        {
+          if (static_cast<PhasePart>(part) == PhasePart::WaitingForCpu && !runDelay)
+          {
+            continue;
+          }
+          AppendSample(out, parts, "", row.first, "part", DefinitionOf(static_cast<PhasePart>(part)).name);
+          AppendSeconds(out, values[part]);
+          out += '\n';
+        }
+      }
+      AppendHeader(out, split, "counter", "Instances whose phase was split into its parts, per transport and phase.");
+      for (const auto& row : rows)
+      {
+        AppendSample(out, split, "", row.first, nullptr, std::string());
+        AppendUnsigned(out, row.second->sampled);
+        out += '\n';
+      }
+    }
+
     void AppendTransportFamilies(PrometheusText& out, const StatsSnapshot& snapshot, const PluginStatus* status)
     {
       // Only what can be measured: a phase the running mode cannot time on a transport (off by
@@ -266,6 +329,7 @@ namespace IngestPerf
           AppendHistogram(out, durations, labels, transport.phases[p]);
         }
       }
+      AppendPartFamilies(out, snapshot, status);
 
       const char* instances = "orthanc_ingest_instances_total";
       AppendHeader(out, instances, "counter", "Instances per transport and outcome (stored, alreadyStored, ...).");

@@ -18,14 +18,22 @@ namespace IngestPerf
     value["storedBytes"] = Json::UInt64(instance.measurement.storedBytes);
     Json::Value& phases = value["phases"];
     phases = Json::objectValue;
+    Json::Value parts = Json::objectValue;
     for (size_t p = 0; p < kPhaseCount; p++)
     {
+      const Phase phase = static_cast<Phase>(p);
       const int64_t ns = instance.measurement.phaseNs[p];
       if (ns != InstanceMeasurement::kNotMeasured)
       {
-        phases[DefinitionOf(static_cast<Phase>(p)).name] = NanosecondsToMilliseconds(ns);
+        phases[DefinitionOf(phase).name] = NanosecondsToMilliseconds(ns);
+        if (instance.measurement.HasParts(phase))
+        {
+          parts[DefinitionOf(phase).name] = ExportInstanceParts(instance.measurement, phase);
+        }
       }
     }
+    // Where each phase's time went, for an instance whose phases were split (PhasePartsSampling).
+    value["parts"] = std::move(parts);
     Json::Value& labels = value["labels"];
     for (size_t d = 0; d < kLabelDimensions; d++)
     {

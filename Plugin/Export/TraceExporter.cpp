@@ -124,10 +124,16 @@ namespace IngestPerf
     {
       const InstanceMeasurement& measurement = instance.measurement;
       const std::string name = std::string(TransportName(instance.labels.GetTransport())) + " instance";
+      Json::Value instanceArgs = args;
+      if (measurement.HasParts(Phase::ServerTotal))
+      {
+        instanceArgs["parts"] = ExportInstanceParts(measurement, Phase::ServerTotal);
+      }
       trace.Slice(kThreadsProcess, instance.thread, "instance", name, measurement.startNs,
-                  measurement.storedNs - measurement.startNs, args);
+                  measurement.storedNs - measurement.startNs, std::move(instanceArgs));
       // Inside the instance's slice, the phases the vocabulary places inside it, each within its
-      // parent (receive, preStore > transcode, persist > storagePrepare, storageWrite, indexUpdate).
+      // parent (receive, preStore > transcode, persist > storagePrepare, storageWrite, indexUpdate),
+      // with their parts (ms) as args when the instance's phases were split.
       for (size_t p = 0; p < kPhaseCount; p++)
       {
         const Phase phase = static_cast<Phase>(p);
@@ -135,8 +141,15 @@ namespace IngestPerf
             measurement.Phase(phase) != InstanceMeasurement::kNotMeasured)
         {
           trace.Slice(kThreadsProcess, instance.thread, "phase", DefinitionOf(phase).name,
-                      measurement.PhaseStart(phase), measurement.Phase(phase));
+                      measurement.PhaseStart(phase), measurement.Phase(phase), ExportInstanceParts(measurement, phase));
         }
+      }
+      // Before it on the same thread, the time since the previous request of its HTTP connection.
+      if (measurement.Phase(Phase::RequestGap) != InstanceMeasurement::kNotMeasured)
+      {
+        trace.Slice(kThreadsProcess, instance.thread, "requestGap", "requestGap",
+                    measurement.PhaseStart(Phase::RequestGap), measurement.Phase(Phase::RequestGap),
+                    ExportInstanceParts(measurement, Phase::RequestGap));
       }
     }
 
@@ -182,8 +195,14 @@ namespace IngestPerf
           args["remoteAet"] = aet;
           if (measurement.Phase(Phase::AssociationGap) != InstanceMeasurement::kNotMeasured)
           {
+            Json::Value gapArgs = args;
+            if (measurement.HasParts(Phase::AssociationGap))
+            {
+              gapArgs["parts"] = ExportInstanceParts(measurement, Phase::AssociationGap);
+            }
             trace.Slice(kAssociationsProcess, track->first, "associationGap", "associationGap",
-                        measurement.PhaseStart(Phase::AssociationGap), measurement.Phase(Phase::AssociationGap), args);
+                        measurement.PhaseStart(Phase::AssociationGap), measurement.Phase(Phase::AssociationGap),
+                        std::move(gapArgs));
           }
           trace.Slice(kAssociationsProcess, track->first, "instance", "C-STORE instance", measurement.startNs,
                       measurement.storedNs - measurement.startNs, args);

@@ -34,6 +34,12 @@ namespace IngestPerf
         definition.parent == Phase::Count ? Json::Value() : Json::Value(DefinitionOf(definition.parent).name);
       value["transports"] = PhaseTransports(phase);
       value["inRecentInstances"] = PhaseInRecentInstances(phase);
+      const char* noParts = PhasePartsAbsenceReason(phase);
+      value["splitIntoParts"] = noParts == nullptr;
+      if (noParts != nullptr)
+      {
+        value["notSplitBecause"] = noParts;
+      }
       return value;
     }
 
@@ -105,6 +111,11 @@ namespace IngestPerf
       phase["name"] = DefinitionOf(static_cast<Phase>(p)).name;
       vocabulary["phases"].append(phase);
     }
+    vocabulary["phaseParts"] = Json::arrayValue;
+    for (size_t p = 0; p < kPhasePartCount; p++)
+    {
+      vocabulary["phaseParts"].append(Named(DefinitionOf(static_cast<PhasePart>(p))));
+    }
     vocabulary["outcomes"] = Json::arrayValue;
     for (size_t o = 0; o < kOutcomeCount; o++)
     {
@@ -141,6 +152,11 @@ namespace IngestPerf
     {
       definitions["phases"][DefinitionOf(static_cast<Phase>(p)).name] = ExportPhase(static_cast<Phase>(p));
     }
+    for (size_t p = 0; p < kPhasePartCount; p++)
+    {
+      const NameDefinition& part = DefinitionOf(static_cast<PhasePart>(p));
+      definitions["phaseParts"][part.name] = part.meaning;
+    }
     for (size_t o = 0; o < kOutcomeCount; o++)
     {
       const OutcomeDefinition& outcome = DefinitionOf(static_cast<Outcome>(o));
@@ -154,6 +170,7 @@ namespace IngestPerf
     Json::Value& order = definitions["order"];
     order["transports"] = NamesInOrder<Transport, kTransportCount>();
     order["phases"] = NamesInOrder<Phase, kPhaseCount>();
+    order["phaseParts"] = NamesInOrder<PhasePart, kPhasePartCount>();
     order["outcomes"] = NamesInOrder<Outcome, kOutcomeCount>();
     order["failureReasons"] = NamesInOrder<FailureReason, kFailureReasonCount>();
     return definitions;

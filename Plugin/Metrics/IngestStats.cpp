@@ -7,10 +7,19 @@ namespace IngestPerf
   namespace
   {
     constexpr int64_t kNsPerSecond = 1000000000;
+    constexpr size_t kPartHistograms = kTransportCount * kPhaseCount;
+  }
+
+
+  void IngestStats::MappedFree::operator()(PhasePartHistograms* block) const
+  {
+    IngestPerf::MappedFree(block, kPartHistograms * sizeof(PhasePartHistograms));
   }
 
 
   IngestStats::IngestStats(int64_t nowNs, int64_t wallNowNs, size_t maxStreams, Clock windowClock) :
+    // Zero pages from the system are empty histograms (nothing to construct, as for the streams).
+    partHistograms_(static_cast<PhasePartHistograms*>(MappedAllocate(kPartHistograms * sizeof(PhasePartHistograms)))),
     streams_(maxStreams),
     windowClock_(windowClock),
     windows_(nowNs)
@@ -20,9 +29,23 @@ namespace IngestPerf
   }
 
 
+  void IngestStats::RecordPartHistograms(Transport transport, const InstanceMeasurement& measurement, Phase phase)
+  {
+    if (measurement.HasParts(phase))
+    {
+      partHistograms_.get()[static_cast<size_t>(transport) * kPhaseCount + static_cast<size_t>(phase)].Record(
+        measurement.Phase(phase), measurement.CpuNs(phase), measurement.RunDelayNs(phase));
+    }
+  }
+
+
   void IngestStats::RecordStored(const InstanceMeasurement& measurement, const InstanceLabels& labels)
   {
     streams_.FindOrInsert(labels).RecordStored(measurement);
+    for (size_t p = 0; p < kPhaseCount; p++)
+    {
+      RecordPartHistograms(labels.GetTransport(), measurement, static_cast<Phase>(p));
+    }
     // Two relaxed reads and, rarely, a store: the idle window says when ingest last happened.
     int64_t none = 0;
     if (firstStoredNs_.load(std::memory_order_relaxed) == 0)
@@ -62,6 +85,17 @@ namespace IngestPerf
   }
 
 
+  void IngestStats::RecordPhaseOf(const InstanceMeasurement& measurement, Phase phase, const InstanceLabels& labels)
+  {
+    streams_.FindOrInsert(labels).RecordPhaseOf(measurement, phase);
+    RecordPartHistograms(labels.GetTransport(), measurement, phase);
+    if (windowClock_ != nullptr)
+    {
+      windows_.RecordPhaseOf(labels.GetTransport(), measurement.storedNs, measurement, phase);
+    }
+  }
+
+
   void IngestStats::Count(Counter counter, const InstanceLabels& labels, int64_t nowNs)
   {
     streams_.FindOrInsert(labels).Count(counter);
@@ -91,6 +125,10 @@ namespace IngestPerf
       rate.Reset();
     }
     streams_.ResetAll();
+    for (size_t i = 0; i < kPartHistograms; i++)
+    {
+      partHistograms_.get()[i].Clear();
+    }
     windows_.Reset(nowNs);
     callbackErrors_.store(0, std::memory_order_relaxed);
     sdkCallsFailed_.store(0, std::memory_order_relaxed);
@@ -128,6 +166,10 @@ namespace IngestPerf
       target.last10sBytes = last10.bytes;
       target.last60sInstances = last60.instances;
       target.last60sBytes = last60.bytes;
+      for (size_t p = 0; p < kPhaseCount; p++)
+      {
+        partHistograms_.get()[t * kPhaseCount + p].AddTo(target.parts[p]);
+      }
     }
     return snapshot;
   }

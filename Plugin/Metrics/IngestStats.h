@@ -8,6 +8,7 @@
 #include "Metrics/InstanceMeasurement.h"
 #include "Labels/InstanceLabels.h"
 #include "Metrics/RateWindow.h"
+#include "Metrics/PhaseParts.h"
 #include "Metrics/StreamStats.h"
 #include "Metrics/StreamTable.h"
 #include "Metrics/StatsSnapshot.h"
@@ -18,6 +19,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -46,8 +48,11 @@ namespace IngestPerf
     // already has (kNow: read the window clock).
     static constexpr int64_t kNow = -1;
     void RecordOutcome(Outcome outcome, const InstanceLabels& labels, int64_t nowNs = kNow);
-    // One sample of a phase outside an instance's record: changeDispatch, the gap before a duplicate.
+    // One sample of a phase outside an instance's record: changeDispatch.
     void RecordPhase(Phase phase, const InstanceLabels& labels, int64_t ns, int64_t nowNs);
+    // One phase of an instance's measurement, with its parts if it was split: the gaps before a
+    // duplicate, whose other phases are not counted.
+    void RecordPhaseOf(const InstanceMeasurement& measurement, Phase phase, const InstanceLabels& labels);
     void Count(Counter counter, const InstanceLabels& labels, int64_t nowNs);
     void RecordCallbackError();
     // An SDK call of the hot path that answered its failure value (null, -1, unknown origin).
@@ -87,7 +92,16 @@ namespace IngestPerf
     const StreamTable& Streams() const { return streams_; }
 
   private:
+    void RecordPartHistograms(Transport transport, const InstanceMeasurement& measurement, Phase phase);
+
+    struct MappedFree
+    {
+      void operator()(PhasePartHistograms* block) const;
+    };
+
     std::array<RateWindow, kTransportCount> rates_;
+    // [transport][phase]: the quantiles of each part since the reset (pages written only where used).
+    std::unique_ptr<PhasePartHistograms, MappedFree> partHistograms_;
     StreamTable streams_;
     Clock windowClock_;
     TimeWindows windows_;

@@ -9,6 +9,7 @@ namespace IngestPerf
     for (size_t i = 0; i < kPhaseCount; i++)
     {
       phases[i].Merge(other.phases[i]);
+      parts[i].Merge(other.parts[i]);
     }
     receivedBytes.Merge(other.receivedBytes);
     storedBytes.Merge(other.storedBytes);

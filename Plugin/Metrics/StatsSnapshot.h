@@ -4,6 +4,7 @@
 
 #include "Vocabulary/IngestVocabulary.h"
 #include "Metrics/Histogram.h"
+#include "Metrics/PhaseParts.h"
 
 #include <array>
 #include <cstdint>
@@ -44,6 +45,8 @@ namespace IngestPerf
   struct TransportSnapshot
   {
     std::array<HistogramSnapshot, kPhaseCount> phases;
+    // Each phase's time on a CPU, waiting for one and blocked, over the instances that had it split.
+    std::array<PhasePartsSnapshot, kPhaseCount> parts;
     HistogramSnapshot receivedBytes;
     HistogramSnapshot storedBytes;
     std::array<uint64_t, kOutcomeCount> outcomes{};

@@ -51,7 +51,26 @@ namespace IngestPerf
       if (measurement.phaseNs[p] != InstanceMeasurement::kNotMeasured)
       {
         phases[p].Record(measurement.phaseNs[p]);
+        if (measurement.phaseCpuNs[p] != InstanceMeasurement::kNotMeasured)
+        {
+          parts[p].Record(measurement.phaseNs[p], measurement.phaseCpuNs[p], measurement.phaseRunDelayNs[p]);
+        }
       }
+    }
+  }
+
+
+  void StreamStats::RecordPhaseOf(const InstanceMeasurement& measurement, Phase phase)
+  {
+    const size_t p = static_cast<size_t>(phase);
+    if (measurement.phaseNs[p] == InstanceMeasurement::kNotMeasured)
+    {
+      return;
+    }
+    phases[p].Record(measurement.phaseNs[p]);
+    if (measurement.phaseCpuNs[p] != InstanceMeasurement::kNotMeasured)
+    {
+      parts[p].Record(measurement.phaseNs[p], measurement.phaseCpuNs[p], measurement.phaseRunDelayNs[p]);
     }
   }
 
@@ -79,6 +98,10 @@ namespace IngestPerf
     for (Histogram& histogram : phases)
     {
       histogram.Reset();
+    }
+    for (PhasePartSums& part : parts)
+    {
+      part.Clear();
     }
     receivedBytes.Reset();
     storedBytes.Reset();
@@ -124,6 +147,7 @@ namespace IngestPerf
       if ((phaseMask >> p) & 1)
       {
         phases[p].AddTo(target.phases[p]);
+        parts[p].AddTo(target.parts[p]);
       }
     }
     receivedBytes.AddTo(target.receivedBytes);

@@ -8,6 +8,7 @@
 #include "Metrics/Histogram.h"
 #include "Vocabulary/IngestVocabulary.h"
 #include "Metrics/InstanceMeasurement.h"
+#include "Metrics/PhaseParts.h"
 #include "Metrics/StatsSnapshot.h"
 
 #include <array>
@@ -19,6 +20,7 @@ namespace IngestPerf
   struct StreamStats
   {
     std::array<Histogram, kPhaseCount> phases;
+    std::array<PhasePartSums, kPhaseCount> parts;  // the sampled instances' split of each phase
     Histogram receivedBytes;
     Histogram storedBytes;
     std::array<std::atomic<uint64_t>, kOutcomeCount> outcomes;
@@ -28,9 +30,11 @@ namespace IngestPerf
 
     void RecordStored(const InstanceMeasurement& measurement);
     void RecordOutcome(Outcome outcome);
-    // One sample of a phase that is not in the instance's InstanceMeasurement (changeDispatch, the
-    // gap before a duplicate).
+    // One sample of a phase that is not in the instance's InstanceMeasurement (changeDispatch).
     void RecordPhase(Phase phase, int64_t ns);
+    // One phase of an instance's measurement, with its parts if it was split (the gaps before a
+    // duplicate, whose other phases are not counted).
+    void RecordPhaseOf(const InstanceMeasurement& measurement, Phase phase);
     void Count(Counter counter);
 
     void Reset();

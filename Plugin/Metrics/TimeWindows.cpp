@@ -50,6 +50,7 @@ namespace IngestPerf
     // epoch + 1 when published, -(epoch + 1) while its claimer clears it, 0 when empty.
     std::atomic<int64_t> tag;
     std::array<WindowHistogram, kPhaseCount> phases;
+    std::array<PhasePartSums, kPhaseCount> parts;  // sums only: a window gives the parts' means
     WindowHistogram receivedBytes;
     WindowHistogram storedBytes;
     std::array<std::atomic<uint64_t>, kOutcomeCount> outcomes;
@@ -60,6 +61,13 @@ namespace IngestPerf
       for (WindowHistogram& histogram : phases)
       {
         histogram.Clear();
+      }
+      for (PhasePartSums& part : parts)
+      {
+        if (!part.IsEmpty())  // untouched memory stays untouched
+        {
+          part.Clear();
+        }
       }
       receivedBytes.Clear();
       storedBytes.Clear();
@@ -78,6 +86,7 @@ namespace IngestPerf
       for (size_t p = 0; p < kPhaseCount; p++)
       {
         phases[p].AddTo(target.phases[p]);
+        parts[p].AddTo(target.parts[p]);
       }
       receivedBytes.AddTo(target.receivedBytes);
       storedBytes.AddTo(target.storedBytes);
@@ -217,6 +226,10 @@ namespace IngestPerf
         if (measurement.phaseNs[p] != InstanceMeasurement::kNotMeasured)
         {
           slot.phases[p].Record(measurement.phaseNs[p]);
+          if (measurement.phaseCpuNs[p] != InstanceMeasurement::kNotMeasured)
+          {
+            slot.parts[p].Record(measurement.phaseNs[p], measurement.phaseCpuNs[p], measurement.phaseRunDelayNs[p]);
+          }
         }
       }
     });
@@ -234,6 +247,24 @@ namespace IngestPerf
   void TimeWindows::RecordPhase(Transport transport, int64_t nowNs, Phase phase, int64_t ns)
   {
     RecordInSlots(transport, nowNs, [&](Slot& slot) { slot.phases[static_cast<size_t>(phase)].Record(ns); });
+  }
+
+
+  void TimeWindows::RecordPhaseOf(Transport transport, int64_t nowNs, const InstanceMeasurement& measurement,
+                                  Phase phase)
+  {
+    const size_t p = static_cast<size_t>(phase);
+    if (measurement.phaseNs[p] == InstanceMeasurement::kNotMeasured)
+    {
+      return;
+    }
+    RecordInSlots(transport, nowNs, [&](Slot& slot) {
+      slot.phases[p].Record(measurement.phaseNs[p]);
+      if (measurement.phaseCpuNs[p] != InstanceMeasurement::kNotMeasured)
+      {
+        slot.parts[p].Record(measurement.phaseNs[p], measurement.phaseCpuNs[p], measurement.phaseRunDelayNs[p]);
+      }
+    });
   }
 
 

@@ -94,6 +94,8 @@ namespace IngestPerf
     void RecordStored(Transport transport, int64_t nowNs, const InstanceMeasurement& measurement);
     void RecordOutcome(Transport transport, int64_t nowNs, Outcome outcome);
     void RecordPhase(Transport transport, int64_t nowNs, Phase phase, int64_t ns);
+    // One phase of an instance's measurement, with its parts if it was split.
+    void RecordPhaseOf(Transport transport, int64_t nowNs, const InstanceMeasurement& measurement, Phase phase);
     void Count(Transport transport, int64_t nowNs, Counter counter);
 
     // Every slot emptied (its epoch forgotten: the next writer clears it), nothing before nowNs counted.

@@ -22,13 +22,21 @@ namespace IngestPerf
 
     const std::set<std::string>& KnownOptions()
     {
-      static const std::set<std::string> known = {"Enable",          "ReceivedInstanceCallback",
-                                                  "MaxThreads",      "ChangeTableSize",
-                                                  "MaxPeers",        "MaxLabelValues",
-                                                  "MaxStreams",      "TranscodeTiming",
-                                                  "TimedStorage",    "TimeRestAnswers",
-                                                  "HashPeers",       "RecentInstances",
-                                                  "DicomTcpNoDelay", "MaxSeries"};
+      static const std::set<std::string> known = {"Enable",
+                                                  "ReceivedInstanceCallback",
+                                                  "MaxThreads",
+                                                  "ChangeTableSize",
+                                                  "MaxPeers",
+                                                  "MaxLabelValues",
+                                                  "MaxStreams",
+                                                  "TranscodeTiming",
+                                                  "TimedStorage",
+                                                  "TimeRestAnswers",
+                                                  "HashPeers",
+                                                  "RecentInstances",
+                                                  "DicomTcpNoDelay",
+                                                  "MaxSeries",
+                                                  "PhasePartsSampling"};
       return known;
     }
 
@@ -236,6 +244,7 @@ namespace IngestPerf
       readBool("StoreDicom", configuration.storeDicom);
       readBool("StorageCompression", configuration.storageCompression);
       readBool("HttpCompressionEnabled", configuration.httpCompressionEnabled);
+      readBool("KeepAlive", configuration.httpKeepAlive);
       if (orthancConfiguration["StorageDirectory"].isString())
       {
         configuration.storageDirectory = orthancConfiguration["StorageDirectory"].asString();
@@ -300,6 +309,8 @@ namespace IngestPerf
     configuration.timeRestAnswers = ReadBool(section, "TimeRestAnswers", configuration.timeRestAnswers);
     configuration.hashPeers = ReadBool(section, "HashPeers", configuration.hashPeers);
     configuration.dicomTcpNoDelay = ReadBool(section, "DicomTcpNoDelay", configuration.dicomTcpNoDelay);
+    configuration.phasePartsSampling = static_cast<uint32_t>(
+      ReadInteger(section, "PhasePartsSampling", configuration.phasePartsSampling, 0, kMaxPhasePartsSampling));
     if (section.isMember("TranscodeTiming"))
     {
       const Json::Value& timing = section["TranscodeTiming"];

@@ -57,6 +57,7 @@ namespace IngestPerf
   // The bounds of IngestPerf.RecentInstances: the ring of Metrics/RecentInstances clamps to them too.
   constexpr size_t kMinRecentInstances = 16;
   constexpr size_t kMaxRecentInstances = 262144;
+  constexpr size_t kMaxPhasePartsSampling = 1000000;
 
   struct Configuration
   {
@@ -76,6 +77,9 @@ namespace IngestPerf
     // Disable Nagle's algorithm on Orthanc's DICOM associations, through DCMTK's TCP_NODELAY
     // variable (Host/DicomTcpNoDelay.h): the remedy for the C-STORE answer stall.
     bool dicomTcpNoDelay = false;
+    // One instance in this many, on each thread, has its phases split into on-CPU, waiting-for-CPU
+    // and blocked time (Platform/ThreadClocks.h); 0: none.
+    uint32_t phasePartsSampling = 8;
     // Keys of the section that were ignored, and those read under their former names.
     std::vector<UnknownOption> unknownOptions;
     std::vector<DeprecatedOption> deprecatedOptions;
@@ -96,6 +100,7 @@ namespace IngestPerf
     bool storeDicom = true;
     bool storageCompression = false;
     bool httpCompressionEnabled = true;  // Orthanc's default, which depends on its version
+    bool httpKeepAlive = true;           // KeepAlive: HTTP connections serve several requests
     // Orthanc's worker pools and ports, with Orthanc's defaults (read by the diagnosis).
     unsigned int dicomThreadsCount = 4;
     unsigned int httpThreadsCount = 50;

@@ -9,6 +9,72 @@
 
 namespace IngestPerf
 {
+  namespace
+  {
+    // The parts of `phase` (measured already) from the thread's clocks at its start and its end, kept
+    // within its duration so that they add up to it (the clocks are read a few hundred ns after the
+    // monotonic time of their hook).
+    void Split(InstanceMeasurement& measurement, Phase phase, const ThreadClockReading& start,
+               const ThreadClockReading& end)
+    {
+      const int64_t duration = measurement.Phase(phase);
+      if (duration == InstanceMeasurement::kNotMeasured || !start.HasCpu() || !end.HasCpu())
+      {
+        return;
+      }
+      const int64_t cpu = std::clamp<int64_t>(end.cpuNs - start.cpuNs, 0, duration);
+      const int64_t delay = (start.HasRunDelay() && end.HasRunDelay())
+                              ? std::clamp<int64_t>(end.runDelayNs - start.runDelayNs, 0, duration - cpu)
+                              : InstanceMeasurement::kNotMeasured;
+      measurement.SetParts(phase, cpu, delay);
+    }
+
+    // The same from two advances already summed (the creates of timed storage).
+    void SplitSums(InstanceMeasurement& measurement, Phase phase, int64_t cpuNs, int64_t runDelayNs)
+    {
+      ThreadClockReading start;
+      start.cpuNs = 0;
+      start.runDelayNs = runDelayNs == ThreadClockReading::kUnknown ? ThreadClockReading::kUnknown : 0;
+      ThreadClockReading end;
+      end.cpuNs = cpuNs;
+      end.runDelayNs = runDelayNs;
+      Split(measurement, phase, start, end);
+    }
+
+    void SplitPhases(InstanceMeasurement& measurement, const CompletedInstance& instance)
+    {
+      const InstanceClocks& clocks = instance.clocks;
+      // The start's clocks are the instance's only if read at its first event (not for an instance
+      // whose request was not an ingest one, say).
+      const ThreadClockReading start =
+        clocks.segmentStartNs == instance.segmentStartNs ? clocks.segmentStart : ThreadClockReading();
+      Split(measurement, Phase::Receive, start, clocks.received);
+      Split(measurement, Phase::PreStore, clocks.received, clocks.filtered);
+      Split(measurement, Phase::Transcode, clocks.transcodeStart,
+            instance.transcodeEndNs != 0 ? clocks.transcodeEnd : clocks.filtered);
+      Split(measurement, Phase::Persist, clocks.filtered, clocks.stored);
+      Split(measurement, Phase::StoragePrepare, clocks.filtered, clocks.firstCreateStart);
+      if (clocks.createCpuNs != ThreadClockReading::kUnknown)
+      {
+        SplitSums(measurement, Phase::StorageWrite, clocks.createCpuNs, clocks.createRunDelayNs);
+      }
+      Split(measurement, Phase::IndexUpdate, clocks.lastCreateEnd, clocks.stored);
+      Split(measurement, Phase::ServerTotal, start, clocks.stored);
+      // A gap before the instance is this thread's own only if it started at the thread's previous
+      // OnStored (an association stays on its worker; a keep-alive connection on its civetweb thread).
+      for (const Phase gap : {Phase::AssociationGap, Phase::RequestGap})
+      {
+        const int64_t ns = measurement.Phase(gap);
+        if (ns != InstanceMeasurement::kNotMeasured && clocks.previousStoredNs != 0 &&
+            measurement.PhaseStart(gap) == clocks.previousStoredNs)
+        {
+          Split(measurement, gap, clocks.previousStored, gap == Phase::AssociationGap ? clocks.received : start);
+        }
+      }
+    }
+  }
+
+
   InstanceMeasurement Measure(const CompletedInstance& instance, int64_t associationGapNs)
   {
     InstanceMeasurement measurement;
@@ -57,6 +123,15 @@ namespace IngestPerf
     {
       // The gap ends at ReceivedInstance (AssociationTracker::InstanceStored).
       measurement.Set(Phase::AssociationGap, instance.receivedNs - associationGapNs, associationGapNs);
+    }
+    if (instance.requestGapNs >= 0)
+    {
+      // The gap ends at the request's filter, the instance's first event.
+      measurement.Set(Phase::RequestGap, instance.segmentStartNs - instance.requestGapNs, instance.requestGapNs);
+    }
+    if (instance.clocks.sampled)
+    {
+      SplitPhases(measurement, instance);
     }
     return measurement;
   }
@@ -175,11 +250,10 @@ namespace IngestPerf
     if (alreadyStored)
     {
       stats_.RecordOutcome(Outcome::AlreadyStored, labels, instance.storedNs);
-      if (associationGap >= 0)
-      {
-        // The sender waited for this answer like any other: its gap is the association's.
-        stats_.RecordPhase(Phase::AssociationGap, labels, associationGap, instance.storedNs);
-      }
+      // The sender waited for this answer like any other: its gap is the association's, or the
+      // connection's.
+      stats_.RecordPhaseOf(measurement, Phase::AssociationGap, labels);
+      stats_.RecordPhaseOf(measurement, Phase::RequestGap, labels);
       Remember(instance, measurement, labels, Outcome::AlreadyStored);
       return;
     }

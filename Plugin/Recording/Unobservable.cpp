@@ -1,5 +1,8 @@
 #include "Recording/Unobservable.h"
 
+#include "Platform/HttpConnectionIdentity.h"
+#include "Platform/ThreadClocks.h"
+
 #include <cstring>
 
 namespace IngestPerf
@@ -29,6 +32,12 @@ namespace IngestPerf
                    ? nullptr
                    : "needs the transcoder callback, registered only when IngestTranscoding is configured and "
                      "IngestPerf.TranscodeTiming is not Off (see hooks.transcoder)";
+        case PhaseNeed::HttpConnection:
+          if (!status.hooks.httpRequestFilter.registered)
+          {
+            return "needs the HTTP request filter, which Orthanc did not register (see hooks.httpRequestFilter)";
+          }
+          return HttpConnectionIdentity::UnknownReason();
         case PhaseNeed::ReceivedInstanceHook:
           return status.hooks.receivedInstance.registered
                    ? nullptr
@@ -45,6 +54,24 @@ namespace IngestPerf
   {
     const char* reason = (transport != nullptr) ? PhaseAbsenceReason(phase, *transport) : nullptr;
     return reason != nullptr ? reason : MissingHookReason(status, phase);
+  }
+
+
+  const char* PhasePartsUnobservableReason(const PluginStatus& status, Phase phase)
+  {
+    const char* reason = PhasePartsAbsenceReason(phase);
+    if (reason == nullptr && status.configuration.phasePartsSampling == 0)
+    {
+      reason = "IngestPerf.PhasePartsSampling is 0: no phase is split into its time on a CPU, waiting for a CPU "
+               "and blocked";
+    }
+    return reason;
+  }
+
+
+  const char* RunDelayUnobservableReason()
+  {
+    return RunDelayUnavailableReason();
   }
 
 

@@ -17,6 +17,13 @@ namespace IngestPerf
   // run; nullptr when it is measured.
   const char* PhaseUnobservableReason(const PluginStatus& status, const Transport* transport, Phase phase);
 
+  // Why the parts of `phase` (on a CPU, waiting for one, blocked) are not known in this run, nullptr
+  // when they are (for the instances sampled).
+  const char* PhasePartsUnobservableReason(const PluginStatus& status, Phase phase);
+  // Why the run delay (waitingForCpu) is not known on this host, nullptr when it is: it is then
+  // counted in blocked.
+  const char* RunDelayUnobservableReason();
+
   // Steps of an ingest outside every phase: no hook of any Orthanc marks them.
   struct UnobservableStep
   {

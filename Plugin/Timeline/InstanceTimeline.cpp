@@ -58,7 +58,14 @@ namespace IngestPerf
     storage_(0),
     lastTransport_(static_cast<uint8_t>(Transport::Rest))
   {
+    clockFile_ = -1;
     Reset();
+  }
+
+
+  InstanceTimeline::~InstanceTimeline()
+  {
+    CloseThreadClocks(clockFile_);
   }
 
 
@@ -74,6 +81,16 @@ namespace IngestPerf
     httpAnswerCounted_ = false;
     hasReceivePhase_ = false;
     segmentStartNs_ = 0;
+    segmentsOpened_ = 0;
+    segmentCounted_ = false;
+    clocks_ = InstanceClocks();
+    // The next thread on this slot opens its own file: the descriptor names this thread's.
+    CloseThreadClocks(clockFile_);
+    lastStoredNs_ = 0;
+    lastStoredClocks_ = ThreadClockReading();
+    lastStoredConnection_ = 0;
+    httpConnection_ = 0;
+    requestGapNs_ = -1;
     ClearInstance();
     hasPart10Header_ = false;
     httpRemoteIp_.store(kUnidentified, std::memory_order_relaxed);
@@ -231,10 +248,53 @@ namespace IngestPerf
   }
 
 
+  bool InstanceTimeline::NextSegmentSampled(uint32_t period) const
+  {
+    return period != 0 && (segmentsOpened_ + 1) % period == 0;
+  }
+
+
+  bool InstanceTimeline::ClocksDue(TimelineEvent event, uint32_t period, bool ingestRoute) const
+  {
+    if (period == 0)
+    {
+      return false;
+    }
+    // Inside the segment that the request's filter opened: read when that one was.
+    const bool insideRequest = stage_ == Stage::HttpRequestOpen && segmentCounted_;
+    switch (event)
+    {
+      case TimelineEvent::HttpRequest:
+        return ingestRoute && NextSegmentSampled(period);
+      case TimelineEvent::Received:
+        return insideRequest ? clocks_.sampled : NextSegmentSampled(period);
+      case TimelineEvent::Filtered:
+        return (HasOpenInstance() || insideRequest) ? clocks_.sampled : NextSegmentSampled(period);
+      case TimelineEvent::Transcode:
+        return stage_ == Stage::Received && clocks_.sampled;
+      case TimelineEvent::StorageCreate:
+        return stage_ == Stage::Filtered && clocks_.sampled;
+      case TimelineEvent::Stored:
+        // The end of a sampled instance, or the start of the gap before the next one, if it is sampled.
+        return (HasOpenInstance() && clocks_.sampled) || NextSegmentSampled(period);
+    }
+    return false;
+  }
+
+
   void InstanceTimeline::HttpRequest(int64_t nowNs, bool isPost, bool isIngestRoute, Transport routeTransport,
-                                     TimelineSink& sink, bool acceptsCompression, LabelId remoteIp)
+                                     TimelineSink& sink, bool acceptsCompression, LabelId remoteIp, uint64_t connection,
+                                     const ThreadClockReading& clocks)
   {
     AbandonOpenRecord(sink, nowNs);
+    // The time since this thread's last OnStored, when that was the last request of this connection.
+    const bool ingest = isPost && isIngestRoute;
+    requestGapNs_ = (ingest && connection != 0 && connection == lastStoredConnection_ && nowNs >= lastStoredNs_)
+                      ? nowNs - lastStoredNs_
+                      : -1;
+    // Any request ends the chain: the next one's gap would hold this one.
+    lastStoredConnection_ = 0;
+    httpConnection_ = ingest ? connection : 0;
     httpActive_ = isPost;
     httpIngestRoute_ = isPost && isIngestRoute;
     httpRouteTransport_ = routeTransport;
@@ -250,6 +310,10 @@ namespace IngestPerf
       if (httpIngestRoute_)
       {
         ClearInstance();  // the labels of the request (its client) for the concluder
+        // The segment of the request's first instance opens here, with the receive phase.
+        segmentsOpened_++;
+        segmentCounted_ = true;
+        StartClocks(clocks, nowNs, clocks);
         PublishOpen(nowNs);
       }
     }
@@ -260,18 +324,40 @@ namespace IngestPerf
   }
 
 
-  void InstanceTimeline::OpenInstance(int64_t nowNs, Transport transport)
+  void InstanceTimeline::StartClocks(const ThreadClockReading& start, int64_t startNs, const ThreadClockReading& now)
+  {
+    clocks_ = InstanceClocks();
+    clocks_.sampled = now.HasCpu();
+    clocks_.segmentStart = start;
+    clocks_.segmentStartNs = startNs;
+    clocks_.createCpuNs = clocks_.sampled ? 0 : ThreadClockReading::kUnknown;
+    clocks_.createRunDelayNs = clocks_.createCpuNs;
+    clocks_.previousStoredNs = lastStoredNs_;
+    clocks_.previousStored = lastStoredClocks_;
+  }
+
+
+  void InstanceTimeline::OpenInstance(int64_t nowNs, Transport transport, const ThreadClockReading& clocks)
   {
     if (stage_ == Stage::HttpRequestOpen && transport != Transport::Dicom)
     {
       // segmentStartNs_ is the HTTP arrival, or OnStored of the previous instance of this request
       hasReceivePhase_ = true;
+      if (!segmentCounted_)
+      {
+        // The next instance of the request: its segment starts at the previous one's OnStored.
+        segmentsOpened_++;
+        StartClocks(lastStoredClocks_, lastStoredNs_, clocks);
+      }
     }
     else
     {
       segmentStartNs_ = nowNs;
       hasReceivePhase_ = false;
+      segmentsOpened_++;
+      StartClocks(clocks, nowNs, clocks);
     }
+    segmentCounted_ = false;
     if (httpActive_)
     {
       httpInstances_++;
@@ -282,15 +368,17 @@ namespace IngestPerf
 
 
   void InstanceTimeline::Received(int64_t nowNs, Transport transport, uint64_t bytes, bool hasPart10Header,
-                                  const char* receivedSyntax, TimelineSink& sink, const char* sopClass)
+                                  const char* receivedSyntax, TimelineSink& sink, const char* sopClass,
+                                  const ThreadClockReading& clocks)
   {
     if (stage_ == Stage::Received || stage_ == Stage::Filtered)
     {
       AbandonOpenRecord(sink, nowNs);
     }
-    OpenInstance(nowNs, transport);
+    OpenInstance(nowNs, transport, clocks);
     stage_ = Stage::Received;
     receivedNs_ = nowNs;
+    clocks_.received = clocks;
     receivedBytes_ = bytes;
     hasPart10Header_ = hasPart10Header;
     CopyBounded(receivedSyntax_, receivedSyntax, kMaxUidLength);
@@ -299,27 +387,43 @@ namespace IngestPerf
   }
 
 
-  void InstanceTimeline::TranscodeStarted(int64_t nowNs)
+  void InstanceTimeline::TranscodeStarted(int64_t nowNs, const ThreadClockReading& clocks)
   {
     // Outside an ingest (retrieval, modification), or a second transcoder: not this record's start.
     if (stage_ == Stage::Received && transcodeStartNs_ == 0)
     {
       transcodeAttempted_ = true;
       transcodeStartNs_ = nowNs;
+      clocks_.transcodeStart = clocks;
     }
   }
 
 
-  void InstanceTimeline::TranscodeFinished(int64_t nowNs)
+  void InstanceTimeline::TranscodeFinished(int64_t nowNs, const ThreadClockReading& clocks)
   {
     if (stage_ == Stage::Received && transcodeStartNs_ != 0)
     {
       transcodeEndNs_ = nowNs;
+      clocks_.transcodeEnd = clocks;
     }
   }
 
 
-  void InstanceTimeline::StorageCreated(int64_t startNs, int64_t endNs)
+  namespace
+  {
+    // Adds the advance of one clock between two readings to a sum, which stays unknown once one is.
+    void AddAdvance(int64_t& sum, int64_t start, int64_t end)
+    {
+      sum = (sum == ThreadClockReading::kUnknown || start == ThreadClockReading::kUnknown ||
+             end == ThreadClockReading::kUnknown)
+              ? ThreadClockReading::kUnknown
+              : sum + (end - start);
+    }
+  }
+
+
+  void InstanceTimeline::StorageCreated(int64_t startNs, int64_t endNs, const ThreadClockReading& startClocks,
+                                        const ThreadClockReading& endClocks)
   {
     // Creates outside a filtered instance are not ingest (old instances getting their
     // DicomUntilPixelData file, attachments added by REST): not part of any record.
@@ -328,8 +432,12 @@ namespace IngestPerf
       if (firstCreateStartNs_ == 0)
       {
         firstCreateStartNs_ = startNs;
+        clocks_.firstCreateStart = startClocks;
       }
       lastCreateEndNs_ = endNs;
+      clocks_.lastCreateEnd = endClocks;
+      AddAdvance(clocks_.createCpuNs, startClocks.cpuNs, endClocks.cpuNs);
+      AddAdvance(clocks_.createRunDelayNs, startClocks.runDelayNs, endClocks.runDelayNs);
       createTotalNs_ += endNs - startNs;
       storage_.fetch_or(kStorageCreated, std::memory_order_relaxed);
     }
@@ -377,7 +485,8 @@ namespace IngestPerf
   }
 
 
-  void InstanceTimeline::Filtered(int64_t nowNs, Transport transport, bool isCStoreFilter, TimelineSink& sink)
+  void InstanceTimeline::Filtered(int64_t nowNs, Transport transport, bool isCStoreFilter, TimelineSink& sink,
+                                  const ThreadClockReading& clocks)
   {
     if (stage_ == Stage::Filtered && !isCStoreFilter)
     {
@@ -388,15 +497,16 @@ namespace IngestPerf
     if (stage_ == Stage::Idle || stage_ == Stage::HttpRequestOpen)
     {
       // No ReceivedInstanceCallback seen: the record starts here; preStore is not observable.
-      OpenInstance(nowNs, transport);
+      OpenInstance(nowNs, transport, clocks);
     }
     stage_ = Stage::Filtered;
     filteredNs_ = nowNs;  // the C-STORE filter runs after the generic one: keep the last
+    clocks_.filtered = clocks;
     PublishOpen(segmentStartNs_);
   }
 
 
-  void InstanceTimeline::Stored(const StoredEvent& event, TimelineSink& sink)
+  void InstanceTimeline::Stored(const StoredEvent& event, TimelineSink& sink, const ThreadClockReading& clocks)
   {
     CompletedInstance instance{};
     instance.transport = EffectiveTransport(event.transport);
@@ -410,6 +520,7 @@ namespace IngestPerf
     instance.remoteAet = kUnidentified;
     instance.remoteIp = kUnidentified;
     instance.calledAet = kUnidentified;
+    instance.requestGapNs = -1;
     if (httpActive_ && !httpAnswerCounted_)
     {
       instance.httpAnswerEncoding = httpAcceptsCompression_ ? 1 : 2;
@@ -441,6 +552,14 @@ namespace IngestPerf
         instance.peerKey = peerKey_;
       }
       instance.concludedEarly = !CloseHandle();
+      instance.clocks = clocks_;
+      if (clocks_.sampled)
+      {
+        instance.clocks.stored = clocks;
+      }
+      // The request's first instance carries the gap before the request.
+      instance.requestGapNs = requestGapNs_;
+      requestGapNs_ = -1;
     }
     else
     {
@@ -451,6 +570,11 @@ namespace IngestPerf
 
     sink.InstanceCompleted(instance);
 
+    lastStoredNs_ = event.nowNs;
+    lastStoredClocks_ = clocks;
+    lastStoredConnection_ = httpActive_ ? httpConnection_ : 0;
+    segmentCounted_ = false;
+    clocks_.sampled = false;
     if (httpActive_)
     {
       // The next instance of the same request (ZIP, multipart) starts where this one ended.

@@ -14,12 +14,36 @@
 #include "Vocabulary/IngestVocabulary.h"
 #include "Labels/InstanceLabels.h"
 #include "Labels/RawLabels.h"
+#include "Platform/ThreadClocks.h"
 
 #include <atomic>
 #include <cstdint>
 
 namespace IngestPerf
 {
+  // The thread's clocks (CPU time, run delay) at the bounds of one instance's phases, read for one
+  // instance in PhasePartsSampling on each thread (sampled); unknown (HasCpu false) elsewhere.
+  struct InstanceClocks
+  {
+    bool sampled = false;
+    ThreadClockReading segmentStart;      // the instance's first event
+    int64_t segmentStartNs = 0;           // when segmentStart was read (it is the start only if equal)
+    ThreadClockReading received;          // ReceivedInstanceCallback
+    ThreadClockReading filtered;          // last instance filter
+    ThreadClockReading transcodeStart;    // TranscoderCallback
+    ThreadClockReading transcodeEnd;      // end of a delegated transcode
+    ThreadClockReading firstCreateStart;  // timed storage
+    ThreadClockReading lastCreateEnd;
+    ThreadClockReading stored;  // OnStored
+    // Timed storage: the clocks' advance inside the creates, summed (unknown if one was not read).
+    int64_t createCpuNs = ThreadClockReading::kUnknown;
+    int64_t createRunDelayNs = ThreadClockReading::kUnknown;
+    // The thread's previous OnStored, the start of the gap before this instance (associationGap,
+    // requestGap): its time (0: none) and, when read, its clocks.
+    int64_t previousStoredNs = 0;
+    ThreadClockReading previousStored;
+  };
+
   // An instance that reached OnStored. Timestamps are monotonic nanoseconds; 0 means "not seen".
   struct CompletedInstance
   {
@@ -56,6 +80,22 @@ namespace IngestPerf
     // conclusion, counted as an error (the instance is counted stored all the same).
     bool concludedEarly;
     const char* instanceId;  // Orthanc's ID (borrowed like the labels), nullptr if unknown
+    // HTTP: OnStored of the previous request on the same keep-alive connection -> this request's
+    // filter, for the first instance of a request; -1 otherwise (another instance of the request, a
+    // new connection, an unknown one, or another request in between).
+    int64_t requestGapNs = -1;
+    InstanceClocks clocks;
+  };
+
+  // Where a hook is in an instance's timeline, for ClocksDue.
+  enum class TimelineEvent
+  {
+    HttpRequest,  // an ingest request's filter
+    Received,
+    Transcode,
+    StorageCreate,
+    Filtered,
+    Stored
   };
 
   // How far an instance got before its record ended without OnStored.
@@ -125,28 +165,46 @@ namespace IngestPerf
   {
   public:
     InstanceTimeline();
+    ~InstanceTimeline();
+    InstanceTimeline(const InstanceTimeline&) = delete;
+    InstanceTimeline& operator=(const InstanceTimeline&) = delete;
 
     // Back to the state of a new thread, without reporting the open record.
     void Reset();
 
+    // Whether the hook of `event` should read the thread's clocks and pass them to the event: for one
+    // instance in `period` on this thread (0: never), at each bound of its phases, and at the OnStored
+    // before it (the start of the gap before it). `ingestRoute`: for HttpRequest only.
+    bool ClocksDue(TimelineEvent event, uint32_t period, bool ingestRoute = true) const;
+
     // acceptsCompression: the request's Accept-Encoding lists gzip or deflate (Orthanc's rule).
-    // remoteIp: the client's address, interned, kept for the instances of a POST.
+    // remoteIp: the client's address, interned, kept for the instances of a POST. connection: the TCP
+    // connection the request came on (Platform/HttpConnectionIdentity), 0 when not known.
+    // clocks: read when ClocksDue said so, else unknown (as every `clocks` argument below).
     void HttpRequest(int64_t nowNs, bool isPost, bool isIngestRoute, Transport routeTransport, TimelineSink& sink,
-                     bool acceptsCompression = false, LabelId remoteIp = kUnidentified);
+                     bool acceptsCompression = false, LabelId remoteIp = kUnidentified, uint64_t connection = 0,
+                     const ThreadClockReading& clocks = ThreadClockReading());
     // receivedSyntax, sopClass: read from the meta header, nullptr if none.
     void Received(int64_t nowNs, Transport transport, uint64_t bytes, bool hasPart10Header, const char* receivedSyntax,
-                  TimelineSink& sink, const char* sopClass = nullptr);
-    void TranscodeStarted(int64_t nowNs);
-    void TranscodeFinished(int64_t nowNs);  // only when the plugin did the transcode itself
+                  TimelineSink& sink, const char* sopClass = nullptr,
+                  const ThreadClockReading& clocks = ThreadClockReading());
+    void TranscodeStarted(int64_t nowNs, const ThreadClockReading& clocks = ThreadClockReading());
+    // Only when the plugin did the transcode itself.
+    void TranscodeFinished(int64_t nowNs, const ThreadClockReading& clocks = ThreadClockReading());
     // Timed storage area, on the storing thread.
-    void StorageCreated(int64_t startNs, int64_t endNs);
+    void StorageCreated(int64_t startNs, int64_t endNs, const ThreadClockReading& startClocks = ThreadClockReading(),
+                        const ThreadClockReading& endClocks = ThreadClockReading());
     void StorageCreateFailed();
     void StorageRemoved();
     // The labels a hook interned for the open record (C-STORE filter: the calling and called AETs and
     // the peer's address); kUnidentified leaves one as it is.
     void Identified(LabelId remoteAet, LabelId remoteIp, LabelId calledAet, uint64_t peerKey);
-    void Filtered(int64_t nowNs, Transport transport, bool isCStoreFilter, TimelineSink& sink);
-    void Stored(const StoredEvent& event, TimelineSink& sink);
+    void Filtered(int64_t nowNs, Transport transport, bool isCStoreFilter, TimelineSink& sink,
+                  const ThreadClockReading& clocks = ThreadClockReading());
+    void Stored(const StoredEvent& event, TimelineSink& sink, const ThreadClockReading& clocks = ThreadClockReading());
+
+    // This thread's descriptor of its schedstat file (Platform/ThreadClocks), owned by the timeline.
+    int& ClockFile() { return clockFile_; }
 
     bool HasOpenInstance() const { return stage_ == Stage::Received || stage_ == Stage::Filtered; }
     Transport OpenTransport() const { return transport_; }
@@ -191,7 +249,13 @@ namespace IngestPerf
 
     void AbandonOpenRecord(TimelineSink& sink, int64_t nowNs);
     Transport EffectiveTransport(Transport origin) const;
-    void OpenInstance(int64_t nowNs, Transport transport);
+    // A new instance's segment: the next of the thread's instances, sampled when `clocks` were read.
+    void OpenInstance(int64_t nowNs, Transport transport, const ThreadClockReading& clocks);
+    // Whether the segment opened next is one of the sampled ones.
+    bool NextSegmentSampled(uint32_t period) const;
+    // The clocks of a segment that opens: `start` read at startNs, `now` read by this event (sampled
+    // when read), and the thread's previous OnStored.
+    void StartClocks(const ThreadClockReading& start, int64_t startNs, const ThreadClockReading& now);
     void ClearInstance();  // the fields of one instance, before the next one
     // What Open() returns, after each event: a new handle when a record opens (no record was open),
     // the same one with the new stage while it stays open; none after PublishClosed().
@@ -220,6 +284,19 @@ namespace IngestPerf
     int64_t lastCreateEndNs_;
     int64_t createTotalNs_;
     bool removedAfterCreate_;
+    // The thread's instances so far (segments opened), which one is sampled (ClocksDue), and the open
+    // instance's clocks.
+    uint64_t segmentsOpened_;
+    bool segmentCounted_;  // the open HTTP request's first segment is opened (counted) already
+    InstanceClocks clocks_;
+    int clockFile_;
+    // The thread's last OnStored and its clocks (when read), and the HTTP connection of its request:
+    // the start of the gap before the next instance.
+    int64_t lastStoredNs_;
+    ThreadClockReading lastStoredClocks_;
+    uint64_t lastStoredConnection_;  // 0: not an HTTP request, or its connection unknown
+    uint64_t httpConnection_;        // the connection of the request being served
+    int64_t requestGapNs_;           // of the request being served, until its first instance is stored
     uint64_t receivedBytes_;
     char receivedSyntax_[kMaxUidLength + 1];
     char sopClass_[kMaxUidLength + 1];

@@ -45,12 +45,19 @@ namespace IngestPerf
        "OnStoredInstanceCallback of the previous instance from the same calling AET (the oldest one still "
        "waiting for a successor, within DicomScpTimeout)",
        "ReceivedInstanceCallback", PhasePlace::Before, kNoParent, PhaseNeed::ReceivedInstanceHook},
+      {"requestGap",
+       "OnStoredInstanceCallback of the last instance of the previous ingest request on the same HTTP "
+       "keep-alive connection (Orthanc then builds, compresses and sends that request's answer, and the "
+       "client sends the next request)",
+       "HTTP request filter of this request (its headers read)", PhasePlace::Before, kNoParent,
+       PhaseNeed::HttpConnection},
       {"responseSend", "Orthanc starts compressing the ingest request's answer (no hook: never measured)",
        "Orthanc has written it to the socket", PhasePlace::After, kNoParent, PhaseNeed::RestAnswerHook},
     };
 
     const char* const kNoAnswerOfItsOwn = "only an HTTP ingest request has an answer of its own to send";
     const char* const kNotAnAssociation = "only a C-STORE association carries a sequence of instances from one peer";
+    const char* const kNotAnHttpConnection = "only an HTTP connection carries a sequence of requests";
 
     struct PhaseAbsence
     {
@@ -71,6 +78,17 @@ namespace IngestPerf
       {Phase::AssociationGap, Transport::Rest, kNotAnAssociation},
       {Phase::AssociationGap, Transport::Plugin, kNotAnAssociation},
       {Phase::AssociationGap, Transport::Job, kNotAnAssociation},
+      {Phase::RequestGap, Transport::Dicom, "a C-STORE association's time between two instances is associationGap"},
+      {Phase::RequestGap, Transport::Job, kNotAnHttpConnection},
+    };
+
+    const NameDefinition kPhaseParts[kPhasePartCount] = {
+      {"onCpu", "the thread that ran the phase was on a CPU (its CPU time, user and kernel: parsing, hashing, "
+                "compressing, transcoding, SQLite's own work, system calls)"},
+      {"waitingForCpu", "the thread was ready to run and waited for a CPU (the scheduler's run delay: other "
+                        "threads and processes on the same cores, a CPU quota)"},
+      {"blocked", "the rest of the phase: the thread waited for something else (the disk, the network, a lock, "
+                  "another thread, the database server, a client)"},
     };
 
     const OutcomeDefinition kOutcomes[kOutcomeCount] = {
@@ -170,6 +188,27 @@ namespace IngestPerf
   const NameDefinition& DefinitionOf(LabelDimension dimension)
   {
     return kLabelDimensionDefinitions[static_cast<size_t>(dimension)];
+  }
+
+
+  const NameDefinition& DefinitionOf(PhasePart part)
+  {
+    return kPhaseParts[static_cast<size_t>(part)];
+  }
+
+
+  const char* PhasePartsAbsenceReason(Phase phase)
+  {
+    switch (phase)
+    {
+      case Phase::ChangeDispatch:
+        return "it spans two threads (the storing thread's OnStored, then Orthanc's change thread): no one "
+               "thread's clocks bound it";
+      case Phase::ResponseSend:
+        return "the phase itself is not measured";
+      default:
+        return nullptr;
+    }
   }
 
 

@@ -30,7 +30,17 @@ namespace IngestPerf
     ServerTotal,     // first visible event of the instance -> OnStored
     ChangeDispatch,  // OnStored -> NewInstance change delivered to OnChange
     AssociationGap,  // C-STORE: previous OnStored from the same calling AET -> next ReceivedInstance
+    RequestGap,      // HTTP: OnStored of a request -> the next request's filter on the same keep-alive connection
     ResponseSend,    // HTTP: compressing and sending the answer of an ingest request (unobservable)
+    Count
+  };
+
+  // Where a phase's time went, on the thread that ran it: the three parts add up to its duration.
+  enum class PhasePart
+  {
+    OnCpu,          // the thread's CPU time, user and kernel
+    WaitingForCpu,  // ready to run, waiting for a CPU (the scheduler's run delay)
+    Blocked,        // the rest: waiting for the disk, the network, a lock, another thread
     Count
   };
 
@@ -83,6 +93,7 @@ namespace IngestPerf
 
   constexpr size_t kTransportCount = static_cast<size_t>(Transport::Count);
   constexpr size_t kPhaseCount = static_cast<size_t>(Phase::Count);
+  constexpr size_t kPhasePartCount = static_cast<size_t>(PhasePart::Count);
   constexpr size_t kOutcomeCount = static_cast<size_t>(Outcome::Count);
   constexpr size_t kFailureReasonCount = static_cast<size_t>(FailureReason::Count);
   constexpr size_t kLabelDimensions = static_cast<size_t>(LabelDimension::Count);
@@ -105,7 +116,8 @@ namespace IngestPerf
     ReceivedInstanceHook,  // the ReceivedInstanceCallback, which only one plugin may hold
     TranscoderHook,        // the transcoder callback (IngestTranscoding and IngestPerf.TranscodeTiming)
     TimedStorage,          // the timed storage area (IngestPerf.TimedStorage)
-    RestAnswerHook         // a hook around Orthanc's REST answer, which no Orthanc has
+    RestAnswerHook,        // a hook around Orthanc's REST answer, which no Orthanc has
+    HttpConnection         // the HTTP connection a request came on (Platform/HttpConnectionIdentity)
   };
 
   struct PhaseDefinition
@@ -131,6 +143,11 @@ namespace IngestPerf
   // name: "beforeFilters", "afterFilters", "diskFull", "quota", "storageWrite", "index".
   const OutcomeDefinition& DefinitionOf(FailureReason reason);
   const NameDefinition& DefinitionOf(LabelDimension dimension);
+  const NameDefinition& DefinitionOf(PhasePart part);
+
+  // Why `phase` cannot be split into its parts, whatever the configuration (it does not run on one
+  // thread); nullptr when it can be.
+  const char* PhasePartsAbsenceReason(Phase phase);
 
   // "before", "instance", "inside", "after".
   const char* PhasePlaceName(PhasePlace place);

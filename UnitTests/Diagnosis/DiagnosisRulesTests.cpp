@@ -94,6 +94,23 @@ namespace
         target.meanMs = target.sumMs / static_cast<double>(target.count);
         target.p50Ms = std::max(target.p50Ms, source.p50Ms);
         target.p99Ms = std::max(target.p99Ms, source.p99Ms);
+        // The parts' means, weighted by the split instances.
+        PartFigures& parts = target.parts;
+        const PartFigures& more = source.parts;
+        const double before = static_cast<double>(parts.sampled);
+        const double after = before + static_cast<double>(more.sampled);
+        if (after > 0)
+        {
+          const auto weigh = [&](double a, double b) {
+            return (a * before + b * static_cast<double>(more.sampled)) / after;
+          };
+          parts.meanMs = weigh(parts.meanMs, more.meanMs);
+          parts.onCpuMs = weigh(parts.onCpuMs, more.onCpuMs);
+          parts.waitingForCpuMs = weigh(parts.waitingForCpuMs, more.waitingForCpuMs);
+          parts.blockedMs = weigh(parts.blockedMs, more.blockedMs);
+          parts.sampled += more.sampled;
+          parts.runDelaySampled += more.runDelaySampled;
+        }
       }
       all.gapsNearDelayedAck += transport.gapsNearDelayedAck;
       all.gapsNearTwoDelayedAcks += transport.gapsNearTwoDelayedAcks;
@@ -138,7 +155,7 @@ TEST(DiagnosisRules, HealthyIngestHasNoFindingAndEveryRuleSaysWhy)
   DiagnosisInput input = Healthy();
   const Diagnosis diagnosis = Diagnose(Merge(input));
   EXPECT_TRUE(diagnosis.findings.empty());
-  ASSERT_EQ(14u, diagnosis.checks.size());
+  ASSERT_EQ(16u, diagnosis.checks.size());
   std::set<std::string> ids;
   for (const RuleCheck& check : diagnosis.checks)
   {
@@ -146,8 +163,8 @@ TEST(DiagnosisRules, HealthyIngestHasNoFindingAndEveryRuleSaysWhy)
     EXPECT_FALSE(check.reason.empty()) << check.id;
     ids.insert(check.id);
   }
-  EXPECT_EQ(14u, ids.size());
-  EXPECT_EQ(14u, DiagnosisRuleIds().size());
+  EXPECT_EQ(16u, ids.size());
+  EXPECT_EQ(16u, DiagnosisRuleIds().size());
 }
 
 
@@ -723,4 +740,139 @@ TEST(DiagnosisRules, EveryShareIsOfTheSameCycle)
       EXPECT_NEAR(50 * 44.0 / 199 / (20 + gapMean), finding.shareOfCycle, 0.001);
     }
   }
+}
+
+
+namespace
+{
+  // `sampled` instances of the phase split: on a CPU, waiting for one, blocked (ms, adding up to its mean).
+  void Split(PhaseFigures& phase, uint64_t sampled, double onCpuMs, double waitingMs, double blockedMs)
+  {
+    phase.parts.sampled = sampled;
+    phase.parts.runDelaySampled = sampled;
+    phase.parts.onCpuMs = onCpuMs;
+    phase.parts.waitingForCpuMs = waitingMs;
+    phase.parts.blockedMs = blockedMs;
+    phase.parts.meanMs = onCpuMs + waitingMs + blockedMs;
+  }
+}
+
+
+TEST(DiagnosisRules, ThreadsWaitingForACpuAreNamedAndTheStorageIsNotBlamed)
+{
+  // Busy processes beside Orthanc on its cores: each store 30 ms, 20 of them waiting for a CPU.
+  DiagnosisInput input = Healthy();
+  for (TransportFigures* transport : {&Rest(input), &Dicom(input)})
+  {
+    At(*transport, Phase::Persist) = Phase_(200, 25);
+    At(*transport, Phase::ServerTotal) = Phase_(200, 30);
+    Split(At(*transport, Phase::Persist), 25, 3, 18, 4);
+    Split(At(*transport, Phase::ServerTotal), 25, 5, 20, 5);
+  }
+  Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size()) << diagnosis.findings[1].id;
+  const Finding& finding = diagnosis.findings[0];
+  EXPECT_EQ("waiting-for-cpu", finding.id);
+  EXPECT_NEAR(20.0, finding.costMsPerInstance, 0.01);  // 20 of 30 ms, on every instance
+  EXPECT_NE(std::string::npos, finding.verdict.find("Waiting for a CPU"));
+  EXPECT_NE(std::string::npos, finding.fix["action"].asString().find("CPU quota"));
+  EXPECT_EQ("high", finding.confidence);
+  EXPECT_EQ(50u, finding.evidence["serverTotalParts"]["splitInstances"].asUInt64());  // both transports
+  for (const RuleCheck& check : diagnosis.checks)
+  {
+    if (check.id == "storage-bound")
+    {
+      EXPECT_NE(std::string::npos, check.reason.find("see waiting-for-cpu")) << check.reason;
+    }
+  }
+
+  // Too few split instances: not judged.
+  for (TransportFigures* transport : {&Rest(input), &Dicom(input)})
+  {
+    Split(At(*transport, Phase::ServerTotal), 2, 5, 20, 5);
+    Split(At(*transport, Phase::Persist), 2, 3, 18, 4);
+  }
+  EXPECT_EQ(0u, Fired(Merge(input)).count("waiting-for-cpu"));
+
+  // A healthy share of waiting is no finding.
+  input = Healthy();
+  for (TransportFigures* transport : {&Rest(input), &Dicom(input)})
+  {
+    Split(At(*transport, Phase::ServerTotal), 25, 2, 0.3, 2.5);
+  }
+  EXPECT_TRUE(Fired(Merge(input)).empty());
+}
+
+
+TEST(DiagnosisRules, PersistSaysWhetherItIsBlockedOrOnACpuWhateverOwnsTheStorage)
+{
+  DiagnosisInput input = Healthy();
+  input.configuration.indexPluginSection = "PostgreSQL";
+  for (TransportFigures* transport : {&Rest(input), &Dicom(input)})
+  {
+    At(*transport, Phase::Persist) = Phase_(200, 30);
+    At(*transport, Phase::ServerTotal) = Phase_(200, 30.5);
+    Split(At(*transport, Phase::Persist), 25, 2, 1, 27);
+  }
+  Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_EQ("storage-bound", diagnosis.findings[0].id);
+  EXPECT_NE(std::string::npos, diagnosis.findings[0].verdict.find("Blocked in persist"))
+    << diagnosis.findings[0].verdict;
+  EXPECT_NE(std::string::npos, diagnosis.findings[0].verdict.find("PostgreSQL"));
+  EXPECT_EQ("medium", diagnosis.findings[0].confidence);
+  EXPECT_TRUE(diagnosis.findings[0].fix["configuration"]["IngestPerf.TimedStorage"].asBool());
+
+  // A storage plugin owns the storage area: still blocked, and the advice is not the timed storage.
+  input.configuration.storagePluginSection = "PostgreSQL.EnableStorage";
+  diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_NE(std::string::npos, diagnosis.findings[0].verdict.find("Blocked in persist"));
+  EXPECT_NE(std::string::npos, diagnosis.findings[0].verdict.find("PostgreSQL.EnableStorage"));
+  EXPECT_FALSE(diagnosis.findings[0].fix.isMember("configuration"));
+
+  // Compressing the files: on a CPU, and the fix is StorageCompression.
+  input.configuration.storagePluginSection.clear();
+  input.configuration.storageCompression = true;
+  for (TransportFigures* transport : {&Rest(input), &Dicom(input)})
+  {
+    Split(At(*transport, Phase::Persist), 25, 26, 1, 3);
+  }
+  diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_NE(std::string::npos, diagnosis.findings[0].verdict.find("On a CPU in persist"));
+  EXPECT_FALSE(diagnosis.findings[0].fix["configuration"]["StorageCompression"].asBool());
+  EXPECT_EQ(50u, diagnosis.findings[0].evidence["persistParts"]["splitInstances"].asUInt64());
+}
+
+
+TEST(DiagnosisRules, AKeepAliveClientThatWaitsBetweenRequestsIsNamedAndOneThatDoesNotIsNot)
+{
+  DiagnosisInput input = Healthy();
+  At(Rest(input), Phase::RequestGap) = Phase_(199, 7.4);
+  Split(At(Rest(input), Phase::RequestGap), 24, 0.1, 0.05, 7.25);
+  Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  const Finding& finding = diagnosis.findings[0];
+  EXPECT_EQ("slow-http-client", finding.id);
+  EXPECT_EQ("rest", finding.transport);
+  EXPECT_NE(std::string::npos, finding.verdict.find("client waits")) << finding.verdict;
+  EXPECT_NEAR(7.4 / 12.4, finding.shareOfCycle, 0.001);  // of serverTotal + requestGap
+  EXPECT_FALSE(finding.fix.isMember("configuration"));
+
+  // A client that sends at once: half a millisecond between requests.
+  At(Rest(input), Phase::RequestGap) = Phase_(199, 0.5);
+  Split(At(Rest(input), Phase::RequestGap), 24, 0.1, 0.05, 0.35);
+  EXPECT_TRUE(Fired(Merge(input)).empty());
+
+  // The time is Orthanc's own: its answer on a CPU (compressing it).
+  input.configuration.httpCompressionEnabled = true;
+  At(Rest(input), Phase::RequestGap) = Phase_(199, 7.4);
+  Split(At(Rest(input), Phase::RequestGap), 24, 6, 0.4, 1);
+  diagnosis = Diagnose(Merge(input));
+  ASSERT_FALSE(diagnosis.findings.empty());
+  EXPECT_EQ("slow-http-client", diagnosis.findings[0].id);
+  EXPECT_NE(std::string::npos, diagnosis.findings[0].verdict.find("Orthanc's answers"))
+    << diagnosis.findings[0].verdict;
+  EXPECT_FALSE(diagnosis.findings[0].fix["configuration"]["HttpCompressionEnabled"].asBool());
 }

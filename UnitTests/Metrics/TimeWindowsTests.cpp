@@ -334,3 +334,39 @@ TEST(TimeWindows, SeriesReaderAgainstWritersOnARotatingClock)
   }
   EXPECT_EQ(Stored(windows.Snapshot(Window::FiveMinutes, now)), sum);
 }
+
+
+TEST(TimeWindows, TheSplitPartsOfAPhaseAreSummedInTheWindowsAndClearedWithTheirSlot)
+{
+  TimeWindows windows(0);
+  InstanceMeasurement split = Measurement(10 * 1000000, 1000);
+  split.Set(Phase::Persist, 6 * 1000000);
+  split.SetParts(Phase::Persist, 2 * 1000000, 3 * 1000000);
+  windows.RecordStored(Transport::Rest, 1000 * kSecond, split);
+  windows.RecordStored(Transport::Rest, 1001 * kSecond, Measurement(10 * 1000000, 1000));  // not split
+  InstanceMeasurement gap;
+  gap.Set(Phase::RequestGap, 900 * kSecond, 4 * 1000000);
+  gap.SetParts(Phase::RequestGap, 1000000, InstanceMeasurement::kNotMeasured);
+  windows.RecordPhaseOf(Transport::Rest, 1002 * kSecond, gap, Phase::RequestGap);
+
+  const WindowSnapshot window = windows.Snapshot(Window::OneMinute, 1005 * kSecond);
+  const TransportSnapshot& rest = window.transports[static_cast<size_t>(Transport::Rest)];
+  const PhasePartsSnapshot& persist = rest.parts[static_cast<size_t>(Phase::Persist)];
+  EXPECT_EQ(1u, persist.sampled);
+  EXPECT_EQ(uint64_t(6000000), persist.durationNs);
+  EXPECT_EQ(uint64_t(2000000), persist.cpuNs);
+  EXPECT_EQ(uint64_t(3000000), persist.runDelayNs);
+  EXPECT_EQ(uint64_t(1000000), persist.BlockedNs());
+  EXPECT_EQ(0u, persist.onCpu.Count());  // a window keeps sums only
+  const PhasePartsSnapshot& requestGap = rest.parts[static_cast<size_t>(Phase::RequestGap)];
+  EXPECT_EQ(1u, requestGap.sampled);
+  EXPECT_EQ(0u, requestGap.runDelaySampled);
+  EXPECT_EQ(uint64_t(3000000), requestGap.BlockedNs());  // the unknown run delay counts as blocked
+  EXPECT_EQ(1u, rest.phases[static_cast<size_t>(Phase::RequestGap)].Count());
+
+  // 32 slots of 10 s later, the slot is reused from zero.
+  windows.RecordStored(Transport::Rest, 1320 * kSecond, Measurement(10 * 1000000, 1000));
+  const WindowSnapshot later = windows.Snapshot(Window::OneMinute, 1321 * kSecond);
+  EXPECT_EQ(0u,
+            later.transports[static_cast<size_t>(Transport::Rest)].parts[static_cast<size_t>(Phase::Persist)].sampled);
+}

@@ -195,3 +195,123 @@ TEST(IngestRecorder, NewInstanceChangePairsWithItsStoreOnceInTheStoresStream)
   EXPECT_EQ(1u, dispatch.Count());
   EXPECT_EQ(3 * kMs, dispatch.Max());
 }
+
+
+namespace
+{
+  ThreadClockReading Clocks(int64_t cpuNs, int64_t runDelayNs)
+  {
+    ThreadClockReading reading;
+    reading.cpuNs = cpuNs;
+    reading.runDelayNs = runDelayNs;
+    return reading;
+  }
+}
+
+
+TEST(Measure, ASampledInstancesPhasesAreSplitAndTheirPartsAddUpToEachDuration)
+{
+  CompletedInstance instance = Http(100 * kMs, 103 * kMs, 104 * kMs, 120 * kMs);
+  instance.requestGapNs = 7 * kMs;
+  InstanceClocks& clocks = instance.clocks;
+  clocks.sampled = true;
+  clocks.segmentStartNs = 100 * kMs;
+  clocks.segmentStart = Clocks(10 * kMs, 5 * kMs);
+  clocks.received = Clocks(11 * kMs, 6 * kMs);           // receive: 1 on a CPU, 1 waiting, 1 blocked
+  clocks.filtered = Clocks(11 * kMs + 800000, 6 * kMs);  // preStore: 0.8 on a CPU, 0.2 blocked
+  clocks.stored = Clocks(13 * kMs, 14 * kMs);            // persist: 1.2 on a CPU, 8 waiting, 6.8 blocked
+  clocks.previousStoredNs = 93 * kMs;                    // the gap starts at the thread's previous OnStored
+  clocks.previousStored = Clocks(9 * kMs, 5 * kMs);      // gap: 1 on a CPU, 0 waiting, 6 blocked
+
+  const InstanceMeasurement m = Measure(instance, -1);
+  EXPECT_EQ(1 * kMs, m.CpuNs(Phase::Receive));
+  EXPECT_EQ(1 * kMs, m.RunDelayNs(Phase::Receive));
+  EXPECT_EQ(1 * kMs, m.BlockedNs(Phase::Receive));
+  EXPECT_EQ(800000, m.CpuNs(Phase::PreStore));
+  EXPECT_EQ(0, m.RunDelayNs(Phase::PreStore));
+  EXPECT_EQ(200000, m.BlockedNs(Phase::PreStore));
+  EXPECT_EQ(1200000, m.CpuNs(Phase::Persist));
+  EXPECT_EQ(8 * kMs, m.RunDelayNs(Phase::Persist));
+  EXPECT_EQ(6800000, m.BlockedNs(Phase::Persist));
+  EXPECT_EQ(3 * kMs, m.CpuNs(Phase::ServerTotal));
+  EXPECT_EQ(9 * kMs, m.RunDelayNs(Phase::ServerTotal));
+  EXPECT_EQ(8 * kMs, m.BlockedNs(Phase::ServerTotal));
+  EXPECT_EQ(7 * kMs, m.Phase(Phase::RequestGap));
+  EXPECT_EQ(93 * kMs, m.PhaseStart(Phase::RequestGap));
+  EXPECT_EQ(1 * kMs, m.CpuNs(Phase::RequestGap));
+  EXPECT_EQ(0, m.RunDelayNs(Phase::RequestGap));
+  EXPECT_EQ(6 * kMs, m.BlockedNs(Phase::RequestGap));
+  for (const Phase phase : {Phase::Receive, Phase::PreStore, Phase::Persist, Phase::ServerTotal, Phase::RequestGap})
+  {
+    EXPECT_EQ(m.Phase(phase), m.CpuNs(phase) + m.RunDelayNs(phase) + m.BlockedNs(phase));
+  }
+  EXPECT_FALSE(m.HasParts(Phase::StorageWrite));  // not timed
+  EXPECT_FALSE(m.HasParts(Phase::AssociationGap));
+}
+
+
+TEST(Measure, PartsStayWithinTheirPhaseAndAreLeftOutWhereTheClocksAreNotTheInstances)
+{
+  CompletedInstance instance = Http(100 * kMs, 103 * kMs, 104 * kMs, 120 * kMs);
+  InstanceClocks& clocks = instance.clocks;
+  clocks.sampled = true;
+  clocks.segmentStartNs = 90 * kMs;  // read at another time than this instance's start
+  clocks.segmentStart = Clocks(0, 0);
+  clocks.received = Clocks(5 * kMs, 0);
+  clocks.filtered = Clocks(7 * kMs, 3 * kMs);                     // more CPU and wait than the 1 ms preStore
+  clocks.stored = Clocks(8 * kMs, ThreadClockReading::kUnknown);  // no run delay at the end
+
+  const InstanceMeasurement m = Measure(instance, -1);
+  EXPECT_FALSE(m.HasParts(Phase::Receive));
+  EXPECT_FALSE(m.HasParts(Phase::ServerTotal));
+  EXPECT_EQ(1 * kMs, m.CpuNs(Phase::PreStore));  // clamped to the duration
+  EXPECT_EQ(0, m.RunDelayNs(Phase::PreStore));
+  EXPECT_EQ(0, m.BlockedNs(Phase::PreStore));
+  EXPECT_EQ(1 * kMs, m.CpuNs(Phase::Persist));
+  EXPECT_EQ(InstanceMeasurement::kNotMeasured, m.RunDelayNs(Phase::Persist));
+  EXPECT_EQ(15 * kMs, m.BlockedNs(Phase::Persist));  // includes the unknown wait
+
+  // Not sampled: nothing split.
+  instance.clocks.sampled = false;
+  EXPECT_FALSE(Measure(instance, -1).HasParts(Phase::PreStore));
+}
+
+
+TEST(IngestRecorder, TheSplitPartsAreSummedPerStreamAndTheirQuantilesKeptPerTransport)
+{
+  IngestState pipeline(WithOverwrite(false));
+  for (int i = 0; i < 4; i++)
+  {
+    CompletedInstance instance =
+      Http((100 + 10 * i) * kMs, (102 + 10 * i) * kMs, (103 + 10 * i) * kMs, (109 + 10 * i) * kMs);
+    instance.instanceKey = 100 + i;
+    instance.receptionSecond = -1;
+    if (i % 2 == 0)
+    {
+      instance.clocks.sampled = true;
+      instance.clocks.segmentStartNs = instance.segmentStartNs;
+      instance.clocks.segmentStart = Clocks(0, 0);
+      instance.clocks.received = Clocks(0, 0);
+      instance.clocks.filtered = Clocks(0, 0);
+      instance.clocks.stored = Clocks(2 * kMs, 3 * kMs);  // persist 6 ms: 2 on a CPU, 3 waiting, 1 blocked
+    }
+    pipeline.recorder.InstanceCompleted(instance);
+  }
+  const TransportSnapshot rest = Rest(pipeline);
+  const PhasePartsSnapshot& persist = rest.parts[static_cast<size_t>(Phase::Persist)];
+  EXPECT_EQ(4u, rest.phases[static_cast<size_t>(Phase::Persist)].Count());
+  EXPECT_EQ(2u, persist.sampled);
+  EXPECT_EQ(2u, persist.runDelaySampled);
+  EXPECT_EQ(uint64_t(12 * kMs), persist.durationNs);
+  EXPECT_EQ(uint64_t(4 * kMs), persist.cpuNs);
+  EXPECT_EQ(uint64_t(6 * kMs), persist.runDelayNs);
+  EXPECT_EQ(uint64_t(2 * kMs), persist.BlockedNs());
+  EXPECT_EQ(2u, persist.onCpu.Count());
+  EXPECT_EQ(2u, persist.waitingForCpu.Count());
+  EXPECT_EQ(2u, persist.blocked.Count());
+  EXPECT_NEAR(2 * kMs, persist.onCpu.ValueAtQuantile(0.5), 2 * kMs / 8);  // a coarse bucket
+  pipeline.Reset();
+  const TransportSnapshot after = Rest(pipeline);
+  EXPECT_EQ(0u, after.parts[static_cast<size_t>(Phase::Persist)].sampled);
+  EXPECT_EQ(0u, after.parts[static_cast<size_t>(Phase::Persist)].onCpu.Count());
+}

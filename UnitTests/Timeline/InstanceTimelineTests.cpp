@@ -425,3 +425,147 @@ TEST(InstanceTimeline, KnowsWhatTheHooksBeforeOnStoredSaw)
   EXPECT_EQ(nullptr, timeline.ReceivedSyntax());
   EXPECT_EQ(kUnidentified, timeline.Open().ended.remoteIp);
 }
+
+
+namespace
+{
+  ThreadClockReading Clocks(int64_t cpuMs, int64_t runDelayMs)
+  {
+    ThreadClockReading reading;
+    reading.cpuNs = cpuMs * kMs;
+    reading.runDelayNs = runDelayMs * kMs;
+    return reading;
+  }
+
+  // What a hook does: the clocks only when the timeline wants them.
+  ThreadClockReading IfDue(const InstanceTimeline& timeline, TimelineEvent event, uint32_t period,
+                           const ThreadClockReading& reading, bool ingestRoute = true)
+  {
+    return timeline.ClocksDue(event, period, ingestRoute) ? reading : ThreadClockReading();
+  }
+}
+
+
+TEST(InstanceTimeline, OneInstanceInThePeriodHasItsClocksReadAtEachBoundAndAtTheOnStoredBeforeIt)
+{
+  constexpr uint32_t kPeriod = 3;
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  std::vector<bool> readAtStored;
+  for (int i = 0; i < 6; i++)
+  {
+    const int64_t t = 100 * i;
+    timeline.Received(t * kMs, Transport::Dicom, 500, true, nullptr, sink, nullptr,
+                      IfDue(timeline, TimelineEvent::Received, kPeriod, Clocks(t, t)));
+    timeline.Filtered((t + 1) * kMs, Transport::Dicom, true, sink,
+                      IfDue(timeline, TimelineEvent::Filtered, kPeriod, Clocks(t + 1, t)));
+    readAtStored.push_back(timeline.ClocksDue(TimelineEvent::Stored, kPeriod));
+    timeline.Stored(Stored((t + 10) * kMs, Transport::Dicom), sink,
+                    IfDue(timeline, TimelineEvent::Stored, kPeriod, Clocks(t + 3, t + 2)));
+  }
+  ASSERT_EQ(6u, sink.completed.size());
+  // The 3rd and the 6th instance of the thread, and the OnStored before each (the gap's start).
+  const std::vector<bool> sampled = {false, false, true, false, false, true};
+  EXPECT_EQ((std::vector<bool>{false, true, true, false, true, true}), readAtStored);
+  for (size_t i = 0; i < 6; i++)
+  {
+    EXPECT_EQ(sampled[i], sink.completed[i].clocks.sampled) << i;
+  }
+  const InstanceClocks& third = sink.completed[2].clocks;
+  EXPECT_EQ(200 * kMs, third.received.cpuNs);
+  EXPECT_EQ(201 * kMs, third.filtered.cpuNs);
+  EXPECT_EQ(203 * kMs, third.stored.cpuNs);
+  EXPECT_EQ(202 * kMs, third.stored.runDelayNs);
+  EXPECT_EQ(110 * kMs, third.previousStoredNs);  // the second instance's OnStored
+  EXPECT_EQ(103 * kMs, third.previousStored.cpuNs);
+  EXPECT_FALSE(sink.completed[1].clocks.stored.HasCpu());  // the end of an instance not sampled is not kept
+
+  // Period 0: never.
+  InstanceTimeline off;
+  EXPECT_FALSE(off.ClocksDue(TimelineEvent::Received, 0));
+  EXPECT_FALSE(off.ClocksDue(TimelineEvent::Stored, 0));
+}
+
+
+TEST(InstanceTimeline, EveryInstanceOfARequestIsASegmentOfItsOwn)
+{
+  // Period 1: every instance; a ZIP request's second instance starts at the first one's OnStored.
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  EXPECT_FALSE(timeline.ClocksDue(TimelineEvent::HttpRequest, 1, false));  // not an ingest route
+  timeline.HttpRequest(0, true, true, Transport::Rest, sink, false, kUnidentified, 7,
+                       IfDue(timeline, TimelineEvent::HttpRequest, 1, Clocks(0, 0)));
+  timeline.Received(2 * kMs, Transport::Rest, 10, true, nullptr, sink, nullptr,
+                    IfDue(timeline, TimelineEvent::Received, 1, Clocks(1, 0)));
+  timeline.Filtered(3 * kMs, Transport::Rest, false, sink, IfDue(timeline, TimelineEvent::Filtered, 1, Clocks(2, 0)));
+  timeline.Stored(Stored(5 * kMs, Transport::Rest), sink, IfDue(timeline, TimelineEvent::Stored, 1, Clocks(3, 1)));
+  timeline.Received(6 * kMs, Transport::Rest, 10, true, nullptr, sink, nullptr,
+                    IfDue(timeline, TimelineEvent::Received, 1, Clocks(4, 1)));
+  timeline.Filtered(7 * kMs, Transport::Rest, false, sink, IfDue(timeline, TimelineEvent::Filtered, 1, Clocks(5, 1)));
+  timeline.Stored(Stored(9 * kMs, Transport::Rest), sink, IfDue(timeline, TimelineEvent::Stored, 1, Clocks(6, 2)));
+  ASSERT_EQ(2u, sink.completed.size());
+  const CompletedInstance& second = sink.completed[1];
+  EXPECT_TRUE(second.clocks.sampled);
+  EXPECT_EQ(5 * kMs, second.segmentStartNs);
+  EXPECT_EQ(5 * kMs, second.clocks.segmentStartNs);  // the first one's OnStored, read there
+  EXPECT_EQ(3 * kMs, second.clocks.segmentStart.cpuNs);
+  EXPECT_EQ(4 * kMs, second.clocks.received.cpuNs);
+  EXPECT_EQ(-1, second.requestGapNs);  // not the request's first instance
+}
+
+
+TEST(InstanceTimeline, TheGapBetweenTwoRequestsOfOneConnection)
+{
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  auto request = [&](int64_t startMs, uint64_t connection, bool ingest = true) {
+    timeline.HttpRequest(startMs * kMs, true, ingest, Transport::Rest, sink, false, kUnidentified, connection);
+    if (ingest)
+    {
+      timeline.Received((startMs + 1) * kMs, Transport::Rest, 10, true, nullptr, sink);
+      timeline.Filtered((startMs + 2) * kMs, Transport::Rest, false, sink);
+      timeline.Stored(Stored((startMs + 4) * kMs, Transport::Rest), sink);
+    }
+  };
+  request(0, 5);
+  request(11, 5);  // 7 ms after the first one's OnStored, same connection
+  request(30, 6);  // another connection on this thread
+  request(40, 0);  // a connection not known
+  request(50, 0);
+  request(60, 9);
+  request(70, 9, false);  // another request of the connection in between: it holds part of the time
+  request(80, 9);
+  ASSERT_EQ(7u, sink.completed.size());
+  EXPECT_EQ(-1, sink.completed[0].requestGapNs);
+  EXPECT_EQ(7 * kMs, sink.completed[1].requestGapNs);
+  EXPECT_EQ(-1, sink.completed[2].requestGapNs);
+  EXPECT_EQ(-1, sink.completed[3].requestGapNs);
+  EXPECT_EQ(-1, sink.completed[4].requestGapNs);
+  EXPECT_EQ(-1, sink.completed[5].requestGapNs);
+  EXPECT_EQ(-1, sink.completed[6].requestGapNs);
+}
+
+
+TEST(InstanceTimeline, TimedStorageCreatesAddTheirClocks)
+{
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  timeline.Received(0, Transport::Dicom, 10, true, nullptr, sink, nullptr, Clocks(0, 0));
+  timeline.Filtered(1 * kMs, Transport::Dicom, false, sink, Clocks(1, 0));
+  timeline.StorageCreated(2 * kMs, 5 * kMs, Clocks(2, 0), Clocks(3, 1));
+  timeline.StorageCreated(6 * kMs, 8 * kMs, Clocks(4, 1), Clocks(5, 1));
+  timeline.Stored(Stored(9 * kMs, Transport::Dicom), sink, Clocks(6, 1));
+  ASSERT_EQ(1u, sink.completed.size());
+  const InstanceClocks& clocks = sink.completed[0].clocks;
+  EXPECT_EQ(2 * kMs, clocks.createCpuNs);
+  EXPECT_EQ(1 * kMs, clocks.createRunDelayNs);
+  EXPECT_EQ(2 * kMs, clocks.firstCreateStart.cpuNs);
+  EXPECT_EQ(5 * kMs, clocks.lastCreateEnd.cpuNs);
+
+  // A create whose clocks were not read leaves the sum unknown, never short.
+  timeline.Received(10 * kMs, Transport::Dicom, 10, true, nullptr, sink, nullptr, Clocks(10, 0));
+  timeline.Filtered(11 * kMs, Transport::Dicom, false, sink, Clocks(11, 0));
+  timeline.StorageCreated(12 * kMs, 13 * kMs, Clocks(12, 0), ThreadClockReading());
+  timeline.Stored(Stored(14 * kMs, Transport::Dicom), sink, Clocks(14, 0));
+  EXPECT_EQ(ThreadClockReading::kUnknown, sink.completed[1].clocks.createCpuNs);
+}

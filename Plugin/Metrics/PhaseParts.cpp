@@ -1,0 +1,81 @@
+#include "Metrics/PhaseParts.h"
+
+#include <algorithm>
+
+namespace IngestPerf
+{
+  void PhasePartsSnapshot::Merge(const PhasePartsSnapshot& other)
+  {
+    sampled += other.sampled;
+    durationNs += other.durationNs;
+    cpuNs += other.cpuNs;
+    runDelayNs += other.runDelayNs;
+    runDelaySampled += other.runDelaySampled;
+    onCpu.Merge(other.onCpu);
+    waitingForCpu.Merge(other.waitingForCpu);
+    blocked.Merge(other.blocked);
+  }
+
+
+  void PhasePartSums::Record(int64_t duration, int64_t cpu, int64_t runDelay)
+  {
+    sampled.fetch_add(1, std::memory_order_relaxed);
+    durationNs.fetch_add(static_cast<uint64_t>(duration), std::memory_order_relaxed);
+    cpuNs.fetch_add(static_cast<uint64_t>(cpu), std::memory_order_relaxed);
+    if (runDelay >= 0)
+    {
+      runDelayNs.fetch_add(static_cast<uint64_t>(runDelay), std::memory_order_relaxed);
+      runDelaySampled.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+
+  void PhasePartSums::AddTo(PhasePartsSnapshot& target) const
+  {
+    // A reader may see a sample's count without all its sums: each part stays within the duration.
+    const uint64_t duration = durationNs.load(std::memory_order_relaxed);
+    const uint64_t cpu = std::min(cpuNs.load(std::memory_order_relaxed), duration);
+    target.sampled += sampled.load(std::memory_order_relaxed);
+    target.durationNs += duration;
+    target.cpuNs += cpu;
+    target.runDelayNs += std::min(runDelayNs.load(std::memory_order_relaxed), duration - cpu);
+    target.runDelaySampled += runDelaySampled.load(std::memory_order_relaxed);
+  }
+
+
+  void PhasePartSums::Clear()
+  {
+    sampled.store(0, std::memory_order_relaxed);
+    durationNs.store(0, std::memory_order_relaxed);
+    cpuNs.store(0, std::memory_order_relaxed);
+    runDelayNs.store(0, std::memory_order_relaxed);
+    runDelaySampled.store(0, std::memory_order_relaxed);
+  }
+
+
+  void PhasePartHistograms::Record(int64_t duration, int64_t cpu, int64_t runDelay)
+  {
+    onCpu.Record(cpu);
+    if (runDelay >= 0)
+    {
+      waitingForCpu.Record(runDelay);
+    }
+    blocked.Record(duration - cpu - (runDelay >= 0 ? runDelay : 0));
+  }
+
+
+  void PhasePartHistograms::AddTo(PhasePartsSnapshot& target) const
+  {
+    onCpu.AddTo(target.onCpu);
+    waitingForCpu.AddTo(target.waitingForCpu);
+    blocked.AddTo(target.blocked);
+  }
+
+
+  void PhasePartHistograms::Clear()
+  {
+    onCpu.Clear();
+    waitingForCpu.Clear();
+    blocked.Clear();
+  }
+}
