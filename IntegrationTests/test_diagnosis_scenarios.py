@@ -175,6 +175,36 @@ def duplicates_premise(orthanc, stats):
 def healthy_premise(orthanc, stats):
     assert p50(stats, "dicom", "associationGap") < 20
     assert p50(stats, "rest", "serverTotal") < 30
+    # the HTTP client's requests follow each other on one connection, with no wait of its own
+    assert phases(stats, "rest")["requestGap"]["count"] >= orthanc.scenario["sent"]["http"] - 1
+
+
+def cpu_starved_premise(orthanc, stats):
+    assert phases(stats, "rest")["serverTotal"]["parts"]["waitingForCpu"]["share"] >= 0.3
+
+
+def slow_http_client_premise(orthanc, stats):
+    gap = phases(stats, "rest")["requestGap"]
+    assert gap["count"] == orthanc.scenario["sent"]["http"] - 1  # every request but the first: one connection
+    assert gap["p50"] >= orthanc.scenario["pauseMs"]
+
+
+# Where the scenario's time goes, from the split of its phases: (transport, phase, part, its least share
+# of the phase's time, a text the verdict says). Every instance is split (bottleneck_scenarios.PARTS_SAMPLING).
+PARTS = {
+    "nagle_stall": ("dicom", "associationGap", "blocked", 0.8, None),
+    "cpu_starved": ("rest", "serverTotal", "waitingForCpu", 0.3, "Waiting for a CPU"),
+    "slow_http_client": ("rest", "requestGap", "blocked", 0.6, "client waits"),
+    "transcoding_bound-Off": ("rest", "preStore", "onCpu", 0.6, "on a CPU"),
+    "transcoding_bound-FallThrough": ("rest", "transcode", "onCpu", 0.6, "on a CPU"),
+    "storage_bound-slow-disk": ("rest", "storageWrite", "blocked", 0.6, "blocked (the disk"),
+    "storage_bound-slow-disk-untimed": ("rest", "persist", "blocked", 0.5, "Blocked in persist"),
+    "storage_bound-storage-plugin": ("rest", "persist", "blocked", 0.5, "Blocked in persist"),
+    "storage_bound-compression": ("rest", "storagePrepare", "onCpu", 0.6, "on a CPU"),
+    "index_bound-postgresql-slow": ("rest", "indexUpdate", "blocked", 0.5, "blocked (the database server"),
+    "slow_filter": ("rest", "preStore", "onCpu", 0.6, None),
+    "slow_upload": ("rest", "receive", "blocked", 0.6, None),
+}
 
 
 # (case, scenario, its options, premise, the rule expected on 1.10.1, on 1.12.7 if it runs there)
@@ -222,11 +252,14 @@ CASES = [
      "stores-failing"),
     ("stores_failing-refused", "stores_failing", {"variant": "refused"}, failing_premise, "stores-failing",
      "stores-failing"),
+    ("cpu_starved", "cpu_starved", {"instances": 15}, cpu_starved_premise, "waiting-for-cpu", None),
+    ("slow_http_client", "slow_http_client", {"instances": 20}, slow_http_client_premise, "slow-http-client",
+     "slow-http-client"),
     ("healthy", "healthy", {"instances": 20}, healthy_premise, None, None),
 ]
 ON_BOTH = {"nagle_stall", "sender_stall-storescu", "dicom_pool_saturated", "http_threads_saturated",
            "compressed_answers", "stores_failing-disk-full", "stores_failing-quota", "stores_failing-refused",
-           "healthy"}
+           "slow_http_client", "healthy"}
 
 
 def params():
@@ -276,7 +309,8 @@ def test_the_diagnosis_names_the_scenario_and_nothing_else(orthanc_version, case
         options["postgresql"] = postgresql
     orthanc = getattr(scenarios, scenario)(orthanc_factory, series_factory, **options)
 
-    premise(orthanc, orthanc.stats())
+    stats = orthanc.stats()
+    premise(orthanc, stats)
     answer = orthanc.scenario["during"]["diagnosis"] if "during" in options else diagnosis_now(orthanc)
     fired = [rule["id"] for rule in answer["rules"] if rule["fired"]]
     top = answer["findings"][0]["id"] if answer["findings"] else None
@@ -288,6 +322,17 @@ def test_the_diagnosis_names_the_scenario_and_nothing_else(orthanc_version, case
 
     reasons = {rule["id"]: rule["reason"] for rule in answer["rules"]}
     fired = without_gaps_across_failed_stores(answer, fired)
+    if name in PARTS:
+        # The parts of the scenario's phase, each instance split: they add up to its mean, and the
+        # scenario's cause is where its time goes.
+        transport, phase, part, share, said = PARTS[name]
+        parts = phases(stats, transport)[phase]["parts"]
+        assert parts["sampled"] >= 5, parts
+        total = sum(parts[p]["mean"] for p in ("onCpu", "waitingForCpu", "blocked") if "mean" in parts[p])
+        assert total == pytest.approx(parts["mean"], abs=0.005), parts
+        assert parts[part]["share"] >= share, (phase, parts)
+        if said and expected:
+            assert said in answer["findings"][0]["verdict"], answer["findings"][0]["verdict"]
     assert top == expected, (answer["verdict"], reasons)
     assert fired == ([expected] if expected else []), reasons
     if expected:

@@ -114,6 +114,12 @@ compressed_answers     Orthanc's default HttpCompressionEnabled, 60 instances by
                        times or instances/s beyond the run-to-run spread. 0.5 s.
 duplicates_and_rejects one series of 30 instances sent twice by HTTP, then 10 bodies that are not
                        DICOM (400). Outcomes stored 30, alreadyStored 30, notDicom 10. 0.5 s.
+cpu_starved            Orthanc's threads and 3 processes that only burn CPU on one core, same priority;
+                       15 instances by HTTP from the other core. rest serverTotal 3-4 times its
+                       healthy figure, 60-75% of it waiting for a CPU. 2 s.
+slow_http_client       one keep-alive HTTP client waiting 7 ms after each answer; 30 instances. rest
+                       requestGap 9-11 ms, 90% of it blocked (the client), serverTotal 3-5. 1 s.
+                       pause=0: the client's own turnaround, requestGap 1-4 ms.
 healthy                60 instances by HTTP (identity), then another 60 by storescu, TCP_NODELAY on
                        both sides. serverTotal 2.7 on both, associationGap 0.9. 1 s.
 """
@@ -139,6 +145,7 @@ IDENTITY = "identity"
 ORTHANC_DICOM_THREADS = 4  # Orthanc's default DicomThreadsCount
 ORTHANC_HTTP_THREADS = 50  # Orthanc's default HttpThreadsCount
 GZIP = "gzip, deflate"  # what python-requests sends by default
+PARTS_SAMPLING = 1  # IngestPerf.PhasePartsSampling of every scenario's Orthanc (see _start)
 
 
 # --- shared pieces ------------------------------------------------------------------------------
@@ -154,7 +161,10 @@ def _test_library(orthanc, name):
 def _start(orthanc_factory, prepare=None, config=None, **kwargs):
     """An Orthanc with the ingest-perf plugin; prepare(orthanc), if given, completes its
     configuration (extra_config, env) before it starts. config: orthanc.json keys applied last, over
-    the scenario's own (a fix to measure); a key set to None is left out, so Orthanc's default applies."""
+    the scenario's own (a fix to measure); a key set to None is left out, so Orthanc's default applies.
+    Every instance has its phases split (PhasePartsSampling 1, PARTS_SAMPLING): a scenario of 15
+    instances then gives the rules the 5 split instances they read, where the default (one in 8) needs 40."""
+    kwargs["ingest_perf"] = dict({"PhasePartsSampling": PARTS_SAMPLING}, **kwargs.get("ingest_perf", {}))
     orthanc = orthanc_factory(start=False, **kwargs)
     if prepare is not None:
         prepare(orthanc)
@@ -719,6 +729,49 @@ def stores_failing(orthanc_factory, series_factory, variant="disk-full", instanc
     return _describe(orthanc, "stores_failing", expected, sent, seconds, variant=variant)
 
 
+def _pin(pid, core):
+    """Every thread of process `pid` onto one core (the threads it makes later inherit it)."""
+    for task in os.listdir("/proc/%d/task" % pid):
+        try:
+            os.sched_setaffinity(int(task), {core})
+        except ProcessLookupError:
+            pass  # a thread that ended meanwhile
+
+
+def cpu_starved(orthanc_factory, series_factory, instances=15, hogs=3):
+    """A host that gives Orthanc no CPU: Orthanc's threads and `hogs` processes that only burn CPU,
+    all on one core at the same priority (the hogs are started by this process, so with its nice
+    value, as Orthanc), one keep-alive HTTP client on the other cores. Orthanc's threads get a share
+    of the core: each store waits for it."""
+    orthanc = _start(orthanc_factory)
+    core = max(os.sched_getaffinity(0))
+    _pin(orthanc.pid, core)
+    burners = [subprocess.Popen(["sh", "-c", "while :; do :; done"], preexec_fn=lambda: os.sched_setaffinity(0, {core}))
+               for _ in range(hogs)]
+    try:
+        bodies = read_files(series_factory(instances, 25))
+        _, seconds = _timed(_http_upload, orthanc, bodies)
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+    return _describe(orthanc, "cpu_starved",
+                     "rest serverTotal several times longer, most of it waiting for a CPU (the parts of every "
+                     "phase: waitingForCpu), blocked small", {"http": instances}, seconds, hogs=hogs, core=core)
+
+
+def slow_http_client(orthanc_factory, series_factory, instances=30, pause=0.007):
+    """One keep-alive HTTP client that waits `pause` after each answer before its next request (the
+    Orthanc team's 7 ms between two uploads); pause=0: a client that sends at once."""
+    orthanc = _start(orthanc_factory)
+    bodies = read_files(series_factory(instances, 26))
+    uploads, seconds = _timed(_http_upload, orthanc, bodies, each=(lambda upload: time.sleep(pause)) if pause else None)
+    return _describe(orthanc, "slow_http_client",
+                     "rest requestGap ~%.0f ms more than the client's own turnaround (1-4 ms), mostly blocked; "
+                     "serverTotal a few ms" % (pause * 1000), {"http": instances}, seconds, pauseMs=pause * 1000,
+                     requestMs=_request_ms(uploads))
+
+
 def healthy(orthanc_factory, series_factory, instances=60):
     """Nothing slow: HTTP with identity answers, then C-STORE with TCP_NODELAY at both ends."""
     orthanc = _start(orthanc_factory, env=NODELAY)
@@ -732,4 +785,4 @@ def healthy(orthanc_factory, series_factory, instances=60):
 SCENARIOS = {function.__name__: function for function in (
     nagle_stall, sender_stall, slow_sender, dicom_pool_saturated, http_threads_saturated, transcoding_bound,
     storage_bound, index_bound, slow_change_consumer, slow_filter, slow_upload, compressed_answers,
-    duplicates_and_rejects, stores_failing, healthy)}
+    duplicates_and_rejects, stores_failing, cpu_starved, slow_http_client, healthy)}

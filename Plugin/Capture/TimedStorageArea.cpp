@@ -167,6 +167,7 @@ namespace IngestPerf
     {
       state.reason = "the configuration enables another storage plugin (" + configuration.storagePluginSection +
                      "): Orthanc accepts one storage area only, this plugin leaves it to that plugin";
+      state.heldByAnotherPlugin = true;
       return state;
     }
 
@@ -190,6 +191,7 @@ namespace IngestPerf
     {
       state.reason = std::string("Orthanc refused the storage area (") + OrthancSdk::ErrorDescription(code) +
                      "): a plugin loaded earlier holds it";
+      state.heldByAnotherPlugin = true;
       storage.reset();
       return state;
     }

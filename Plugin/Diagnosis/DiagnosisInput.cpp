@@ -120,6 +120,9 @@ namespace IngestPerf
     input.orthancVersion = status.orthancVersion;
     input.configuration = status.configuration;
     input.timedStorageActive = status.storage.active;
+    input.storageOwner = !status.configuration.storagePluginSection.empty() ? status.configuration.storagePluginSection
+                         : status.storage.heldByAnotherPlugin               ? "a storage plugin loaded before this one"
+                                                                            : "";
     input.transcoderHook = status.hooks.transcoder.registered;
     input.dicomTcpNoDelay = status.dicomTcpNoDelay.inEffect;
     input.sinceReset = report.snapshot.History();

@@ -122,8 +122,11 @@ namespace IngestPerf
     // The host.
     std::string orthancVersion;
     Configuration configuration;
-    bool dicomTcpNoDelay = false;         // TCP_NODELAY in effect on Orthanc's DICOM associations
-    bool timedStorageActive = false;      // IngestPerf.TimedStorage asked for, and started
+    bool dicomTcpNoDelay = false;     // TCP_NODELAY in effect on Orthanc's DICOM associations
+    bool timedStorageActive = false;  // IngestPerf.TimedStorage asked for, and started
+    // Who owns Orthanc's storage area when it is not Orthanc's folder: a known storage plugin's
+    // section, or "a plugin loaded before this one" (the timed storage was refused); "" otherwise.
+    std::string storageOwner;
     bool transcoderHook = false;          // the transcode phase can be measured
     int64_t dicomConnectionsNow = -1;     // Orthanc's DICOM connections as last read; -1 unknown
     int64_t httpConnectionsNow = -1;      // to HttpPort, in the last sample if it is recent; -1 unknown

@@ -895,7 +895,7 @@ namespace IngestPerf
         const std::string index = input_.configuration.indexPluginSection.empty()
                                     ? std::string("SQLite")
                                     : input_.configuration.indexPluginSection;
-        const std::string& storagePlugin = input_.configuration.storagePluginSection;
+        const std::string& storagePlugin = input_.storageOwner;
         const std::string storage = storagePlugin.empty() ? "the disk of StorageDirectory" : storagePlugin;
         if (!split)
         {
@@ -953,10 +953,9 @@ namespace IngestPerf
         }
         else
         {
-          f.fix["action"] = "The storage plugin (" + storagePlugin +
-                            ") owns the storage area, so the plugin cannot "
-                            "time its writes apart: look at its store (the database or object store, the network "
-                            "to it) and at the index (" +
+          f.fix["action"] = "The storage area belongs to " + storagePlugin +
+                            ", so this plugin cannot time its writes apart: look at its store (the database or "
+                            "object store, the network to it) and at the index (" +
                             index + ")";
           f.fix["effect"] = "Not a configuration change: each store shortens by what a faster storage or index saves";
         }
@@ -1185,6 +1184,16 @@ namespace IngestPerf
         }
         const bool split = PartsKnown(gap);
         const bool orthancsAnswer = split && gap.parts.OnCpuShare() >= kAnswerCpuShare;
+        // Split, the client's time is the blocked part: a gap made long by Orthanc's thread waiting for
+        // a CPU (sending the answer late) is waiting-for-cpu's, not the client's.
+        const double clientMs = split ? gap.meanMs * gap.parts.BlockedShare() : gap.meanMs;
+        if (split && !orthancsAnswer && (clientMs < kRequestGapMs || clientMs < kRequestGapShare * cycle))
+        {
+          Check(id, false,
+                "requestGap " + MeanAndTail(gap) + Format(", %.0f%% of a %.1f ms cycle; ", 100 * share, cycle) +
+                  PartsText(gap) + Format(": the client's part %.1f ms", clientMs));
+          return;
+        }
         Check(id, true,
               "requestGap " + MeanAndTail(gap) + Format(", %.0f%% of a %.1f ms cycle", 100 * share, cycle) +
                 (split ? ", " + PartsText(gap) : ""));

@@ -31,7 +31,8 @@ namespace IngestPerf
   {
     bool requested = false;
     bool active = false;
-    std::string reason;  // why not active, when requested
+    bool heldByAnotherPlugin = false;  // another plugin owns Orthanc's storage area
+    std::string reason;                // why not active, when requested
     std::string root;
   };
 

@@ -824,7 +824,7 @@ TEST(DiagnosisRules, PersistSaysWhetherItIsBlockedOrOnACpuWhateverOwnsTheStorage
   EXPECT_TRUE(diagnosis.findings[0].fix["configuration"]["IngestPerf.TimedStorage"].asBool());
 
   // A storage plugin owns the storage area: still blocked, and the advice is not the timed storage.
-  input.configuration.storagePluginSection = "PostgreSQL.EnableStorage";
+  input.storageOwner = "PostgreSQL.EnableStorage";
   diagnosis = Diagnose(Merge(input));
   ASSERT_EQ(1u, diagnosis.findings.size());
   EXPECT_NE(std::string::npos, diagnosis.findings[0].verdict.find("Blocked in persist"));
@@ -832,7 +832,7 @@ TEST(DiagnosisRules, PersistSaysWhetherItIsBlockedOrOnACpuWhateverOwnsTheStorage
   EXPECT_FALSE(diagnosis.findings[0].fix.isMember("configuration"));
 
   // Compressing the files: on a CPU, and the fix is StorageCompression.
-  input.configuration.storagePluginSection.clear();
+  input.storageOwner.clear();
   input.configuration.storageCompression = true;
   for (TransportFigures* transport : {&Rest(input), &Dicom(input)})
   {
@@ -875,4 +875,21 @@ TEST(DiagnosisRules, AKeepAliveClientThatWaitsBetweenRequestsIsNamedAndOneThatDo
   EXPECT_NE(std::string::npos, diagnosis.findings[0].verdict.find("Orthanc's answers"))
     << diagnosis.findings[0].verdict;
   EXPECT_FALSE(diagnosis.findings[0].fix["configuration"]["HttpCompressionEnabled"].asBool());
+}
+
+
+TEST(DiagnosisRules, ARequestGapMadeLongByOrthancWaitingForACpuIsNotTheClients)
+{
+  DiagnosisInput input = Healthy();
+  At(Rest(input), Phase::RequestGap) = Phase_(199, 7.2);
+  Split(At(Rest(input), Phase::RequestGap), 24, 0.6, 4.1, 2.5);  // the client's part: 2.5 ms
+  const Diagnosis diagnosis = Diagnose(Merge(input));
+  EXPECT_TRUE(diagnosis.findings.empty());
+  for (const RuleCheck& check : diagnosis.checks)
+  {
+    if (check.id == "slow-http-client")
+    {
+      EXPECT_NE(std::string::npos, check.reason.find("the client's part 2.5 ms")) << check.reason;
+    }
+  }
 }
