@@ -47,7 +47,8 @@ def not_measured(text):
 # answer's come from the plugin's vocabulary; the report takes them from the answer).
 ORDER = {"transports": ["rest", "dicom", "plugin", "job"],
          "phases": ["receive", "preStore", "transcode", "persist", "storagePrepare", "storageWrite", "indexUpdate",
-                    "serverTotal", "changeDispatch", "associationGap", "responseSend"],
+                    "serverTotal", "changeDispatch", "associationGap", "requestGap", "responseSend"],
+         "phaseParts": ["onCpu", "waitingForCpu", "blocked"],
          "outcomes": ["stored", "alreadyStored", "notDicom", "rejected", "failed", "requestWithoutInstance"]}
 
 
@@ -79,6 +80,29 @@ def histogram(count, mean=None, p50=None, p90=None, p99=None, maximum=None):
 
 def unobservable(reason):
     return {"observable": False, "reason": reason}
+
+
+RUN_DELAY_REASON = ("the kernel gives no run delay of a thread (no /proc/thread-self/schedstat: a kernel built "
+                    "without CONFIG_SCHED_INFO)")
+
+
+def parts(sampled, on_cpu, waiting, blocked, without_run_delay=0):
+    """A phase's `parts`: its mean over `sampled` split instances, and each part's mean and share of it;
+    `waiting` None: the kernel gave no run delay (blocked holds it, for all of them)."""
+    mean = on_cpu + (waiting or 0.0) + blocked
+    part = lambda value: {"mean": value, "share": round(value / mean, 3)}  # noqa: E731
+    answer = {"sampled": sampled, "mean": mean, "onCpu": part(on_cpu), "blocked": part(blocked),
+              "waitingForCpu": unobservable(RUN_DELAY_REASON) if waiting is None else part(waiting)}
+    if waiting is None or without_run_delay:
+        answer["blocked"]["includesWaitingForCpuOf"] = without_run_delay or sampled
+    return answer
+
+
+def parts_rows(lines):
+    """The rows of the tables of where each phase's time goes: a phase, its split instances, and each part's
+    ms and %."""
+    return [line.split() for line in lines
+            if line.startswith("  ") and line.split()[0] in ORDER["phases"] and len(line.split()) == 8]
 
 
 def transport(stored=0, already=0, phases=None, ips=0.0, mbps=0.0, active=0.0):
@@ -206,6 +230,56 @@ def test_failed_stores_with_their_reasons_and_records_from_before_a_reset(docume
     text = perf_report.render(document, width=200)
     assert "DICOM (C-STORE): 30 stored, 3 failed (2 diskFull, 1 quota) | " in text
     assert "; 2 started before the reset" in text
+
+
+def test_where_each_phase_s_time_goes(document):
+    """After a transport's phase table, its phases with split instances: each part's mean (ms) and share (%),
+    in the vocabulary's order; a phase without split instances (or that cannot be split) is no row."""
+    phases = document["transports"]["dicom"]["phases"]
+    phases["preStore"]["parts"] = parts(4, 0.35, 0.01, 0.05)
+    phases["persist"]["parts"] = parts(4, 1.5, 2.25, 1.25)
+    phases["associationGap"]["parts"] = parts(3, 0.8, 0.2, 88.5)
+    phases["changeDispatch"]["parts"] = unobservable("it spans two threads")
+    phases["serverTotal"]["parts"] = {"sampled": 0}
+    document["configuration"] = {"PhasePartsSampling": 8}
+    text = perf_report.render(document, width=80)
+    lines = text.splitlines()
+    assert widest(text) <= 80
+    title = next(i for i, line in enumerate(lines) if line.startswith("  Where each phase's time goes"))
+    assert "one in 8 per thread (IngestPerf.PhasePartsSampling)" in " ".join(" ".join(lines[title:title + 2]).split())
+    header = next(line.split() for line in lines[title:] if line.split()[:2] == ["phase", "split"])
+    assert header == ["phase", "split", "onCpu", "%", "waitingForCpu", "%", "blocked", "%"]
+    # After the phase table, in the vocabulary's order, the shares in % of the phase's mean.
+    assert title > max(i for i, line in enumerate(lines) if line.split()[:1] == ["associationGap"]
+                       and len(line.split()) == 7)
+    assert parts_rows(lines) == [
+        ["preStore", "4", "0.350", "85", "0.010", "2", "0.050", "12"],
+        ["persist", "4", "1.500", "30", "2.250", "45", "1.250", "25"],
+        ["associationGap", "3", "0.800", "1", "0.200", "0", "88.500", "99"]]
+    assert "not observable" not in text
+
+    # Without a run delay: "-" for waiting, and said once, with its reason; blocked holds it.
+    phases["persist"]["parts"] = parts(4, 1.5, None, 3.5)
+    phases["preStore"]["parts"] = parts(4, 0.35, 0.01, 0.05, without_run_delay=1)
+    text = perf_report.render(document, width=80)
+    assert widest(text) <= 80
+    assert ["persist", "4", "1.500", "30", "-", "-", "3.500", "70"] in parts_rows(text.splitlines())
+    said = " ".join(text.split())
+    assert "note: waitingForCpu is not observable for persist: " + RUN_DELAY_REASON in said
+    assert "note: blocked includes the wait for a CPU for preStore (1 of 4 instances), persist" in said
+
+    # Too narrow for the table: a record per phase, each part's figures together, none cut.
+    narrow = perf_report.render(document, width=40)
+    assert widest(narrow) <= 40
+    said = " ".join(narrow.split())
+    assert "persist, 4 split: onCpu 1.500 ms 30%, waitingForCpu not observable, blocked 3.500 ms 70%" in said
+    assert "associationGap, 3 split: onCpu 0.800 ms 1%, waitingForCpu 0.200 ms 0%, blocked 88.500 ms 99%" in said
+    assert not any(line.rstrip().endswith(" ms") for line in narrow.splitlines())  # a figure beside its unit
+
+    # No split instance: no table.
+    for name in phases:
+        phases[name].pop("parts", None)
+    assert "Where each phase's time goes" not in perf_report.render(document, width=80)
 
 
 def test_each_reason_once_for_every_transport(document):
@@ -389,6 +463,8 @@ def test_every_line_fits_the_width_and_no_figure_is_cut(document, width):
         {"remoteAet": "(other)", "distinctAets": 12, "finished": 40, "inProgress": 0, "byConnection": 0,
          "inferred": 0, "instancesPerAssociation": {"mean": 2.5}, "gap": {"mean": 1245.125, "p99": 18389.5}}]}
     document["transports"]["dicom"]["phases"]["persist"] = histogram(30, 6124.3, 5423.1, 6930.4, 113525.25, 113525.25)
+    document["transports"]["dicom"]["phases"]["persist"]["parts"] = parts(4, 1.5, None, 113523.75)
+    document["transports"]["dicom"]["phases"]["associationGap"]["parts"] = parts(3, 0.8, 0.2, 88.5)
     text = perf_report.render(document, width=width) + perf_report.render_slowest(SLOWEST, width=width)
     assert widest(text) <= width, [line for line in text.splitlines() if len(line) > width]
     assert "..." not in text
@@ -398,6 +474,9 @@ def test_every_line_fits_the_width_and_no_figure_is_cut(document, width):
     assert "1b9e7a3c-7d3c1d2a-0e5f6a7b-8c9d0e1f-2a3b4c5d," in words or width < 49  # 44 characters, indented
     persist = [w for w in words if w.startswith("113525.")]
     assert persist and all(re.fullmatch(r"113525\.\d{1,3},?", w) for w in persist), persist
+    blocked = [w for w in words if w.startswith("113523.")]
+    assert blocked and all(re.fullmatch(r"113523\.\d{1,3}", w) for w in blocked), blocked
+    assert "waitingForCpu is not observable for persist: " + RUN_DELAY_REASON in " ".join(words)
 
 
 def test_only_the_standard_library():
@@ -415,11 +494,12 @@ def test_only_the_standard_library():
 @pytest.fixture(scope="module")
 def live(tmp_path_factory, plugin_path, orthanc_version, series_factory):
     """A real Orthanc that has stored 10 instances by C-STORE from each of two calling AETs (one of the
-    longest, 16 characters) and 10 by HTTP, behind its authentication."""
+    longest, 16 characters) and 10 by HTTP, behind its authentication, each instance's phases split into
+    parts."""
     from ingest_perf.orthanc_process import OrthancProcess
 
     orthanc = OrthancProcess(str(tmp_path_factory.mktemp("report-orthanc")), plugin_path=plugin_path,
-                             orthanc=orthanc_version,
+                             orthanc=orthanc_version, ingest_perf={"PhasePartsSampling": 1},  # every one split
                              extra_config={"AuthenticationEnabled": True, "RegisteredUsers": {"admin": "s3cret"}})
     orthanc.start()
     try:
@@ -450,6 +530,24 @@ def section(lines, title):
     return lines[start:end]
 
 
+def check_parts_rows(lines, transport_stats):
+    """Each row of the table of where each phase's time goes says the split instances, and each part's mean
+    and share, as /perf/stats does; a row for each phase with split instances, and only those."""
+    rows = {row[0]: row for row in parts_rows(lines)}
+    split = {name: phase["parts"] for name, phase in transport_stats["phases"].items()
+             if (phase.get("parts") or {}).get("sampled")}
+    assert split and set(rows) == set(split), (sorted(rows), sorted(split))
+    for name, answer in split.items():
+        assert rows[name][1] == str(answer["sampled"]), rows[name]
+        for k, part in enumerate(ORDER["phaseParts"]):
+            mean, share = rows[name][2 + 2 * k: 4 + 2 * k]
+            if answer[part].get("observable") is False:
+                assert [mean, share] == ["-", "-"], rows[name]
+                continue
+            assert mean == "%.*f" % (len(mean.split(".")[1]), answer[part]["mean"]), (rows[name], answer)
+            assert share == "%.0f" % (100 * answer[part]["share"]), (rows[name], answer)
+
+
 def check_phase_rows(lines, transport_stats):
     """Each row of a phase table says the phase's count and mean as /perf/stats does, whole."""
     rows = {row[0]: row for row in phase_rows(lines)}
@@ -476,6 +574,10 @@ def test_live_report_fits_80_columns_by_default(live):
     stats = live.stats()
     check_phase_rows(section(lines, "DICOM (C-STORE): 20 stored"), stats["transports"]["dicom"])
     check_phase_rows(section(lines, "REST (HTTP POST /instances): 10 stored"), stats["transports"]["rest"])
+    # Where each phase's time goes, after each phase table: the parts /perf/stats answers.
+    check_parts_rows(section(lines, "DICOM (C-STORE): 20 stored"), stats["transports"]["dicom"])
+    check_parts_rows(section(lines, "REST (HTTP POST /instances): 10 stored"), stats["transports"]["rest"])
+    assert "persist" in [row[0] for row in parts_rows(section(lines, "DICOM (C-STORE): 20 stored"))]
     # The associations: one row per calling AET, its name whole.
     associations = section(lines, "C-STORE associations by calling AET")
     rows = {line.split()[0]: line.split() for line in associations if line.startswith("  ") and
@@ -493,10 +595,19 @@ def test_live_report_fits_the_width_asked(live, width):
     for args in ([], ["--window", "5m", "--transport", "dicom"], ["--no-diagnosis", "--window", "15m"]):
         text = report(live, "--width", str(width), *args)
         assert widest(text) <= width, (args, [line for line in text.splitlines() if len(line) > width])
+        window = {"window": args[args.index("--window") + 1]} if "--window" in args else {}
+        dicom = live.stats(**window)["transports"]["dicom"]
+        lines = section(text.splitlines(), "DICOM (C-STORE): 20 stored")
         if width >= 100:  # then the tables show every column, with three decimals
-            window = {"window": args[args.index("--window") + 1]} if "--window" in args else {}
-            check_phase_rows(section(text.splitlines(), "DICOM (C-STORE): 20 stored"),
-                             live.stats(**window)["transports"]["dicom"])
+            check_phase_rows(lines, dicom)
+            check_parts_rows(lines, dicom)
+        else:  # narrower: where each phase's time goes is a record per phase with split instances
+            said = " ".join(" ".join(lines).split())
+            split = {name: phase["parts"]["sampled"] for name, phase in dicom["phases"].items()
+                     if (phase.get("parts") or {}).get("sampled")}
+            assert "persist" in split
+            for name, sampled in split.items():
+                assert "%s, %d split: onCpu " % (name, sampled) in said, (name, said)
     slowest = report(live, "--width", str(width), "--slowest", "10")
     assert widest(slowest) <= width
     assert " ".join(slowest.split()).startswith("10 slowest by serverTotal (ms) of 30 instances stored in the last 5m")

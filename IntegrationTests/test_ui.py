@@ -6,13 +6,18 @@ page marks each with data-source, data-path and data-value), the evidence of a f
 trace button saves a Chrome trace, reset asks first, the controls work from the keyboard, a 400 px
 wide window scrolls no sideways and a refresh moves nothing. At 800 px every column header and every
 cell is whole (nothing cut, no "..."), dates are in one format (the browser's locale, 24-hour, the
-time zone said). Orthanc Explorer links to the page (its home page and its Plugins page, RootUri) and
-the page back to it; /perf/ui/?window=15m keeps its window. The files are embedded in the plugin,
+time zone said). Where each phase's time goes (its parts: on a CPU, waiting for a CPU, blocked) shows the
+figures /perf/stats answers, the parts named and defined as /perf/vocabulary says, and says when waiting
+for a CPU is not observable. Orthanc Explorer links to the page (its home page and its Plugins page,
+RootUri) and the page back to it; /perf/ui/?window=15m keeps its window. The files are embedded in the plugin,
 with their types, and need Orthanc's credentials like every route. Screenshots of the page are saved
-in build/ui-screenshot.png (1280 px, $INGEST_PERF_UI_SCREENSHOT) and build/ui-screenshot-800.png."""
+in build/ui-screenshot.png (1280 px, $INGEST_PERF_UI_SCREENSHOT) and build/ui-screenshot-800.png, and its
+section of where each phase's time goes in build/ui-screenshot-parts-800.png."""
 import base64
+import decimal
 import hashlib
 import json
+import math
 import os
 import re
 import time
@@ -46,9 +51,10 @@ def ui_files():
 def ingested(tmp_path_factory, plugin_path, orthanc_version, series_factory):
     """An Orthanc behind its authentication that has stored 30 instances by storescu and 30 by HTTP, in
     three rounds 6 s apart (the charts of 10 s slots get a point per round), each round's association
-    from its own calling AET (one AET's would be one chain, with the pauses for gaps)."""
+    from its own calling AET (one AET's would be one chain, with the pauses for gaps); every instance has
+    its phases split into parts."""
     orthanc = OrthancProcess(str(tmp_path_factory.mktemp("ui-orthanc")), plugin_path=plugin_path,
-                             orthanc=orthanc_version,
+                             orthanc=orthanc_version, ingest_perf={"PhasePartsSampling": 1},
                              extra_config={"AuthenticationEnabled": True, "RegisteredUsers": {USER: PASSWORD}})
     orthanc.start()
     try:
@@ -147,7 +153,7 @@ def shown_figures(driver):
     return driver.execute_script("""
         return Array.from(document.querySelectorAll('[data-source][data-path]')).map(e => ({
           source: e.dataset.source, path: e.dataset.path, value: JSON.parse(e.dataset.value),
-          text: e.textContent, varies: e.dataset.varies || null}));""")
+          text: e.textContent, varies: e.dataset.varies || null, scale: Number(e.dataset.scale || 1)}));""")
 
 
 def at(document, path):
@@ -166,7 +172,8 @@ def answers(orthanc, window):
 
 def mismatches(figures, documents):
     """The figures of the page that are not what the answers say: exactly, or within 20% for the
-    few that move with the clock alone (rates over a window that is still filling)."""
+    few that move with the clock alone (rates over a window that is still filling). A share shown
+    in % (data-scale 100) is the value times 100, rounded to a whole number."""
     wrong = []
     for figure in figures:
         expected = at(documents[figure["source"]], figure["path"])
@@ -178,7 +185,8 @@ def mismatches(figures, documents):
             wrong.append((figure["path"], shown, expected))
         elif isinstance(shown, float) and figure["text"]:
             # and the text is the value, rounded
-            assert abs(float(figure["text"]) - shown) <= 0.05, figure
+            assert abs(float(figure["text"]) - figure["scale"] * shown) <= (0.05 if figure["scale"] == 1 else 0.5), \
+                figure
     return wrong
 
 
@@ -265,7 +273,10 @@ def test_the_page_shows_what_the_routes_answer(ingested, browser, orthanc_versio
     paths = {figure["path"] for figure in figures}
     for path in ("transports/dicom/instances/stored", "transports/rest/phases/serverTotal/p99",
                  "transports/dicom/phases/associationGap/mean", "associations/byRemoteAet/0/gap/p50",
-                 "instances/0/phases/serverTotal", "configuration/TimedStorage", "findings/0/costMsPerInstance"):
+                 "instances/0/phases/serverTotal", "configuration/TimedStorage", "findings/0/costMsPerInstance",
+                 "transports/dicom/phases/persist/parts/onCpu/mean", "configuration/PhasePartsSampling",
+                 "transports/rest/phases/receive/parts/blocked/share",
+                 "transports/rest/phases/persist/parts/waitingForCpu/share"):
         assert path in paths, path
     # Every figure of the evidence too (a summary's figures one by one: .../associationGap/p99Ms).
     documents = answers(ingested, "15m")
@@ -295,7 +306,9 @@ def test_the_page_shows_what_the_routes_answer(ingested, browser, orthanc_versio
                                                                          if p["partOfServerTotal"]]
     cycle = [(t, phase) for t in ("dicom", "rest") for phase in parts
              if documents["stats"]["transports"][t]["phases"][phase].get("count")]
-    assert len(cycle) == 6 and int(data["breakdown"]["points"]) == len(cycle)  # a segment per phase of each cycle
+    # a segment per phase of each cycle: C-STORE's gap, preStore, persist; HTTP's requestGap (one session, kept
+    # alive), receive, preStore, persist
+    assert len(cycle) == 7 and int(data["breakdown"]["points"]) == len(cycle)
     assert int(data["throughput"]["points"]) > 0 and int(data["latency"]["points"]) > 0
     assert int(data["slowest"]["points"]) == 10 and data["canvases"] == 2
     assert json.loads(data["throughput"]["stored"]) == {
@@ -307,7 +320,170 @@ def test_the_page_shows_what_the_routes_answer(ingested, browser, orthanc_versio
     assert not console_errors(browser)
 
 
+def format_ms(value):
+    """A duration as the page writes it (formatMs: 3 decimals under 1 ms, 2 under 100, else 1), rounded as
+    JavaScript's toFixed does: the exact value of the double, a tie upwards."""
+    digits = 3 if value < 1 else 2 if value < 100 else 1
+    return str(decimal.Decimal(value).quantize(decimal.Decimal(1).scaleb(-digits), rounding=decimal.ROUND_HALF_UP))
+
+
+def format_share(value):
+    """A share as the page writes it, in % (Math.round: a tie upwards)."""
+    return str(math.floor(100 * value + 0.5))
+
+
+def timeline_order(vocabulary):
+    """The phases in the order of an instance's timeline: the gaps before it, its phases, what comes after."""
+    placed = lambda *places: [p["name"] for p in vocabulary["phases"] if p["place"] in places]  # noqa: E731
+    return placed("before") + placed("inside", "instance") + placed("after")
+
+
+def shown_parts(driver):
+    """Per bar of the section of where each phase's time goes: its transport and phase, its label, the
+    text under it, its segments and what it says to a screen reader; and the section's other texts."""
+    return driver.execute_script("""
+        const section = document.getElementById('parts');
+        const rows = Array.from(section.querySelectorAll('.bar-row')).map(row => {
+          const bar = row.querySelector('.bar');
+          return {transport: row.dataset.transport, phase: row.dataset.phase,
+                  label: row.querySelector('.bar-label').textContent, parts: row.querySelector('.parts').textContent,
+                  role: bar.getAttribute('role'), aria: bar.getAttribute('aria-label'),
+                  segments: Array.from(bar.children).map(s => s.className)};
+        });
+        return {rows: rows,
+                groups: Array.from(section.querySelectorAll('.parts-group h3')).map(h => h.textContent),
+                notes: Array.from(section.querySelectorAll('.parts-group .note')).map(n => n.textContent),
+                legend: Array.from(section.querySelectorAll('#parts-legend li')).map(li => li.textContent),
+                points: Number(document.getElementById('parts-bars').dataset.points)};""")
+
+
+def expected_parts(stats, vocabulary):
+    """[(transport, phase, parts)] that the section shows: the phases with split instances of each
+    transport, in the order of an instance's timeline."""
+    order = timeline_order(vocabulary)
+    return [(t, phase, stats["transports"][t]["phases"][phase]["parts"]) for t in ("dicom", "rest")
+            for phase in order if (stats["transports"][t]["phases"].get(phase, {}).get("parts") or {}).get("sampled")]
+
+
+def check_parts(shown, stats, vocabulary, waiting_unobservable=False):
+    """The section says what /perf/stats answers: a bar per phase with split instances, each part's mean
+    in ms and share in % as the page writes them, a segment per part that is observable; the names and
+    definitions of the parts are the vocabulary's."""
+    names = [part["name"] for part in vocabulary["phaseParts"]]
+    assert names == ["onCpu", "waitingForCpu", "blocked"]  # the figures this test expects
+    assert shown["legend"] == ["%s: %s" % (part["name"], part["definition"]) for part in vocabulary["phaseParts"]]
+    expected = expected_parts(stats, vocabulary)
+    assert [(row["transport"], row["phase"]) for row in shown["rows"]] == [(t, p) for t, p, _ in expected]
+    assert {"persist", "serverTotal", "associationGap", "requestGap", "receive"} <= {p for _, p, _ in expected}
+    segments = 0
+    for row, (transport, phase, parts) in zip(shown["rows"], expected):
+        assert row["label"].startswith("%s: %s ms" % (phase, format_ms(parts["mean"]))), row
+        said = []
+        for name in names:
+            part = parts[name]
+            if part.get("observable") is False:
+                continue
+            label = name + (" (includes waiting for a CPU)" if part.get("includesWaitingForCpuOf") == parts["sampled"]
+                            else "")
+            said.append("%s %s ms (%s%%)" % (label, format_ms(part["mean"]), format_share(part["share"])))
+            assert "p-%s" % name in " ".join(row["segments"]), row
+        assert row["parts"] == " \u00b7 ".join(said), (row, parts)
+        assert row["role"] == "img" and row["aria"].endswith("%s: %s" % (phase, ", ".join(said) + (
+            ", waitingForCpu not observable" if waiting_unobservable else ""))), row
+        assert len(row["segments"]) == len(said) == (2 if waiting_unobservable else 3)
+        segments += len(said)
+    assert shown["points"] == segments
+    for transport in ("dicom", "rest"):
+        sampled = max(p["sampled"] for t, _, p in expected if t == transport)
+        assert any(group.endswith(": over %d split instances (one in 1 per thread, PhasePartsSampling)" % sampled)
+                   for group in shown["groups"]), shown["groups"]
+
+
+def test_where_each_phase_s_time_goes_is_what_the_stats_answer(ingested, browser):
+    """A bar per phase with split instances, per transport: its parts' means and shares as /perf/stats
+    answers them for the window, the parts named and defined by /perf/vocabulary."""
+    open_page(browser, ingested)
+    vocabulary = ingested.get("/perf/vocabulary").json()
+    for attempt in range(3):  # the page's reading and ours of the same 5 minutes
+        wait_for_refresh(browser)
+        shown = shown_parts(browser)
+        stats = answers(ingested, "5m")["stats"]
+        figures = [f for f in shown_figures(browser) if "/parts/" in f["path"] or "PhasePartsSampling" in f["path"]]
+        if not mismatches(figures, {"stats": stats}):
+            break
+    assert not mismatches(figures, {"stats": stats})
+    assert len(figures) > 30
+    check_parts(shown, stats, vocabulary)
+    assert shown["notes"] == []  # the kernel gives every thread's run delay here
+    assert not console_errors(browser)
+
+
+# The answer of a kernel that gives no run delay (no /proc/thread-self/schedstat), made from this one's in
+# the browser: waitingForCpu not observable, its time in blocked, as the plugin answers it there.
+NO_RUN_DELAY_REASON = "the kernel gives no run delay of a thread (no /proc/thread-self/schedstat: a test)"
+WITHOUT_RUN_DELAY = """
+    const reason = %s;
+    const fetched = window.fetch;
+    window.fetch = async (url, options) => {
+      const response = await fetched(url, options);
+      if (!String(url).includes('/perf/stats?')) {
+        return response;
+      }
+      const stats = await response.json();
+      for (const transport of Object.values(stats.transports || {})) {
+        for (const phase of Object.values(transport.phases || {})) {
+          const parts = phase.parts;
+          if (parts && parts.sampled) {
+            parts.blocked.mean += parts.waitingForCpu.mean;
+            parts.blocked.share = parts.blocked.mean / parts.mean;
+            parts.waitingForCpu = {observable: false, reason: reason};
+            parts.blocked.includesWaitingForCpuOf = parts.sampled;
+          }
+        }
+      }
+      window.answeredStats = stats;
+      return new Response(JSON.stringify(stats), {status: 200, headers: {'Content-Type': 'application/json'}});
+    };""" % json.dumps(NO_RUN_DELAY_REASON)
+
+
+def test_waiting_for_a_cpu_not_observable_is_said(ingested, browser):
+    """Where the kernel gives no run delay, waitingForCpu is said not observable, with its reason, and not
+    drawn; blocked says it includes the wait for a CPU."""
+    script = browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WITHOUT_RUN_DELAY})
+    try:
+        open_page(browser, ingested)
+        wait_for_refresh(browser)
+        shown = shown_parts(browser)
+        stats = browser.execute_script("return window.answeredStats")
+        figures = [f for f in shown_figures(browser) if "/parts/" in f["path"]]
+        assert figures and not mismatches(figures, {"stats": stats})
+        check_parts(shown, stats, ingested.get("/perf/vocabulary").json(), waiting_unobservable=True)
+        assert all("waitingForCpu" not in row["parts"] and "blocked (includes waiting for a CPU) " in row["parts"]
+                   for row in shown["rows"])
+        for transport in ("dicom", "rest"):
+            phases = [p for t, p, _ in expected_parts(stats, ingested.get("/perf/vocabulary").json()) if t == transport]
+            assert "waitingForCpu is not observable for %s: %s." % (", ".join(phases), NO_RUN_DELAY_REASON) \
+                in shown["notes"], shown["notes"]
+        assert len(shown["notes"]) == 2
+        assert not console_errors(browser)
+    finally:
+        browser.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": script["identifier"]})
+        leave_page(browser)
+
+
+def parts_beyond_the_page(driver):
+    """The texts of the section of where each phase's time goes that stick out of the page or are clipped."""
+    return driver.execute_script("""
+        const width = document.documentElement.clientWidth;
+        const texts = '#parts h2, #parts .note, #parts h3, #parts .bar-row > div, #parts li';
+        return Array.from(document.querySelectorAll(texts))
+          .filter(e => { const r = e.getBoundingClientRect();
+                         return r.left < 0 || r.right > width || e.scrollWidth > e.clientWidth + 1; })
+          .map(e => e.textContent);""")
+
+
 SCREENSHOT_800 = SCREENSHOT.replace(".png", "-800.png")
+SCREENSHOT_PARTS = SCREENSHOT.replace(".png", "-parts-800.png")
 
 
 def test_at_800_px_every_header_and_figure_is_whole(ingested, browser, orthanc_version):
@@ -344,6 +520,9 @@ def test_at_800_px_every_header_and_figure_is_whole(ingested, browser, orthanc_v
         "return Array.from(document.querySelectorAll('#associations-table tbody th, #slowest-table td'))"
         ".map(e => e.textContent)")
     assert "MR_SCANNER_ROOM2" in texts
+    # Where each phase's time goes: every bar, label and part whole, within the page.
+    assert browser.execute_script("return document.querySelectorAll('#parts .bar-row').length") > 5
+    assert not parts_beyond_the_page(browser)
     height = browser.execute_script("return document.documentElement.scrollHeight")
     browser.set_window_size(800, height + 120)
     wait_for_refresh(browser)
@@ -351,6 +530,9 @@ def test_at_800_px_every_header_and_figure_is_whole(ingested, browser, orthanc_v
                                                                                           % orthanc_version)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     assert browser.save_screenshot(path)
+    parts = SCREENSHOT_PARTS if orthanc_version == HOST_ORTHANC else SCREENSHOT_PARTS.replace(".png", "-%s.png"
+                                                                                              % orthanc_version)
+    assert browser.find_element("id", "parts").screenshot(parts)
     browser.set_window_size(1280, 1000)
     assert not console_errors(browser)
 
@@ -390,6 +572,7 @@ def test_a_narrow_window_scrolls_no_sideways_and_a_refresh_moves_nothing(ingeste
         overflow = browser.execute_script(
             "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
         assert overflow[0] <= overflow[1], (width, overflow)
+        assert not parts_beyond_the_page(browser), width  # where each phase's time goes, whole
         # Chromium's layout-shift entries, over two refreshes that draw the same figures.
         browser.execute_script("""
             window.shifts = [];

@@ -92,15 +92,16 @@ def _cell(value, digits):
     return "%.*f" % (digits, value)
 
 
-def _table(columns, rows, width, indent="  ", optional=(), after=None):
+def _table(columns, rows, width, indent="  ", optional=(), after=None, record=None):
     """The lines of a table, none wider than `width`.
 
     columns: [(header, decimals)]: decimals None for a text column (left-aligned), else the number
     of decimals of its floats (right-aligned; 0 for a column of counts). rows: [[value]]. A column is
     as wide as its header or its widest cell: nothing is cut. When the table is too wide it shows one
     decimal less, then leaves out the `optional` columns (indexes, the first listed first), then one
-    decimal less again (never fewer than one), and at last prints each row as one record, wrapped
-    between words. `after`: the lines to print under each row (already fitted).
+    decimal less again (never fewer than one), and at last prints each row as one record: "first:
+    header value, ..." wrapped between words, or the parts `record(row)` gives, a line broken between
+    two of them only. `after`: the lines to print under each row (already fitted).
     """
     after = after or [[] for _ in rows]
 
@@ -131,9 +132,12 @@ def _table(columns, rows, width, indent="  ", optional=(), after=None):
     # Even the narrowest table is too wide: one record per row, "header value" pairs.
     lines = []
     for r, row in enumerate(rows):
-        first = _cell(row[0], columns[0][1])
-        pairs = ["%s %s" % (header, _cell(value, digits)) for (header, digits), value in zip(columns[1:], row[1:])]
-        lines.extend(_wrap("%s: %s" % (first, ", ".join(pairs)), width, indent, "    "))
+        if record is not None:
+            lines.extend(_wrap_parts(record(row), width, indent, "    ", " "))
+        else:
+            first = _cell(row[0], columns[0][1])
+            pairs = ["%s %s" % (header, _cell(value, digits)) for (header, digits), value in zip(columns[1:], row[1:])]
+            lines.extend(_wrap("%s: %s" % (first, ", ".join(pairs)), width, indent, "    "))
         lines.extend(after[r])
     return lines
 
@@ -180,8 +184,8 @@ def _transport_summary(title, transport, outcome_names, width):
 
 
 def vocabulary_order(stats, kind):
-    """The names of one list of the plugin's vocabulary ("transports", "phases", "outcomes",
-    "failureReasons") in its order, as the answer's definitions give it; [] for an answer without
+    """The names of one list of the plugin's vocabulary ("transports", "phases", "phaseParts",
+    "outcomes", "failureReasons") in its order, as the answer's definitions give it; [] for an answer without
     them (a plugin older than GET /perf/vocabulary)."""
     return list(((stats.get("definitions") or {}).get("order") or {}).get(kind) or [])
 
@@ -211,6 +215,53 @@ def _phase_table(phases, width, order):
                    optional=(4, 3))
     for note in notes:
         lines.extend(_wrap("note: " + note, width, "  ", "  "))
+    return lines
+
+
+def _parts_table(phases, width, order, part_order, sampling):
+    """Where each phase's time goes over its split instances (the answer's `parts`): per phase with
+    some, the mean in ms and the share in % of each part; a part not observable is "-" and said once
+    under the table, with its reason, as is a blocked that holds the wait for a CPU. [] when no
+    phase has split instances."""
+    split = [name for name in _ordered(phases, order)
+             if isinstance((phases[name] or {}).get("parts"), dict) and phases[name]["parts"].get("sampled")]
+    if not split:
+        return []
+    names = _ordered({key for name in split for key, value in phases[name]["parts"].items()
+                      if isinstance(value, dict)}, part_order)
+    rows = []
+    unobservable = {}  # (part, reason) -> [phases]
+    holding = {}  # part -> the phases whose part holds the wait for a CPU of all, or some, of their instances
+    for name in split:
+        parts = phases[name]["parts"]
+        row = [name, parts["sampled"]]
+        for part in names:
+            figures = parts.get(part) or {}
+            if figures.get("observable") is False:
+                unobservable.setdefault((part, _oneline(figures.get("reason", "no reason given"))), []).append(name)
+            share = figures.get("share")
+            row += [figures.get("mean"), None if share is None else 100.0 * share]
+            of = figures.get("includesWaitingForCpuOf")
+            if of:
+                holding.setdefault(part, []).append(name if of == parts["sampled"] else
+                                                    "%s (%s of %d instances)" % (name, of, parts["sampled"]))
+        rows.append(row)
+
+    def record(row):  # a row too wide for any table: "persist, 20 split:", "onCpu 1.330 ms 42%,", ...
+        said = ["%s %s" % (part, "not observable" if row[2 + 2 * k] is None else "%s ms %s%%" % (
+            _number(row[2 + 2 * k]), _cell(row[3 + 2 * k], 0))) for k, part in enumerate(names)]
+        return ["%s, %d split:" % (row[0], row[1])] + [text + "," for text in said[:-1]] + said[-1:]
+
+    lines = _wrap("Where each phase's time goes (ms, %% of its mean) over its split instances, one in %s per "
+                  "thread (IngestPerf.PhasePartsSampling):" % _count(sampling), width, "  ", "  ")
+    columns = [("phase", None), ("split", 0)]
+    for part in names:
+        columns += [(part, 3), ("%", 0)]
+    lines += _table(columns, rows, width, record=record)
+    for (part, reason), where in unobservable.items():
+        lines += _wrap("note: %s is not observable for %s: %s" % (part, ", ".join(where), reason), width, "  ", "  ")
+    for part, where in holding.items():
+        lines += _wrap("note: %s includes the wait for a CPU for %s" % (part, ", ".join(where)), width, "  ", "  ")
     return lines
 
 
@@ -310,6 +361,7 @@ def render(stats, width=None, context=True):
     outcome_order = vocabulary_order(stats, "outcomes")
     outcome_names = outcome_order + sorted(k for k in definitions if k not in outcome_order)
     phase_order = vocabulary_order(stats, "phases")
+    part_order = vocabulary_order(stats, "phaseParts")
     transports = stats.get("transports") or {}
     names = _ordered(transports, vocabulary_order(stats, "transports") + ["all"])
     active = [t for t in names if _outcome_total(transports[t] or {}, outcome_names) > 0]
@@ -333,6 +385,8 @@ def render(stats, width=None, context=True):
         if now:
             out.extend(_wrap("; ".join(now), width, "  ", "  "))
         out.extend(_phase_table(transport.get("phases") or {}, width, phase_order))
+        out.extend(_parts_table(transport.get("phases") or {}, width, phase_order, part_order,
+                                (stats.get("configuration") or {}).get("PhasePartsSampling")))
         answers = transport.get("httpAnswers") or {}
         if answers.get("requests"):
             out.extend(_wrap("HTTP answers: %d requests, %d from clients accepting gzip/deflate, %d compressed by "

@@ -5,7 +5,7 @@
 // Every figure shown from an answer carries data-source (which answer), data-path (where in it,
 // '/'-separated) and data-value (the value as answered), so that a test compares the page with the
 // answers; data-varies="time" marks the figures that move with the clock alone (rates over the
-// window's covered seconds).
+// window's covered seconds), data-scale="100" a share shown in % (0.23 as 23).
 "use strict";
 
 (function () {
@@ -29,11 +29,13 @@
   // What there is to show, from GET /perf/vocabulary (read once): the page keeps no list of its own.
   // TRANSPORTS: every transport. CYCLE: the parts of one instance's cycle, one after the other (the
   // sender's side before the instance, then the phases serverTotal is the sum of). INSIDE: what is
-  // timed inside those parts. PHASES: every phase in the order of an instance's timeline.
+  // timed inside those parts. PHASES: every phase in the order of an instance's timeline. PARTS: what a
+  // phase's time is split into (on a CPU, waiting for one, blocked), each with its definition.
   let TRANSPORTS = [];
   let CYCLE = [];
   let INSIDE = {};
   let PHASES = [];
+  let PARTS = [];
 
   const $ = (id) => document.getElementById(id);
   const state = {
@@ -175,6 +177,7 @@
     }
     PHASES = placed("before").concat(vocabulary.phases.filter((p) => p.place === "inside" || p.place === "instance"),
       placed("after")).map((p) => p.name);
+    PARTS = vocabulary.phaseParts.map((part) => ({ name: part.name, definition: part.definition }));
   }
 
   // --- requests -----------------------------------------------------------------------------------
@@ -206,6 +209,7 @@
     renderDiagnosis(diagnosis);
     renderFigures(stats);
     renderBreakdown(stats);
+    renderParts(stats);
     renderThroughput(hour || series);
     renderLatency(series, stats);
     renderAssociations(stats);
@@ -430,6 +434,83 @@
     const shown = new Set(cycles.flat().map((part) => part.phase));
     $("breakdown-legend").replaceChildren(...CYCLE.filter((phase) => shown.has(phase)).map((phase) =>
       el("li", {}, el("span", { class: `swatch p-${phase}` }), phase)));
+  }
+
+  // --- where each phase's time goes ----------------------------------------------------------------
+
+  // A share of an answer (0.23) as the page says it (23): its figure carries data-scale="100".
+  function formatShare(value) {
+    return typeof value === "number" ? String(Math.round(100 * value)) : "-";
+  }
+
+  // A part's name as the page says it: blocked also holds the wait for a CPU of the instances whose run
+  // delay the kernel did not give (all of them when waitingForCpu is not observable).
+  function partName(parts, name) {
+    const of = parts[name].includesWaitingForCpuOf;
+    return !of ? name : of === parts.sampled ? `${name} (includes waiting for a CPU)`
+      : `${name} (includes waiting for a CPU for ${of} of the ${parts.sampled} instances)`;
+  }
+
+  // Per transport, a bar per phase that has split instances: the phase's mean over them, whole, and a
+  // segment per part the answer has; a part it cannot observe is said with its reason, not drawn.
+  function renderParts(stats) {
+    const container = $("parts-bars");
+    const sampling = get(stats, "configuration/PhasePartsSampling");
+    let segments = 0;
+    const groups = [];
+    for (const transport of TRANSPORTS) {
+      const phases = get(stats, `transports/${transport}/phases`) || {};
+      const split = PHASES.filter((phase) => phases[phase] && phases[phase].parts && phases[phase].parts.sampled > 0);
+      if (!split.length) {
+        continue;
+      }
+      const most = split.reduce((a, b) => (phases[b].parts.sampled > phases[a].parts.sampled ? b : a));
+      const unobservable = {}; // part -> reason -> the phases it is said of
+      const rows = split.map((phase) => {
+        const base = `transports/${transport}/phases/${phase}/parts`;
+        const parts = phases[phase].parts;
+        const drawn = PARTS.filter((part) => parts[part.name] && parts[part.name].observable !== false);
+        const hidden = PARTS.filter((part) => parts[part.name] && parts[part.name].observable === false);
+        for (const part of hidden) {
+          const reasons = unobservable[part.name] = unobservable[part.name] || {};
+          (reasons[parts[part.name].reason] = reasons[parts[part.name].reason] || []).push(phase);
+        }
+        const total = drawn.reduce((sum, part) => sum + parts[part.name].mean, 0);
+        const said = (part) => `${partName(parts, part.name)} ${formatMs(parts[part.name].mean)} ms`;
+        const described = drawn.map((part) => `${said(part)} (${formatShare(parts[part.name].share)}%)`)
+          .concat(hidden.map((part) => `${part.name} not observable`)).join(", ");
+        segments += drawn.length;
+        return el("div", { class: "bar-row", dataset: { transport: transport, phase: phase } },
+          el("div", { class: "bar-label" }, el("strong", {}, phase), ": ",
+            figure("span", "stats", stats, `${base}/mean`, formatMs), " ms",
+            parts.sampled !== phases[most].parts.sampled
+              ? [" over ", figure("span", "stats", stats, `${base}/sampled`, String), " split instances"] : ""),
+          el("div", { class: "bar", role: "img", "aria-label": `${TRANSPORT_TEXT[transport]}, ${phase}: ${described}` },
+            drawn.map((part) => figure("span", "stats", stats, `${base}/${part.name}/mean`, () => "", {
+              class: `segment p-${part.name}`, title: said(part),
+              style: { width: `${total > 0 ? 100 * parts[part.name].mean / total : 0}%` } }))),
+          el("div", { class: "parts" }, drawn.flatMap((part, i) => [i ? " \u00b7 " : "",
+            el("span", { class: "part" }, `${partName(parts, part.name)} `,
+              figure("span", "stats", stats, `${base}/${part.name}/mean`, formatMs), " ms (",
+              figure("span", "stats", stats, `${base}/${part.name}/share`, formatShare, { dataset: { scale: "100" } }),
+              "%)")])));
+      });
+      groups.push(el("div", { class: "parts-group", dataset: { transport: transport } },
+        el("h3", {}, TRANSPORT_TEXT[transport], ": over ",
+          figure("span", "stats", stats, `transports/${transport}/phases/${most}/parts/sampled`, String),
+          " split instances (one in ", figure("span", "stats", stats, "configuration/PhasePartsSampling", String),
+          " per thread, ", el("code", {}, "PhasePartsSampling"), ")"),
+        rows,
+        Object.entries(unobservable).flatMap(([part, reasons]) => Object.entries(reasons).map(([reason, where]) =>
+          el("p", { class: "note unobservable", dataset: { part: part } },
+            `${part} is not observable for ${where.join(", ")}: ${reason}.`)))));
+    }
+    container.replaceChildren(...(groups.length ? groups : [el("p", { class: "note" }, sampling === 0
+      ? "No instance is split into parts: PhasePartsSampling is 0."
+      : `No instance split into parts in the ${WINDOWS[state.window].text}.`)]));
+    container.dataset.points = String(segments);
+    $("parts-legend").replaceChildren(...PARTS.map((part) => el("li", {},
+      el("span", { class: `swatch p-${part.name}` }), el("strong", {}, part.name), `: ${part.definition}`)));
   }
 
   // --- charts (uPlot) -----------------------------------------------------------------------------
