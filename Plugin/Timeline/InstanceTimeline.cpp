@@ -250,7 +250,8 @@ namespace IngestPerf
 
   bool InstanceTimeline::NextSegmentSampled(uint32_t period) const
   {
-    return period != 0 && (segmentsOpened_ + 1) % period == 0;
+    // The thread's first instance, then one in `period`: a short run has a split instance too.
+    return period != 0 && segmentsOpened_ % period == 0;
   }
 
 

@@ -464,21 +464,22 @@ TEST(InstanceTimeline, OneInstanceInThePeriodHasItsClocksReadAtEachBoundAndAtThe
                     IfDue(timeline, TimelineEvent::Stored, kPeriod, Clocks(t + 3, t + 2)));
   }
   ASSERT_EQ(6u, sink.completed.size());
-  // The 3rd and the 6th instance of the thread, and the OnStored before each (the gap's start).
-  const std::vector<bool> sampled = {false, false, true, false, false, true};
-  EXPECT_EQ((std::vector<bool>{false, true, true, false, true, true}), readAtStored);
+  // The thread's 1st and 4th instance, and the OnStored before each (the gap's start).
+  const std::vector<bool> sampled = {true, false, false, true, false, false};
+  EXPECT_EQ((std::vector<bool>{true, false, true, true, false, true}), readAtStored);
   for (size_t i = 0; i < 6; i++)
   {
     EXPECT_EQ(sampled[i], sink.completed[i].clocks.sampled) << i;
   }
-  const InstanceClocks& third = sink.completed[2].clocks;
-  EXPECT_EQ(200 * kMs, third.received.cpuNs);
-  EXPECT_EQ(201 * kMs, third.filtered.cpuNs);
-  EXPECT_EQ(203 * kMs, third.stored.cpuNs);
-  EXPECT_EQ(202 * kMs, third.stored.runDelayNs);
-  EXPECT_EQ(110 * kMs, third.previousStoredNs);  // the second instance's OnStored
-  EXPECT_EQ(103 * kMs, third.previousStored.cpuNs);
-  EXPECT_FALSE(sink.completed[1].clocks.stored.HasCpu());  // the end of an instance not sampled is not kept
+  const InstanceClocks& fourth = sink.completed[3].clocks;
+  EXPECT_EQ(300 * kMs, fourth.received.cpuNs);
+  EXPECT_EQ(301 * kMs, fourth.filtered.cpuNs);
+  EXPECT_EQ(303 * kMs, fourth.stored.cpuNs);
+  EXPECT_EQ(302 * kMs, fourth.stored.runDelayNs);
+  EXPECT_EQ(210 * kMs, fourth.previousStoredNs);  // the third instance's OnStored
+  EXPECT_EQ(203 * kMs, fourth.previousStored.cpuNs);
+  EXPECT_EQ(0, sink.completed[0].clocks.previousStoredNs);  // the thread's first: no gap before it
+  EXPECT_FALSE(sink.completed[2].clocks.stored.HasCpu());  // the end of an instance not sampled is not kept
 
   // Period 0: never.
   InstanceTimeline off;
