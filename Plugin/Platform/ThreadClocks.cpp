@@ -52,7 +52,8 @@ namespace IngestPerf
       return false;
     }
     i++;
-    if (!ParseNumber(text, length, i, slices) || (i < length && text[i] != '\n'))
+    // Nothing after the third number but one newline.
+    if (!ParseNumber(text, length, i, slices) || (i < length && (text[i] != '\n' || i + 1 != length)))
     {
       return false;
     }

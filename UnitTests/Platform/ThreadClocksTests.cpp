@@ -15,8 +15,8 @@ TEST(ThreadClocks, TheRunDelayIsTheSecondNumberOfSchedstat)
   EXPECT_EQ(97314604, delay);
   ASSERT_TRUE(ParseSchedstatRunDelay("1 0 0", 5, delay));
   EXPECT_EQ(0, delay);
-  for (const char* wrong :
-       {"", "1 2", "1 2 3 4", "a 2 3\n", "1  2 3\n", "-1 2 3\n", "1 2 3x", " 1 2 3\n", "99999999999999999999 1 1\n"})
+  for (const char* wrong : {"", "1 2", "1 2 3 4", "a 2 3\n", "1  2 3\n", "-1 2 3\n", "1 2 3x", " 1 2 3\n",
+                            "99999999999999999999 1 1\n", "1 2 3\n\n", "1 2 369\n 2 3 4"})
   {
     EXPECT_FALSE(ParseSchedstatRunDelay(wrong, strlen(wrong), delay)) << wrong;
   }
