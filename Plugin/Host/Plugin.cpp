@@ -1,7 +1,10 @@
 // Entry point: reads the configuration, builds the ingest state, registers hooks and routes.
-// Data flow: IngestHooks -> InstanceTimeline (per thread) -> IngestRecorder -> IngestStats
-//            -> StatsSnapshot -> JsonExporter / PrometheusExporter -> RestRoutes (and the page of
-//            /perf/ui/, Ui/UiFiles, which reads them over HTTP).
+// Data flow (docs/development.md, Module map): IngestHooks -> InstanceTimeline (per thread) ->
+//            IngestRecorder (Measure: an InstanceMeasurement, once) -> IngestStats, TimeWindows,
+//            RecentInstances, AssociationTracker -> IngestState::Collect(query) -> IngestReport ->
+//            DiagnosisInput -> Diagnose -> JsonExporter / PrometheusExporter / DiagnosisExporter /
+//            SlowestExporter / TraceExporter -> RestRoutes (and the page of /perf/ui/, Ui/UiFiles,
+//            which reads the routes over HTTP).
 #include "Capture/IngestHooks.h"
 #include "Capture/RestAnswerRefusal.h"
 #include "Capture/TimedStorageArea.h"

@@ -1,5 +1,7 @@
 #include "Metrics/Histogram.h"
 
+#include "Metrics/LogLinearBuckets.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -8,48 +10,26 @@ namespace IngestPerf
 {
   namespace
   {
-    constexpr uint64_t kLinearLimit = uint64_t(1) << (Histogram::kSubBucketBits + 1);
-    constexpr uint64_t kSubBucketCount = uint64_t(1) << Histogram::kSubBucketBits;
-    constexpr uint64_t kSaturationValue = uint64_t(1) << Histogram::kMaxValueBits;
+    using Buckets = LogLinearBuckets<Histogram::kSubBucketBits, Histogram::kMaxValueBits>;
+    constexpr uint64_t kSaturationValue = Buckets::kSaturationValue;
   }
 
 
   size_t Histogram::BucketIndex(uint64_t value)
   {
-    if (value < kLinearLimit)
-    {
-      return static_cast<size_t>(value);
-    }
-    if (value >= kSaturationValue)
-    {
-      return kBucketCount - 1;
-    }
-    const int highestBit = 63 - __builtin_clzll(value);
-    const int shift = highestBit - kSubBucketBits;
-    const uint64_t subBucket = value >> shift;  // in [2^k, 2^(k+1))
-    return static_cast<size_t>((static_cast<uint64_t>(shift) << kSubBucketBits) + subBucket);
+    return Buckets::Index(value);
   }
 
 
   uint64_t Histogram::BucketLowest(size_t index)
   {
-    if (index < kLinearLimit)
-    {
-      return index;
-    }
-    const uint64_t shift = (index >> kSubBucketBits) - 1;
-    const uint64_t subBucket = (index & (kSubBucketCount - 1)) + kSubBucketCount;
-    return subBucket << shift;
+    return Buckets::Lowest(index);
   }
 
 
   uint64_t Histogram::BucketWidth(size_t index)
   {
-    if (index < kLinearLimit)
-    {
-      return 1;
-    }
-    return uint64_t(1) << ((index >> kSubBucketBits) - 1);
+    return Buckets::Width(index);
   }
 
 

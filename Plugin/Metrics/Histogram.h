@@ -12,6 +12,8 @@
 // `Histogram histogram{};` (value-initialized) for a standalone one.
 #pragma once
 
+#include "Metrics/LogLinearBuckets.h"
+
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -28,9 +30,8 @@ namespace IngestPerf
     static constexpr int kSubBucketBits = 6;
     static constexpr int kMaxValueBits = 42;
     // Linear buckets, then 2^k buckets per power of two up to 2^kMaxValueBits, then one
-    // saturation bucket whose lowest value is exactly 2^kMaxValueBits.
-    static constexpr size_t kBucketCount =
-      (static_cast<size_t>(kMaxValueBits - kSubBucketBits) << kSubBucketBits) + (1u << kSubBucketBits) + 1;
+    // saturation bucket whose lowest value is exactly 2^kMaxValueBits (Metrics/LogLinearBuckets.h).
+    static constexpr size_t kBucketCount = LogLinearBuckets<kSubBucketBits, kMaxValueBits>::kCount;
 
     // Zeroes every bucket. Histograms in lazily backed memory (streams, peers) are never
     // constructed: zero-filled pages are empty histograms.

@@ -1,46 +1,32 @@
 #include "Metrics/WindowHistogram.h"
 
+#include "Metrics/LogLinearBuckets.h"
+
 #include <algorithm>
 
 namespace IngestPerf
 {
   namespace
   {
-    constexpr uint64_t kLinearLimit = uint64_t(1) << (WindowHistogram::kSubBucketBits + 1);
-    constexpr uint64_t kSubBucketCount = uint64_t(1) << WindowHistogram::kSubBucketBits;
-    constexpr uint64_t kSaturationValue = uint64_t(1) << Histogram::kMaxValueBits;
+    using Buckets = LogLinearBuckets<WindowHistogram::kSubBucketBits, Histogram::kMaxValueBits>;
   }
 
 
   size_t WindowHistogram::BucketIndex(uint64_t value)
   {
-    if (value < kLinearLimit)
-    {
-      return static_cast<size_t>(value);
-    }
-    if (value >= kSaturationValue)
-    {
-      return kBucketCount - 1;
-    }
-    const int shift = (63 - __builtin_clzll(value)) - kSubBucketBits;
-    return static_cast<size_t>((static_cast<uint64_t>(shift) << kSubBucketBits) + (value >> shift));
+    return Buckets::Index(value);
   }
 
 
   uint64_t WindowHistogram::BucketLowest(size_t index)
   {
-    if (index < kLinearLimit)
-    {
-      return index;
-    }
-    const uint64_t shift = (index >> kSubBucketBits) - 1;
-    return ((index & (kSubBucketCount - 1)) + kSubBucketCount) << shift;
+    return Buckets::Lowest(index);
   }
 
 
   uint64_t WindowHistogram::BucketWidth(size_t index)
   {
-    return index < kLinearLimit ? 1 : uint64_t(1) << ((index >> kSubBucketBits) - 1);
+    return Buckets::Width(index);
   }
 
 

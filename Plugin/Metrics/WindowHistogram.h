@@ -22,9 +22,8 @@ namespace IngestPerf
   {
   public:
     static constexpr int kSubBucketBits = 3;
-    // Histogram::kBucketCount's layout with kSubBucketBits = 3: 321 buckets.
-    static constexpr size_t kBucketCount =
-      (static_cast<size_t>(Histogram::kMaxValueBits - kSubBucketBits) << kSubBucketBits) + (1u << kSubBucketBits) + 1;
+    // Histogram's layout with kSubBucketBits = 3 (Metrics/LogLinearBuckets.h): 321 buckets.
+    static constexpr size_t kBucketCount = LogLinearBuckets<kSubBucketBits, Histogram::kMaxValueBits>::kCount;
     // How many buckets of Histogram one bucket of this one covers (above the exact values).
     static constexpr uint64_t kMergeFactor = uint64_t(1) << (Histogram::kSubBucketBits - kSubBucketBits);
 
