@@ -17,6 +17,7 @@
 #include "Platform/BoundedSpinLock.h"
 #include "Platform/JsonText.h"
 #include "Platform/MonotonicClock.h"
+#include "Platform/ThreadClocks.h"
 #include "Recording/IngestState.h"
 #include "Rest/RestRoutes.h"
 
@@ -89,6 +90,27 @@ static void BM_ClockRead(benchmark::State& state)
   }
 }
 BENCHMARK(BM_ClockRead);
+
+
+// One reading of the thread's clocks at a bound of a split instance's phases (Platform/ThreadClocks):
+// the CPU clock (a system call) and the run delay (a pread of /proc/thread-self/schedstat). Wall
+// time and the thread's CPU time, kernel included: what it adds to pluginCost per reading.
+static void BM_ThreadClocksRead(benchmark::State& state)
+{
+  int fd = -1;
+  ThreadClockReading reading;
+  ReadThreadClocks(fd, reading);  // opened once, as on a thread's first split instance
+  const int64_t cpuStart = ThreadCpuNowNs();
+  for (auto _ : state)
+  {
+    ReadThreadClocks(fd, reading);
+    benchmark::DoNotOptimize(reading);
+  }
+  state.counters["cpuNsPerReading"] =
+    static_cast<double>(ThreadCpuNowNs() - cpuStart) / static_cast<double>(state.iterations());
+  CloseThreadClocks(fd);
+}
+BENCHMARK(BM_ThreadClocksRead);
 
 
 // One hook's work: timestamp, find this thread's timeline, record the event.

@@ -62,6 +62,10 @@ namespace
         return false;
       }
     }
+    if (values[0] == 0)
+    {
+      return false;  // a kernel without sched_info prints "0 0 0"
+    }
     delay = static_cast<int64_t>(values[1]);
     return true;
   }

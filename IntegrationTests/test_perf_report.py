@@ -241,12 +241,12 @@ def test_where_each_phase_s_time_goes(document):
     phases["associationGap"]["parts"] = parts(3, 0.8, 0.2, 88.5)
     phases["changeDispatch"]["parts"] = unobservable("it spans two threads")
     phases["serverTotal"]["parts"] = {"sampled": 0}
-    document["configuration"] = {"PhasePartsSampling": 8}
+    document["configuration"] = {"PhasePartsSampling": 10}
     text = perf_report.render(document, width=80)
     lines = text.splitlines()
     assert widest(text) <= 80
     title = next(i for i, line in enumerate(lines) if line.startswith("  Where each phase's time goes"))
-    assert "one in 8 per thread (IngestPerf.PhasePartsSampling)" in " ".join(" ".join(lines[title:title + 2]).split())
+    assert "first, then one in 10 (IngestPerf.PhasePartsSampling)" in " ".join(" ".join(lines[title:title + 2]).split())
     header = next(line.split() for line in lines[title:] if line.split()[:2] == ["phase", "split"])
     assert header == ["phase", "split", "onCpu", "%", "waitingForCpu", "%", "blocked", "%"]
     # After the phase table, in the vocabulary's order, the shares in % of the phase's mean.

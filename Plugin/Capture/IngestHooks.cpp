@@ -257,7 +257,7 @@ namespace IngestPerf
     {
       Guarded(Callback::CStoreFilter, [&](int64_t now) -> int64_t {
         InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
-        const ThreadClockReading clocks = ClocksIfDue(timeline, TimelineEvent::Filtered);
+        const ThreadClockReading clocks = ClocksIfDue(timeline, TimelineEvent::CStoreFilter);
         IdentifyCStore(timeline, instance);
         Filtered(now, timeline, clocks, instance, true);
         return 0;

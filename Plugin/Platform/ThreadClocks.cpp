@@ -57,6 +57,10 @@ namespace IngestPerf
     {
       return false;
     }
+    if (cpu == 0)
+    {
+      return false;  // sched_info off: the kernel prints zeros
+    }
     runDelayNs = delay;
     return true;
   }

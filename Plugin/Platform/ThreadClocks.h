@@ -33,7 +33,8 @@ namespace IngestPerf
   void CloseThreadClocks(int& schedstatFd);
 
   // The run delay (second number) of a schedstat text "<cpu ns> <run delay ns> <timeslices>\n";
-  // false for any other text.
+  // false for any other text, and for "0 0 0", what a kernel whose sched_info is off prints for a
+  // thread that has run (no CPU time: no figure either).
   bool ParseSchedstatRunDelay(const char* text, size_t length, int64_t& runDelayNs);
 
   // Why the run delay cannot be read on this host, nullptr when it can (checked once, on the calling

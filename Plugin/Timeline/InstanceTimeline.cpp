@@ -270,6 +270,12 @@ namespace IngestPerf
       case TimelineEvent::Received:
         return insideRequest ? clocks_.sampled : NextSegmentSampled(period);
       case TimelineEvent::Filtered:
+        if (HasOpenInstance() && transport_ == Transport::Dicom)
+        {
+          return false;  // the C-STORE filter follows at once, and bounds preStore: one reading, there
+        }
+        return (HasOpenInstance() || insideRequest) ? clocks_.sampled : NextSegmentSampled(period);
+      case TimelineEvent::CStoreFilter:
         return (HasOpenInstance() || insideRequest) ? clocks_.sampled : NextSegmentSampled(period);
       case TimelineEvent::Transcode:
         return stage_ == Stage::Received && clocks_.sampled;

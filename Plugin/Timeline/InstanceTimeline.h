@@ -94,7 +94,8 @@ namespace IngestPerf
     Received,
     Transcode,
     StorageCreate,
-    Filtered,
+    Filtered,      // IncomingDicomInstanceFilter
+    CStoreFilter,  // IncomingCStoreInstanceFilter, the last filter of a C-STORE instance
     Stored
   };
 

@@ -498,8 +498,9 @@
       groups.push(el("div", { class: "parts-group", dataset: { transport: transport } },
         el("h3", {}, TRANSPORT_TEXT[transport], ": over ",
           figure("span", "stats", stats, `transports/${transport}/phases/${most}/parts/sampled`, String),
-          " split instances (one in ", figure("span", "stats", stats, "configuration/PhasePartsSampling", String),
-          " per thread, ", el("code", {}, "PhasePartsSampling"), ")"),
+          " split instances (each thread's first, then one in ",
+          figure("span", "stats", stats, "configuration/PhasePartsSampling", String), ", ",
+          el("code", {}, "PhasePartsSampling"), ")"),
         rows,
         Object.entries(unobservable).flatMap(([part, reasons]) => Object.entries(reasons).map(([reason, where]) =>
           el("p", { class: "note unobservable", dataset: { part: part } },

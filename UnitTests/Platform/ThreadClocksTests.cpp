@@ -15,6 +15,7 @@ TEST(ThreadClocks, TheRunDelayIsTheSecondNumberOfSchedstat)
   EXPECT_EQ(97314604, delay);
   ASSERT_TRUE(ParseSchedstatRunDelay("1 0 0", 5, delay));
   EXPECT_EQ(0, delay);
+  EXPECT_FALSE(ParseSchedstatRunDelay("0 0 0\n", 6, delay));  // a kernel whose sched_info is off
   for (const char* wrong : {"", "1 2", "1 2 3 4", "a 2 3\n", "1  2 3\n", "-1 2 3\n", "1 2 3x", " 1 2 3\n",
                             "99999999999999999999 1 1\n", "1 2 3\n\n", "1 2 369\n 2 3 4"})
   {

@@ -452,13 +452,18 @@ TEST(InstanceTimeline, OneInstanceInThePeriodHasItsClocksReadAtEachBoundAndAtThe
   InstanceTimeline timeline;
   RecordingSink sink;
   std::vector<bool> readAtStored;
+  std::vector<bool> readAtGenericFilter;
   for (int i = 0; i < 6; i++)
   {
     const int64_t t = 100 * i;
     timeline.Received(t * kMs, Transport::Dicom, 500, true, nullptr, sink, nullptr,
                       IfDue(timeline, TimelineEvent::Received, kPeriod, Clocks(t, t)));
-    timeline.Filtered((t + 1) * kMs, Transport::Dicom, true, sink,
+    // The generic filter of a C-STORE instance reads nothing: the C-STORE filter follows, the last.
+    readAtGenericFilter.push_back(timeline.ClocksDue(TimelineEvent::Filtered, kPeriod));
+    timeline.Filtered((t + 1) * kMs, Transport::Dicom, false, sink,
                       IfDue(timeline, TimelineEvent::Filtered, kPeriod, Clocks(t + 1, t)));
+    timeline.Filtered((t + 1) * kMs, Transport::Dicom, true, sink,
+                      IfDue(timeline, TimelineEvent::CStoreFilter, kPeriod, Clocks(t + 1, t)));
     readAtStored.push_back(timeline.ClocksDue(TimelineEvent::Stored, kPeriod));
     timeline.Stored(Stored((t + 10) * kMs, Transport::Dicom), sink,
                     IfDue(timeline, TimelineEvent::Stored, kPeriod, Clocks(t + 3, t + 2)));
@@ -471,6 +476,7 @@ TEST(InstanceTimeline, OneInstanceInThePeriodHasItsClocksReadAtEachBoundAndAtThe
   {
     EXPECT_EQ(sampled[i], sink.completed[i].clocks.sampled) << i;
   }
+  EXPECT_EQ(std::vector<bool>(6, false), readAtGenericFilter);
   const InstanceClocks& fourth = sink.completed[3].clocks;
   EXPECT_EQ(300 * kMs, fourth.received.cpuNs);
   EXPECT_EQ(301 * kMs, fourth.filtered.cpuNs);
@@ -479,7 +485,7 @@ TEST(InstanceTimeline, OneInstanceInThePeriodHasItsClocksReadAtEachBoundAndAtThe
   EXPECT_EQ(210 * kMs, fourth.previousStoredNs);  // the third instance's OnStored
   EXPECT_EQ(203 * kMs, fourth.previousStored.cpuNs);
   EXPECT_EQ(0, sink.completed[0].clocks.previousStoredNs);  // the thread's first: no gap before it
-  EXPECT_FALSE(sink.completed[2].clocks.stored.HasCpu());  // the end of an instance not sampled is not kept
+  EXPECT_FALSE(sink.completed[2].clocks.stored.HasCpu());   // the end of an instance not sampled is not kept
 
   // Period 0: never.
   InstanceTimeline off;
