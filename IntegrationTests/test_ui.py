@@ -395,7 +395,7 @@ def check_parts(shown, stats, vocabulary, waiting_unobservable=False):
     assert shown["points"] == segments
     for transport in ("dicom", "rest"):
         sampled = max(p["sampled"] for t, _, p in expected if t == transport)
-        assert any(group.endswith(": over %d split instances (each thread's first, then one in 1, PhasePartsSampling)" % sampled)
+        assert any(group.endswith(": over %d split instances (every instance, PhasePartsSampling)" % sampled)
                    for group in shown["groups"]), shown["groups"]
 
 

@@ -252,8 +252,10 @@ def _parts_table(phases, width, order, part_order, sampling):
             _number(row[2 + 2 * k]), _cell(row[3 + 2 * k], 0))) for k, part in enumerate(names)]
         return ["%s, %d split:" % (row[0], row[1])] + [text + "," for text in said[:-1]] + said[-1:]
 
-    lines = _wrap("Where each phase's time goes (ms, %% of its mean) over its split instances, each thread's "
-                  "first, then one in %s (IngestPerf.PhasePartsSampling):" % _count(sampling), width, "  ", "  ")
+    which = ("every instance" if sampling == 1 else
+             "each thread's first, then one in %s" % _count(sampling))
+    lines = _wrap("Where each phase's time goes (ms, %% of its mean) over its split instances, %s "
+                  "(IngestPerf.PhasePartsSampling):" % which, width, "  ", "  ")
     columns = [("phase", None), ("split", 0)]
     for part in names:
         columns += [(part, 3), ("%", 0)]

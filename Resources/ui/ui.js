@@ -498,8 +498,9 @@
       groups.push(el("div", { class: "parts-group", dataset: { transport: transport } },
         el("h3", {}, TRANSPORT_TEXT[transport], ": over ",
           figure("span", "stats", stats, `transports/${transport}/phases/${most}/parts/sampled`, String),
-          " split instances (each thread's first, then one in ",
-          figure("span", "stats", stats, "configuration/PhasePartsSampling", String), ", ",
+          " split instances (", get(stats, "configuration/PhasePartsSampling") === 1 ? "every instance"
+            : ["each thread's first, then one in ",
+              figure("span", "stats", stats, "configuration/PhasePartsSampling", String)], ", ",
           el("code", {}, "PhasePartsSampling"), ")"),
         rows,
         Object.entries(unobservable).flatMap(([part, reasons]) => Object.entries(reasons).map(([reason, where]) =>

@@ -5,7 +5,10 @@
                 docs/measurements/transcoding.md for why not HTTP)
   storage       TimedStorage on: persist split into storage write and index update (C-STORE then HTTP)
 
-  .venv/bin/python -m ingest_perf.benchmarks.breakdowns [--slices 40] [--size 512]
+Every instance has its phases split into on a CPU, waiting for a CPU and blocked (PhasePartsSampling
+1, --parts-sampling), so that the report's "where each phase's time goes" rests on every instance.
+
+  .venv/bin/python -m ingest_perf.benchmarks.breakdowns [--slices 40] [--size 512] [--parts-sampling 1]
 """
 import argparse
 import os
@@ -40,7 +43,9 @@ def main():
     parser.add_argument("--slices", type=int, default=40)
     parser.add_argument("--size", type=int, default=512)
     parser.add_argument("--plugin", default=default_plugin_path())
+    parser.add_argument("--parts-sampling", type=int, default=1, help="IngestPerf.PhasePartsSampling")
     args = parser.parse_args()
+    parts = {"PhasePartsSampling": args.parts_sampling}
     root = tempfile.mkdtemp(prefix="breakdowns-")
     half = args.slices // 2
     files = write_series(os.path.join(root, "series"), args.slices, seed=101, rows=args.size, columns=args.size)
@@ -49,11 +54,11 @@ def main():
     width = 110
     transcode = {"IngestTranscoding": JPEG_LOSSLESS}
     scenario("DCMTK transcoding to JPEG lossless: %d instances by C-STORE, %d by HTTP" % (half, args.slices - half),
-             runs, [args.plugin], transcode, None, files[:half], files[half:], width)
+             runs, [args.plugin], transcode, parts, files[:half], files[half:], width)
     scenario("GDCM transcoding to JPEG lossless: %d instances by C-STORE" % args.slices,
-             runs, [args.plugin, GDCM], transcode, None, files, None, width)
+             runs, [args.plugin, GDCM], transcode, parts, files, None, width)
     scenario("Timed storage: %d instances by C-STORE, %d by HTTP" % (half, args.slices - half),
-             runs, [args.plugin], {}, {"TimedStorage": True}, files[:half], files[half:], width)
+             runs, [args.plugin], {}, dict(parts, TimedStorage=True), files[:half], files[half:], width)
 
 
 if __name__ == "__main__":
