@@ -1,5 +1,7 @@
 #include "Export/DiagnosisExporter.h"
 
+#include "Platform/JsonText.h"
+
 #include <gtest/gtest.h>
 
 using namespace IngestPerf;
@@ -26,6 +28,17 @@ namespace
     finding.costKind = kind;
     finding.costMsPerInstance = cost;
     return finding;
+  }
+
+  // jsoncpp's text puts an object or a non-empty array on the line after its name, which ends in
+  // " : ": the space is written here rather than kept at the end of the expected text's lines.
+  std::string WithSpaceAfterNames(std::string text)
+  {
+    for (size_t at = text.find(" :\n"); at != std::string::npos; at = text.find(" :\n", at + 4))
+    {
+      text.insert(at + 2, " ");
+    }
+    return text;
   }
 }
 
@@ -96,4 +109,144 @@ TEST(DiagnosisExporter, ADisabledOrInertPluginSaysSoFirst)
   answer = ExportDiagnosis(diagnosis, WithRestInstances(0), status);
   EXPECT_EQ("inert", answer["state"].asString());
   EXPECT_EQ(0u, answer["verdict"].asString().find("The plugin is inert: invalid configuration: IngestPerf.MaxThreads"));
+}
+
+
+TEST(DiagnosisExporter, WritesEveryKindOfEvidenceAsItAlwaysHas)
+{
+  PluginStatus status;
+  status.pluginVersion = "1.0";
+  status.orthancVersion = "1.12.7";
+  DiagnosisInput input = WithRestInstances(40);
+  input.seconds = 300;
+  Finding rich = MakeFinding("slow-index", CostKind::Measured, 4.25);
+  rich.transport = "rest";
+  rich.shareOfCycle = 0.5;
+  rich.instancesLost = 3;
+  // Inserted out of order: the answer lists the names sorted, capitals first.
+  rich.evidence["zeta"] = Json::UInt64(7);
+  rich.evidence["connectionsNow"] = Json::Int64(-2);
+  rich.evidence["Alpha"] = "SQLite \"index\"";
+  rich.evidence["cycleMs"] = 12.34567;
+  rich.evidence["whole"] = 3.0;
+  rich.evidence["inEffect"] = false;
+  rich.evidence["storagePlugin"] = Json::Value();
+  rich.evidence["serverTotal"]["p50Ms"] = 2.5;
+  rich.evidence["serverTotal"]["count"] = Json::UInt64(40);
+  Json::Value& senders = rich.evidence["senders"];
+  senders = Json::arrayValue;
+  Json::Value row;
+  row["remoteAet"] = "CT";
+  row["gaps"] = Json::UInt64(5);
+  senders.append(row);
+  senders.append(Json::Value("text in a list"));
+  rich.evidence["none"] = Json::arrayValue;
+  rich.fix["configuration"]["MaximumStorageSize"] = "larger, or 0 for no limit";
+  rich.fix["configuration"]["DicomThreadsCount"] = Json::UInt(8);
+  rich.fix["configuration"]["IngestPerf.DicomTcpNoDelay"] = true;
+  rich.fix["action"] = "Do it";
+  rich.fix["effect"] = "Faster";
+  Diagnosis diagnosis;
+  diagnosis.findings = {rich, MakeFinding("compressed-answers", CostKind::Unobservable, 0)};
+  MappedText text;
+  WriteJsonText(text, ExportDiagnosis(diagnosis, input, status));
+  EXPECT_EQ(WithSpaceAfterNames(R"({
+  "activeSeconds" : 2.0,
+  "documentation" : "docs/diagnosis.md",
+  "findings" :
+  [
+    {
+      "confidence" : "",
+      "confidenceReason" : "",
+      "cost" : "measured",
+      "costMsPerInstance" : 4.25,
+      "evidence" :
+      {
+        "Alpha" : "SQLite \"index\"",
+        "connectionsNow" : -2,
+        "cycleMs" : 12.3457,
+        "inEffect" : false,
+        "none" : [],
+        "senders" :
+        [
+          {
+            "gaps" : 5,
+            "remoteAet" : "CT"
+          },
+          "text in a list"
+        ],
+        "serverTotal" :
+        {
+          "count" : 40,
+          "p50Ms" : 2.5
+        },
+        "storagePlugin" : null,
+        "whole" : 3.0,
+        "zeta" : 7
+      },
+      "explanation" : "",
+      "fix" :
+      {
+        "action" : "Do it",
+        "configuration" :
+        {
+          "DicomThreadsCount" : 8,
+          "IngestPerf.DicomTcpNoDelay" : true,
+          "MaximumStorageSize" : "larger, or 0 for no limit"
+        },
+        "effect" : "Faster"
+      },
+      "id" : "slow-index",
+      "instancesLost" : 3,
+      "shareOfCycle" : 0.5,
+      "transport" : "rest",
+      "verdict" : "verdict of slow-index"
+    },
+    {
+      "confidence" : "",
+      "confidenceReason" : "",
+      "cost" : "unobservable",
+      "costMsPerInstance" : null,
+      "evidence" : {},
+      "explanation" : "",
+      "fix" : {},
+      "id" : "compressed-answers",
+      "shareOfCycle" : null,
+      "transport" : "",
+      "verdict" : "verdict of compressed-answers"
+    }
+  ],
+  "orthancVersion" : "1.12.7",
+  "plugin" : "ingest-perf",
+  "reason" : "",
+  "rules" : [],
+  "seconds" : 300.0,
+  "sinceReset" :
+  {
+    "firstStored" : null,
+    "lastStored" : null,
+    "lastStoredSecondsAgo" : null,
+    "since" : "1970-01-01T00:00:00.000Z",
+    "stored" : 0
+  },
+  "state" : "running",
+  "summary" :
+  {
+    "rest" :
+    {
+      "instancesPerSecond" : 20.0,
+      "serverTotalMs" :
+      {
+        "mean" : 0.0,
+        "p50" : 2.75,
+        "p99" : 0.0
+      },
+      "stored" : 40
+    }
+  },
+  "verdict" : "verdict of slow-index",
+  "version" : "1.0",
+  "window" : "5m"
+})"),
+            std::string(text.Data(), text.Size()));
 }
