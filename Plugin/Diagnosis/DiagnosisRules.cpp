@@ -61,10 +61,10 @@ namespace IngestPerf
       return std::round(value / step) * step;
     }
 
-    Json::Value PhaseEvidence(const PhaseFigures& phase)
+    Evidence PhaseEvidence(const PhaseFigures& phase)
     {
-      Json::Value value;
-      value["count"] = Json::UInt64(phase.count);
+      Evidence value;
+      value["count"] = phase.count;
       value["meanMs"] = Round(phase.meanMs);
       value["p50Ms"] = Round(phase.p50Ms);
       value["p90Ms"] = Round(phase.p90Ms);
@@ -87,14 +87,14 @@ namespace IngestPerf
     }
 
     // The parts of a phase as evidence: the means over the split instances, in ms.
-    Json::Value PartsEvidence(const PhaseFigures& phase)
+    Evidence PartsEvidence(const PhaseFigures& phase)
     {
       const PartFigures& parts = phase.parts;
-      Json::Value value;
-      value["splitInstances"] = Json::UInt64(parts.sampled);
+      Evidence value;
+      value["splitInstances"] = parts.sampled;
       value["meanMs"] = Round(parts.meanMs);
       value["onCpuMs"] = Round(parts.onCpuMs);
-      value["waitingForCpuMs"] = parts.runDelaySampled > 0 ? Json::Value(Round(parts.waitingForCpuMs)) : Json::Value();
+      value["waitingForCpuMs"] = parts.runDelaySampled > 0 ? Evidence(Round(parts.waitingForCpuMs)) : Evidence();
       value["blockedMs"] = Round(parts.blockedMs);
       return value;
     }
@@ -306,11 +306,11 @@ namespace IngestPerf
                            "(DicomThreadsCount %.0f): each association waits for a worker between its instances",
                            wanted, threads);
         f.evidence["associationsOnAverage"] = Round(occupancy, 0.01);
-        f.evidence["associationsOpenNow"] = Json::Int64(input_.dicomConnectionsNow);
-        f.evidence["associationsOpenAtMost"] = Json::UInt(input_.connections.dicomMax);
-        f.evidence["connectionSamples"] = Json::UInt64(input_.connections.samples);
-        f.evidence["samplesWithMoreAssociationsThanWorkers"] = Json::UInt64(input_.connections.dicomOverThreads);
-        f.evidence["DicomThreadsCount"] = Json::UInt(input_.configuration.dicomThreadsCount);
+        f.evidence["associationsOpenNow"] = input_.dicomConnectionsNow;
+        f.evidence["associationsOpenAtMost"] = input_.connections.dicomMax;
+        f.evidence["connectionSamples"] = input_.connections.samples;
+        f.evidence["samplesWithMoreAssociationsThanWorkers"] = input_.connections.dicomOverThreads;
+        f.evidence["DicomThreadsCount"] = input_.configuration.dicomThreadsCount;
         f.evidence["associationGap"] = PhaseEvidence(gap);
         f.evidence["serverTotal"] = PhaseEvidence(server);
         f.explanation = Format("Orthanc runs a command of an association on one of its %.0f DICOM workers, which then "
@@ -325,15 +325,13 @@ namespace IngestPerf
                                   "effect: with enough workers, expect cstore-answer-stall next.",
                                   stalled * 100);
         }
-        f.fix["configuration"]["DicomThreadsCount"] =
-          Json::UInt(static_cast<unsigned int>(std::max(wanted, threads + 1)));
-        f.fix["action"] =
-          "Raise DicomThreadsCount to at least the number of simultaneous associations (Orthanc restart)";
-        f.fix["effect"] = "Associations stop waiting for a worker between their instances: the gap falls to what the "
-                          "sender and the network take, and the instances per second rise (measured with 8 "
-                          "associations: the gap's median about 5 times shorter with a worker each than with one "
-                          "for all, 1.6 times the throughput; "
-                          "docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+        f.fix.configuration.emplace_back("DicomThreadsCount", static_cast<unsigned int>(std::max(wanted, threads + 1)));
+        f.fix.action = "Raise DicomThreadsCount to at least the number of simultaneous associations (Orthanc restart)";
+        f.fix.effect = "Associations stop waiting for a worker between their instances: the gap falls to what the "
+                       "sender and the network take, and the instances per second rise (measured with 8 "
+                       "associations: the gap's median about 5 times shorter with a worker each than with one "
+                       "for all, 1.6 times the throughput; "
+                       "docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         const bool seen = now > threads || input_.connections.dicomOverThreads > 0;
         f.confidence = seen ? "high" : "medium";
         f.confidenceReason = seen ? "the open TCP associations outnumbered the workers (right now, or in the samples "
@@ -402,15 +400,15 @@ namespace IngestPerf
         {
           f.explanation += " Most gaps hold two timers: the sender's small datasets stall the same way on its side.";
         }
-        f.fix["configuration"]["IngestPerf.DicomTcpNoDelay"] = true;
-        f.fix["action"] = "Set \"DicomTcpNoDelay\": true in the IngestPerf section (or start Orthanc with "
-                          "TCP_NODELAY=1 in its environment), restart Orthanc; then the sender's own stall, if any, "
-                          "shows as sender-stall (a DCMTK sender gains as much again with TCP_NODELAY=1 in its own "
-                          "environment)";
-        f.fix["effect"] = "Removes Orthanc's delayed-ACK wait, about 40 ms, from each instance's C-STORE cycle: one "
-                          "association stores about 3 times the instances per second, about 12 times once the sender "
-                          "answers without Nagle too (measured: "
-                          "docs/measurements/benchmarks.md#dicom-tcp_nodelay-the-remedy-for-the-c-store-answer-stall)";
+        f.fix.configuration.emplace_back("IngestPerf.DicomTcpNoDelay", true);
+        f.fix.action = "Set \"DicomTcpNoDelay\": true in the IngestPerf section (or start Orthanc with "
+                       "TCP_NODELAY=1 in its environment), restart Orthanc; then the sender's own stall, if any, "
+                       "shows as sender-stall (a DCMTK sender gains as much again with TCP_NODELAY=1 in its own "
+                       "environment)";
+        f.fix.effect = "Removes Orthanc's delayed-ACK wait, about 40 ms, from each instance's C-STORE cycle: one "
+                       "association stores about 3 times the instances per second, about 12 times once the sender "
+                       "answers without Nagle too (measured: "
+                       "docs/measurements/benchmarks.md#dicom-tcp_nodelay-the-remedy-for-the-c-store-answer-stall)";
         f.confidence = band >= 0.8 ? "high" : "medium";
         f.confidenceReason = Format("%.0f%% of the gaps sit at the delayed-ACK timer; a sender pausing about 40 ms "
                                     "on its own would look the same, which TCP_NODELAY on Orthanc's side tells apart",
@@ -466,9 +464,9 @@ namespace IngestPerf
         Finding& f = Add(id, "dicom", perGapMs, CostKind::Measured, cycle);
         // The senders with the most time at the timer since the reset, and what their names tell.
         const CStoreSender* first = nullptr;
-        Json::Value& senders = f.evidence["sendersSinceReset"];
-        senders = Json::arrayValue;
-        for (size_t i = 0; i < input_.cstoreSenders.size() && senders.size() < 5; i++)
+        Evidence& senders = f.evidence["sendersSinceReset"];
+        senders = Evidence::List();
+        for (size_t i = 0; i < input_.cstoreSenders.size() && senders.Size() < 5; i++)
         {
           const CStoreSender& sender = input_.cstoreSenders[i];
           if (sender.gapsNearDelayedAcks == 0)
@@ -476,13 +474,13 @@ namespace IngestPerf
             continue;
           }
           first = first == nullptr ? &sender : first;
-          Json::Value row;
+          Evidence row;
           row["remoteAet"] = sender.remoteAet;
           row["software"] = SenderSoftwareName(sender.software);
-          row["gaps"] = Json::UInt64(sender.gaps);
-          row["gapsAtDelayedAckTimer"] = Json::UInt64(sender.gapsNearDelayedAcks);
+          row["gaps"] = sender.gaps;
+          row["gapsAtDelayedAckTimer"] = sender.gapsNearDelayedAcks;
           row["msAtDelayedAckTimer"] = Round(sender.gapMsNearDelayedAcks, 0.1);
-          senders.append(std::move(row));
+          senders.Append(std::move(row));
         }
         const SenderSoftware software = first != nullptr ? first->software : SenderSoftware::Unknown;
         std::string who = "the sender";
@@ -495,9 +493,9 @@ namespace IngestPerf
                            "instance, means) passes in gaps at the delayed-ACK timer, though Orthanc answers with "
                            "TCP_NODELAY",
                            f.shareOfCycle * 100, perGapMs, cycle);
-        f.evidence["gapsAtDelayedAckTimer"] = Json::UInt64(atTimer);
-        f.evidence["gapsAtOneDelayedAck"] = Json::UInt64(dicom_.gapsNearDelayedAck);
-        f.evidence["gapsAtTwoDelayedAcks"] = Json::UInt64(dicom_.gapsNearTwoDelayedAcks);
+        f.evidence["gapsAtDelayedAckTimer"] = atTimer;
+        f.evidence["gapsAtOneDelayedAck"] = dicom_.gapsNearDelayedAck;
+        f.evidence["gapsAtTwoDelayedAcks"] = dicom_.gapsNearTwoDelayedAcks;
         f.evidence["shareOfGapTimeAtDelayedAckTimer"] = Round(shareOfGapTime, 0.001);
         f.evidence["associationGap"] = PhaseEvidence(gap);
         f.evidence["serverTotal"] = PhaseEvidence(server);
@@ -512,15 +510,14 @@ namespace IngestPerf
           ", short for most instances and about 40 ms longer for the others. The sender holds the end of a "
           "dataset behind Nagle's algorithm until Orthanc acknowledges what it sent before, which Orthanc's "
           "kernel delays. Its median hides it; the time it costs is the mean's.";
-        f.fix["action"] = "Disable Nagle's algorithm on " + who + ": " + SenderNoDelayAdvice(software);
+        f.fix.action = "Disable Nagle's algorithm on " + who + ": " + SenderNoDelayAdvice(software);
         if (software != SenderSoftware::Unknown)
         {
-          f.fix["action"] =
-            f.fix["action"].asString() + ". Another sender: " + SenderNoDelayAdvice(SenderSoftware::Unknown);
+          f.fix.action += std::string(". Another sender: ") + SenderNoDelayAdvice(SenderSoftware::Unknown);
         }
-        f.fix["effect"] = "Removes the sender's delayed-ACK waits from the gaps between instances: one association "
-                          "stores 1.2 to 3.7 times the instances per second (storescu), about 3 times (a second "
-                          "Orthanc) (measured: docs/diagnosis.md#sender-stall)";
+        f.fix.effect = "Removes the sender's delayed-ACK waits from the gaps between instances: one association "
+                       "stores 1.2 to 3.7 times the instances per second (storescu), about 3 times (a second "
+                       "Orthanc) (measured: docs/diagnosis.md#sender-stall)";
         const bool clear = shareOfGaps >= kSenderStallClearShareOfGaps && shareOfGapTime >= 0.5;
         f.confidence = clear ? "high" : "medium";
         f.confidenceReason = clear ? "Orthanc's side is fixed and the gaps at the timer are many and take most of "
@@ -573,20 +570,20 @@ namespace IngestPerf
                         "sit at the delayed-ACK timer, so the time is the sender's or the network's.";
         if (input_.dicomTcpNoDelay)
         {
-          f.fix["action"] = "Look at the sender: its own pacing or queue, its disk, the network between (over a "
-                            "long link, Nagle's algorithm costs a round trip: " +
-                            std::string(SenderNoDelayAdvice(SenderSoftware::Unknown)) + ")";
-          f.fix["effect"] = "not measurable from Orthanc: the time is spent outside it";
+          f.fix.action = "Look at the sender: its own pacing or queue, its disk, the network between (over a "
+                         "long link, Nagle's algorithm costs a round trip: " +
+                         std::string(SenderNoDelayAdvice(SenderSoftware::Unknown)) + ")";
+          f.fix.effect = "not measurable from Orthanc: the time is spent outside it";
         }
         else
         {
           // A part of each gap may still be Orthanc's answer waiting for the sender's delayed ACK.
-          f.fix["configuration"]["IngestPerf.DicomTcpNoDelay"] = true;
-          f.fix["action"] = "Set \"DicomTcpNoDelay\": true in the IngestPerf section, so that Orthanc's answers "
-                            "leave at once; then look at the sender: its own pacing or queue, its disk, the network "
-                            "between, and " +
-                            std::string(SenderNoDelayAdvice(SenderSoftware::Unknown));
-          f.fix["effect"] = "the part of each gap that is Orthanc's answer waiting, if any; the rest is the sender's";
+          f.fix.configuration.emplace_back("IngestPerf.DicomTcpNoDelay", true);
+          f.fix.action = "Set \"DicomTcpNoDelay\": true in the IngestPerf section, so that Orthanc's answers "
+                         "leave at once; then look at the sender: its own pacing or queue, its disk, the network "
+                         "between, and " +
+                         std::string(SenderNoDelayAdvice(SenderSoftware::Unknown));
+          f.fix.effect = "the part of each gap that is Orthanc's answer waiting, if any; the rest is the sender's";
         }
         f.confidence = input_.dicomTcpNoDelay ? "high" : "medium";
         f.confidenceReason = input_.dicomTcpNoDelay
@@ -631,24 +628,24 @@ namespace IngestPerf
                            "open): uploads wait for a thread before Orthanc reads them",
                            threads, connections);
         f.evidence["httpThreadsBusyOnAverage"] = Round(busy, 0.01);
-        f.evidence["HttpThreadsCount"] = Json::UInt(input_.configuration.httpThreadsCount);
-        f.evidence["httpConnectionsOpenNow"] = Json::Int64(input_.httpConnectionsNow);
-        f.evidence["httpConnectionsOpenAtMost"] = Json::UInt(input_.connections.httpMax);
-        f.evidence["connectionSamples"] = Json::UInt64(input_.connections.samples);
-        f.evidence["samplesWithMoreConnectionsThanThreads"] = Json::UInt64(input_.connections.httpOverThreads);
+        f.evidence["HttpThreadsCount"] = input_.configuration.httpThreadsCount;
+        f.evidence["httpConnectionsOpenNow"] = input_.httpConnectionsNow;
+        f.evidence["httpConnectionsOpenAtMost"] = input_.connections.httpMax;
+        f.evidence["connectionSamples"] = input_.connections.samples;
+        f.evidence["samplesWithMoreConnectionsThanThreads"] = input_.connections.httpOverThreads;
         f.evidence["serverTotal"] = PhaseEvidence(server);
         f.explanation = "Orthanc's web server (CivetWeb) gives each connection a thread for as long as it stays "
                         "open, keep-alive included; beyond HttpThreadsCount, connections wait unanswered, and no "
                         "plugin sees that wait. The cost is estimated, and low: each waiting connection queues "
                         "behind at least the stores in progress (connections per thread, minus one, times "
                         "serverTotal's mean).";
-        f.fix["configuration"]["HttpThreadsCount"] =
-          Json::UInt(static_cast<unsigned int>(std::max(threads * 2, std::ceil(connections) + 1)));
-        f.fix["action"] = "Raise HttpThreadsCount above the number of simultaneous clients (Orthanc restart)";
-        f.fix["effect"] = "Requests stop queueing for a thread: their slowest (p99) take about a tenth of the time, "
-                          "the instances per second rise by about a third, and the median request takes longer as "
-                          "more run at once (measured with 8 clients, 2 threads against 16: "
-                          "docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+        f.fix.configuration.emplace_back("HttpThreadsCount",
+                                         static_cast<unsigned int>(std::max(threads * 2, std::ceil(connections) + 1)));
+        f.fix.action = "Raise HttpThreadsCount above the number of simultaneous clients (Orthanc restart)";
+        f.fix.effect = "Requests stop queueing for a thread: their slowest (p99) take about a tenth of the time, "
+                       "the instances per second rise by about a third, and the median request takes longer as "
+                       "more run at once (measured with 8 clients, 2 threads against 16: "
+                       "docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         f.confidence = queued ? "high" : "medium";
         f.confidenceReason = queued ? "more client connections were open than Orthanc has HTTP threads (right now, or "
                                       "in the samples taken once a second)"
@@ -693,11 +690,11 @@ namespace IngestPerf
         {
           f.evidence[measured ? "transcodeParts" : "preStoreParts"] = PartsEvidence(timed);
         }
-        f.evidence["IngestTranscoding"] = target.empty() ? Json::Value(Json::nullValue) : Json::Value(target);
-        f.evidence["transcode"] = measured ? PhaseEvidence(transcode) : Json::Value(Json::nullValue);
+        f.evidence["IngestTranscoding"] = target.empty() ? Evidence() : Evidence(target);
+        f.evidence["transcode"] = measured ? PhaseEvidence(transcode) : Evidence();
         f.evidence["preStore"] = PhaseEvidence(preStore);
         f.evidence["serverTotal"] = PhaseEvidence(server);
-        f.evidence["transcodedByAnEarlierPlugin"] = Json::UInt64(all.transcodedWithoutHook);
+        f.evidence["transcodedByAnEarlierPlugin"] = all.transcodedWithoutHook;
         f.evidence["TranscodeTiming"] = TranscodeTimingName(input_.configuration.transcodeTiming);
         f.explanation = measured ? "The transcode phase is timed (IngestPerf.TranscodeTiming)."
                                  : "IngestTranscoding is set and preStore, which contains the transcoding, is long; "
@@ -706,11 +703,11 @@ namespace IngestPerf
         {
           f.explanation += " Some instances were transcoded by a plugin loaded before this one (GDCM...).";
         }
-        f.fix["action"] = "Transcode later, off the ingest path (a job or a Lua/plugin on StableSeries), or choose a "
-                          "cheaper IngestTranscoding syntax, or a faster transcoder plugin";
-        f.fix["effect"] = "Removes the transcode from each instance's store: with JPEG lossless, each store about 4 "
-                          "times shorter and about 3.5 times the instances per second (measured: "
-                          "docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+        f.fix.action = "Transcode later, off the ingest path (a job or a Lua/plugin on StableSeries), or choose a "
+                       "cheaper IngestTranscoding syntax, or a faster transcoder plugin";
+        f.fix.effect = "Removes the transcode from each instance's store: with JPEG lossless, each store about 4 "
+                       "times shorter and about 3.5 times the instances per second (measured: "
+                       "docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         f.confidence = measured ? "high" : "medium";
         f.confidenceReason = measured ? "the transcode phase is measured"
                                       : "preStore holds the transcoding and the other pre-store steps (parsing, "
@@ -761,11 +758,11 @@ namespace IngestPerf
         f.explanation = "The storing thread's run delay (the kernel's schedstat) between the bounds of each phase: "
                         "time it was ready to run while other threads or processes had the CPUs. " +
                         std::string("Orthanc's store is ") + PartsText(server) + ".";
-        f.fix["action"] = "Give Orthanc CPU: move, or lower the priority (nice) of, what runs beside it on the same "
-                          "cores; give its machine or container more cores or a higher CPU quota (on a virtual "
-                          "machine, CPU steal by the host shows as this too)";
-        f.fix["effect"] = Format("Each store shortens by the wait, %.0f%% of it: the time is not Orthanc's work",
-                                 100 * parts.WaitingShare());
+        f.fix.action = "Give Orthanc CPU: move, or lower the priority (nice) of, what runs beside it on the same "
+                       "cores; give its machine or container more cores or a higher CPU quota (on a virtual "
+                       "machine, CPU steal by the host shows as this too)";
+        f.fix.effect = Format("Each store shortens by the wait, %.0f%% of it: the time is not Orthanc's work",
+                              100 * parts.WaitingShare());
         f.confidence = parts.sampled >= 4 * kMinimumSplit ? "high" : "medium";
         f.confidenceReason = Format(
           "measured on %.0f instances whose phases were split (IngestPerf.PhasePartsSampling)", double(parts.sampled));
@@ -845,9 +842,9 @@ namespace IngestPerf
                                prepare.meanMs, server.meanMs) +
                         HeldBy(prepare, "");
             f.explanation = "storagePrepare (MD5 and compression, before the first write) dominates the storage.";
-            f.fix["configuration"]["StorageCompression"] = false;
-            f.fix["action"] = "Set StorageCompression to false (files already stored stay readable)";
-            f.fix["effect"] =
+            f.fix.configuration.emplace_back("StorageCompression", false);
+            f.fix.action = "Set StorageCompression to false (files already stored stay readable)";
+            f.fix.effect =
               "Removes the compression from each store, at the cost of the disk space it saved: for "
               "2 MB instances, each store about 6 times shorter and about 7 times the instances per "
               "second (measured: docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
@@ -859,13 +856,13 @@ namespace IngestPerf
                                write.meanMs, server.meanMs, input_.storageCreateMegabytesPerSecond) +
                         HeldBy(write, "the disk of StorageDirectory");
             f.explanation = "storageWrite (the storage area's create calls) dominates the store.";
-            f.fix["action"] = "A faster storage for StorageDirectory (local SSD rather than a network share)" +
-                              std::string(input_.configuration.syncStorageArea
-                                            ? "; SyncStorageArea false trades durability on power loss for speed"
-                                            : "");
-            f.fix["effect"] = "Not a configuration change: each store shortens by the storageWrite time a faster "
-                              "storage saves (the rule's scenario, a disk slow to flush: "
-                              "docs/diagnosis.md#storage-bound)";
+            f.fix.action = "A faster storage for StorageDirectory (local SSD rather than a network share)" +
+                           std::string(input_.configuration.syncStorageArea
+                                         ? "; SyncStorageArea false trades durability on power loss for speed"
+                                         : "");
+            f.fix.effect = "Not a configuration change: each store shortens by the storageWrite time a faster "
+                           "storage saves (the rule's scenario, a disk slow to flush: "
+                           "docs/diagnosis.md#storage-bound)";
           }
           f.confidence = "high";
           f.confidenceReason = "the storage is timed by IngestPerf.TimedStorage";
@@ -925,7 +922,7 @@ namespace IngestPerf
         }
         f.evidence["serverTotal"] = PhaseEvidence(server);
         f.evidence["index"] = index;
-        f.evidence["storagePlugin"] = storagePlugin.empty() ? Json::Value(Json::nullValue) : Json::Value(storagePlugin);
+        f.evidence["storagePlugin"] = storagePlugin.empty() ? Evidence() : Evidence(storagePlugin);
         f.evidence["StorageCompression"] = input_.configuration.storageCompression;
         f.explanation = "persist holds the storage write and the index transaction; without the timed storage "
                         "Orthanc gives no hook between them.";
@@ -935,10 +932,10 @@ namespace IngestPerf
         }
         if (split && dominant == Dominant::OnCpu && input_.configuration.storageCompression)
         {
-          f.fix["configuration"]["StorageCompression"] = false;
-          f.fix["action"] = "Set StorageCompression to false (files already stored stay readable)";
-          f.fix["effect"] = "Removes the compression from each store, at the cost of the disk space it saved "
-                            "(docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+          f.fix.configuration.emplace_back("StorageCompression", false);
+          f.fix.action = "Set StorageCompression to false (files already stored stay readable)";
+          f.fix.effect = "Removes the compression from each store, at the cost of the disk space it saved "
+                         "(docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
           f.confidence = "medium";
           f.confidenceReason = "persist is mostly on a CPU and StorageCompression is on; IngestPerf.TimedStorage "
                                "would time the compression on its own";
@@ -946,18 +943,18 @@ namespace IngestPerf
         }
         if (storagePlugin.empty())
         {
-          f.fix["configuration"]["IngestPerf.TimedStorage"] = true;
-          f.fix["action"] = "Turn on IngestPerf.TimedStorage to split persist into storageWrite and indexUpdate, "
-                            "then follow that finding";
-          f.fix["effect"] = "none by itself: it tells which of the two to fix";
+          f.fix.configuration.emplace_back("IngestPerf.TimedStorage", true);
+          f.fix.action = "Turn on IngestPerf.TimedStorage to split persist into storageWrite and indexUpdate, "
+                         "then follow that finding";
+          f.fix.effect = "none by itself: it tells which of the two to fix";
         }
         else
         {
-          f.fix["action"] = "The storage area belongs to " + storagePlugin +
-                            ", so this plugin cannot time its writes apart: look at its store (the database or "
-                            "object store, the network to it) and at the index (" +
-                            index + ")";
-          f.fix["effect"] = "Not a configuration change: each store shortens by what a faster storage or index saves";
+          f.fix.action = "The storage area belongs to " + storagePlugin +
+                         ", so this plugin cannot time its writes apart: look at its store (the database or "
+                         "object store, the network to it) and at the index (" +
+                         index + ")";
+          f.fix.effect = "Not a configuration change: each store shortens by what a faster storage or index saves";
         }
         f.confidence = split ? "medium" : "low";
         f.confidenceReason = split ? "whether persist is on a CPU, waiting or blocked is measured; the storage and "
@@ -1010,16 +1007,16 @@ namespace IngestPerf
                         "and the wait for Orthanc's OnStored lock.";
         if (backend == "SQLite")
         {
-          f.fix["action"] = "The SQLite index sits in IndexDirectory: put it on a fast local disk; for many "
-                            "concurrent clients, a PostgreSQL index (orthanc-postgresql) scales better";
+          f.fix.action = "The SQLite index sits in IndexDirectory: put it on a fast local disk; for many "
+                         "concurrent clients, a PostgreSQL index (orthanc-postgresql) scales better";
         }
         else
         {
-          f.fix["action"] = "Look at the database server: its commit latency (synchronous_commit, disk), the network "
-                            "to it, its load; the plugin's IndexConnectionsCount on Orthanc 1.12";
+          f.fix.action = "Look at the database server: its commit latency (synchronous_commit, disk), the network "
+                         "to it, its load; the plugin's IndexConnectionsCount on Orthanc 1.12";
         }
-        f.fix["effect"] = "Not a configuration change: each store shortens by the indexUpdate time a faster "
-                          "database saves (the rule's scenario, a slow PostgreSQL: docs/diagnosis.md#index-bound)";
+        f.fix.effect = "Not a configuration change: each store shortens by the indexUpdate time a faster "
+                       "database saves (the rule's scenario, a slow PostgreSQL: docs/diagnosis.md#index-bound)";
         f.confidence = "high";
         f.confidenceReason = "the index transaction is timed between the storage write and OnStored";
       }
@@ -1051,18 +1048,18 @@ namespace IngestPerf
         f.verdict = Format("A slow change consumer: Orthanc's change thread spends %.0f ms per instance in Lua or "
                            "plugins' OnChange, %.0f NewInstance changes wait",
                            perChangeMs, double(input_.changeBacklog));
-        f.evidence["newInstanceBacklog"] = Json::UInt64(input_.changeBacklog);
+        f.evidence["newInstanceBacklog"] = input_.changeBacklog;
         f.evidence["perInstanceWhileBacklogged"] = PhaseEvidence(perInstance);
         f.evidence["changeDispatch"] = PhaseEvidence(dispatch);
-        f.evidence["LuaScripts"] = Json::UInt64(input_.configuration.luaScripts);
+        f.evidence["LuaScripts"] = input_.configuration.luaScripts;
         f.explanation = "Orthanc delivers changes to Lua and to every plugin's OnChange on one thread. This is off "
                         "the ingest path (the store does not wait), but everything that reacts to new instances "
                         "(routing, auto-forwarding, Lua OnStoredInstance) lags, and the queue grows.";
-        f.fix["action"] = "Find the slow OnChange consumer (Lua scripts, plugins) and make it hand its work to a "
-                          "queue or a job instead of doing it on the change thread";
-        f.fix["effect"] = "Off the ingest path: stores do not get faster; what reacts to new instances (routing, "
-                          "forwarding, Lua) stops lagging behind them (the rule's scenario: "
-                          "docs/diagnosis.md#slow-change-consumer)";
+        f.fix.action = "Find the slow OnChange consumer (Lua scripts, plugins) and make it hand its work to a "
+                       "queue or a job instead of doing it on the change thread";
+        f.fix.effect = "Off the ingest path: stores do not get faster; what reacts to new instances (routing, "
+                       "forwarding, Lua) stops lagging behind them (the rule's scenario: "
+                       "docs/diagnosis.md#slow-change-consumer)";
         f.confidence = timed ? "high" : "medium";
         f.confidenceReason = timed ? "the change thread's time per instance is measured while changes wait"
                                    : "changes wait now; the change thread's time per instance is not timed yet, the "
@@ -1098,20 +1095,19 @@ namespace IngestPerf
                            "Lua or other plugins' instance filters",
                            cost, server.meanMs);
         f.evidence["preStore"] = PhaseEvidence(preStore);
-        f.evidence["transcode"] = transcode.count > 0 ? PhaseEvidence(transcode) : Json::Value(Json::nullValue);
+        f.evidence["transcode"] = transcode.count > 0 ? PhaseEvidence(transcode) : Evidence();
         f.evidence["serverTotal"] = PhaseEvidence(server);
-        f.evidence["LuaScripts"] = Json::UInt64(input_.configuration.luaScripts);
-        f.evidence["IngestTranscoding"] = input_.configuration.ingestTranscoding
-                                            ? Json::Value(input_.configuration.ingestTranscodingSyntax)
-                                            : Json::Value(Json::nullValue);
+        f.evidence["LuaScripts"] = input_.configuration.luaScripts;
+        f.evidence["IngestTranscoding"] =
+          input_.configuration.ingestTranscoding ? Evidence(input_.configuration.ingestTranscodingSyntax) : Evidence();
         f.explanation = "preStore runs from the received instance to the last instance filter: DICOM parsing, "
                         "Lua's ReceivedInstanceFilter and IncomingInstanceFilter, other plugins' filters; parsing "
                         "takes well under a millisecond for a 0.5 MB instance.";
-        f.fix["action"] = "Review the Lua filters (ReceivedInstanceFilter, IncomingInstanceFilter) and other "
-                          "plugins' filters: no network calls or heavy work there";
-        f.fix["effect"] = "Not a configuration change: each store shortens by the filters' time in preStore, which "
-                          "without them is a fraction of a millisecond (the rule's scenario, a slow Lua filter: "
-                          "docs/diagnosis.md#slow-filters)";
+        f.fix.action = "Review the Lua filters (ReceivedInstanceFilter, IncomingInstanceFilter) and other "
+                       "plugins' filters: no network calls or heavy work there";
+        f.fix.effect = "Not a configuration change: each store shortens by the filters' time in preStore, which "
+                       "without them is a fraction of a millisecond (the rule's scenario, a slow Lua filter: "
+                       "docs/diagnosis.md#slow-filters)";
         f.confidence = input_.configuration.luaScripts > 0 ? "high" : "medium";
         f.confidenceReason = input_.configuration.luaScripts > 0
                                ? "Lua scripts are configured and nothing else in preStore is slow"
@@ -1145,9 +1141,9 @@ namespace IngestPerf
         f.evidence["uploadMegabytesPerSecond"] = Round(megabytesPerSecond, 0.01);
         f.explanation = "receive runs from Orthanc's HTTP request filter (headers read) to the instance received: "
                         "the body's upload by the client and its reading by Orthanc.";
-        f.fix["action"] = "Look at the client and the network: bandwidth, a proxy, the client reading its files "
-                          "slowly; several uploads in parallel hide the latency";
-        f.fix["effect"] = "not measurable from Orthanc: the time is spent by the client or the network";
+        f.fix.action = "Look at the client and the network: bandwidth, a proxy, the client reading its files "
+                       "slowly; several uploads in parallel hide the latency";
+        f.fix.effect = "not measurable from Orthanc: the time is spent by the client or the network";
         f.confidence = "high";
         f.confidenceReason = "receive is measured per instance";
       }
@@ -1218,7 +1214,7 @@ namespace IngestPerf
           f.evidence["requestGapParts"] = PartsEvidence(gap);
         }
         f.evidence["serverTotal"] = PhaseEvidence(server);
-        f.evidence["answersAcceptingCompression"] = Json::UInt64(http->answersAcceptingCompression);
+        f.evidence["answersAcceptingCompression"] = http->answersAcceptingCompression;
         f.evidence["HttpCompressionEnabled"] = input_.configuration.httpCompressionEnabled;
         f.explanation =
           "requestGap runs on Orthanc's HTTP thread from the end of a request's store (OnStored) to the next request "
@@ -1230,18 +1226,18 @@ namespace IngestPerf
                 : "Not split yet (no instance sampled): whose time it is is not known.";
         if (orthancsAnswer)
         {
-          f.fix["configuration"]["HttpCompressionEnabled"] = false;
-          f.fix["action"] = "Set HttpCompressionEnabled to false if the clients accept gzip (Orthanc before 1.12.2 "
-                            "compresses every answer), or give Orthanc CPU";
-          f.fix["effect"] = Format("Up to the %.2f ms Orthanc spends on a CPU between requests", gap.parts.onCpuMs);
+          f.fix.configuration.emplace_back("HttpCompressionEnabled", false);
+          f.fix.action = "Set HttpCompressionEnabled to false if the clients accept gzip (Orthanc before 1.12.2 "
+                         "compresses every answer), or give Orthanc CPU";
+          f.fix.effect = Format("Up to the %.2f ms Orthanc spends on a CPU between requests", gap.parts.onCpuMs);
         }
         else
         {
-          f.fix["action"] = "On the client: send the next instance as soon as the answer arrives (what does it do "
-                            "between requests: reading files, logging, a rate limit?), or send over several "
-                            "connections at once";
-          f.fix["effect"] = Format("Each instance's cycle shortens by up to the client's share of the gap, %.1f ms",
-                                   split ? gap.parts.blockedMs + gap.parts.waitingForCpuMs : gap.meanMs);
+          f.fix.action = "On the client: send the next instance as soon as the answer arrives (what does it do "
+                         "between requests: reading files, logging, a rate limit?), or send over several "
+                         "connections at once";
+          f.fix.effect = Format("Each instance's cycle shortens by up to the client's share of the gap, %.1f ms",
+                                split ? gap.parts.blockedMs + gap.parts.waitingForCpuMs : gap.meanMs);
         }
         f.confidence = split ? "high" : "medium";
         f.confidenceReason = split ? "the gap is measured on each connection and split on the HTTP thread"
@@ -1266,7 +1262,7 @@ namespace IngestPerf
         f.verdict = Format("Orthanc gzip-compresses each of its %.0f ingest answers (a few hundred bytes): about 17 us "
                            "each, too little to measure inside requestGap; HttpCompressionEnabled false turns it off",
                            double(accepting));
-        f.evidence["answersToClientsAcceptingCompression"] = Json::UInt64(accepting);
+        f.evidence["answersToClientsAcceptingCompression"] = accepting;
         f.evidence["HttpCompressionEnabled"] = true;
         f.evidence["orthancVersion"] = input_.orthancVersion;
         f.evidence["serverTotal"] = PhaseEvidence(rest_[Phase::ServerTotal]);
@@ -1274,11 +1270,11 @@ namespace IngestPerf
                         "compression happens after every plugin hook, inside requestGap (on Orthanc's CPU, with "
                         "building and sending the answer). zlib takes about 17 us on such an answer "
                         "(docs/measurements/benchmarks.md#compressing-an-ingest-answer).";
-        f.fix["configuration"]["HttpCompressionEnabled"] = false;
-        f.fix["action"] = "Set HttpCompressionEnabled to false (Orthanc 1.12.2 and later default to it)";
-        f.fix["effect"] = "None measured: uploads took as long with the compression as without, within the "
-                          "run-to-run spread (measured with 1 and 4 clients: "
-                          "docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
+        f.fix.configuration.emplace_back("HttpCompressionEnabled", false);
+        f.fix.action = "Set HttpCompressionEnabled to false (Orthanc 1.12.2 and later default to it)";
+        f.fix.effect = "None measured: uploads took as long with the compression as without, within the "
+                       "run-to-run spread (measured with 1 and 4 clients: "
+                       "docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after)";
         f.confidence = "low";
         f.confidenceReason = "the compression is certain from Orthanc's rule, but its cost is not observable, and "
                              "switching it off changed nothing measurable";
@@ -1334,38 +1330,37 @@ namespace IngestPerf
         {
           if (all.failures[r] != 0)
           {
-            f.evidence["failedByReason"][DefinitionOf(static_cast<FailureReason>(r)).name] =
-              Json::UInt64(all.failures[r]);
+            f.evidence["failedByReason"][DefinitionOf(static_cast<FailureReason>(r)).name] = all.failures[r];
           }
         }
-        f.evidence["failed"] = Json::UInt64(failed);
-        f.evidence["storedOrAlreadyStored"] = Json::UInt64(stored);
+        f.evidence["failed"] = failed;
+        f.evidence["storedOrAlreadyStored"] = stored;
         for (size_t t = 0; t < kTransportCount; t++)
         {
           if (input_.transports[t].Outcomes(Outcome::Failed) != 0)
           {
             f.evidence["failedByTransport"][TransportName(static_cast<Transport>(t))] =
-              Json::UInt64(input_.transports[t].Outcomes(Outcome::Failed));
+              input_.transports[t].Outcomes(Outcome::Failed);
           }
         }
-        Json::Value& senders = f.evidence["failedBySenderSinceReset"];
-        senders = Json::arrayValue;
+        Evidence& senders = f.evidence["failedBySenderSinceReset"];
+        senders = Evidence::List();
         for (size_t i = 0; i < input_.failingSenders.size() && i < 10; i++)
         {
           const FailingSender& sender = input_.failingSenders[i];
-          Json::Value row;
+          Evidence row;
           row["transport"] = TransportName(sender.transport);
           row["remoteAet"] = sender.remoteAet;
           row["remoteIp"] = sender.remoteIp;
-          row["failed"] = Json::UInt64(sender.failed);
+          row["failed"] = sender.failed;
           for (size_t r = 0; r < kFailureReasonCount; r++)
           {
             if (sender.reasons[r] != 0)
             {
-              row["byReason"][DefinitionOf(static_cast<FailureReason>(r)).name] = Json::UInt64(sender.reasons[r]);
+              row["byReason"][DefinitionOf(static_cast<FailureReason>(r)).name] = sender.reasons[r];
             }
           }
-          senders.append(std::move(row));
+          senders.Append(std::move(row));
         }
         f.explanation = std::string("Each failed store is an instance the sender believes sent or must send again: ") +
                         DefinitionOf(main).meaning +
@@ -1374,33 +1369,33 @@ namespace IngestPerf
         switch (main)
         {
           case FailureReason::DiskFull:
-            f.fix["action"] = "Free space on the storage's file system, or move StorageDirectory to a larger one; "
-                              "Orthanc refuses every instance until there is room";
+            f.fix.action = "Free space on the storage's file system, or move StorageDirectory to a larger one; "
+                           "Orthanc refuses every instance until there is room";
             break;
           case FailureReason::Quota:
-            f.fix["action"] = "Raise MaximumStorageSize or MaximumPatientCount, or unprotect patients so that "
-                              "Orthanc can recycle the oldest";
-            f.fix["configuration"]["MaximumStorageSize"] = "larger, or 0 for no limit";
+            f.fix.action = "Raise MaximumStorageSize or MaximumPatientCount, or unprotect patients so that "
+                           "Orthanc can recycle the oldest";
+            f.fix.configuration.emplace_back("MaximumStorageSize", "larger, or 0 for no limit");
             break;
           case FailureReason::BeforeFilters:
-            f.fix["action"] = "Look at Orthanc's log for the refused instances (\"Exception while storing DICOM\", "
-                              "missing tags): the sender sends instances Orthanc cannot index (no Study, Series or "
-                              "SOP Instance UID, a damaged file), or a Lua script or plugin refuses them";
+            f.fix.action = "Look at Orthanc's log for the refused instances (\"Exception while storing DICOM\", "
+                           "missing tags): the sender sends instances Orthanc cannot index (no Study, Series or "
+                           "SOP Instance UID, a damaged file), or a Lua script or plugin refuses them";
             break;
           case FailureReason::StorageWrite:
-            f.fix["action"] = "The storage area refuses writes: check its file system (space, permissions, errors "
-                              "in the kernel's log)";
+            f.fix.action = "The storage area refuses writes: check its file system (space, permissions, errors "
+                           "in the kernel's log)";
             break;
           case FailureReason::Index:
-            f.fix["action"] = "The index refuses the instances after they were written: check the database (its log, "
-                              "disk, connections) and Orthanc's limits";
+            f.fix.action = "The index refuses the instances after they were written: check the database (its log, "
+                           "disk, connections) and Orthanc's limits";
             break;
           default:
-            f.fix["action"] = "Look at Orthanc's log for \"Store failure\" and storage errors; set "
-                              "IngestPerf.TimedStorage to tell a failed write, a failed index and a filter apart";
+            f.fix.action = "Look at Orthanc's log for \"Store failure\" and storage errors; set "
+                           "IngestPerf.TimedStorage to tell a failed write, a failed index and a filter apart";
             break;
         }
-        f.fix["effect"] = "every instance stored instead of lost: " + std::to_string(failed) + " so far";
+        f.fix.effect = "every instance stored instead of lost: " + std::to_string(failed) + " so far";
         f.confidence = main == FailureReason::AfterFilters ? "medium" : "high";
         f.confidenceReason = main == FailureReason::AfterFilters
                                ? "the failures are counted exactly; which step failed needs TimedStorage"
@@ -1440,16 +1435,16 @@ namespace IngestPerf
                            share * 100, double(duplicates), double(rejected));
         for (size_t o = 0; o < kOutcomeCount; o++)
         {
-          f.evidence["outcomes"][DefinitionOf(static_cast<Outcome>(o)).name] = Json::UInt64(all.outcomes[o]);
+          f.evidence["outcomes"][DefinitionOf(static_cast<Outcome>(o)).name] = all.outcomes[o];
         }
         f.evidence["OverwriteInstances"] = input_.configuration.overwriteInstances;
         f.evidence["serverTotal"] = PhaseEvidence(server);
         f.explanation = "A duplicate goes through the whole store before Orthanc finds it in its index; the cost "
                         "is estimated as serverTotal's mean per duplicate, spread over the stored instances.";
-        f.fix["action"] = "Duplicates: a sender re-sending (retries after timeouts, a router sending twice): look at "
-                          "its queue and logs. Rejected: a client posting non-DICOM files, or filters discarding "
-                          "on purpose";
-        f.fix["effect"] = "each duplicate not sent saves a whole store";
+        f.fix.action = "Duplicates: a sender re-sending (retries after timeouts, a router sending twice): look at "
+                       "its queue and logs. Rejected: a client posting non-DICOM files, or filters discarding "
+                       "on purpose";
+        f.fix.effect = "each duplicate not sent saves a whole store";
         f.confidence = "high";
         f.confidenceReason = "the outcomes are counted exactly";
       }
@@ -1468,6 +1463,19 @@ namespace IngestPerf
       default:
         return "measured";
     }
+  }
+
+
+  const ConfigurationValue* Fix::Find(const std::string& key) const
+  {
+    for (const auto& [name, value] : configuration)
+    {
+      if (name == key)
+      {
+        return &value;
+      }
+    }
+    return nullptr;
   }
 
 

@@ -6,10 +6,11 @@
 #pragma once
 
 #include "Diagnosis/DiagnosisInput.h"
-
-#include <json/value.h>
+#include "Diagnosis/Evidence.h"
 
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace IngestPerf
@@ -23,19 +24,79 @@ namespace IngestPerf
 
   const char* CostKindName(CostKind kind);
 
+  // A value a fix sets in Orthanc's configuration: true or false, a number, or a text for the reader
+  // ("larger, or 0 for no limit").
+  class ConfigurationValue
+  {
+  public:
+    enum class Kind
+    {
+      Bool,
+      Unsigned,
+      Text
+    };
+
+    ConfigurationValue(bool value) :
+      kind_(Kind::Bool),
+      bool_(value)
+    {
+    }
+    template <typename Integer,
+              std::enable_if_t<std::is_unsigned_v<Integer> && !std::is_same_v<Integer, bool>, int> = 0>
+    ConfigurationValue(Integer value) :
+      kind_(Kind::Unsigned),
+      unsigned_(value)
+    {
+    }
+    ConfigurationValue(const char* text) :
+      kind_(Kind::Text),
+      text_(text)
+    {
+    }
+    ConfigurationValue(std::string text) :
+      kind_(Kind::Text),
+      text_(std::move(text))
+    {
+    }
+
+    Kind GetKind() const { return kind_; }
+    // The value, or false, 0 or "" when it is of another kind.
+    bool AsBool() const { return kind_ == Kind::Bool && bool_; }
+    uint64_t AsUnsigned() const { return kind_ == Kind::Unsigned ? unsigned_ : 0; }
+    const std::string& AsText() const { return text_; }
+
+  private:
+    Kind kind_;
+    bool bool_ = false;
+    uint64_t unsigned_ = 0;
+    std::string text_;
+  };
+
+  // The change that removes a finding's cause: options of Orthanc's configuration to set, what to
+  // do, and the effect measured. An empty part is not part of the fix.
+  struct Fix
+  {
+    std::vector<std::pair<std::string, ConfigurationValue>> configuration;  // key, value; in the order written
+    std::string action;
+    std::string effect;
+
+    // The value set for the key, or nullptr.
+    const ConfigurationValue* Find(const std::string& key) const;
+  };
+
   struct Finding
   {
     std::string id;         // the rule, e.g. "cstore-answer-stall"
     std::string transport;  // "dicom", "rest", ... or "all"
     std::string verdict;    // one line
     CostKind costKind = CostKind::Measured;
-    double costMsPerInstance = 0;              // meaningless when Unobservable
-    double shareOfCycle = -1;                  // of the transport's time per instance; -1 unknown
-    uint64_t instancesLost = 0;                // instances not stored because of this cause (ranked first)
-    Json::Value evidence = Json::objectValue;  // name -> figure, with units in the names
-    std::string explanation;                   // how the figures show the cause
-    Json::Value fix = Json::objectValue;       // "configuration" {key: value} and/or "action", "effect"
-    std::string confidence;                    // "high", "medium", "low"
+    double costMsPerInstance = 0;            // meaningless when Unobservable
+    double shareOfCycle = -1;                // of the transport's time per instance; -1 unknown
+    uint64_t instancesLost = 0;              // instances not stored because of this cause (ranked first)
+    Evidence evidence = Evidence::Object();  // name -> figure, with units in the names
+    std::string explanation;                 // how the figures show the cause
+    Fix fix;                                 // what to change, and what it gains
+    std::string confidence;                  // "high", "medium", "low"
     std::string confidenceReason;
   };
 

@@ -15,6 +15,79 @@ namespace IngestPerf
       return std::round(value / step) * step;
     }
 
+    // Json::Value keeps an object's names sorted (bytewise, capitals first): the answer lists the
+    // evidence so whatever order a rule wrote it in, as it always has.
+    Json::Value ExportEvidence(const Evidence& evidence)
+    {
+      switch (evidence.GetKind())
+      {
+        case Evidence::Kind::Bool:
+          return Json::Value(evidence.AsBool());
+        case Evidence::Kind::Signed:
+          return Json::Value(Json::Int64(evidence.AsSigned()));
+        case Evidence::Kind::Unsigned:
+          return Json::Value(Json::UInt64(evidence.AsUnsigned()));
+        case Evidence::Kind::Real:
+          return Json::Value(evidence.AsReal());
+        case Evidence::Kind::Text:
+          return Json::Value(evidence.AsText());
+        case Evidence::Kind::List:
+        {
+          Json::Value list = Json::arrayValue;
+          for (const Evidence& element : evidence.Values())
+          {
+            list.append(ExportEvidence(element));
+          }
+          return list;
+        }
+        case Evidence::Kind::Object:
+        {
+          Json::Value object = Json::objectValue;
+          for (size_t i = 0; i < evidence.Size(); i++)
+          {
+            object[evidence.Names()[i]] = ExportEvidence(evidence.Values()[i]);
+          }
+          return object;
+        }
+        case Evidence::Kind::Null:
+          break;
+      }
+      return Json::Value(Json::nullValue);
+    }
+
+    Json::Value ExportConfigurationValue(const ConfigurationValue& value)
+    {
+      switch (value.GetKind())
+      {
+        case ConfigurationValue::Kind::Bool:
+          return Json::Value(value.AsBool());
+        case ConfigurationValue::Kind::Unsigned:
+          return Json::Value(Json::UInt64(value.AsUnsigned()));
+        case ConfigurationValue::Kind::Text:
+          break;
+      }
+      return Json::Value(value.AsText());
+    }
+
+    // {"action", "configuration": {key: value}, "effect"}, each only when the fix has it.
+    Json::Value ExportFix(const Fix& fix)
+    {
+      Json::Value value = Json::objectValue;
+      for (const auto& [key, setting] : fix.configuration)
+      {
+        value["configuration"][key] = ExportConfigurationValue(setting);
+      }
+      if (!fix.action.empty())
+      {
+        value["action"] = fix.action;
+      }
+      if (!fix.effect.empty())
+      {
+        value["effect"] = fix.effect;
+      }
+      return value;
+    }
+
     Json::Value ExportFinding(const Finding& finding)
     {
       Json::Value value;
@@ -30,9 +103,9 @@ namespace IngestPerf
       {
         value["instancesLost"] = Json::UInt64(finding.instancesLost);
       }
-      value["evidence"] = finding.evidence;
+      value["evidence"] = ExportEvidence(finding.evidence);
       value["explanation"] = finding.explanation;
-      value["fix"] = finding.fix;
+      value["fix"] = ExportFix(finding.fix);
       value["confidence"] = finding.confidence;
       value["confidenceReason"] = finding.confidenceReason;
       return value;

@@ -1,6 +1,7 @@
 // Diagnosis -> the JSON document of GET /perf/diagnosis: the verdict in one line, the findings
 // (most costly first) with their evidence and fix, a short summary per transport, and every rule
-// with why it fired or not. Schema in docs/diagnosis.md. Knows nothing of Orthanc.
+// with why it fired or not. Schema in docs/diagnosis.md. The one place a finding (plain data: its
+// Evidence and Fix) becomes JSON. Knows nothing of Orthanc.
 #pragma once
 
 #include "Diagnosis/DiagnosisRules.h"

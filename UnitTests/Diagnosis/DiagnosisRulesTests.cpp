@@ -131,11 +131,23 @@ namespace
     return fired;
   }
 
+  // What the finding's fix sets the key to; a failure of the test when it does not set it.
+  ConfigurationValue SetTo(const Finding& finding, const std::string& key)
+  {
+    const ConfigurationValue* value = finding.fix.Find(key);
+    if (value == nullptr)
+    {
+      ADD_FAILURE() << finding.id << "'s fix does not set " << key;
+      return ConfigurationValue("(not set)");
+    }
+    return *value;
+  }
+
   // A configuration fix measured by ingest_perf/benchmarks/diagnosis_effects.py quotes its figures from there.
   bool QuotesItsMeasurement(const Finding& finding)
   {
-    return finding.fix["effect"].asString().find(
-             "docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after") != std::string::npos;
+    return finding.fix.effect.find("docs/measurements/benchmarks.md#the-fixes-of-the-diagnosis-before-and-after") !=
+           std::string::npos;
   }
 
   TransportFigures& Dicom(DiagnosisInput& input)
@@ -195,9 +207,9 @@ TEST(DiagnosisRules, LostInstancesComeBeforeAnyLatency)
   EXPECT_NE(std::string::npos, lost.verdict.find("319 of 719 stores failed")) << lost.verdict;
   EXPECT_NE(std::string::npos, lost.verdict.find("CT_SALLE_3 at 10.1.2.3: 300")) << lost.verdict;
   EXPECT_NE(std::string::npos, lost.verdict.find("diskFull")) << lost.verdict;
-  EXPECT_EQ(319u, lost.evidence["failedByReason"]["diskFull"].asUInt64());
-  EXPECT_EQ(300u, lost.evidence["failedBySenderSinceReset"][0]["failed"].asUInt64());
-  EXPECT_NE(std::string::npos, lost.fix["action"].asString().find("Free space"));
+  EXPECT_EQ(319u, lost.evidence["failedByReason"]["diskFull"].AsUnsigned());
+  EXPECT_EQ(300u, lost.evidence["failedBySenderSinceReset"][0]["failed"].AsUnsigned());
+  EXPECT_NE(std::string::npos, lost.fix.action.find("Free space"));
   EXPECT_EQ("high", lost.confidence);
   EXPECT_EQ("cstore-answer-stall", diagnosis.findings[1].id);
 }
@@ -213,7 +225,7 @@ TEST(DiagnosisRules, AFailureAfterTheFiltersWithoutEvidenceIsOfMediumConfidence)
   EXPECT_EQ("stores-failing", diagnosis.findings[0].id);
   EXPECT_EQ("rest", diagnosis.findings[0].transport);
   EXPECT_EQ("medium", diagnosis.findings[0].confidence);
-  EXPECT_NE(std::string::npos, diagnosis.findings[0].fix["action"].asString().find("TimedStorage"));
+  EXPECT_NE(std::string::npos, diagnosis.findings[0].fix.action.find("TimedStorage"));
 }
 
 
@@ -244,7 +256,7 @@ TEST(DiagnosisRules, GapsAtTheDelayedAckTimerAreTheAnswerStall)
   EXPECT_EQ("dicom", finding.transport);
   EXPECT_NEAR(44.5, finding.costMsPerInstance, 0.01);
   EXPECT_NEAR(44.5 / (44.5 + 4.8), finding.shareOfCycle, 0.001);
-  EXPECT_TRUE(finding.fix["configuration"]["IngestPerf.DicomTcpNoDelay"].asBool());
+  EXPECT_TRUE(SetTo(finding, "IngestPerf.DicomTcpNoDelay").AsBool());
   EXPECT_EQ("high", finding.confidence);
 
   // The same gaps with TCP_NODELAY already in effect are the sender's own stall.
@@ -286,15 +298,15 @@ TEST(DiagnosisRules, LongGapsWithFreeWorkersAreASlowSender)
   const Diagnosis diagnosis = Diagnose(Merge(input));
   ASSERT_EQ(1u, diagnosis.findings.size());
   EXPECT_EQ("slow-sender", diagnosis.findings[0].id);
-  EXPECT_FALSE(diagnosis.findings[0].fix.isMember("configuration"));  // nothing to change in Orthanc
-  EXPECT_NE(std::string::npos, diagnosis.findings[0].fix["action"].asString().find("TCP_NODELAY option"));
+  EXPECT_TRUE(diagnosis.findings[0].fix.configuration.empty());  // nothing to change in Orthanc
+  EXPECT_NE(std::string::npos, diagnosis.findings[0].fix.action.find("TCP_NODELAY option"));
 
   // Without TCP_NODELAY on Orthanc's side, a part of each gap may be its answer's: that fix comes first.
   input.dicomTcpNoDelay = false;
   const Diagnosis unfixed = Diagnose(Merge(input));
   ASSERT_EQ(1u, unfixed.findings.size());
-  EXPECT_TRUE(unfixed.findings[0].fix["configuration"]["IngestPerf.DicomTcpNoDelay"].asBool());
-  EXPECT_EQ(std::string::npos, unfixed.findings[0].fix["action"].asString().find("cannot"));
+  EXPECT_TRUE(SetTo(unfixed.findings[0], "IngestPerf.DicomTcpNoDelay").AsBool());
+  EXPECT_EQ(std::string::npos, unfixed.findings[0].fix.action.find("cannot"));
 }
 
 
@@ -313,14 +325,14 @@ TEST(DiagnosisRules, MoreAssociationsThanWorkersSaturateThePool)
   ASSERT_EQ(1u, diagnosis.findings.size());
   EXPECT_EQ("dicom-workers-saturated", diagnosis.findings[0].id);
   EXPECT_EQ("medium", diagnosis.findings[0].confidence);
-  EXPECT_GE(diagnosis.findings[0].fix["configuration"]["DicomThreadsCount"].asUInt(), 2u);
+  EXPECT_GE(SetTo(diagnosis.findings[0], "DicomThreadsCount").AsUnsigned(), 2u);
   EXPECT_TRUE(QuotesItsMeasurement(diagnosis.findings[0]));
 
   input.dicomConnectionsNow = 8;
   diagnosis = Diagnose(Merge(input));
   ASSERT_EQ(1u, diagnosis.findings.size());
   EXPECT_EQ("high", diagnosis.findings[0].confidence);
-  EXPECT_EQ(8u, diagnosis.findings[0].fix["configuration"]["DicomThreadsCount"].asUInt());
+  EXPECT_EQ(8u, SetTo(diagnosis.findings[0], "DicomThreadsCount").AsUnsigned());
 
   // The same load with 8 workers: one association per worker, short gaps, nothing to say.
   input.configuration.dicomThreadsCount = 8;
@@ -342,7 +354,7 @@ TEST(DiagnosisRules, ConnectionsBeyondBusyHttpThreadsSaturateThem)
   EXPECT_EQ("http-threads-saturated", finding.id);
   EXPECT_EQ(CostKind::Estimated, finding.costKind);
   EXPECT_NEAR(3 * 5.0, finding.costMsPerInstance, 0.01);  // 8 / 2 - 1 requests ahead, 5 ms each
-  EXPECT_GT(finding.fix["configuration"]["HttpThreadsCount"].asUInt(), 8u);
+  EXPECT_GT(SetTo(finding, "HttpThreadsCount").AsUnsigned(), 8u);
   EXPECT_TRUE(QuotesItsMeasurement(finding));
 
   // A queue of connections is enough, however little the threads store (keep-alive clients hold them).
@@ -420,7 +432,7 @@ TEST(DiagnosisRules, StorageAndIndexAreToldApartOnlyWithTheTimedStorage)
   ASSERT_EQ(1u, diagnosis.findings.size());
   EXPECT_EQ("storage-bound", diagnosis.findings[0].id);
   EXPECT_EQ("low", diagnosis.findings[0].confidence);
-  EXPECT_TRUE(diagnosis.findings[0].fix["configuration"]["IngestPerf.TimedStorage"].asBool());
+  EXPECT_TRUE(SetTo(diagnosis.findings[0], "IngestPerf.TimedStorage").AsBool());
 
   input.timedStorageActive = true;
   for (TransportFigures* transport : {&Rest(input), &Dicom(input)})
@@ -441,7 +453,7 @@ TEST(DiagnosisRules, StorageAndIndexAreToldApartOnlyWithTheTimedStorage)
   ASSERT_EQ(1u, diagnosis.findings.size());
   EXPECT_EQ("storage-bound", diagnosis.findings[0].id);
   EXPECT_EQ("high", diagnosis.findings[0].confidence);
-  EXPECT_FALSE(diagnosis.findings[0].fix.isMember("configuration"));
+  EXPECT_TRUE(diagnosis.findings[0].fix.configuration.empty());
   EXPECT_FALSE(QuotesItsMeasurement(diagnosis.findings[0]));  // a faster disk: not a configuration change
 
   input.configuration.storageCompression = true;
@@ -452,7 +464,7 @@ TEST(DiagnosisRules, StorageAndIndexAreToldApartOnlyWithTheTimedStorage)
   }
   diagnosis = Diagnose(Merge(input));
   ASSERT_EQ(1u, diagnosis.findings.size());
-  EXPECT_FALSE(diagnosis.findings[0].fix["configuration"]["StorageCompression"].asBool());
+  EXPECT_FALSE(SetTo(diagnosis.findings[0], "StorageCompression").AsBool());
   EXPECT_TRUE(QuotesItsMeasurement(diagnosis.findings[0]));
 }
 
@@ -495,7 +507,7 @@ TEST(DiagnosisRules, SlowUploadsAreTheHttpReceive)
   const Diagnosis diagnosis = Diagnose(Merge(input));
   ASSERT_EQ(1u, diagnosis.findings.size());
   EXPECT_EQ("slow-uploads", diagnosis.findings[0].id);
-  EXPECT_NEAR(5.0, diagnosis.findings[0].evidence["uploadMegabytesPerSecond"].asDouble(), 0.01);
+  EXPECT_NEAR(5.0, diagnosis.findings[0].evidence["uploadMegabytesPerSecond"].AsReal(), 0.01);
 }
 
 
@@ -512,7 +524,7 @@ TEST(DiagnosisRules, CompressedAnswersAreNamedWithAnUnobservableCostAndListedLas
   EXPECT_EQ("slow-uploads", diagnosis.findings[0].id);
   EXPECT_EQ("compressed-answers", diagnosis.findings[1].id);
   EXPECT_EQ(CostKind::Unobservable, diagnosis.findings[1].costKind);
-  EXPECT_FALSE(diagnosis.findings[1].fix["configuration"]["HttpCompressionEnabled"].asBool());
+  EXPECT_FALSE(SetTo(diagnosis.findings[1], "HttpCompressionEnabled").AsBool());
   EXPECT_TRUE(QuotesItsMeasurement(diagnosis.findings[1]));
 
   // From 1.12.2, Orthanc never compresses an answer this small.
@@ -530,7 +542,7 @@ TEST(DiagnosisRules, DuplicatesAreCountedAndCostedAsWholeStores)
   ASSERT_EQ(1u, diagnosis.findings.size());
   EXPECT_EQ("rejected-or-duplicate", diagnosis.findings[0].id);
   EXPECT_EQ(CostKind::Estimated, diagnosis.findings[0].costKind);
-  EXPECT_EQ(100u, diagnosis.findings[0].evidence["outcomes"]["alreadyStored"].asUInt64());
+  EXPECT_EQ(100u, diagnosis.findings[0].evidence["outcomes"]["alreadyStored"].AsUnsigned());
 }
 
 
@@ -605,9 +617,9 @@ TEST(DiagnosisRules, BimodalGapsAtTheDelayedAckTimerAreTheSendersStall)
   std::snprintf(share, sizeof(share), "%.0f%% of each C-STORE cycle", finding.shareOfCycle * 100);
   EXPECT_NE(std::string::npos, finding.verdict.find(share)) << finding.verdict;
   EXPECT_NE(std::string::npos, finding.explanation.find("p50 1.1, p90 44.0")) << finding.explanation;
-  EXPECT_EQ(50u, finding.evidence["gapsAtDelayedAckTimer"].asUInt64());
+  EXPECT_EQ(50u, finding.evidence["gapsAtDelayedAckTimer"].AsUnsigned());
   EXPECT_EQ("high", finding.confidence);
-  EXPECT_FALSE(finding.fix.isMember("configuration"));  // nothing in this Orthanc's configuration
+  EXPECT_TRUE(finding.fix.configuration.empty());  // nothing in this Orthanc's configuration
 
   // The slow-sender rule is not asked again for the same gaps.
   for (const RuleCheck& check : diagnosis.checks)
@@ -674,22 +686,21 @@ TEST(DiagnosisRules, TheSendersStallAdviceDependsOnWhatIsKnownOfTheSender)
     const Diagnosis diagnosis = Diagnose(Merge(input));
     ASSERT_EQ(1u, diagnosis.findings.size()) << c.aet;
     const Finding& finding = diagnosis.findings[0];
-    const std::string action = finding.fix["action"].asString();
+    const std::string action = finding.fix.action;
     EXPECT_NE(std::string::npos, action.find(c.advice)) << c.aet << ": " << action;
     EXPECT_NE(std::string::npos, action.find(std::string("calling AET ") + c.aet)) << action;
     EXPECT_EQ(std::string::npos, action.find("cannot shorten")) << action;
     // A known sender's advice comes first, the general one after it for any other sender.
     EXPECT_NE(std::string::npos, action.find("if it has one")) << action;
-    ASSERT_EQ(1u, finding.evidence["sendersSinceReset"].size());
-    EXPECT_EQ(c.software, finding.evidence["sendersSinceReset"][0]["software"].asString());
+    ASSERT_EQ(1u, finding.evidence["sendersSinceReset"].Size());
+    EXPECT_EQ(c.software, finding.evidence["sendersSinceReset"][0]["software"].AsText());
   }
 
   // Nothing known of the sender (no labelled gaps): the general advice.
   DiagnosisInput input = SenderStalling(50);
   const Diagnosis diagnosis = Diagnose(Merge(input));
   ASSERT_EQ(1u, diagnosis.findings.size());
-  EXPECT_NE(std::string::npos,
-            diagnosis.findings[0].fix["action"].asString().find("the sender's TCP_NODELAY option, if it has one"));
+  EXPECT_NE(std::string::npos, diagnosis.findings[0].fix.action.find("the sender's TCP_NODELAY option, if it has one"));
 }
 
 
@@ -775,9 +786,9 @@ TEST(DiagnosisRules, ThreadsWaitingForACpuAreNamedAndTheStorageIsNotBlamed)
   EXPECT_EQ("waiting-for-cpu", finding.id);
   EXPECT_NEAR(20.0, finding.costMsPerInstance, 0.01);  // 20 of 30 ms, on every instance
   EXPECT_NE(std::string::npos, finding.verdict.find("Waiting for a CPU"));
-  EXPECT_NE(std::string::npos, finding.fix["action"].asString().find("CPU quota"));
+  EXPECT_NE(std::string::npos, finding.fix.action.find("CPU quota"));
   EXPECT_EQ("high", finding.confidence);
-  EXPECT_EQ(50u, finding.evidence["serverTotalParts"]["splitInstances"].asUInt64());  // both transports
+  EXPECT_EQ(50u, finding.evidence["serverTotalParts"]["splitInstances"].AsUnsigned());  // both transports
   for (const RuleCheck& check : diagnosis.checks)
   {
     if (check.id == "storage-bound")
@@ -821,7 +832,7 @@ TEST(DiagnosisRules, PersistSaysWhetherItIsBlockedOrOnACpuWhateverOwnsTheStorage
     << diagnosis.findings[0].verdict;
   EXPECT_NE(std::string::npos, diagnosis.findings[0].verdict.find("PostgreSQL"));
   EXPECT_EQ("medium", diagnosis.findings[0].confidence);
-  EXPECT_TRUE(diagnosis.findings[0].fix["configuration"]["IngestPerf.TimedStorage"].asBool());
+  EXPECT_TRUE(SetTo(diagnosis.findings[0], "IngestPerf.TimedStorage").AsBool());
 
   // A storage plugin owns the storage area: still blocked, and the advice is not the timed storage.
   input.storageOwner = "PostgreSQL.EnableStorage";
@@ -829,7 +840,7 @@ TEST(DiagnosisRules, PersistSaysWhetherItIsBlockedOrOnACpuWhateverOwnsTheStorage
   ASSERT_EQ(1u, diagnosis.findings.size());
   EXPECT_NE(std::string::npos, diagnosis.findings[0].verdict.find("Blocked in persist"));
   EXPECT_NE(std::string::npos, diagnosis.findings[0].verdict.find("PostgreSQL.EnableStorage"));
-  EXPECT_FALSE(diagnosis.findings[0].fix.isMember("configuration"));
+  EXPECT_TRUE(diagnosis.findings[0].fix.configuration.empty());
 
   // Compressing the files: on a CPU, and the fix is StorageCompression.
   input.storageOwner.clear();
@@ -841,8 +852,8 @@ TEST(DiagnosisRules, PersistSaysWhetherItIsBlockedOrOnACpuWhateverOwnsTheStorage
   diagnosis = Diagnose(Merge(input));
   ASSERT_EQ(1u, diagnosis.findings.size());
   EXPECT_NE(std::string::npos, diagnosis.findings[0].verdict.find("On a CPU in persist"));
-  EXPECT_FALSE(diagnosis.findings[0].fix["configuration"]["StorageCompression"].asBool());
-  EXPECT_EQ(50u, diagnosis.findings[0].evidence["persistParts"]["splitInstances"].asUInt64());
+  EXPECT_FALSE(SetTo(diagnosis.findings[0], "StorageCompression").AsBool());
+  EXPECT_EQ(50u, diagnosis.findings[0].evidence["persistParts"]["splitInstances"].AsUnsigned());
 }
 
 
@@ -858,7 +869,7 @@ TEST(DiagnosisRules, AKeepAliveClientThatWaitsBetweenRequestsIsNamedAndOneThatDo
   EXPECT_EQ("rest", finding.transport);
   EXPECT_NE(std::string::npos, finding.verdict.find("client waits")) << finding.verdict;
   EXPECT_NEAR(7.4 / 12.4, finding.shareOfCycle, 0.001);  // of serverTotal + requestGap
-  EXPECT_FALSE(finding.fix.isMember("configuration"));
+  EXPECT_TRUE(finding.fix.configuration.empty());
 
   // A client that sends at once: half a millisecond between requests.
   At(Rest(input), Phase::RequestGap) = Phase_(199, 0.5);
@@ -874,7 +885,7 @@ TEST(DiagnosisRules, AKeepAliveClientThatWaitsBetweenRequestsIsNamedAndOneThatDo
   EXPECT_EQ("slow-http-client", diagnosis.findings[0].id);
   EXPECT_NE(std::string::npos, diagnosis.findings[0].verdict.find("Orthanc's answers"))
     << diagnosis.findings[0].verdict;
-  EXPECT_FALSE(diagnosis.findings[0].fix["configuration"]["HttpCompressionEnabled"].asBool());
+  EXPECT_FALSE(SetTo(diagnosis.findings[0], "HttpCompressionEnabled").AsBool());
 }
 
 

@@ -124,28 +124,28 @@ TEST(DiagnosisExporter, WritesEveryKindOfEvidenceAsItAlwaysHas)
   rich.shareOfCycle = 0.5;
   rich.instancesLost = 3;
   // Inserted out of order: the answer lists the names sorted, capitals first.
-  rich.evidence["zeta"] = Json::UInt64(7);
-  rich.evidence["connectionsNow"] = Json::Int64(-2);
+  rich.evidence["zeta"] = uint64_t(7);
+  rich.evidence["connectionsNow"] = int64_t(-2);
   rich.evidence["Alpha"] = "SQLite \"index\"";
   rich.evidence["cycleMs"] = 12.34567;
   rich.evidence["whole"] = 3.0;
   rich.evidence["inEffect"] = false;
-  rich.evidence["storagePlugin"] = Json::Value();
+  rich.evidence["storagePlugin"] = Evidence();
   rich.evidence["serverTotal"]["p50Ms"] = 2.5;
-  rich.evidence["serverTotal"]["count"] = Json::UInt64(40);
-  Json::Value& senders = rich.evidence["senders"];
-  senders = Json::arrayValue;
-  Json::Value row;
+  rich.evidence["serverTotal"]["count"] = uint64_t(40);
+  Evidence& senders = rich.evidence["senders"];
+  senders = Evidence::List();
+  Evidence row;
   row["remoteAet"] = "CT";
-  row["gaps"] = Json::UInt64(5);
-  senders.append(row);
-  senders.append(Json::Value("text in a list"));
-  rich.evidence["none"] = Json::arrayValue;
-  rich.fix["configuration"]["MaximumStorageSize"] = "larger, or 0 for no limit";
-  rich.fix["configuration"]["DicomThreadsCount"] = Json::UInt(8);
-  rich.fix["configuration"]["IngestPerf.DicomTcpNoDelay"] = true;
-  rich.fix["action"] = "Do it";
-  rich.fix["effect"] = "Faster";
+  row["gaps"] = uint64_t(5);
+  senders.Append(row);
+  senders.Append("text in a list");
+  rich.evidence["none"] = Evidence::List();
+  rich.fix.configuration = {{"MaximumStorageSize", "larger, or 0 for no limit"},
+                            {"DicomThreadsCount", 8u},
+                            {"IngestPerf.DicomTcpNoDelay", true}};
+  rich.fix.action = "Do it";
+  rich.fix.effect = "Faster";
   Diagnosis diagnosis;
   diagnosis.findings = {rich, MakeFinding("compressed-answers", CostKind::Unobservable, 0)};
   MappedText text;
