@@ -11,7 +11,7 @@ from dicomweb_client.api import DICOMwebClient
 
 from ingest_perf import clients
 from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, debian_plugin
-from ingest_perf.stats_checks import wait_for
+from ingest_perf.stats_checks import wait_for, without_findings_of_a_busy_machine
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 
@@ -107,8 +107,9 @@ def test_an_external_sender_is_counted_exactly_and_diagnosed(orthanc_factory, pl
         assert peer["gap"]["count"] == INSTANCES - in_log  # none between two associations
 
     answer = receiver.get("/perf/diagnosis").json()
-    fired = {rule["id"] for rule in answer["rules"] if rule["fired"]}
-    top = answer["findings"][0]["id"] if answer["findings"] else None
+    fired, findings = without_findings_of_a_busy_machine(answer, [r["id"] for r in answer["rules"] if r["fired"]], None)
+    fired = set(fired)
+    top = findings[0]["id"] if findings else None
     print("%s, %s, DicomTcpNoDelay %s: top finding %s, fired %s; %s" % (
         orthanc_version, sender, no_delay, top, sorted(fired), answer["verdict"]))
     assert not fired & NEVER, answer["verdict"]
@@ -120,6 +121,6 @@ def test_an_external_sender_is_counted_exactly_and_diagnosed(orthanc_factory, pl
             # software the plugin cannot know (these calling AETs are no tool's default).
             assert "cstore-answer-stall" not in fired, answer["verdict"]
             assert top == "sender-stall", answer["verdict"]
-            assert "the sender's TCP_NODELAY option, if it has one" in answer["findings"][0]["fix"]["action"]
+            assert "the sender's TCP_NODELAY option, if it has one" in findings[0]["fix"]["action"]
         else:
             assert top == "cstore-answer-stall", answer["verdict"]

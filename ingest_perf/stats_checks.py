@@ -50,3 +50,34 @@ def wait_for(orthanc, predicate, timeout=15, **params):
 def changes_paired(stats, transport):
     change = stats["transports"][transport]["phases"]["changeDispatch"]
     return change["count"] + change["deliveredBeforeOnStored"]
+
+
+# Findings about the host and the clients, not about Orthanc: on a machine busy with other work (the
+# other test workers, builds), Orthanc's threads do wait for a CPU, and a Python client's turnaround
+# does grow, whatever the test. A test that does not expect them sets them aside (and says so),
+# provided their own evidence shows what they name; what it expects must still be there, first of
+# the others, and no other rule may fire (the diagnosis scenarios cpu_starved and slow_http_client
+# expect them).
+def _waited_for_a_cpu(finding):
+    parts = finding["evidence"]["serverTotalParts"]
+    return parts["waitingForCpuMs"] >= 0.25 * parts["meanMs"]
+
+
+def _client_waited(finding):
+    parts = finding["evidence"].get("requestGapParts")
+    return parts is not None and parts["blockedMs"] >= 5
+
+
+OUTSIDE_ORTHANC = {"waiting-for-cpu": _waited_for_a_cpu, "slow-http-client": _client_waited}
+
+
+def without_findings_of_a_busy_machine(answer, fired, expected):
+    """The rules fired, but waiting-for-cpu and slow-http-client where the case does not expect them
+    and their evidence holds (OUTSIDE_ORTHANC); and the findings left, in order."""
+    kept = [f for f in answer["findings"] if f["id"] == expected or f["id"] not in OUTSIDE_ORTHANC]
+    for finding in answer["findings"]:
+        if finding not in kept:
+            assert OUTSIDE_ORTHANC[finding["id"]](finding), (finding["id"], finding["evidence"])
+            print("%s set aside (the machine's other work): %s" % (finding["id"], finding["verdict"]))
+    ids = {f["id"] for f in kept}
+    return [rule for rule in fired if rule in ids], kept

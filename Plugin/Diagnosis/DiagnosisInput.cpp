@@ -55,7 +55,7 @@ namespace IngestPerf
       for (size_t p = 0; p < kPhaseCount; p++)
       {
         figures.phases[p] = FiguresOf(transport.phases[p]);
-        figures.phases[p].parts = FiguresOf(transport.parts[p]);
+        figures.phases[p].parts = FiguresOf(transport.PartsOf(static_cast<Phase>(p)));
       }
       const HistogramSnapshot& gaps = transport.phases[static_cast<size_t>(Phase::AssociationGap)];
       const BandFigures one = Within(gaps, kOneDelayedAck);

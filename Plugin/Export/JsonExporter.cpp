@@ -64,7 +64,8 @@ namespace IngestPerf
 
     // Where the phase's time went over the instances that had it split (PhasePartsSampling): the
     // three means add up to the mean duration of those instances.
-    Json::Value ExportParts(const PhasePartsSnapshot& parts, const char* reason)
+    // quantiles: the parts' quantiles, kept for a transport since the reset; nullptr elsewhere.
+    Json::Value ExportParts(const PhasePartsSnapshot& parts, const PhasePartQuantiles* quantiles, const char* reason)
     {
       using Key = Json::StaticString;
       if (reason != nullptr)
@@ -78,7 +79,9 @@ namespace IngestPerf
         return value;
       }
       value[Key("mean")] = MeanMs(parts.durationNs, parts.sampled);
-      value[Key("onCpu")] = ExportPart(parts.cpuNs, parts.sampled, parts.durationNs, parts.onCpu);
+      const PhasePartQuantiles none;
+      const PhasePartQuantiles& q = quantiles != nullptr ? *quantiles : none;
+      value[Key("onCpu")] = ExportPart(parts.cpuNs, parts.sampled, parts.durationNs, q.onCpu);
       const char* noRunDelay = parts.runDelaySampled == 0 ? RunDelayUnobservableReason() : nullptr;
       if (parts.runDelaySampled == 0)
       {
@@ -88,10 +91,10 @@ namespace IngestPerf
       else
       {
         value[Key("waitingForCpu")] =
-          ExportPart(parts.runDelayNs, parts.sampled, parts.durationNs, parts.waitingForCpu);
+          ExportPart(parts.runDelayNs, parts.sampled, parts.durationNs, q.waitingForCpu);
       }
       Json::Value& blocked = value[Key("blocked")];
-      blocked = ExportPart(parts.BlockedNs(), parts.sampled, parts.durationNs, parts.blocked);
+      blocked = ExportPart(parts.BlockedNs(), parts.sampled, parts.durationNs, q.blocked);
       if (parts.runDelaySampled < parts.sampled)
       {
         // The instances without a run delay count their wait for a CPU here.
@@ -115,8 +118,10 @@ namespace IngestPerf
 
     // includeRates: the per-second windows (transports only). withReasons: unobservable phases as
     // objects with their reason; groups leave them out, the transports above them say why.
+    // partQuantiles: the quantiles of the parts of the transport's phases (kPhaseCount), or nullptr.
     Json::Value ExportTransport(const TransportSnapshot& transport, const PluginStatus& status, const Transport* which,
-                                bool includeRates = true, bool withReasons = true)
+                                bool includeRates = true, bool withReasons = true,
+                                const PhasePartQuantiles* partQuantiles = nullptr)
     {
       Json::Value result;
 
@@ -182,7 +187,8 @@ namespace IngestPerf
         }
         if (reason == nullptr)
         {
-          target["parts"] = ExportParts(transport.parts[p], PhasePartsUnobservableReason(status, phase));
+          target["parts"] = ExportParts(transport.PartsOf(phase), partQuantiles != nullptr ? partQuantiles + p : nullptr,
+                                        PhasePartsUnobservableReason(status, phase));
         }
       }
       return result;
@@ -876,7 +882,8 @@ namespace IngestPerf
     transports = Json::objectValue;
     const auto exportOne = [&](const TransportSnapshot& transport, const Transport* which) {
       return windowed ? ExportWindowTransport(transport, status, which, input.window.coveredNs)
-                      : ExportTransport(transport, status, which);
+                      : ExportTransport(transport, status, which, true, true,
+                                        which != nullptr ? snapshot.PartQuantilesOf(*which) : nullptr);
     };
     const std::array<TransportSnapshot, kTransportCount>& source =
       windowed ? input.window.transports : snapshot.transports;

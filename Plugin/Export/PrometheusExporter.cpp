@@ -264,7 +264,7 @@ namespace IngestPerf
             continue;
           }
           rows.emplace_back(TransportLabel(which) + ",phase=\"" + DefinitionOf(phase).name + '"',
-                            &snapshot.transports[t].parts[p]);
+                            &snapshot.transports[t].PartsOf(phase));
         }
       }
       if (rows.empty())

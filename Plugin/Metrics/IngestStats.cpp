@@ -166,10 +166,11 @@ namespace IngestPerf
       target.last10sBytes = last10.bytes;
       target.last60sInstances = last60.instances;
       target.last60sBytes = last60.bytes;
-      for (size_t p = 0; p < kPhaseCount; p++)
-      {
-        partHistograms_.get()[t * kPhaseCount + p].AddTo(target.parts[p]);
-      }
+    }
+    snapshot.partQuantiles.resize(kPartHistograms);
+    for (size_t i = 0; i < kPartHistograms; i++)
+    {
+      partHistograms_.get()[i].AddTo(snapshot.partQuantiles[i]);
     }
     return snapshot;
   }

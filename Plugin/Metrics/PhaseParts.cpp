@@ -11,9 +11,6 @@ namespace IngestPerf
     cpuNs += other.cpuNs;
     runDelayNs += other.runDelayNs;
     runDelaySampled += other.runDelaySampled;
-    onCpu.Merge(other.onCpu);
-    waitingForCpu.Merge(other.waitingForCpu);
-    blocked.Merge(other.blocked);
   }
 
 
@@ -64,7 +61,7 @@ namespace IngestPerf
   }
 
 
-  void PhasePartHistograms::AddTo(PhasePartsSnapshot& target) const
+  void PhasePartHistograms::AddTo(PhasePartQuantiles& target) const
   {
     onCpu.AddTo(target.onCpu);
     waitingForCpu.AddTo(target.waitingForCpu);

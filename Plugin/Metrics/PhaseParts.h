@@ -3,7 +3,9 @@
 // the three means add up to the mean duration of those instances, per labelled stream and per time
 // slot (PhasePartSums); and as coarse histograms of each part per transport since the reset, for
 // its quantiles (PhasePartHistograms). All-zero memory is a valid empty one of each (lazily backed
-// pools), and every write is a relaxed atomic addition.
+// pools), and every write is a relaxed atomic addition. The snapshot of the sums is a few numbers
+// (TransportSnapshots live on the stack of Orthanc's HTTP threads, 100 KiB under civetweb): the
+// quantiles' snapshots are apart, on the heap (StatsSnapshot::partQuantiles).
 #pragma once
 
 #include "Metrics/Histogram.h"
@@ -14,7 +16,7 @@
 
 namespace IngestPerf
 {
-  // The parts of one phase, in a snapshot: sums over the split instances, and where kept, histograms.
+  // The parts of one phase, in a snapshot: sums over the split instances.
   struct PhasePartsSnapshot
   {
     uint64_t sampled = 0;  // instances whose phase was split
@@ -22,14 +24,18 @@ namespace IngestPerf
     uint64_t cpuNs = 0;
     uint64_t runDelayNs = 0;
     uint64_t runDelaySampled = 0;  // of them, those whose run delay the kernel gave
-    // Quantiles of each part: filled for a transport since the reset only (empty elsewhere).
-    HistogramSnapshot onCpu;
-    HistogramSnapshot waitingForCpu;
-    HistogramSnapshot blocked;
 
     // The duration less the other parts (includes the run delay where it was not known).
     uint64_t BlockedNs() const { return durationNs - cpuNs - runDelayNs; }
     void Merge(const PhasePartsSnapshot& other);
+  };
+
+  // The quantiles of each part of one phase of one transport, since the reset.
+  struct PhasePartQuantiles
+  {
+    HistogramSnapshot onCpu;
+    HistogramSnapshot waitingForCpu;
+    HistogramSnapshot blocked;
   };
 
   struct PhasePartSums
@@ -54,7 +60,7 @@ namespace IngestPerf
     WindowHistogram blocked;
 
     void Record(int64_t durationNs, int64_t cpuNs, int64_t runDelayNs);
-    void AddTo(PhasePartsSnapshot& target) const;
+    void AddTo(PhasePartQuantiles& target) const;
     void Clear();
   };
 }

@@ -9,7 +9,10 @@ namespace IngestPerf
     for (size_t i = 0; i < kPhaseCount; i++)
     {
       phases[i].Merge(other.phases[i]);
-      parts[i].Merge(other.parts[i]);
+    }
+    for (size_t i = 0; i < other.parts.size(); i++)
+    {
+      PartsToFill(i).Merge(other.parts[i]);
     }
     receivedBytes.Merge(other.receivedBytes);
     storedBytes.Merge(other.storedBytes);
@@ -30,6 +33,23 @@ namespace IngestPerf
     last10sBytes += other.last10sBytes;
     last60sInstances += other.last60sInstances;
     last60sBytes += other.last60sBytes;
+  }
+
+
+  const PhasePartsSnapshot& TransportSnapshot::PartsOf(Phase phase) const
+  {
+    static const PhasePartsSnapshot none;
+    return parts.empty() ? none : parts[static_cast<size_t>(phase)];
+  }
+
+
+  PhasePartsSnapshot& TransportSnapshot::PartsToFill(size_t p)
+  {
+    if (parts.empty())
+    {
+      parts.resize(kPhaseCount);
+    }
+    return parts[p];
   }
 
 

@@ -45,8 +45,10 @@ namespace IngestPerf
   struct TransportSnapshot
   {
     std::array<HistogramSnapshot, kPhaseCount> phases;
-    // Each phase's time on a CPU, waiting for one and blocked, over the instances that had it split.
-    std::array<PhasePartsSnapshot, kPhaseCount> parts;
+    // Each phase's time on a CPU, waiting for one and blocked, over the instances that had it split:
+    // kPhaseCount entries on the heap once one phase has some, none before (a report holds about 20
+    // TransportSnapshots, on the small stacks of Orthanc's HTTP threads). Read with PartsOf.
+    std::vector<PhasePartsSnapshot> parts;
     HistogramSnapshot receivedBytes;
     HistogramSnapshot storedBytes;
     std::array<uint64_t, kOutcomeCount> outcomes{};
@@ -59,6 +61,9 @@ namespace IngestPerf
     uint64_t last60sBytes = 0;
 
     uint64_t Count(Counter counter) const { return counters[static_cast<size_t>(counter)]; }
+    const PhasePartsSnapshot& PartsOf(Phase phase) const;
+    // The entry of phase `p`, made with the others on first use.
+    PhasePartsSnapshot& PartsToFill(size_t p);
     uint64_t Failures(FailureReason reason) const { return Count(FailureCounter(reason)); }
 
     void Merge(const TransportSnapshot& other);
@@ -100,7 +105,16 @@ namespace IngestPerf
 
     // A monotonic time of this snapshot's clock as UTC epoch ns, by the reset's two readings.
     int64_t WallNs(int64_t monotonicNs) const { return resetWallNs + (monotonicNs - resetNs); }
+    // The quantiles of each part of each phase, per transport ([transport * kPhaseCount + phase]), on
+    // the heap; empty where not taken.
+    std::vector<PhasePartQuantiles> partQuantiles;
+
     TransportSnapshot AllTransports() const;
     SinceReset History() const;
+    // The kPhaseCount quantiles of `transport`'s phases, nullptr when not taken.
+    const PhasePartQuantiles* PartQuantilesOf(Transport transport) const
+    {
+      return partQuantiles.empty() ? nullptr : partQuantiles.data() + static_cast<size_t>(transport) * kPhaseCount;
+    }
   };
 }

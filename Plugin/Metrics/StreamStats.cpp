@@ -147,7 +147,10 @@ namespace IngestPerf
       if ((phaseMask >> p) & 1)
       {
         phases[p].AddTo(target.phases[p]);
-        parts[p].AddTo(target.parts[p]);
+        if (!parts[p].IsEmpty())
+        {
+          parts[p].AddTo(target.PartsToFill(p));
+        }
       }
     }
     receivedBytes.AddTo(target.receivedBytes);

@@ -86,7 +86,10 @@ namespace IngestPerf
       for (size_t p = 0; p < kPhaseCount; p++)
       {
         phases[p].AddTo(target.phases[p]);
-        parts[p].AddTo(target.parts[p]);
+        if (!parts[p].IsEmpty())
+        {
+          parts[p].AddTo(target.PartsToFill(p));
+        }
       }
       receivedBytes.AddTo(target.receivedBytes);
       storedBytes.AddTo(target.storedBytes);

@@ -351,14 +351,13 @@ TEST(TimeWindows, TheSplitPartsOfAPhaseAreSummedInTheWindowsAndClearedWithTheirS
 
   const WindowSnapshot window = windows.Snapshot(Window::OneMinute, 1005 * kSecond);
   const TransportSnapshot& rest = window.transports[static_cast<size_t>(Transport::Rest)];
-  const PhasePartsSnapshot& persist = rest.parts[static_cast<size_t>(Phase::Persist)];
+  const PhasePartsSnapshot& persist = rest.PartsOf(Phase::Persist);
   EXPECT_EQ(1u, persist.sampled);
   EXPECT_EQ(uint64_t(6000000), persist.durationNs);
   EXPECT_EQ(uint64_t(2000000), persist.cpuNs);
   EXPECT_EQ(uint64_t(3000000), persist.runDelayNs);
   EXPECT_EQ(uint64_t(1000000), persist.BlockedNs());
-  EXPECT_EQ(0u, persist.onCpu.Count());  // a window keeps sums only
-  const PhasePartsSnapshot& requestGap = rest.parts[static_cast<size_t>(Phase::RequestGap)];
+  const PhasePartsSnapshot& requestGap = rest.PartsOf(Phase::RequestGap);
   EXPECT_EQ(1u, requestGap.sampled);
   EXPECT_EQ(0u, requestGap.runDelaySampled);
   EXPECT_EQ(uint64_t(3000000), requestGap.BlockedNs());  // the unknown run delay counts as blocked
@@ -368,5 +367,5 @@ TEST(TimeWindows, TheSplitPartsOfAPhaseAreSummedInTheWindowsAndClearedWithTheirS
   windows.RecordStored(Transport::Rest, 1320 * kSecond, Measurement(10 * 1000000, 1000));
   const WindowSnapshot later = windows.Snapshot(Window::OneMinute, 1321 * kSecond);
   EXPECT_EQ(0u,
-            later.transports[static_cast<size_t>(Transport::Rest)].parts[static_cast<size_t>(Phase::Persist)].sampled);
+            later.transports[static_cast<size_t>(Transport::Rest)].PartsOf(Phase::Persist).sampled);
 }

@@ -297,8 +297,10 @@ TEST(IngestRecorder, TheSplitPartsAreSummedPerStreamAndTheirQuantilesKeptPerTran
     }
     pipeline.recorder.InstanceCompleted(instance);
   }
-  const TransportSnapshot rest = Rest(pipeline);
-  const PhasePartsSnapshot& persist = rest.parts[static_cast<size_t>(Phase::Persist)];
+  const StatsSnapshot snapshot = pipeline.stats.Snapshot(0);
+  const TransportSnapshot& rest = snapshot.transports[static_cast<size_t>(Transport::Rest)];
+  const PhasePartsSnapshot& persist = rest.PartsOf(Phase::Persist);
+  const PhasePartQuantiles& quantiles = snapshot.PartQuantilesOf(Transport::Rest)[static_cast<size_t>(Phase::Persist)];
   EXPECT_EQ(4u, rest.phases[static_cast<size_t>(Phase::Persist)].Count());
   EXPECT_EQ(2u, persist.sampled);
   EXPECT_EQ(2u, persist.runDelaySampled);
@@ -306,12 +308,12 @@ TEST(IngestRecorder, TheSplitPartsAreSummedPerStreamAndTheirQuantilesKeptPerTran
   EXPECT_EQ(uint64_t(4 * kMs), persist.cpuNs);
   EXPECT_EQ(uint64_t(6 * kMs), persist.runDelayNs);
   EXPECT_EQ(uint64_t(2 * kMs), persist.BlockedNs());
-  EXPECT_EQ(2u, persist.onCpu.Count());
-  EXPECT_EQ(2u, persist.waitingForCpu.Count());
-  EXPECT_EQ(2u, persist.blocked.Count());
-  EXPECT_NEAR(2 * kMs, persist.onCpu.ValueAtQuantile(0.5), 2 * kMs / 8);  // a coarse bucket
+  EXPECT_EQ(2u, quantiles.onCpu.Count());
+  EXPECT_EQ(2u, quantiles.waitingForCpu.Count());
+  EXPECT_EQ(2u, quantiles.blocked.Count());
+  EXPECT_NEAR(2 * kMs, quantiles.onCpu.ValueAtQuantile(0.5), 2 * kMs / 8);  // a coarse bucket
   pipeline.Reset();
-  const TransportSnapshot after = Rest(pipeline);
-  EXPECT_EQ(0u, after.parts[static_cast<size_t>(Phase::Persist)].sampled);
-  EXPECT_EQ(0u, after.parts[static_cast<size_t>(Phase::Persist)].onCpu.Count());
+  const StatsSnapshot after = pipeline.stats.Snapshot(0);
+  EXPECT_EQ(0u, after.transports[static_cast<size_t>(Transport::Rest)].PartsOf(Phase::Persist).sampled);
+  EXPECT_EQ(0u, after.PartQuantilesOf(Transport::Rest)[static_cast<size_t>(Phase::Persist)].onCpu.Count());
 }
