@@ -141,7 +141,7 @@ namespace IngestPerf
   }
 
 
-  StatsSnapshot IngestStats::Snapshot(int64_t nowNs) const
+  StatsSnapshot IngestStats::Snapshot(int64_t nowNs, bool partQuantiles) const
   {
     StatsSnapshot snapshot;
     snapshot.takenNs = nowNs;
@@ -167,10 +167,13 @@ namespace IngestPerf
       target.last60sInstances = last60.instances;
       target.last60sBytes = last60.bytes;
     }
-    snapshot.partQuantiles.resize(kPartHistograms);
-    for (size_t i = 0; i < kPartHistograms; i++)
+    if (partQuantiles)
     {
-      partHistograms_.get()[i].AddTo(snapshot.partQuantiles[i]);
+      snapshot.partQuantiles.resize(kPartHistograms);
+      for (size_t i = 0; i < kPartHistograms; i++)
+      {
+        partHistograms_.get()[i].AddTo(snapshot.partQuantiles[i]);
+      }
     }
     return snapshot;
   }
@@ -222,7 +225,7 @@ namespace IngestPerf
     result.reserve(streams_.Used() + kTransportCount);
     streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
       result.emplace_back(labels, TransportSnapshot());
-      stats.AddTo(result.back().second, phases);
+      stats.AddTo(result.back().second, phases, false);  // the streams' lines show no parts
     });
     return result;
   }

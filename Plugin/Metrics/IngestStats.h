@@ -65,7 +65,8 @@ namespace IngestPerf
     // OnStored of an instance that the plugin's thread had concluded as ended before (an error).
     void RecordConcludedEarly() { concludedEarly_.fetch_add(1, std::memory_order_relaxed); }
 
-    StatsSnapshot Snapshot(int64_t nowNs) const;
+    // partQuantiles: also the quantiles of each phase's parts (StatsSnapshot::partQuantiles).
+    StatsSnapshot Snapshot(int64_t nowNs, bool partQuantiles = true) const;
     // The labelled streams whose labels pass `filter` (all when empty), merged per transport and,
     // when `groupBy` is given, per value of that label.
     GroupedSnapshot SnapshotGrouped(const std::function<bool(const InstanceLabels&)>& filter,

@@ -43,6 +43,9 @@ namespace IngestPerf
     // The rest of the report, which /perf/metrics does not show: the 1m and 5m windows of the answer
     // without window or labels, the associations' rows and gaps, the failing streams.
     bool details = true;
+    // The quantiles of each phase's parts per transport since the reset (StatsSnapshot::partQuantiles),
+    // which only the JSON of /perf/stats without window or labels shows: 144 histograms to copy.
+    bool partQuantiles = true;
     // window=1m|5m|15m|1h: the transports over that recent window instead of since the reset. Kept
     // per transport only, so never with label filters or groupBy.
     bool hasWindow = false;

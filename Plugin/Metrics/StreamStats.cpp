@@ -140,14 +140,14 @@ namespace IngestPerf
   }
 
 
-  void StreamStats::AddTo(TransportSnapshot& target, uint32_t phaseMask) const
+  void StreamStats::AddTo(TransportSnapshot& target, uint32_t phaseMask, bool withParts) const
   {
     for (size_t p = 0; p < kPhaseCount; p++)
     {
       if ((phaseMask >> p) & 1)
       {
         phases[p].AddTo(target.phases[p]);
-        if (!parts[p].IsEmpty())
+        if (withParts && !parts[p].IsEmpty())
         {
           parts[p].AddTo(target.PartsToFill(p));
         }

@@ -42,7 +42,7 @@ namespace IngestPerf
     // no changeDispatch sample (a change can pair after a reset with an instance stored before it).
     bool IsEmpty() const;
     // Adds everything but the rate windows (a merge without an intermediate copy); of the phases,
-    // those of `phases` (bit p: Phase p) only.
-    void AddTo(TransportSnapshot& target, uint32_t phases = ~uint32_t(0)) const;
+    // those of `phases` (bit p: Phase p) only, with their parts unless `withParts` is false.
+    void AddTo(TransportSnapshot& target, uint32_t phases = ~uint32_t(0), bool withParts = true) const;
   };
 }

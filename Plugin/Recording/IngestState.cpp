@@ -121,7 +121,7 @@ namespace IngestPerf
     IngestReport report;
     report.status = &status;
     report.collected = true;
-    report.snapshot = stats.Snapshot(now);
+    report.snapshot = stats.Snapshot(now, query.partQuantiles && !query.hasWindow && !query.UsesStreams());
     // After the statistics: a record closed in between is then in neither (never in both).
     report.openRecords = timelines.CountOpen(stats.CountsFromNs());
     report.correlationSkipped = correlator.Skipped();

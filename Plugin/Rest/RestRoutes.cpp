@@ -80,6 +80,7 @@ namespace IngestPerf
         return;
       }
       query.hashedPeers = status->configuration.hashPeers;
+      query.partQuantiles = false;  // the diagnosis reads the parts' means
       const std::unique_ptr<IngestReport> report = CollectReport(query);
       const std::unique_ptr<DiagnosisInput> input(
         new DiagnosisInput(GatherDiagnosisInput(*report, query, ActiveIngestWatcher())));
@@ -114,6 +115,7 @@ namespace IngestPerf
         Json::Value unused;
         ParseDiagnosisArguments(window, unused, 0, nullptr, nullptr);
         window.hashedPeers = status->configuration.hashPeers;
+        window.partQuantiles = false;
         const std::unique_ptr<IngestReport> windowed = CollectReport(window);
         diagnosis = Diagnose(GatherDiagnosisInput(*windowed, window, ActiveIngestWatcher()));
       }
@@ -329,6 +331,7 @@ namespace IngestPerf
       query.eachStreamPhases |= IsPerStreamPhase(static_cast<Phase>(p)) ? uint32_t(1) << p : 0;
     }
     query.details = false;
+    query.partQuantiles = false;
     return query;
   }
 
