@@ -80,7 +80,7 @@ def nagle_premise(orthanc, stats):
 
 def sender_stall_premise(orthanc, stats):
     # Orthanc's side fixed, yet some gaps hold the timer (bimodal: the median may be short or long, and
-    # with storescu 10-20% of the gaps stall: p99, not p90)
+    # some senders stall on a few gaps only: p99, not p90)
     assert stats["dicomTcpNoDelay"]["inEffect"] is True
     assert phases(stats, "dicom")["associationGap"]["p99"] >= 30
     assert p50(stats, "dicom", "serverTotal") < 20
@@ -211,7 +211,10 @@ PARTS = {
 # (case, scenario, its options, premise, the rule expected on 1.10.1, on 1.12.7 if it runs there)
 CASES = [
     ("nagle_stall", "nagle_stall", {"instances": 40}, nagle_premise, "cstore-answer-stall", "cstore-answer-stall"),
-    ("sender_stall-storescu", "sender_stall", {"sender": "storescu", "instances": 100}, sender_stall_premise,
+    # 128x128 slices: every storescu dataset stalls at the timer (99 gaps of 99 on both Orthancs, 4 runs each);
+    # at 512x512 from 1% of the gaps (a CI run: the premise failed) to 38% from one run to the next.
+    ("sender_stall-storescu", "sender_stall", {"sender": "storescu", "instances": 100, "size": 128},
+     sender_stall_premise,
      "sender-stall", "sender-stall"),
     ("sender_stall-orthanc", "sender_stall", {"sender": "orthanc", "instances": 60}, sender_stall_premise,
      "sender-stall", None),
