@@ -7,6 +7,7 @@ Under -q, each test file prints one line instead of a dot per test (FileLines, b
 import os
 import shutil
 import tempfile
+import threading
 import time
 
 import pytest
@@ -149,21 +150,67 @@ def ahead_of_other_work(request):
     os.setpriority(os.PRIO_PROCESS, 0, before)  # a nice value may always go up again
 
 
+class StoppingOrthancs:
+    """The Orthancs of finished tests: told to stop (SIGTERM) at their test's teardown, and waited for
+    on a thread of their own while the next test runs. An Orthanc takes 2-3 s to stop (its threads
+    wake from their polls one after the other), which every test spent waiting; nothing reads an
+    Orthanc once its test is over. Every one has exited before the session ends (wait())."""
+
+    def __init__(self):
+        self.threads = []
+
+    def add(self, factory, then=None):
+        """Stops the factory's Orthancs (SIGTERM now, to all), waits for them and calls then() in the background."""
+        for process in factory.started:
+            process.terminate()
+
+        def close():
+            factory.close()
+            if then is not None:
+                then()
+
+        # A daemon: on an interrupted run, the interpreter's exit does not wait for it (the atexit
+        # handler of orthanc_process kills what is left).
+        thread = threading.Thread(target=close, name="stopping-orthancs", daemon=True)
+        thread.start()
+        self.threads.append(thread)
+
+    def wait(self):
+        """Until every Orthanc told to stop has exited."""
+        while self.threads:
+            self.threads.pop().join()
+
+
+STOPPING = StoppingOrthancs()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def stopped_at_the_end():
+    yield
+    STOPPING.wait()
+
+
+@pytest.fixture(scope="session")
+def wait_until_orthancs_stopped():
+    """A callable: returns once the Orthancs of the finished tests, stopping in the background, have
+    exited (e.g. before a server they are clients of stops)."""
+    return STOPPING.wait
+
+
 @pytest.fixture
 def orthanc_factory(tmp_path, plugin_path, orthanc_version, request):
-    """orthanc_factory(**OrthancProcess kwargs) -> a started OrthancProcess; all stopped at teardown
-    (an OrthancFactory: work_dir defaults to a new folder under tmp_path, or in /dev/shm for a module
-    AHEAD_OF_OTHER_WORK; plugin_path to the built plugin, None for an Orthanc without it; orthanc to
-    the module's version, orthanc_version). Pass start=False to get the object unstarted (e.g. to
-    call start_expect_failure())."""
+    """orthanc_factory(**OrthancProcess kwargs) -> a started OrthancProcess; all stopped at teardown,
+    waited for in the background (StoppingOrthancs) (an OrthancFactory: work_dir defaults to a new
+    folder under tmp_path, or in /dev/shm for a module AHEAD_OF_OTHER_WORK; plugin_path to the built
+    plugin, None for an Orthanc without it; orthanc to the module's version, orthanc_version). Pass
+    start=False to get the object unstarted (e.g. to call start_expect_failure())."""
     in_memory = getattr(request.module, "AHEAD_OF_OTHER_WORK", False) and os.path.isdir("/dev/shm")
     root = tempfile.mkdtemp(prefix="orthancs-", dir="/dev/shm") if in_memory else tmp_path
+    factory = OrthancFactory(root, plugin_path, orthanc_version)
     try:
-        with OrthancFactory(root, plugin_path, orthanc_version) as factory:
-            yield factory
+        yield factory
     finally:
-        if in_memory:
-            shutil.rmtree(root, ignore_errors=True)
+        STOPPING.add(factory, then=(lambda: shutil.rmtree(root, ignore_errors=True)) if in_memory else None)
 
 
 @pytest.fixture

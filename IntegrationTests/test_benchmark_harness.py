@@ -16,6 +16,60 @@ def bench(tmp_path, plugin_path):
     return sections.Bench(str(tmp_path / "runs"), plugin_path, lambda message: None)
 
 
+class Background:
+    """A command started now, whose result is read later."""
+
+    def __init__(self, command):
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def result(self, timeout):
+        try:
+            stdout, stderr = self.process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            raise
+        return subprocess.CompletedProcess(self.process.args, self.process.returncode, stdout, stderr)
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def process_cpu_figures(plugin_path):
+    return os.path.join(os.path.dirname(plugin_path), "process-cpu-miniature.json")
+
+
+def miniature_commands(plugin_path):
+    """The benchmark command each *_command_in_miniature test runs, by test."""
+    return {
+        "test_plugin_cost_command_in_miniature": [
+            sys.executable, "-m", "ingest_perf.benchmarks.plugin_cost", "--plugin", plugin_path, "--instances", "4",
+            "--rounds", "1"],
+        "test_tcp_nodelay_command_in_miniature": [
+            sys.executable, "-m", "ingest_perf.benchmarks.tcp_nodelay", "--plugin", plugin_path, "--slices", "4",
+            "--size", "64", "--rounds", "1", "--orthanc", "1.10.1"],
+        "test_process_cpu_command_in_miniature": [
+            sys.executable, "-m", "ingest_perf.benchmarks.process_cpu", "--plugin", plugin_path, "--cases",
+            "http-4,storescu-1", "--other-sockets", "300", "--pairs", "1", "--instances", "20", "--size", "64",
+            "--settle", "1", "--json", process_cpu_figures(plugin_path)],
+    }
+
+
+@pytest.fixture(scope="module", autouse=True)
+def miniatures(request, plugin_path):
+    """{test: its command, running}: the commands of the module's selected tests, all started when the
+    module starts. Each is mostly Orthancs starting, waiting for their threads and stopping, and its
+    test asserts that it runs and that its figures are computed and consistent, never their size: so
+    they run beside one another and beside the tests above (one after the other, 80 s)."""
+    selected = {item.originalname for item in request.session.items if item.module is request.module}
+    running = {test: Background(command) for test, command in miniature_commands(plugin_path).items()
+               if test in selected}
+    yield running
+    for command in running.values():
+        command.stop()
+
+
 def test_datasets_are_deterministic(tmp_path):
     first = datasets.write_dataset(str(tmp_path / "a"), "cardio", count=2, scale=0.1)
     second = datasets.write_dataset(str(tmp_path / "b"), "cardio", count=2, scale=0.1)
@@ -74,11 +128,10 @@ def test_every_client_kind_and_the_document(bench, tmp_path):
     assert "The null comparison gives" in text and "| HTTP x1, null comparison | 2 (6) |" in text
 
 
-def test_plugin_cost_command_in_miniature(plugin_path):
+def test_plugin_cost_command_in_miniature(miniatures):
     """ingest_perf/benchmarks/plugin_cost.py, whose figures docs/measurements/benchmarks.md gives: it runs, counts every
     instance and prints a cost for each transport."""
-    result = subprocess.run([sys.executable, "-m", "ingest_perf.benchmarks.plugin_cost", "--plugin", plugin_path, "--instances", "4", "--rounds", "1"],
-                            capture_output=True, text=True, timeout=300)
+    result = miniatures["test_plugin_cost_command_in_miniature"].result(timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     rows = [line for line in result.stdout.splitlines() if line.startswith("| /")]
     assert [row.split("|")[2].strip() for row in rows] == ["http", "dicom"]
@@ -113,26 +166,24 @@ def test_the_sections_recorded_by_hand_survive_a_rewrite(tmp_path, title):
     assert document.keep_sections(str(path), new) == new[:2] + callgrind + [""] + section + [""] + new[2:]
 
 
-def test_tcp_nodelay_command_in_miniature(plugin_path):
+def test_tcp_nodelay_command_in_miniature(miniatures):
     """ingest_perf/benchmarks/tcp_nodelay.py, whose figures docs/measurements/benchmarks.md gives: every case runs, each
     Orthanc reports the dicomTcpNoDelay its case asks for, and the table has a rate for each."""
-    result = subprocess.run([sys.executable, "-m", "ingest_perf.benchmarks.tcp_nodelay", "--plugin", plugin_path, "--slices", "4", "--size", "64",
-                             "--rounds", "1", "--orthanc", "1.10.1"], capture_output=True, text=True, timeout=300)
+    result = miniatures["test_tcp_nodelay_command_in_miniature"].result(timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     rows = [line.split("|") for line in result.stdout.splitlines() if line.startswith("| 1.10.1 |")]
     assert [row[2].strip() for row in rows] == [case[0] for case in tcp_nodelay.CASES]
     assert all(float(row[3]) > 0 for row in rows)
 
 
-def test_process_cpu_command_in_miniature(plugin_path):
+def test_process_cpu_command_in_miniature(miniatures, plugin_path):
     """ingest_perf/benchmarks/process_cpu.py, whose table docs/measurements/plugin-cost.md gives: the whole Orthanc process's CPU
     time per instance with / without the plugin and the null comparison, each case side by side, with
     other sockets in the table (in a network namespace of its own when run as root); "met" only on a
-    figure that can be true."""
-    figures = os.path.join(os.path.dirname(plugin_path), "process-cpu-miniature.json")
-    result = subprocess.run([sys.executable, "-m", "ingest_perf.benchmarks.process_cpu", "--plugin", plugin_path, "--cases", "http-4,storescu-1",
-                             "--other-sockets", "300", "--pairs", "1", "--instances", "20", "--size", "64",
-                             "--settle", "5", "--json", figures], capture_output=True, text=True, timeout=900)
+    figure that can be true. One second of settling instead of the command's 6: no figure's size is
+    judged here, only that each is computed and consistent."""
+    figures = process_cpu_figures(plugin_path)
+    result = miniatures["test_process_cpu_command_in_miniature"].result(timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr
     document = json.load(open(figures))
     assert [(r["case"], r["null"]) for r in document["rows"]] == [

@@ -84,12 +84,13 @@ def inputs(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def postgresql():
+def postgresql(wait_until_orthancs_stopped):
     """One throw-away PostgreSQL server for the module; `create_database()` gives each Orthanc its own."""
     server = PostgreSQLServer().start()
     counter = itertools.count(1)
     server.new_database = lambda: server.create_database("orthanc%d" % next(counter))
     yield server
+    wait_until_orthancs_stopped()  # the last cases' Orthancs, stopping in the background, are its clients
     server.stop()
 
 
@@ -351,7 +352,7 @@ def test_ingest_is_identical_with_and_without_the_plugin(case, orthanc_version, 
         outcomes[with_plugin] = ingest(orthanc, case, inputs)
         check_outcome(outcomes[with_plugin], case, inputs)
         check_host(orthanc, case, orthanc_version, plugin_path, with_plugin, inputs)
-        orthanc.stop()
+        orthanc.terminate()  # stopping beside the next one; waited for at teardown
     found = differences(outcomes[False], outcomes[True])
     assert not found, "the plugin changed the ingest:\n" + "\n".join(found[:40])
 

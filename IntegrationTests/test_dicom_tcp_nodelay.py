@@ -155,7 +155,7 @@ def test_option_removes_the_c_store_answer_stall(orthanc_factory, series_factory
     files = series_factory(30, 7)
     default = orthanc_factory(env=UNSET)
     default_gap = association_gap_p50(default, files)
-    default.stop()
+    default.terminate()  # stopping beside the next one; waited for at teardown
 
     orthanc = orthanc_factory(env=UNSET, ingest_perf={"DicomTcpNoDelay": True})
     status = orthanc.stats()["dicomTcpNoDelay"]

@@ -22,13 +22,47 @@ from ingest_perf.orthanc_process import BOTH_ORTHANCS
 ORTHANC_VERSIONS = BOTH_ORTHANCS
 
 
-def test_counts_with_and_without_the_plugin(tmp_path, plugin_path, orthanc_version):
-    figures = tmp_path / "figures.json"
-    command = [sys.executable, "-m", script.__name__, "--plugin", plugin_path, "--orthanc", orthanc_version,
-               "--configurations", "default", "--instances", "3", "--warmup", "1", "--repeat", "1", "--size", "64",
-               "--idle-seconds", "1", "--quiet-seconds", "6", "--work", str(tmp_path / "runs"),
-               "--json", str(figures)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=900)
+class Run:
+    """One run of the command, started in the background."""
+
+    def __init__(self, folder, plugin_path, orthanc_version):
+        self.figures = folder / "figures.json"
+        command = [sys.executable, "-m", script.__name__, "--plugin", plugin_path, "--orthanc", orthanc_version,
+                   "--configurations", "default", "--instances", "3", "--warmup", "1", "--repeat", "1", "--size", "64",
+                   "--idle-seconds", "1", "--quiet-seconds", "6", "--work", str(folder / "runs"),
+                   "--json", str(self.figures)]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def result(self, timeout=900):
+        try:
+            stdout, stderr = self.process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            raise
+        return subprocess.CompletedProcess(self.process.args, self.process.returncode, stdout, stderr)
+
+
+@pytest.fixture(scope="module")
+def runs(request, tmp_path_factory, plugin_path):
+    """{Orthanc version: its Run}, the command for every Orthanc the module's tests ask for, started
+    together: a run is mostly the seconds it waits for quiet windows, under callgrind, and what the
+    tests assert does not depend on what else runs (the module's docstring); one after the other,
+    they took twice as long."""
+    chosen = [getattr(item, "callspec", None) for item in request.session.items if item.module is request.module]
+    versions = sorted({spec.params["orthanc_version"] for spec in chosen if spec and "orthanc_version" in spec.params})
+    started = {version: Run(tmp_path_factory.mktemp("instruction-count-" + version), plugin_path, version)
+               for version in versions}
+    yield started
+    for run in started.values():
+        if run.process.poll() is None:
+            run.process.kill()
+            run.process.wait()
+
+
+def test_counts_with_and_without_the_plugin(runs, orthanc_version):
+    run = runs[orthanc_version]
+    figures = run.figures
+    result = run.result()
     assert result.returncode == 0, result.stdout + result.stderr
     document = json.loads(figures.read_text())
     rows = document["rows"]

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from ingest_perf.debian_configuration import copy_debian_configuration
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, OrthancProcess
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 
@@ -114,50 +114,47 @@ def documented_install_commands():
     return block.group(1).strip().splitlines(), json.loads(block.group(2))
 
 
-def test_install_as_documented_on_debians_default_configuration(tmp_path, release, orthanc_version, series):
+def test_install_as_documented_on_debians_default_configuration(orthanc_factory, tmp_path, release, orthanc_version,
+                                                                series):
     commands, documented_answer = documented_install_commands()
     archive, _ = release
     plugin_folder = str(tmp_path / "usr-share-orthanc-plugins")
     configure = copy_debian_configuration(orthanc_version, str(tmp_path / "etc-orthanc"), plugin_folder,
                                           str(tmp_path / "var"))
-    orthanc = OrthancProcess(str(tmp_path / "var"), plugin_path=None, orthanc=orthanc_version,
-                             configuration_writer=configure)
-    orthanc.start()  # the production Orthanc, before the plugin
+    # the production Orthanc, before the plugin (stopped by the factory at teardown)
+    orthanc = orthanc_factory(work_dir=str(tmp_path / "var"), plugin_path=None, configuration_writer=configure)
     assert "ingest-perf" not in orthanc.get("/plugins").json()
     shutil.copy(archive, str(tmp_path))
     shell = dict(cwd=str(tmp_path))
-    try:
-        for command in commands:
-            if command.startswith("sudo systemctl restart orthanc"):
-                orthanc.stop()
-                orthanc.start()
-                continue
-            # The only substitutions: no sudo, this test's plugin folder and port.
-            command = command.replace("sudo ", "").replace("/usr/share/orthanc/plugins/", plugin_folder + "/")
-            command = command.replace("localhost:8042", "127.0.0.1:%d" % orthanc.http_port)
-            result = subprocess.run(["bash", "-ec", command], capture_output=True, text=True, **shell)
-            assert result.returncode == 0, (command, result.stdout, result.stderr)
-            if command.startswith("cd "):
-                shell["cwd"] = os.path.join(shell["cwd"], command.split()[1])
-        assert json.loads(result.stdout) == documented_answer  # the curl, last
-        stats = orthanc.stats()
-        assert stats["enabled"] is True and stats["orthancVersion"] == orthanc_version
-        assert "IngestPerf 0.1.0 is timing ingest" in orthanc.log_text()
-        # Its log lines carry its name as other plugins' do where Orthanc prefixes them (1.12.4 and later:
-        # "dicom-web:/Plugin.cpp:635] ..."), not Orthanc's own file ("PluginsManager.cpp:158] ...").
-        lines = orthanc.log_text().splitlines()
-        (started,) = [line for line in lines if "IngestPerf 0.1.0 is timing ingest" in line]
-        if orthanc_version == "1.12.7":
-            assert re.search(r" ingest-perf:/Plugin\.cpp:\d+\] IngestPerf 0\.1\.0 is timing", started), started
-            assert any(re.search(r" dicom-web:/\w+\.cpp:\d+\] ", line) for line in lines)
-        else:
-            assert re.search(r" PluginsManager\.cpp:\d+\] IngestPerf 0\.1\.0 is timing", started), started
-        # Debian's own plugins load beside it, and ingest is timed.
-        assert {"dicom-web", "gdcm", "ingest-perf"} <= set(orthanc.get("/plugins").json())
-        orthanc.storescu(series[:3])
-        assert orthanc.stats(transport="dicom")["transports"]["dicom"]["instances"]["stored"] == 3
-    finally:
-        orthanc.stop()
+    for command in commands:
+        if command.startswith("sudo systemctl restart orthanc"):
+            orthanc.stop()
+            orthanc.start()
+            continue
+        # The only substitutions: no sudo, this test's plugin folder and port.
+        command = command.replace("sudo ", "").replace("/usr/share/orthanc/plugins/", plugin_folder + "/")
+        command = command.replace("localhost:8042", "127.0.0.1:%d" % orthanc.http_port)
+        result = subprocess.run(["bash", "-ec", command], capture_output=True, text=True, **shell)
+        assert result.returncode == 0, (command, result.stdout, result.stderr)
+        if command.startswith("cd "):
+            shell["cwd"] = os.path.join(shell["cwd"], command.split()[1])
+    assert json.loads(result.stdout) == documented_answer  # the curl, last
+    stats = orthanc.stats()
+    assert stats["enabled"] is True and stats["orthancVersion"] == orthanc_version
+    assert "IngestPerf 0.1.0 is timing ingest" in orthanc.log_text()
+    # Its log lines carry its name as other plugins' do where Orthanc prefixes them (1.12.4 and later:
+    # "dicom-web:/Plugin.cpp:635] ..."), not Orthanc's own file ("PluginsManager.cpp:158] ...").
+    lines = orthanc.log_text().splitlines()
+    (started,) = [line for line in lines if "IngestPerf 0.1.0 is timing ingest" in line]
+    if orthanc_version == "1.12.7":
+        assert re.search(r" ingest-perf:/Plugin\.cpp:\d+\] IngestPerf 0\.1\.0 is timing", started), started
+        assert any(re.search(r" dicom-web:/\w+\.cpp:\d+\] ", line) for line in lines)
+    else:
+        assert re.search(r" PluginsManager\.cpp:\d+\] IngestPerf 0\.1\.0 is timing", started), started
+    # Debian's own plugins load beside it, and ingest is timed.
+    assert {"dicom-web", "gdcm", "ingest-perf"} <= set(orthanc.get("/plugins").json())
+    orthanc.storescu(series[:3])
+    assert orthanc.stats(transport="dicom")["transports"]["dicom"]["instances"]["stored"] == 3
 
 
 # --- loaded twice -----------------------------------------------------------------------------------
@@ -187,6 +184,8 @@ def test_loaded_twice_orthanc_still_starts_and_one_copy_runs(orthanc_factory, pl
     assert orthanc.post("/tools/reset").status_code == 200
     orthanc._wait_until_ready(30)
     assert sorted(orthanc.get("/plugins").json()) == sorted(names)
+    # Orthanc loses a SIGTERM that comes this soon after POST /tools/reset, plugins or not (seen on
+    # 1.10.1 without any): its teardown ends in SIGKILL after 20 s, in the background.
 
 
 # --- a plugin that cannot start -------------------------------------------------------------------

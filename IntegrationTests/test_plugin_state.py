@@ -21,7 +21,7 @@ import time
 import pytest
 
 from ingest_perf.debian_configuration import copy_debian_configuration
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, OrthancProcess, orthanc_available
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, OrthancFactory, orthanc_available
 from ingest_perf.stats_checks import stored, wait_for
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
@@ -45,7 +45,7 @@ def report(orthanc, *args):
     return result.stdout
 
 
-def debian_service(tmp_path, orthanc_version, plugin_path, section):
+def debian_service(orthanc_factory, tmp_path, orthanc_version, plugin_path, section):
     """An Orthanc started as Debian's service starts it, from a copy of /etc/orthanc with the plugin in
     Debian's plugin folder and its section in a file of its own (/etc/orthanc/ingest-perf.json)."""
     plugins = str(tmp_path / "usr-share-orthanc-plugins")
@@ -54,10 +54,7 @@ def debian_service(tmp_path, orthanc_version, plugin_path, section):
     # A copy, not a link: Orthanc 1.12.7 runs in its root, where only a few of the host's folders are
     # visible (OrthancProcess._HOST_FOLDERS), and the checkout may be anywhere else.
     shutil.copy(plugin_path, os.path.join(plugins, os.path.basename(plugin_path)))
-    orthanc = OrthancProcess(str(tmp_path / "var"), plugin_path=None, orthanc=orthanc_version,
-                             configuration_writer=configure)
-    orthanc.start()
-    return orthanc
+    return orthanc_factory(work_dir=str(tmp_path / "var"), plugin_path=None, configuration_writer=configure)
 
 
 # --- 1. the plugin never stops Orthanc ----------------------------------------------------------------
@@ -73,42 +70,39 @@ CONFIGURATIONS = {
 
 
 @pytest.mark.parametrize("case", sorted(CONFIGURATIONS))
-def test_the_plugin_never_stops_orthanc_started_as_debians_service(tmp_path, orthanc_version, plugin_path, series,
-                                                                   case):
+def test_the_plugin_never_stops_orthanc_started_as_debians_service(orthanc_factory, tmp_path, orthanc_version,
+                                                                   plugin_path, series, case):
     section, state, message = CONFIGURATIONS[case]
-    orthanc = debian_service(tmp_path, orthanc_version, plugin_path, section)
-    try:
-        assert orthanc.get("/system").json()["Version"] == orthanc_version
-        assert "ingest-perf" in orthanc.get("/plugins").json()
-        stats = orthanc.stats()
-        assert stats["state"] == state
-        assert message in orthanc.log_text()
-        orthanc.storescu(series[:2])
-        assert orthanc.get("/statistics").json()["CountInstances"] == 2  # Orthanc stores, whatever the plugin
-        if state == "running":
-            assert stats["reason"] == "" and stats["enabled"] is True
-            unknown = [item for item in stats["notInEffect"] if item["option"] == "IngestPerf.DicomTcpNodelay"]
-            assert unknown and "did you mean DicomTcpNoDelay?" in unknown[0]["reason"]
-            assert stats["dicomTcpNoDelay"]["configured"] is False  # never guessed
-            assert stored(wait_for(orthanc, lambda s: stored(s, "dicom") == 2), "dicom") == 2
-            return
-        # Inert: loaded, no hook registered, every route answers and says why first.
-        assert message in stats["reason"] and stats["reason"].startswith("invalid configuration: ")
-        assert stats["enabled"] is False
-        assert all(hook["registered"] is False for hook in stats["hooks"].values())
-        assert "the plugin stays loaded but inert" in orthanc.log_text()
-        assert stored(orthanc.stats(), "all") == 0
-        diagnosis = orthanc.get("/perf/diagnosis").json()
-        assert diagnosis["state"] == "inert" and message in diagnosis["reason"]
-        assert diagnosis["verdict"].startswith("The plugin is inert: invalid configuration: ")
-        assert message in diagnosis["verdict"]
-        for route in ("/perf/metrics", "/perf/slowest", "/perf/trace", "/perf/slots", "/perf/ui/"):
-            assert orthanc.get(route).status_code == 200, route
-        text = report(orthanc)
-        assert "The plugin is inert: invalid configuration" in text.splitlines()[1]
-        assert "THE PLUGIN IS INERT, nothing is measured and Orthanc runs without it: invalid configuration: " in text
-    finally:
-        orthanc.stop()
+    orthanc = debian_service(orthanc_factory, tmp_path, orthanc_version, plugin_path, section)
+    assert orthanc.get("/system").json()["Version"] == orthanc_version
+    assert "ingest-perf" in orthanc.get("/plugins").json()
+    stats = orthanc.stats()
+    assert stats["state"] == state
+    assert message in orthanc.log_text()
+    orthanc.storescu(series[:2])
+    assert orthanc.get("/statistics").json()["CountInstances"] == 2  # Orthanc stores, whatever the plugin
+    if state == "running":
+        assert stats["reason"] == "" and stats["enabled"] is True
+        unknown = [item for item in stats["notInEffect"] if item["option"] == "IngestPerf.DicomTcpNodelay"]
+        assert unknown and "did you mean DicomTcpNoDelay?" in unknown[0]["reason"]
+        assert stats["dicomTcpNoDelay"]["configured"] is False  # never guessed
+        assert stored(wait_for(orthanc, lambda s: stored(s, "dicom") == 2), "dicom") == 2
+        return
+    # Inert: loaded, no hook registered, every route answers and says why first.
+    assert message in stats["reason"] and stats["reason"].startswith("invalid configuration: ")
+    assert stats["enabled"] is False
+    assert all(hook["registered"] is False for hook in stats["hooks"].values())
+    assert "the plugin stays loaded but inert" in orthanc.log_text()
+    assert stored(orthanc.stats(), "all") == 0
+    diagnosis = orthanc.get("/perf/diagnosis").json()
+    assert diagnosis["state"] == "inert" and message in diagnosis["reason"]
+    assert diagnosis["verdict"].startswith("The plugin is inert: invalid configuration: ")
+    assert message in diagnosis["verdict"]
+    for route in ("/perf/metrics", "/perf/slowest", "/perf/trace", "/perf/slots", "/perf/ui/"):
+        assert orthanc.get(route).status_code == 200, route
+    text = report(orthanc)
+    assert "The plugin is inert: invalid configuration" in text.splitlines()[1]
+    assert "THE PLUGIN IS INERT, nothing is measured and Orthanc runs without it: invalid configuration: " in text
 
 
 # --- 7. disabled and idle are said as such ------------------------------------------------------------
@@ -130,36 +124,6 @@ def test_a_disabled_plugin_says_it_is_disabled_not_that_nothing_was_stored(ortha
     assert lines[1].startswith("  The plugin is disabled (IngestPerf.Enable is false)")
     assert "THE PLUGIN IS DISABLED (IngestPerf.Enable is false): nothing is measured" in text
     assert "No instance" not in text and "no instance" not in text
-
-
-@pytest.mark.parametrize("orthanc_version", [HOST_ORTHANC])
-def test_an_idle_window_says_how_many_were_stored_before_it(orthanc_factory, series):
-    orthanc = orthanc_factory()
-    orthanc.storescu(series[:6])
-    stats = wait_for(orthanc, lambda s: s["sinceReset"]["stored"] == 6)
-    history = stats["sinceReset"]
-    assert history["stored"] == 6 and history["since"] == stats["since"]
-    assert history["since"] <= history["firstStored"] <= history["lastStored"]
-    # A minute later (the 1-minute window holds 6 slots of 10 s and the current one): idle.
-    deadline = time.time() + 100
-    while stored(orthanc.stats(window="1m"), "all") != 0:
-        assert time.time() < deadline, "the 1-minute window still holds the instances"
-        time.sleep(2)
-    diagnosis = orthanc.get("/perf/diagnosis", params={"window": "1m"}).json()
-    expected = "No instance stored in the last minute; 6 stored since %s, the last at %s" % (
-        history["since"], history["lastStored"])
-    assert diagnosis["verdict"] == expected
-    assert diagnosis["sinceReset"]["stored"] == 6 and diagnosis["sinceReset"]["lastStoredSecondsAgo"] >= 60
-    text = report(orthanc, "--window", "1m")
-    assert expected in text
-    assert "No instance in the last 1m; 6 stored since %s, the last at %s." % (history["since"], history["lastStored"]) \
-        in text
-    # After a reset, nothing stored since: said as such.
-    orthanc.reset_stats()
-    stats = orthanc.stats()
-    assert stats["sinceReset"]["stored"] == 0 and stats["sinceReset"]["lastStored"] is None
-    verdict = orthanc.get("/perf/diagnosis").json()["verdict"]
-    assert verdict == "Nothing to diagnose: no instance stored since %s" % stats["sinceReset"]["since"]
 
 
 # --- 9. one row per distinct thing --------------------------------------------------------------------
@@ -222,3 +186,45 @@ def test_calling_aets_beyond_the_label_values_are_one_other_row(orthanc_factory,
     assert stored(wait_for(orthanc, lambda s: stored(s, "dicom") == 2 * count), "dicom") == 2 * count
     stats = check_one_row_per_thing(orthanc, aets, 2)
     assert stats["labels"]["remoteAet"]["capacity"] == (max_label_values or 32)
+
+
+# --- 7. idle, last: its minute passes while the tests above run ------------------------------------
+
+@pytest.fixture(scope="module", autouse=True)
+def stored_when_the_module_started(tmp_path_factory, plugin_path, series):
+    """An Orthanc with the plugin that stored 6 instances when this module started, for
+    test_an_idle_window_says_how_many_were_stored_before_it (last in the module): the minute it must
+    then stay idle passes while the other tests run. Nothing else sends to it. (Orthanc, when it stored.)"""
+    with OrthancFactory(tmp_path_factory.mktemp("idle"), plugin_path, HOST_ORTHANC) as factory:
+        orthanc = factory()
+        orthanc.storescu(series[:6])
+        yield orthanc, time.time()
+
+
+@pytest.mark.parametrize("orthanc_version", [HOST_ORTHANC])
+def test_an_idle_window_says_how_many_were_stored_before_it(stored_when_the_module_started):
+    orthanc, stored_at = stored_when_the_module_started
+    stats = wait_for(orthanc, lambda s: s["sinceReset"]["stored"] == 6)
+    history = stats["sinceReset"]
+    assert history["stored"] == 6 and history["since"] == stats["since"]
+    assert history["since"] <= history["firstStored"] <= history["lastStored"]
+    # A minute later (the 1-minute window holds 6 slots of 10 s and the current one): idle.
+    deadline = stored_at + 100
+    while stored(orthanc.stats(window="1m"), "all") != 0:
+        assert time.time() < deadline, "the 1-minute window still holds the instances"
+        time.sleep(0.5)
+    diagnosis = orthanc.get("/perf/diagnosis", params={"window": "1m"}).json()
+    expected = "No instance stored in the last minute; 6 stored since %s, the last at %s" % (
+        history["since"], history["lastStored"])
+    assert diagnosis["verdict"] == expected
+    assert diagnosis["sinceReset"]["stored"] == 6 and diagnosis["sinceReset"]["lastStoredSecondsAgo"] >= 60
+    text = report(orthanc, "--window", "1m")
+    assert expected in text
+    assert "No instance in the last 1m; 6 stored since %s, the last at %s." % (history["since"], history["lastStored"]) \
+        in text
+    # After a reset, nothing stored since: said as such.
+    orthanc.reset_stats()
+    stats = orthanc.stats()
+    assert stats["sinceReset"]["stored"] == 0 and stats["sinceReset"]["lastStored"] is None
+    verdict = orthanc.get("/perf/diagnosis").json()["verdict"]
+    assert verdict == "Nothing to diagnose: no instance stored since %s" % stats["sinceReset"]["since"]

@@ -192,6 +192,7 @@ class OrthancProcess:
         self._fixed_ports = (http_port, dicom_port)
         self.http_port = self.dicom_port = None  # chosen by start(), with the configuration
         self._process = None
+        self._terminated = False  # SIGTERM sent to the current process
         self._version = None
         self._session = requests.Session()
         self.config_path = os.path.join(self.work_dir, "orthanc.json")
@@ -283,6 +284,7 @@ class OrthancProcess:
     def _launch(self):
         command, extra = self._orthanc_command()
         environment = clients.environment(dict(self.env, **extra))  # extra: INGEST_PERF_BIND, self.env's included
+        self._terminated = False
         with open(self.log_path, "ab") as log:
             self._process = subprocess.Popen(
                 self.command_prefix + command, cwd=self.work_dir, stdin=subprocess.DEVNULL, stdout=log,
@@ -397,6 +399,14 @@ class OrthancProcess:
         self._forget()
         return code, self.log_text()
 
+    def terminate(self):
+        """SIGTERM without waiting: stop() then waits. Orthanc takes 2-3 s to stop (its threads wake
+        from their polls one after the other), so several are told at once (OrthancFactory.close)."""
+        process = self._process
+        if process is not None and process.poll() is None and not self._terminated:
+            process.send_signal(signal.SIGTERM)
+            self._terminated = True
+
     def stop(self, timeout=20):
         """SIGTERM, wait up to `timeout` seconds, then SIGKILL. Idempotent. Returns the exit code."""
         process = self._process
@@ -404,7 +414,7 @@ class OrthancProcess:
             return None
         if process.poll() is None:
             try:
-                process.send_signal(signal.SIGTERM)
+                self.terminate()
                 process.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 process.kill()
@@ -502,21 +512,27 @@ class OrthancFactory:
         self.plugin_path = default_plugin_path() if plugin_path is _DEFAULT else plugin_path
         self.orthanc_version = orthanc_version
         self.started = []
+        self._lock = threading.Lock()  # a call may come from several threads at once
 
     def __call__(self, start=True, **kwargs):
-        kwargs.setdefault("work_dir", os.path.join(self.root, "orthanc%d" % len(self.started)))
-        kwargs.setdefault("plugin_path", self.plugin_path)
-        kwargs.setdefault("orthanc", self.orthanc_version)
-        process = OrthancProcess(**kwargs)
-        self.started.append(process)
+        with self._lock:
+            kwargs.setdefault("work_dir", os.path.join(self.root, "orthanc%d" % len(self.started)))
+            kwargs.setdefault("plugin_path", self.plugin_path)
+            kwargs.setdefault("orthanc", self.orthanc_version)
+            process = OrthancProcess(**kwargs)
+            self.started.append(process)
         if start:
             process.start()
         return process
 
     def close(self):
-        for process in self.started:
+        """Stops them all: SIGTERM to every one at once, then waits for each."""
+        with self._lock:
+            started, self.started = self.started, []
+        for process in started:
+            process.terminate()
+        for process in started:
             process.stop()
-        self.started = []
 
     def __enter__(self):
         return self

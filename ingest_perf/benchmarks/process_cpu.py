@@ -335,10 +335,12 @@ def measure_pair(case, files, plugin, version, root, with_plugin, settle, log, p
     finally:
         if pool is not None:
             pool.close()
-        for o in (a, b):
-            if o is not None:
-                o.stop()
-                shutil.rmtree(o.work_dir, ignore_errors=True)
+        pair = [o for o in (a, b) if o is not None]
+        for o in pair:
+            o.terminate()  # both at once: each takes 2-3 s to stop
+        for o in pair:
+            o.stop()
+            shutil.rmtree(o.work_dir, ignore_errors=True)
 
 
 def ratio_with_interval(pairs, resamples=2000):

@@ -113,6 +113,8 @@ def ingest_matrix(bench, files, kinds, client_counts):
                                                                           row["megabytesPerSecond"]))
                 rows.append(row)
     finally:
+        if sender is not None:
+            sender.terminate()  # at once with the receiver: each takes 2-3 s to stop
         orthanc.stop()
         if sender is not None:
             sender.stop()
@@ -241,10 +243,12 @@ def overhead(bench, files, cases, seconds_per_case, per_client=10):
                             b = bench.orthanc(with_plugin=case["plugin"], ingest_perf=case.get("config"))
                     rounds.append(_overhead_round(case, files, pool, a, b, per_client, len(rounds)))
                 finally:
-                    for orthanc in (a, b):
-                        if orthanc is not None:
-                            orthanc.stop()
-                            shutil.rmtree(orthanc.work_dir, ignore_errors=True)
+                    pair = [orthanc for orthanc in (a, b) if orthanc is not None]
+                    for orthanc in pair:
+                        orthanc.terminate()  # both at once: each takes 2-3 s to stop
+                    for orthanc in pair:
+                        orthanc.stop()
+                        shutil.rmtree(orthanc.work_dir, ignore_errors=True)
         finally:
             bench.root = saved_root
             pool.close()

@@ -71,6 +71,8 @@ def run_case(work, case, files, plugin, version):
             raise SystemExit("%s: %d instances stored of %d" % (name, dicom["instances"]["stored"], len(files)))
         return len(files) / elapsed, dicom["phases"]
     finally:
+        if sender is not None:
+            sender.terminate()  # at once with the receiver: each takes 2-3 s to stop
         receiver.stop()
         if sender is not None:
             sender.stop()
