@@ -90,8 +90,7 @@ namespace IngestPerf
       }
       else
       {
-        value[Key("waitingForCpu")] =
-          ExportPart(parts.runDelayNs, parts.sampled, parts.durationNs, q.waitingForCpu);
+        value[Key("waitingForCpu")] = ExportPart(parts.runDelayNs, parts.sampled, parts.durationNs, q.waitingForCpu);
       }
       Json::Value& blocked = value[Key("blocked")];
       blocked = ExportPart(parts.BlockedNs(), parts.sampled, parts.durationNs, q.blocked);
@@ -187,8 +186,9 @@ namespace IngestPerf
         }
         if (reason == nullptr)
         {
-          target["parts"] = ExportParts(transport.PartsOf(phase), partQuantiles != nullptr ? partQuantiles + p : nullptr,
-                                        PhasePartsUnobservableReason(status, phase));
+          target["parts"] =
+            ExportParts(transport.PartsOf(phase), partQuantiles != nullptr ? partQuantiles + p : nullptr,
+                        PhasePartsUnobservableReason(status, phase));
         }
       }
       return result;

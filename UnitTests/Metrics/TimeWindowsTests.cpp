@@ -366,6 +366,5 @@ TEST(TimeWindows, TheSplitPartsOfAPhaseAreSummedInTheWindowsAndClearedWithTheirS
   // 32 slots of 10 s later, the slot is reused from zero.
   windows.RecordStored(Transport::Rest, 1320 * kSecond, Measurement(10 * 1000000, 1000));
   const WindowSnapshot later = windows.Snapshot(Window::OneMinute, 1321 * kSecond);
-  EXPECT_EQ(0u,
-            later.transports[static_cast<size_t>(Transport::Rest)].PartsOf(Phase::Persist).sampled);
+  EXPECT_EQ(0u, later.transports[static_cast<size_t>(Transport::Rest)].PartsOf(Phase::Persist).sampled);
 }
