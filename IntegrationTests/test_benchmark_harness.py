@@ -40,6 +40,10 @@ def process_cpu_figures(plugin_path):
     return os.path.join(os.path.dirname(plugin_path), "process-cpu-miniature.json")
 
 
+def route_cost_figures(plugin_path):
+    return os.path.join(os.path.dirname(plugin_path), "route-cost-miniature.json")
+
+
 def miniature_commands(plugin_path):
     """The benchmark command each *_command_in_miniature test runs, by test."""
     return {
@@ -53,6 +57,10 @@ def miniature_commands(plugin_path):
             sys.executable, "-m", "ingest_perf.benchmarks.process_cpu", "--plugin", plugin_path, "--cases",
             "http-4,storescu-1", "--other-sockets", "300", "--pairs", "1", "--instances", "20", "--size", "64",
             "--settle", "1", "--json", process_cpu_figures(plugin_path)],
+        "test_route_cost_command_in_miniature": [
+            sys.executable, "-m", "ingest_perf.benchmarks.route_cost", "--plugin", plugin_path, "--instances", "40",
+            "--other-sockets", "300", "--requests", "4", "--rounds", "4", "--aets", "4", "--addresses", "3",
+            "--json", route_cost_figures(plugin_path)],
     }
 
 
@@ -199,3 +207,29 @@ def test_process_cpu_command_in_miniature(miniatures, plugin_path):
             if row["verdict"] == "met":
                 assert 0 < row["ratio"] <= 1.01
     assert "B / A" in result.stdout and "command: python -m ingest_perf.benchmarks.process_cpu" in result.stdout
+
+
+def test_route_cost_command_in_miniature(miniatures, plugin_path):
+    """ingest_perf/benchmarks/route_cost.py, whose tables docs/measurements/plugin-cost.md gives: every
+    route timed by a client that accepts no compression and by one that accepts gzip, against /system
+    of the same kind; Orthanc 1.10.1 gzips the large answers for the second only; "met" only on a
+    figure that can be true; the memory rows. No figure's size is judged here."""
+    result = miniatures["test_route_cost_command_in_miniature"].result(timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    document = json.load(open(route_cost_figures(plugin_path)))
+    routes = ["/system", "/perf/stats", "/perf/diagnosis", "/perf/metrics"]
+    for side in ("with", "withGzip"):
+        latency = document["latency"][side]
+        assert list(latency) == routes
+        for route in routes:
+            assert latency[route]["count"] == 4 and latency[route]["p50"] > 0, (side, route)
+            assert latency[route]["aboveSystemMs"] == pytest.approx(latency[route]["p50"] - latency["/system"]["p50"])
+    assert all(figures["contentEncoding"] == "identity" for figures in document["latency"]["with"].values())
+    assert document["latency"]["withGzip"]["/perf/metrics"]["contentEncoding"] == "gzip"
+    assert set(document["memory"]) == {"start", "afterInstances", "afterRequests2", "afterRequests4"}
+    rows = [line.split("|") for line in result.stdout.splitlines() if line.startswith("| /perf/")]
+    assert len(rows) == 3
+    for row in rows:
+        for above, verdict in ((row[4], row[5]), (row[7], row[8])):
+            assert verdict.strip().startswith("met") == (-0.5 <= float(above) <= (5.0 if "metrics" in row[1] else 2.0))
+    assert "command: python -m ingest_perf.benchmarks.route_cost" in result.stdout
