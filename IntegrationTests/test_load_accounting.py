@@ -4,7 +4,7 @@ A real Orthanc with this plugin and orthanc-dicomweb, on loopback, receives 3,04
 (64x64) from 16 clients at the same time:
 
 - 8 DCMTK storescu processes, one association each (calling AETs LOAD01..LOAD08);
-- 4 HTTP clients, each on its own keep-alive requests.Session (POST /instances);
+- 4 HTTP clients, each on its own keep-alive session (clients.KeepAliveSession) (POST /instances);
 - 4 STOW-RS clients (orthanc-dicomweb's POST /dicom-web/studies, 10 instances per request).
 
 Meanwhile a reader thread GETs /perf/stats every 100 ms (every fifth time with groupBy=remoteAet)
@@ -61,11 +61,10 @@ import re
 import threading
 import time
 
-import requests
 
 from ingest_comparison import StatsPoller
 from ingest_perf.benchmarks.report import percentile
-from ingest_perf.clients import Concurrently, http_upload, storescu
+from ingest_perf.clients import Concurrently, KeepAliveSession, http_upload, storescu
 from ingest_perf.orthanc_process import BOTH_ORTHANCS, debian_plugin
 from ingest_perf.stats_checks import changes_paired, stored, wait_for
 
@@ -147,7 +146,7 @@ class Client:
         http_upload(orthanc.url, self.files, each=acknowledged)  # keep-alive: one connection for the whole share
 
     def _run_plugin(self, orthanc, work_dir):
-        with requests.Session() as session:
+        with KeepAliveSession() as session:
             for start in range(0, len(self.files), STOW_BATCH):
                 batch = self.files[start:start + STOW_BATCH]
                 self.attempts.extend([time.time()] * len(batch))
@@ -168,7 +167,7 @@ class Resetter:
         self.errors = []
 
     def run(self):
-        with requests.Session() as session:
+        with KeepAliveSession() as session:
             while not self.stop.wait(RESET_PERIOD):
                 start = time.time()
                 answer = session.post(self.orthanc.url + "/perf/reset", timeout=30)

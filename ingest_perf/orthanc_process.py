@@ -194,7 +194,7 @@ class OrthancProcess:
         self._process = None
         self._terminated = False  # SIGTERM sent to the current process
         self._version = None
-        self._session = requests.Session()
+        self._session = clients.KeepAliveSession()
         self.config_path = os.path.join(self.work_dir, "orthanc.json")
         self.log_path = os.path.join(self.work_dir, "orthanc.log")
 

@@ -39,10 +39,9 @@ import tempfile
 import threading
 import time
 
-import requests
 
 from ingest_perf.benchmarks import workloads
-from ingest_perf.clients import http_upload, read_files
+from ingest_perf.clients import KeepAliveSession, http_upload, read_files
 from ingest_perf.benchmarks.report import table as markdown_table
 from ingest_perf.generate_series import write_series
 from ingest_perf.orthanc_process import HOST_ORTHANC, OrthancProcess, default_plugin_path
@@ -248,7 +247,7 @@ def start_orthanc(root, name, plugin, version, ingest_perf=None, extra_config=No
 
 def _trickle_round(files, a, b, meters, rate):
     """Each file to A and to B in turn (which first alternates), `rate` files per second to each."""
-    sessions = {a: requests.Session(), b: requests.Session()}
+    sessions = {a: KeepAliveSession(), b: KeepAliveSession()}
     for meter in meters.values():
         meter.start()
     began = time.monotonic()

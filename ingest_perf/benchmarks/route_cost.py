@@ -28,12 +28,11 @@ import sys
 import tempfile
 import time
 
-import requests
 
 from ingest_perf.benchmarks import process_cpu, workloads
 from ingest_perf.generate_series import write_series
 from ingest_perf.benchmarks.report import percentile
-from ingest_perf.clients import storescu
+from ingest_perf.clients import KeepAliveSession, storescu
 from ingest_perf.orthanc_process import HOST_ORTHANC, default_plugin_path
 
 ROUTES_TIMED = ("/system", "/perf/stats", "/perf/diagnosis", "/perf/metrics")
@@ -98,7 +97,7 @@ def time_routes(orthanc, rounds, routes=ROUTES_TIMED):
     """{encoding: ({route: [ms, ...]}, {route: bytes})}: the routes in turn, each asked for without and
     with compression one after the other (which first alternates), `rounds` times, on one keep-alive
     session."""
-    session = requests.Session()
+    session = KeepAliveSession()
     timed = {encoding: ({route: [] for route in routes}, {}) for encoding in ENCODINGS}
     try:
         for k in range(rounds):
@@ -120,7 +119,7 @@ def time_routes(orthanc, rounds, routes=ROUTES_TIMED):
 
 
 def read_routes(orthanc, count, routes):
-    session = requests.Session()
+    session = KeepAliveSession()
     try:
         for _ in range(count):
             for route in routes:

@@ -51,7 +51,7 @@ def _client_pynetdicom(paths, target, ready, start, results, env):
 
 def _client_http(paths, target, ready, start, results, env):
     bodies = read_files(paths)
-    session = requests.Session()
+    session = clients.KeepAliveSession()
     ready.put(True)
     start.wait()
     begin = time.perf_counter()
@@ -66,7 +66,7 @@ def _client_http(paths, target, ready, start, results, env):
 def _client_stow(paths, target, ready, start, results, env, per_series):
     bodies = read_files(paths)
     requests_bodies = [clients.stow_body(bodies)] if per_series else [clients.stow_body([b]) for b in bodies]
-    session = requests.Session()
+    session = clients.KeepAliveSession()
     ready.put(True)
     start.wait()
     begin = time.perf_counter()
@@ -161,7 +161,7 @@ def _pool_worker(kind, inbox, outbox, env):
                 for path in paths:
                     if path not in bodies:
                         bodies[path] = read_files([path])[0]
-                session = sessions.setdefault(target["url"], requests.Session())
+                session = sessions.setdefault(target["url"], clients.KeepAliveSession())
                 clients.http_upload(target["url"], [bodies[path] for path in paths], session=session, timeout=None)
             elif kind == "storescu":
                 runs = clients.storescu(target["port"], paths, target["calling"], target["aet"], env=env, check=False)
@@ -210,7 +210,7 @@ class ClientPool:
 # --- downloads ------------------------------------------------------------------------------------
 
 def _download_urls(urls, ready, start, results):
-    session = requests.Session()
+    session = clients.KeepAliveSession()
     ready.put(True)
     start.wait()
     begin = time.perf_counter()
