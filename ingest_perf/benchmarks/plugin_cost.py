@@ -9,6 +9,9 @@ calls, plus the plugin's own thread until it sleeps again after the instances. R
 interleaved and each one is printed, with the median.
 
   .venv/bin/python -m ingest_perf.benchmarks.plugin_cost --plugin A.so [--plugin B.so] [--instances 1500] [--rounds 3]
+
+A plugin may carry options of its IngestPerf section after a "?", e.g. "B.so?PhasePartsSampling=0"
+(integers, true/false, or strings), to compare one build with itself in two configurations.
 """
 import argparse
 import os
@@ -21,11 +24,31 @@ from ingest_perf.generate_series import write_series
 from ingest_perf.orthanc_process import HOST_ORTHANC, OrthancProcess, default_plugin_path
 
 
+def option_value(text):
+    if text in ("true", "false"):
+        return text == "true"
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def plugin_and_options(argument):
+    """("path", {IngestPerf option: value}) from "path" or "path?Key=Value&Key=Value"."""
+    path, _, query = argument.partition("?")
+    options = {}
+    for pair in filter(None, query.split("&")):
+        key, _, value = pair.partition("=")
+        options[key] = option_value(value)
+    return os.path.abspath(path), options
+
+
 def measure(plugin, files, orthanc_version):
     """{transport: (us per instance, {callback: p50 us})} for one fresh Orthanc."""
     result = {}
+    path, options = plugin_and_options(plugin)
     with tempfile.TemporaryDirectory() as work:
-        with OrthancProcess(work, plugin_path=plugin, orthanc=orthanc_version) as orthanc:
+        with OrthancProcess(work, plugin_path=path, orthanc=orthanc_version, ingest_perf=options or None) as orthanc:
             for transport, send in (("http", orthanc.http_upload), ("dicom", orthanc.storescu)):
                 orthanc.delete_all()
                 orthanc.reset_stats()
@@ -50,7 +73,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--orthanc", default=HOST_ORTHANC, help="1.10.1 (host) or 1.12.7 (Debian 13 root)")
     args = parser.parse_args()
-    plugins = [os.path.abspath(p) for p in (args.plugin or [default_plugin_path()])]
+    plugins = args.plugin or [default_plugin_path()]
     files = write_series(tempfile.mkdtemp(prefix="plugin-cost-"), args.instances, rows=64, columns=64)
 
     runs = {(p, t): [] for p in plugins for t in ("http", "dicom")}
