@@ -163,7 +163,7 @@ def _start(orthanc_factory, prepare=None, config=None, **kwargs):
     configuration (extra_config, env) before it starts. config: orthanc.json keys applied last, over
     the scenario's own (a fix to measure); a key set to None is left out, so Orthanc's default applies.
     Every instance has its phases split (PhasePartsSampling 1, PARTS_SAMPLING): a scenario of 15
-    instances then gives the rules the 5 split instances they read, where the default (the first, then one in 10) needs 41."""
+    instances then gives the rules the 5 split instances they read, where the default (the first, then one in 50) needs 201."""
     kwargs["ingest_perf"] = dict({"PhasePartsSampling": PARTS_SAMPLING}, **kwargs.get("ingest_perf", {}))
     orthanc = orthanc_factory(start=False, **kwargs)
     if prepare is not None:

@@ -79,7 +79,7 @@ namespace IngestPerf
     bool dicomTcpNoDelay = false;
     // One instance in this many, on each thread, has its phases split into on-CPU, waiting-for-CPU
     // and blocked time (Platform/ThreadClocks.h); 0: none.
-    uint32_t phasePartsSampling = 10;
+    uint32_t phasePartsSampling = 50;
     // Keys of the section that were ignored, and those read under their former names.
     std::vector<UnknownOption> unknownOptions;
     std::vector<DeprecatedOption> deprecatedOptions;
