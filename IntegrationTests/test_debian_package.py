@@ -229,7 +229,9 @@ def test_install_upgrade_remove_purge(packages, roots, name, series_factory):
         root.stop_orthanc()
 
         # --- remove, then purge: Orthanc starts cleanly, without the plugin -----------------------------
-        root.apt("remove", PACKAGE)
+        output = root.apt("remove", PACKAGE)
+        assert "not empty so not removed" not in output, output
+        assert not os.path.lexists(root.path + "/usr/share/orthanc-ingest-perf")  # nothing left (the report ran)
         assert not os.path.lexists(root.path + "/usr/share/orthanc/plugins/libOrthancIngestPerf.so")
         assert not os.path.exists(root.path + "/usr/bin/orthanc-ingest-perf-report")
         assert open(path).read() == edited  # remove keeps the configuration
