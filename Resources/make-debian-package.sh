@@ -29,7 +29,12 @@ done
 # A native package (no Debian revision): its version is the project's, or one given for a rebuild.
 [[ "$version" =~ ^[0-9][0-9A-Za-z.+~]*$ ]] || { echo "not a native Debian version: $version" >&2; exit 2; }
 
-BUILD_DIR="$build" ./Resources/make-release.sh >/dev/null
+# The staged files are read below: no other build of the folder until this script exits (the lock
+# of make-release.sh, which the call below is told it holds).
+mkdir -p "$build"
+exec 9>"$build/.lock"
+flock 9
+INGEST_PERF_RELEASE_LOCKED=1 BUILD_DIR="$build" ./Resources/make-release.sh >/dev/null
 stage="$build/dist/orthanc-ingest-perf-$upstream-linux-x86_64"
 package=orthanc-ingest-perf
 root="$build/deb/${package}_${version}_amd64"

@@ -12,6 +12,13 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$repo/build-release}"
 cd "$repo"
+# One build of the folder at a time (the tests run the archive's and the package's side by side):
+# the lock is held until the script exits; make-debian-package.sh holds it already and says so.
+if [ -z "${INGEST_PERF_RELEASE_LOCKED:-}" ]; then
+  mkdir -p "$build"
+  exec 9>"$build/.lock"
+  flock 9
+fi
 
 # Debian's hardening for what ships (lintian checks it): fortified libc calls, a read-only GOT
 # resolved at load.
