@@ -44,7 +44,7 @@ from ingest_perf.benchmarks import workloads
 from ingest_perf.clients import KeepAliveSession, http_upload, read_files
 from ingest_perf.benchmarks.report import table as markdown_table
 from ingest_perf.generate_series import write_series
-from ingest_perf.orthanc_process import HOST_ORTHANC, OrthancProcess, default_plugin_path
+from ingest_perf.orthanc_process import HOST_ORTHANC, OrthancProcess, default_plugin_path, stop_together
 
 NAMESPACE_MARK = "INGEST_PERF_OWN_NETWORK_NAMESPACE"
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -334,12 +334,7 @@ def measure_pair(case, files, plugin, version, root, with_plugin, settle, log, p
     finally:
         if pool is not None:
             pool.close()
-        pair = [o for o in (a, b) if o is not None]
-        for o in pair:
-            o.terminate()  # both at once: each takes 2-3 s to stop
-        for o in pair:
-            o.stop()
-            shutil.rmtree(o.work_dir, ignore_errors=True)
+        stop_together((a, b), remove_work_dirs=True)
 
 
 def ratio_with_interval(pairs, resamples=2000):

@@ -8,7 +8,7 @@ import time
 from ingest_perf.benchmarks.process_cpu import cpu_seconds, ratio_with_interval
 from ingest_perf.benchmarks.report import percentile
 from ingest_perf.clients import split
-from ingest_perf.orthanc_process import OrthancProcess
+from ingest_perf.orthanc_process import OrthancProcess, stop_together
 
 from . import workloads
 
@@ -243,12 +243,7 @@ def overhead(bench, files, cases, seconds_per_case, per_client=10):
                             b = bench.orthanc(with_plugin=case["plugin"], ingest_perf=case.get("config"))
                     rounds.append(_overhead_round(case, files, pool, a, b, per_client, len(rounds)))
                 finally:
-                    pair = [orthanc for orthanc in (a, b) if orthanc is not None]
-                    for orthanc in pair:
-                        orthanc.terminate()  # both at once: each takes 2-3 s to stop
-                    for orthanc in pair:
-                        orthanc.stop()
-                        shutil.rmtree(orthanc.work_dir, ignore_errors=True)
+                    stop_together((a, b), remove_work_dirs=True)
         finally:
             bench.root = saved_root
             pool.close()
