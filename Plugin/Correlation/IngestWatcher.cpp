@@ -115,6 +115,17 @@ namespace IngestPerf
   }
 
 
+  void IngestWatcher::RequestMemoryRelease()
+  {
+    if (!memoryReleaseWanted_.exchange(true, std::memory_order_acq_rel))
+    {
+      const uint64_t one = 1;
+      ssize_t ignored = write(wake_, &one, sizeof(one));
+      (void) ignored;
+    }
+  }
+
+
   ConnectionSample IngestWatcher::ReadSockets(int64_t nowNs)
   {
     // The thread's own lists, kept from one tick to the next: no allocation once they have grown to
@@ -224,9 +235,23 @@ namespace IngestPerf
         uint64_t count;
         ssize_t ignored = read(wake_, &count, sizeof(count));
         (void) ignored;
-        if (idle)
+        if (memoryReleaseWanted_.exchange(false, std::memory_order_acq_rel))
         {
-          quietTicks_ = 0;  // woken by a hook: Orthanc ingests again
+          // Counted apart, and left out of this wake's account: the routes' cost, not ingest's.
+          const int64_t beforeNs = ThreadCpuNowNs();
+          if (hooks_.releaseMemory)
+          {
+            hooks_.releaseMemory();
+          }
+          const int64_t afterNs = ThreadCpuNowNs();
+          cost_.answerMemoryCpuNs.fetch_add(afterNs - beforeNs, std::memory_order_relaxed);
+          cost_.answerMemoryReleases.fetch_add(1, std::memory_order_relaxed);
+          cpuNs += afterNs - beforeNs;
+        }
+        // Woken by a hook: Orthanc ingests again (not by a REST answer's release alone).
+        if (idle && (!hooks_.activity || hooks_.activity() != lastActivity_))
+        {
+          quietTicks_ = 0;
           nextTickNs = MonotonicNowNs();
         }
       }
@@ -278,6 +303,8 @@ namespace IngestPerf
     cost.ticks = since(cost_.ticks, costAtReset_.ticks);
     cost.idleCpuNs = since(cost_.idleCpuNs, costAtReset_.idleCpuNs);
     cost.idleWakes = since(cost_.idleWakes, costAtReset_.idleWakes);
+    cost.answerMemoryCpuNs = since(cost_.answerMemoryCpuNs, costAtReset_.answerMemoryCpuNs);
+    cost.answerMemoryReleases = since(cost_.answerMemoryReleases, costAtReset_.answerMemoryReleases);
     return cost;
   }
 
@@ -291,6 +318,8 @@ namespace IngestPerf
     copy(cost_.ticks, costAtReset_.ticks);
     copy(cost_.idleCpuNs, costAtReset_.idleCpuNs);
     copy(cost_.idleWakes, costAtReset_.idleWakes);
+    copy(cost_.answerMemoryCpuNs, costAtReset_.answerMemoryCpuNs);
+    copy(cost_.answerMemoryReleases, costAtReset_.answerMemoryReleases);
   }
 
 

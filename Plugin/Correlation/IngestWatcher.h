@@ -58,6 +58,8 @@ namespace IngestPerf
       std::function<bool(const std::vector<SocketInfo>& dicom, int64_t nowNs)> dicomSockets;
       // Once per tick while Orthanc ingests, after the sample.
       std::function<void(int64_t nowNs)> tick;
+      // On the thread, after RequestMemoryRelease (the memory a large REST answer freed).
+      std::function<void()> releaseMemory;
       // Lists the sockets of the two ports (ForEachProcessSocket by default; tests inject theirs).
       std::function<bool(uint16_t dicomPort, uint16_t httpPort, std::vector<SocketInfo>& sockets)> read;
     };
@@ -73,6 +75,11 @@ namespace IngestPerf
     // From a hook when Orthanc starts ingesting: one relaxed load, and a write to an eventfd only
     // if the thread sleeps (once per idle period).
     void WakeIfSleeping();
+
+    // From a REST handler that answered a large body: the thread runs hooks.releaseMemory soon
+    // after (an eventfd write), so that the answer does not wait for it. Requests made before
+    // the thread ran it are served by one run. A wake for this alone leaves an idle thread idle.
+    void RequestMemoryRelease();
 
     // One tick now, as the thread does (tests call it directly): returns whether it sampled.
     bool Tick(int64_t nowNs);
@@ -107,6 +114,7 @@ namespace IngestPerf
     std::vector<ConnectionSample> ring_;
     size_t next_ = 0;
     size_t held_ = 0;
+    std::atomic<bool> memoryReleaseWanted_{false};
     int epoll_ = -1;
     int wake_ = -1;  // eventfd
     std::atomic<bool> sleeping_{false};
@@ -119,6 +127,8 @@ namespace IngestPerf
       std::atomic<uint64_t> ticks{0};
       std::atomic<int64_t> idleCpuNs{0};
       std::atomic<uint64_t> idleWakes{0};
+      std::atomic<int64_t> answerMemoryCpuNs{0};
+      std::atomic<uint64_t> answerMemoryReleases{0};
     };
     CostCounters cost_;
     CostCounters costAtReset_;

@@ -1,5 +1,7 @@
 #include "Export/DiagnosisExporter.h"
 
+#include "Platform/JsonText.h"
+
 #include "Export/JsonExporter.h"
 
 #include <cmath>
@@ -75,15 +77,15 @@ namespace IngestPerf
       Json::Value value = Json::objectValue;
       for (const auto& [key, setting] : fix.configuration)
       {
-        value["configuration"][key] = ExportConfigurationValue(setting);
+        value["configuration"_key][key] = ExportConfigurationValue(setting);
       }
       if (!fix.action.empty())
       {
-        value["action"] = fix.action;
+        value["action"_key] = fix.action;
       }
       if (!fix.effect.empty())
       {
-        value["effect"] = fix.effect;
+        value["effect"_key] = fix.effect;
       }
       return value;
     }
@@ -91,42 +93,43 @@ namespace IngestPerf
     Json::Value ExportFinding(const Finding& finding)
     {
       Json::Value value;
-      value["id"] = finding.id;
-      value["transport"] = finding.transport;
-      value["verdict"] = finding.verdict;
-      value["cost"] = CostKindName(finding.costKind);
-      value["costMsPerInstance"] = finding.costKind == CostKind::Unobservable ? Json::Value(Json::nullValue)
-                                                                              : Json::Value(finding.costMsPerInstance);
-      value["shareOfCycle"] =
+      value["id"_key] = finding.id;
+      value["transport"_key] = finding.transport;
+      value["verdict"_key] = finding.verdict;
+      value["cost"_key] = CostKindName(finding.costKind);
+      value["costMsPerInstance"_key] = finding.costKind == CostKind::Unobservable
+                                         ? Json::Value(Json::nullValue)
+                                         : Json::Value(finding.costMsPerInstance);
+      value["shareOfCycle"_key] =
         finding.shareOfCycle < 0 ? Json::Value(Json::nullValue) : Json::Value(finding.shareOfCycle);
       if (finding.instancesLost != 0)
       {
-        value["instancesLost"] = Json::UInt64(finding.instancesLost);
+        value["instancesLost"_key] = Json::UInt64(finding.instancesLost);
       }
-      value["evidence"] = ExportEvidence(finding.evidence);
-      value["explanation"] = finding.explanation;
-      value["fix"] = ExportFix(finding.fix);
-      value["confidence"] = finding.confidence;
-      value["confidenceReason"] = finding.confidenceReason;
+      value["evidence"_key] = ExportEvidence(finding.evidence);
+      value["explanation"_key] = finding.explanation;
+      value["fix"_key] = ExportFix(finding.fix);
+      value["confidence"_key] = finding.confidence;
+      value["confidenceReason"_key] = finding.confidenceReason;
       return value;
     }
 
     Json::Value ExportSummary(const TransportFigures& transport, double activeSeconds, bool association)
     {
       Json::Value value;
-      value["stored"] = Json::UInt64(transport.stored);
-      value["instancesPerSecond"] =
+      value["stored"_key] = Json::UInt64(transport.stored);
+      value["instancesPerSecond"_key] =
         activeSeconds > 0 ? Round(static_cast<double>(transport.stored) / activeSeconds, 0.01) : 0.0;
       const PhaseFigures& server = transport[Phase::ServerTotal];
-      value["serverTotalMs"]["mean"] = Round(server.meanMs);
-      value["serverTotalMs"]["p50"] = Round(server.p50Ms);
-      value["serverTotalMs"]["p99"] = Round(server.p99Ms);
+      value["serverTotalMs"_key]["mean"_key] = Round(server.meanMs);
+      value["serverTotalMs"_key]["p50"_key] = Round(server.p50Ms);
+      value["serverTotalMs"_key]["p99"_key] = Round(server.p99Ms);
       if (association)
       {
         const PhaseFigures& gap = transport[Phase::AssociationGap];
-        value["associationGapMs"]["mean"] = Round(gap.meanMs);
-        value["associationGapMs"]["p50"] = Round(gap.p50Ms);
-        value["associationGapMs"]["p99"] = Round(gap.p99Ms);
+        value["associationGapMs"_key]["mean"_key] = Round(gap.meanMs);
+        value["associationGapMs"_key]["p50"_key] = Round(gap.p50Ms);
+        value["associationGapMs"_key]["p99"_key] = Round(gap.p99Ms);
       }
       return value;
     }
@@ -228,15 +231,15 @@ namespace IngestPerf
   Json::Value ExportDiagnosis(const Diagnosis& diagnosis, const DiagnosisInput& input, const PluginStatus& status)
   {
     Json::Value result;
-    result["plugin"] = "ingest-perf";
-    result["version"] = status.pluginVersion;
-    result["orthancVersion"] = status.orthancVersion;
-    result["state"] = PluginStateName(status.state);
-    result["reason"] = status.stateReason;
-    result["sinceReset"] = ExportSinceReset(input.sinceReset);
-    result["window"] = input.window;
-    result["seconds"] = Round(input.seconds);
-    result["activeSeconds"] = Round(input.activeSeconds);
+    result["plugin"_key] = "ingest-perf";
+    result["version"_key] = status.pluginVersion;
+    result["orthancVersion"_key] = status.orthancVersion;
+    result["state"_key] = PluginStateName(status.state);
+    result["reason"_key] = status.stateReason;
+    result["sinceReset"_key] = ExportSinceReset(input.sinceReset);
+    result["window"_key] = input.window;
+    result["seconds"_key] = Round(input.seconds);
+    result["activeSeconds"_key] = Round(input.activeSeconds);
     // The verdict is the costliest finding whose cost is known; findings resting on counts alone
     // (listed last) do not make a verdict of their own: their effect could not be measured.
     const Finding* top = nullptr;
@@ -252,18 +255,18 @@ namespace IngestPerf
         unmeasured += (unmeasured.empty() ? "" : ", ") + finding.id;
       }
     }
-    result["verdict"] = !status.Running() ? StateVerdict(status)
-                        : top != nullptr  ? top->verdict
-                        : unmeasured.empty()
-                          ? NothingStandsOut(input)
-                          : NothingStandsOut(input) + " (a finding without a measurable cost: " + unmeasured + ")";
-    Json::Value& findings = result["findings"];
+    result["verdict"_key] = !status.Running() ? StateVerdict(status)
+                            : top != nullptr  ? top->verdict
+                            : unmeasured.empty()
+                              ? NothingStandsOut(input)
+                              : NothingStandsOut(input) + " (a finding without a measurable cost: " + unmeasured + ")";
+    Json::Value& findings = result["findings"_key];
     findings = Json::arrayValue;
     for (const Finding& finding : diagnosis.findings)
     {
       findings.append(ExportFinding(finding));
     }
-    Json::Value& summary = result["summary"];
+    Json::Value& summary = result["summary"_key];
     summary = Json::objectValue;
     for (size_t t = 0; t < kTransportCount; t++)
     {
@@ -274,17 +277,17 @@ namespace IngestPerf
           ExportSummary(input.transports[t], input.activeSeconds, transport == Transport::Dicom);
       }
     }
-    Json::Value& checks = result["rules"];
+    Json::Value& checks = result["rules"_key];
     checks = Json::arrayValue;
     for (const RuleCheck& check : diagnosis.checks)
     {
       Json::Value value;
-      value["id"] = check.id;
-      value["fired"] = check.fired;
-      value["reason"] = check.reason;
+      value["id"_key] = check.id;
+      value["fired"_key] = check.fired;
+      value["reason"_key] = check.reason;
       checks.append(std::move(value));
     }
-    result["documentation"] = "docs/diagnosis.md";
+    result["documentation"_key] = "docs/diagnosis.md";
     return result;
   }
 }

@@ -1,5 +1,7 @@
 #include "Export/JsonExporter.h"
 
+#include "Platform/JsonText.h"
+
 #include "Export/VocabularyExporter.h"
 #include "Labels/PeerPseudonym.h"
 #include "Platform/FaultInjection.h"
@@ -31,8 +33,8 @@ namespace IngestPerf
     Json::Value Unobservable(const char* reason)
     {
       Json::Value value;
-      value["observable"] = false;
-      value["reason"] = reason;
+      value["observable"_key] = false;
+      value["reason"_key] = reason;
       return value;
     }
 
@@ -110,8 +112,8 @@ namespace IngestPerf
     Json::Value ExportRate(uint64_t instances, uint64_t bytes, double seconds)
     {
       Json::Value rate;
-      rate["instancesPerSecond"] = Round(static_cast<double>(instances) / seconds, 0.001);
-      rate["megabytesPerSecond"] = Round(static_cast<double>(bytes) / 1e6 / seconds, 0.001);
+      rate["instancesPerSecond"_key] = Round(static_cast<double>(instances) / seconds, 0.001);
+      rate["megabytesPerSecond"_key] = Round(static_cast<double>(bytes) / 1e6 / seconds, 0.001);
       return rate;
     }
 
@@ -124,52 +126,52 @@ namespace IngestPerf
     {
       Json::Value result;
 
-      Json::Value& instances = result["instances"];
+      Json::Value& instances = result["instances"_key];
       for (size_t o = 0; o < kOutcomeCount; o++)
       {
         instances[DefinitionOf(static_cast<Outcome>(o)).name] = Json::UInt64(transport.outcomes[o]);
       }
-      Json::Value& reasons = instances["failureReasons"];
+      Json::Value& reasons = instances["failureReasons"_key];
       for (size_t r = 0; r < kFailureReasonCount; r++)
       {
         reasons[DefinitionOf(static_cast<FailureReason>(r)).name] =
           Json::UInt64(transport.Failures(static_cast<FailureReason>(r)));
       }
-      instances["storedWithoutTimeline"] = Json::UInt64(transport.Count(Counter::StoredWithoutTimeline));
-      instances["transcodeAttempts"] = Json::UInt64(transport.Count(Counter::TranscodeAttempts));
-      instances["transcodedWithoutHook"] = Json::UInt64(transport.Count(Counter::TranscodedWithoutHook));
+      instances["storedWithoutTimeline"_key] = Json::UInt64(transport.Count(Counter::StoredWithoutTimeline));
+      instances["transcodeAttempts"_key] = Json::UInt64(transport.Count(Counter::TranscodeAttempts));
+      instances["transcodedWithoutHook"_key] = Json::UInt64(transport.Count(Counter::TranscodedWithoutHook));
 
       const uint64_t stored = transport.outcomes[static_cast<size_t>(Outcome::Stored)];
       const int64_t span = transport.ActiveSpanNs();
-      Json::Value& throughput = result["throughput"];
-      throughput["activeSeconds"] = Round(static_cast<double>(span) / 1e9, 0.000001);
-      throughput["instancesPerSecond"] = PerSecond(static_cast<double>(stored), span);
-      throughput["megabytesPerSecond"] = PerSecond(static_cast<double>(transport.storedBytes.Sum()) / 1e6, span);
+      Json::Value& throughput = result["throughput"_key];
+      throughput["activeSeconds"_key] = Round(static_cast<double>(span) / 1e9, 0.000001);
+      throughput["instancesPerSecond"_key] = PerSecond(static_cast<double>(stored), span);
+      throughput["megabytesPerSecond"_key] = PerSecond(static_cast<double>(transport.storedBytes.Sum()) / 1e6, span);
       if (includeRates)
       {
-        throughput["last10s"] = ExportRate(transport.last10sInstances, transport.last10sBytes, 10);
-        throughput["last60s"] = ExportRate(transport.last60sInstances, transport.last60sBytes, 60);
+        throughput["last10s"_key] = ExportRate(transport.last10sInstances, transport.last10sBytes, 10);
+        throughput["last60s"_key] = ExportRate(transport.last60sInstances, transport.last60sBytes, 60);
       }
 
       if (which == nullptr || *which == Transport::Rest || *which == Transport::Plugin)
       {
-        Json::Value& answers = result["httpAnswers"];
+        Json::Value& answers = result["httpAnswers"_key];
         const uint64_t accepting = transport.Count(Counter::AnswersAcceptingCompression);
-        answers["requests"] = Json::UInt64(accepting + transport.Count(Counter::AnswersWithoutCompression));
-        answers["clientAcceptsCompression"] = Json::UInt64(accepting);
+        answers["requests"_key] = Json::UInt64(accepting + transport.Count(Counter::AnswersWithoutCompression));
+        answers["clientAcceptsCompression"_key] = Json::UInt64(accepting);
         const Configuration& configuration = status.configuration;
         const bool compresses = configuration.httpCompressionEnabled && configuration.orthanc.CompressesSmallAnswers();
-        answers["compressedByOrthanc"] = Json::UInt64(compresses ? accepting : 0);
-        answers["HttpCompressionEnabled"] = configuration.httpCompressionEnabled;
+        answers["compressedByOrthanc"_key] = Json::UInt64(compresses ? accepting : 0);
+        answers["HttpCompressionEnabled"_key] = configuration.httpCompressionEnabled;
         // From Orthanc 1.12.2, answers under 2048 bytes are never compressed (null: any size is).
-        answers["smallestCompressedBytes"] =
+        answers["smallestCompressedBytes"_key] =
           configuration.orthanc.CompressesSmallAnswers() ? Json::Value(Json::nullValue) : Json::Value(2048);
       }
 
-      result["bytesPerInstance"]["received"] = ExportHistogram(transport.receivedBytes, false);
-      result["bytesPerInstance"]["stored"] = ExportHistogram(transport.storedBytes, false);
+      result["bytesPerInstance"_key]["received"_key] = ExportHistogram(transport.receivedBytes, false);
+      result["bytesPerInstance"_key]["stored"_key] = ExportHistogram(transport.storedBytes, false);
 
-      Json::Value& phases = result["phases"];
+      Json::Value& phases = result["phases"_key];
       for (size_t p = 0; p < kPhaseCount; p++)
       {
         const Phase phase = static_cast<Phase>(p);
@@ -182,11 +184,11 @@ namespace IngestPerf
         target = (reason != nullptr) ? Unobservable(reason) : ExportHistogram(transport.phases[p], true);
         if (phase == Phase::ChangeDispatch && reason == nullptr)
         {
-          target["deliveredBeforeOnStored"] = Json::UInt64(transport.Count(Counter::ChangesBeforeStored));
+          target["deliveredBeforeOnStored"_key] = Json::UInt64(transport.Count(Counter::ChangesBeforeStored));
         }
         if (reason == nullptr)
         {
-          target["parts"] =
+          target["parts"_key] =
             ExportParts(transport.PartsOf(phase), partQuantiles != nullptr ? partQuantiles + p : nullptr,
                         PhasePartsUnobservableReason(status, phase));
         }
@@ -197,10 +199,10 @@ namespace IngestPerf
     Json::Value ExportHook(const HookState& hook)
     {
       Json::Value value;
-      value["registered"] = hook.registered;
+      value["registered"_key] = hook.registered;
       if (!hook.registered)
       {
-        value["reason"] = hook.reason;
+        value["reason"_key] = hook.reason;
       }
       return value;
     }
@@ -211,9 +213,9 @@ namespace IngestPerf
       for (const UnobservableStep& step : UnobservableSteps(status))
       {
         Json::Value value;
-        value["what"] = step.what;
-        value["transport"] = step.transport;
-        value["reason"] = step.reason;
+        value["what"_key] = step.what;
+        value["transport"_key] = step.transport;
+        value["reason"_key] = step.reason;
         list.append(std::move(value));
       }
       return list;
@@ -227,7 +229,7 @@ namespace IngestPerf
                                    const Configuration& configuration)
     {
       Json::Value result;
-      result["definition"] =
+      result["definition"_key] =
         "one association per TCP connection of Orthanc's DICOM port: a C-STORE instance belongs to the "
         "connection its calling address has open (told apart by connection); when that address has several "
         "open at once, inferred per calling AET as a chain of instances, each received after the previous "
@@ -236,11 +238,11 @@ namespace IngestPerf
         " s). Finished when its connection closes (inferred: once idle for longer than DicomScpTimeout, or "
         "no connection from its address is left)";
 
-      Json::Value& open = result["openConnections"];
+      Json::Value& open = result["openConnections"_key];
       if (view.connectionsReadNs != 0)
       {
         uint64_t count = 0;
-        open["byRemoteIp"] = Json::objectValue;
+        open["byRemoteIp"_key] = Json::objectValue;
         for (const DicomConnection& connection : view.connections)
         {
           if (connection.closedNs != 0)
@@ -249,20 +251,20 @@ namespace IngestPerf
           }
           count++;
           Json::Value& entry =
-            open["byRemoteIp"]
+            open["byRemoteIp"_key]
                 [ExportedAddress(catalog.Name(LabelDimension::RemoteIp, connection.peer), configuration.hashPeers)];
           entry = Json::UInt64(entry.asUInt64() + 1);
         }
-        open["count"] = Json::UInt64(count);
-        open["source"] = "Orthanc's own sockets on DicomPort " + std::to_string(configuration.dicomPort) +
-                         " (read from its descriptors when an association arrives, and once a second while "
-                         "Orthanc ingests): one per open association";
+        open["count"_key] = Json::UInt64(count);
+        open["source"_key] = "Orthanc's own sockets on DicomPort " + std::to_string(configuration.dicomPort) +
+                             " (read from its descriptors when an association arrives, and once a second while "
+                             "Orthanc ingests): one per open association";
       }
       else
       {
-        open["observable"] = false;
-        open["reason"] = "not read yet: no DICOM association arrived since the plugin started, or /proc/self/fd "
-                         "cannot be read";
+        open["observable"_key] = false;
+        open["reason"_key] = "not read yet: no DICOM association arrived since the plugin started, or /proc/self/fd "
+                             "cannot be read";
       }
 
       std::vector<std::pair<LabelId, HistogramSnapshot>> gaps;
@@ -278,22 +280,22 @@ namespace IngestPerf
         gap->second.Merge(series.second);
       }
 
-      Json::Value& peers = result["byRemoteAet"];
+      Json::Value& peers = result["byRemoteAet"_key];
       peers = Json::arrayValue;
       for (const PeerAssociations& peer : view.peers)
       {
         Json::Value value;
-        value["remoteAet"] = ExportedLabelValue(
+        value["remoteAet"_key] = ExportedLabelValue(
           LabelDimension::RemoteAet, catalog.Name(LabelDimension::RemoteAet, peer.remoteAet), configuration.hashPeers);
-        value["distinctAets"] = Json::UInt64(peer.aets);
-        value["finished"] = Json::UInt64(peer.finished);
-        value["inProgress"] = Json::UInt64(peer.inProgress);
-        value["byConnection"] = Json::UInt64(peer.byConnection);
-        value["inferred"] = Json::UInt64(peer.inferred);
-        value["instancesPerAssociation"] = ExportHistogram(peer.instancesPerAssociation, false);
-        value["durationMs"] = ExportHistogram(peer.durationNs, true);
+        value["distinctAets"_key] = Json::UInt64(peer.aets);
+        value["finished"_key] = Json::UInt64(peer.finished);
+        value["inProgress"_key] = Json::UInt64(peer.inProgress);
+        value["byConnection"_key] = Json::UInt64(peer.byConnection);
+        value["inferred"_key] = Json::UInt64(peer.inferred);
+        value["instancesPerAssociation"_key] = ExportHistogram(peer.instancesPerAssociation, false);
+        value["durationMs"_key] = ExportHistogram(peer.durationNs, true);
         auto gap = std::find_if(gaps.begin(), gaps.end(), [&peer](const auto& g) { return g.first == peer.remoteAet; });
-        value["gap"] = ExportHistogram(gap == gaps.end() ? HistogramSnapshot() : gap->second, true);
+        value["gap"_key] = ExportHistogram(gap == gaps.end() ? HistogramSnapshot() : gap->second, true);
         peers.append(std::move(value));
       }
       return result;
@@ -302,7 +304,7 @@ namespace IngestPerf
     Json::Value ExportChanges(const ChangeQueueSnapshot& changes, const TransportSnapshot& all)
     {
       Json::Value result;
-      Json::Value& delivered = result["delivered"];
+      Json::Value& delivered = result["delivered"_key];
       delivered = Json::objectValue;
       for (size_t type = 0; type < kChangeTypeCount; type++)
       {
@@ -313,22 +315,22 @@ namespace IngestPerf
       }
       if (changes.otherTypes != 0)
       {
-        delivered["other"] = Json::UInt64(changes.otherTypes);
+        delivered["other"_key] = Json::UInt64(changes.otherTypes);
       }
-      result["newInstanceBacklog"] = Json::UInt64(changes.NewInstanceBacklog());
-      result["storedInstancesSinceStart"] = Json::UInt64(changes.storedInstances);
-      result["newInstanceChangesSinceStart"] = Json::UInt64(changes.newInstancesDelivered);
-      Json::Value& lag = result["lagMs"];
-      lag["newInstance"] = ExportHistogram(all.phases[static_cast<size_t>(Phase::ChangeDispatch)], true);
-      lag["newInstance"]["deliveredBeforeOnStored"] = Json::UInt64(all.Count(Counter::ChangesBeforeStored));
-      lag["newSeries"] = ExportHistogram(changes.newSeriesLag, true);
-      lag["newStudy"] = ExportHistogram(changes.newStudyLag, true);
-      lag["newPatient"] = ExportHistogram(changes.newPatientLag, true);
-      lag["seriesStudyPatientNotTimed"] = Json::UInt64(changes.followedEarlyNewInstance);
-      lag["stableSeriesStudyPatient"] = Unobservable(
+      result["newInstanceBacklog"_key] = Json::UInt64(changes.NewInstanceBacklog());
+      result["storedInstancesSinceStart"_key] = Json::UInt64(changes.storedInstances);
+      result["newInstanceChangesSinceStart"_key] = Json::UInt64(changes.newInstancesDelivered);
+      Json::Value& lag = result["lagMs"_key];
+      lag["newInstance"_key] = ExportHistogram(all.phases[static_cast<size_t>(Phase::ChangeDispatch)], true);
+      lag["newInstance"_key]["deliveredBeforeOnStored"_key] = Json::UInt64(all.Count(Counter::ChangesBeforeStored));
+      lag["newSeries"_key] = ExportHistogram(changes.newSeriesLag, true);
+      lag["newStudy"_key] = ExportHistogram(changes.newStudyLag, true);
+      lag["newPatient"_key] = ExportHistogram(changes.newPatientLag, true);
+      lag["seriesStudyPatientNotTimed"_key] = Json::UInt64(changes.followedEarlyNewInstance);
+      lag["stableSeriesStudyPatient"_key] = Unobservable(
         "Stable* changes come StableAge seconds after the last instance of a resource; which resource an instance "
         "belongs to is not known to the plugin without calling back into Orthanc");
-      result["perInstanceWhileBackloggedMs"] = ExportHistogram(changes.perInstanceWhileBacklogged, true);
+      result["perInstanceWhileBackloggedMs"_key] = ExportHistogram(changes.perInstanceWhileBacklogged, true);
       return result;
     }
 
@@ -339,41 +341,45 @@ namespace IngestPerf
                            : Json::Value(Round(static_cast<double>(ns) / 1000.0 / static_cast<double>(stored), 0.001));
       };
       Json::Value result;
-      result["clock"] = "thread CPU time (CLOCK_THREAD_CPUTIME_ID): a preemption inside a timed call counts nothing";
-      Json::Value& each = result["callbacks"];
+      result["clock"_key] =
+        "thread CPU time (CLOCK_THREAD_CPUTIME_ID): a preemption inside a timed call counts nothing";
+      Json::Value& each = result["callbacks"_key];
       for (size_t c = 0; c < kCallbackCount; c++)
       {
         each[CallbackName(static_cast<Callback>(c))] = ExportHistogram(cost.callbacks[c], true);
       }
-      result["sampling"] = "on each thread, one call in " + std::to_string(PluginCost::kSamplingPeriod) +
-                           " is timed from entry to return; \"callbacks\" holds the timed calls, their totals are "
-                           "their sum times " +
-                           std::to_string(PluginCost::kSamplingPeriod) +
-                           "; the reading of Orthanc's sockets when an association starts is timed every time "
-                           "(\"socketReadings\") and left out of the call that made it";
-      result["samplingPeriod"] = PluginCost::kSamplingPeriod;
-      result["socketReadings"] = ExportHistogram(cost.apart, true);
+      result["sampling"_key] = "on each thread, one call in " + std::to_string(PluginCost::kSamplingPeriod) +
+                               " is timed from entry to return; \"callbacks\" holds the timed calls, their totals are "
+                               "their sum times " +
+                               std::to_string(PluginCost::kSamplingPeriod) +
+                               "; the reading of Orthanc's sockets when an association starts is timed every time "
+                               "(\"socketReadings\") and left out of the call that made it";
+      result["samplingPeriod"_key] = PluginCost::kSamplingPeriod;
+      result["socketReadings"_key] = ExportHistogram(cost.apart, true);
       const uint64_t callbacksNs = cost.CallbacksNs();
       const uint64_t threadNs = static_cast<uint64_t>(std::max<int64_t>(0, cost.watcher.activeCpuNs));
       const uint64_t totalNs = cost.IngestNs();
       const uint64_t stored = all.outcomes[static_cast<size_t>(Outcome::Stored)];
-      Json::Value& thread = result["threads"]["ingestWatcher"];
-      thread["running"] = cost.watcher.running;
-      thread["cpuMs"] = NanosecondsToMilliseconds(static_cast<int64_t>(threadNs));
-      thread["ticks"] = Json::UInt64(cost.watcher.ticks);
-      thread["idleCpuMs"] = NanosecondsToMilliseconds(cost.watcher.idleCpuNs);
-      thread["idleWakes"] = Json::UInt64(cost.watcher.idleWakes);
-      result["callbacksMs"] = NanosecondsToMilliseconds(static_cast<int64_t>(callbacksNs));
-      result["threadsMs"] = NanosecondsToMilliseconds(static_cast<int64_t>(threadNs));
-      result["totalMs"] = NanosecondsToMilliseconds(static_cast<int64_t>(totalNs));
+      Json::Value& thread = result["threads"_key]["ingestWatcher"_key];
+      thread["running"_key] = cost.watcher.running;
+      thread["cpuMs"_key] = NanosecondsToMilliseconds(static_cast<int64_t>(threadNs));
+      thread["ticks"_key] = Json::UInt64(cost.watcher.ticks);
+      thread["idleCpuMs"_key] = NanosecondsToMilliseconds(cost.watcher.idleCpuNs);
+      thread["idleWakes"_key] = Json::UInt64(cost.watcher.idleWakes);
+      // The routes' cost, done on this thread so that their answers do not wait: in no figure above.
+      thread["answerMemoryReleases"_key] = Json::UInt64(cost.watcher.answerMemoryReleases);
+      thread["answerMemoryReleaseCpuMs"_key] = NanosecondsToMilliseconds(cost.watcher.answerMemoryCpuNs);
+      result["callbacksMs"_key] = NanosecondsToMilliseconds(static_cast<int64_t>(callbacksNs));
+      result["threadsMs"_key] = NanosecondsToMilliseconds(static_cast<int64_t>(threadNs));
+      result["totalMs"_key] = NanosecondsToMilliseconds(static_cast<int64_t>(totalNs));
       // While Orthanc is idle the plugin's thread sleeps: what its rare wakes cost, not per instance.
-      result["idleCpuMs"] = NanosecondsToMilliseconds(cost.watcher.idleCpuNs);
-      result["storedInstances"] = Json::UInt64(stored);
-      result["microsecondsPerStoredInstance"] = perInstance(totalNs, stored);
-      result["callbacksMicrosecondsPerStoredInstance"] = perInstance(callbacksNs, stored);
-      result["threadsMicrosecondsPerStoredInstance"] = perInstance(threadNs, stored);
+      result["idleCpuMs"_key] = NanosecondsToMilliseconds(cost.watcher.idleCpuNs);
+      result["storedInstances"_key] = Json::UInt64(stored);
+      result["microsecondsPerStoredInstance"_key] = perInstance(totalNs, stored);
+      result["callbacksMicrosecondsPerStoredInstance"_key] = perInstance(callbacksNs, stored);
+      result["threadsMicrosecondsPerStoredInstance"_key] = perInstance(threadNs, stored);
       const uint64_t serverTotalNs = all.phases[static_cast<size_t>(Phase::ServerTotal)].Sum();
-      result["percentOfServerTotal"] =
+      result["percentOfServerTotal"_key] =
         serverTotalNs == 0
           ? Json::Value(Json::nullValue)
           : Json::Value(Round(100.0 * static_cast<double>(totalNs) / static_cast<double>(serverTotalNs), 0.0001));
@@ -385,27 +391,27 @@ namespace IngestPerf
     {
       const Configuration& configuration = status.configuration;
       Json::Value storage;
-      storage["timed"] = status.storage.active;
+      storage["timed"_key] = status.storage.active;
       if (!status.storage.active)
       {
-        storage["reason"] = status.storage.reason;
+        storage["reason"_key] = status.storage.reason;
       }
-      storage["root"] = status.storage.root.empty() ? Json::Value() : Json::Value(status.storage.root);
-      storage["SyncStorageArea"] = configuration.syncStorageArea;
-      storage["StoreDicom"] = configuration.storeDicom;
-      storage["StorageCompression"] = configuration.storageCompression;
+      storage["root"_key] = status.storage.root.empty() ? Json::Value() : Json::Value(status.storage.root);
+      storage["SyncStorageArea"_key] = configuration.syncStorageArea;
+      storage["StoreDicom"_key] = configuration.storeDicom;
+      storage["StorageCompression"_key] = configuration.storageCompression;
       if (status.storage.active && operations != nullptr)
       {
         for (size_t i = 0; i < kStorageOperationCount; i++)
         {
           const StorageOperationSnapshot& operation = (*operations)[i];
           Json::Value value = ExportHistogram(operation.durations, true);
-          value["bytes"] = Json::UInt64(operation.bytes);
-          value["failures"] = Json::UInt64(operation.failures);
+          value["bytes"_key] = Json::UInt64(operation.bytes);
+          value["failures"_key] = Json::UInt64(operation.failures);
           const uint64_t busyNs = operation.durations.Sum();
-          value["megabytesPerSecond"] =
+          value["megabytesPerSecond"_key] =
             busyNs == 0 ? 0.0 : Round(static_cast<double>(operation.bytes) * 1e3 / static_cast<double>(busyNs), 0.001);
-          storage["operations"][StorageOperationName(static_cast<StorageOperation>(i))] = value;
+          storage["operations"_key][StorageOperationName(static_cast<StorageOperation>(i))] = value;
         }
       }
       return storage;
@@ -423,27 +429,27 @@ namespace IngestPerf
           continue;
         }
         Json::Value& target = labels[LabelDimensionName(dimension)];
-        target["capacity"] = Json::UInt64(dictionary->Capacity());
-        target["overflowed"] = Json::UInt64(dictionary->Overflowed());
-        target["contended"] = Json::UInt64(dictionary->Contended());
-        target["withheld"] = Json::UInt64(dictionary->Withheld());
-        target["values"] = Json::arrayValue;
+        target["capacity"_key] = Json::UInt64(dictionary->Capacity());
+        target["overflowed"_key] = Json::UInt64(dictionary->Overflowed());
+        target["contended"_key] = Json::UInt64(dictionary->Contended());
+        target["withheld"_key] = Json::UInt64(dictionary->Withheld());
+        target["values"_key] = Json::arrayValue;
         for (size_t i = 0; i < dictionary->Capacity(); i++)
         {
           const LabelId id = static_cast<LabelId>(kFirstValueLabel + i);
           const std::string name = dictionary->Name(id);
           if (name != "(other)")
           {
-            target["values"].append(ExportedLabelValue(dimension, name, hashPeers));
+            target["values"_key].append(ExportedLabelValue(dimension, name, hashPeers));
           }
         }
       }
-      Json::Value& streams = labels["streams"];
-      streams["capacity"] = Json::UInt64(info.capacity);
-      streams["used"] = Json::UInt64(info.used);
-      streams["overflowed"] = Json::UInt64(info.overflowed);
-      streams["bytesEach"] = Json::UInt64(info.bytesEach);
-      labels["series"] = streams;  // its former name, for one release (NEWS)
+      Json::Value& streams = labels["streams"_key];
+      streams["capacity"_key] = Json::UInt64(info.capacity);
+      streams["used"_key] = Json::UInt64(info.used);
+      streams["overflowed"_key] = Json::UInt64(info.overflowed);
+      streams["bytesEach"_key] = Json::UInt64(info.bytesEach);
+      labels["series"_key] = streams;  // its former name, for one release (NEWS)
       return labels;
     }
 
@@ -453,11 +459,11 @@ namespace IngestPerf
       const GroupedSnapshot& grouped = input.grouped;
       const bool hashPeers = input.status->configuration.hashPeers;
 
-      Json::Value& query = result["query"];
-      query["filters"] = Json::objectValue;
+      Json::Value& query = result["query"_key];
+      query["filters"_key] = Json::objectValue;
       if (filter.scope == StatsQuery::Scope::Single)
       {
-        query["filters"]["transport"] = TransportName(filter.transport);
+        query["filters"_key]["transport"_key] = TransportName(filter.transport);
       }
       for (const auto& label : filter.labels)
       {
@@ -465,16 +471,16 @@ namespace IngestPerf
         LabelId seen;
         const bool asGiven =
           hashPeers && IsPseudonym(label.first, label.second) && !catalog.Find(label.first, label.second, seen);
-        query["filters"][LabelDimensionName(label.first)] =
+        query["filters"_key][LabelDimensionName(label.first)] =
           asGiven ? label.second : ExportedLabelValue(label.first, label.second, hashPeers);
       }
-      query["groupBy"] = filter.hasGroupBy ? Json::Value(LabelDimensionName(filter.groupBy)) : Json::Value();
-      query["streamsMatched"] = Json::UInt64(grouped.streamsMatched);
-      query["seriesMatched"] = query["streamsMatched"];  // its former name, for one release (NEWS)
+      query["groupBy"_key] = filter.hasGroupBy ? Json::Value(LabelDimensionName(filter.groupBy)) : Json::Value();
+      query["streamsMatched"_key] = Json::UInt64(grouped.streamsMatched);
+      query["seriesMatched"_key] = query["streamsMatched"_key];  // its former name, for one release (NEWS)
       const std::array<TransportSnapshot, kTransportCount>& perTransport = grouped.transports;
       std::vector<std::pair<LabelId, TransportSnapshot>> groups = grouped.groups;
 
-      Json::Value& transports = result["transports"];
+      Json::Value& transports = result["transports"_key];
       transports = Json::objectValue;
       TransportSnapshot all;
       for (size_t t = 0; t < kTransportCount; t++)
@@ -488,7 +494,7 @@ namespace IngestPerf
       }
       if (filter.scope != StatsQuery::Scope::Single)
       {
-        transports["all"] = ExportTransport(all, *input.status, nullptr, false);
+        transports["all"_key] = ExportTransport(all, *input.status, nullptr, false);
       }
 
       if (filter.hasGroupBy)
@@ -497,7 +503,7 @@ namespace IngestPerf
           return a.second.outcomes[static_cast<size_t>(Outcome::Stored)] >
                  b.second.outcomes[static_cast<size_t>(Outcome::Stored)];
         });
-        Json::Value& list = result["groups"];
+        Json::Value& list = result["groups"_key];
         list = Json::arrayValue;
         for (const auto& group : groups)
         {
@@ -505,7 +511,7 @@ namespace IngestPerf
           const Transport transport = static_cast<Transport>(group.first - kFirstValueLabel);
           Json::Value value =
             ExportTransport(group.second, *input.status, isTransport ? &transport : nullptr, false, false);
-          value["labels"][LabelDimensionName(filter.groupBy)] =
+          value["labels"_key][LabelDimensionName(filter.groupBy)] =
             ExportedLabelValue(filter.groupBy, catalog.Name(filter.groupBy, group.first), hashPeers);
           list.append(std::move(value));
         }
@@ -538,12 +544,12 @@ namespace IngestPerf
       return Json::nullValue;
     }
     Json::Value parts;
-    parts["onCpu"] = NanosecondsToMilliseconds(measurement.CpuNs(phase));
+    parts["onCpu"_key] = NanosecondsToMilliseconds(measurement.CpuNs(phase));
     if (measurement.RunDelayNs(phase) != InstanceMeasurement::kNotMeasured)
     {
-      parts["waitingForCpu"] = NanosecondsToMilliseconds(measurement.RunDelayNs(phase));
+      parts["waitingForCpu"_key] = NanosecondsToMilliseconds(measurement.RunDelayNs(phase));
     }
-    parts["blocked"] = NanosecondsToMilliseconds(measurement.BlockedNs(phase));
+    parts["blocked"_key] = NanosecondsToMilliseconds(measurement.BlockedNs(phase));
     return parts;
   }
 
@@ -596,13 +602,13 @@ namespace IngestPerf
   Json::Value ExportSinceReset(const SinceReset& history)
   {
     Json::Value value;
-    value["since"] = IsoUtc(history.sinceWallNs);
-    value["stored"] = Json::UInt64(history.stored);
-    value["firstStored"] =
+    value["since"_key] = IsoUtc(history.sinceWallNs);
+    value["stored"_key] = Json::UInt64(history.stored);
+    value["firstStored"_key] =
       history.firstStoredWallNs == 0 ? Json::Value(Json::nullValue) : Json::Value(IsoUtc(history.firstStoredWallNs));
-    value["lastStored"] =
+    value["lastStored"_key] =
       history.lastStoredWallNs == 0 ? Json::Value(Json::nullValue) : Json::Value(IsoUtc(history.lastStoredWallNs));
-    value["lastStoredSecondsAgo"] =
+    value["lastStoredSecondsAgo"_key] =
       history.lastStoredWallNs == 0
         ? Json::Value(Json::nullValue)
         : Json::Value(Round(
@@ -620,8 +626,8 @@ namespace IngestPerf
       Json::Value list = Json::arrayValue;
       auto add = [&](const std::string& option, const std::string& reason) {
         Json::Value item;
-        item["option"] = option;
-        item["reason"] = reason;
+        item["option"_key] = option;
+        item["reason"_key] = reason;
         list.append(std::move(item));
       };
       const Configuration& configuration = status.configuration;
@@ -673,12 +679,12 @@ namespace IngestPerf
     Json::Value ExportWindowInfo(Window window, const WindowSnapshot& snapshot)
     {
       Json::Value info;
-      info["name"] = WindowName(window);
-      info["seconds"] = Seconds(snapshot.coveredNs);
-      info["slotSeconds"] = Seconds(snapshot.slotNs);
-      info["fullSlots"] = snapshot.fullSlots;
-      info["droppedAtRotation"] = Json::UInt64(snapshot.droppedAtRotation);
-      info["straddledRotation"] = Json::UInt64(snapshot.straddledRotation);
+      info["name"_key] = WindowName(window);
+      info["seconds"_key] = Seconds(snapshot.coveredNs);
+      info["slotSeconds"_key] = Seconds(snapshot.slotNs);
+      info["fullSlots"_key] = snapshot.fullSlots;
+      info["droppedAtRotation"_key] = Json::UInt64(snapshot.droppedAtRotation);
+      info["straddledRotation"_key] = Json::UInt64(snapshot.straddledRotation);
       return info;
     }
 
@@ -690,10 +696,11 @@ namespace IngestPerf
       Json::Value result = ExportTransport(transport, status, which, false);
       const uint64_t stored = transport.outcomes[static_cast<size_t>(Outcome::Stored)];
       Json::Value throughput;
-      throughput["seconds"] = Seconds(coveredNs);
-      throughput["instancesPerSecond"] = PerSecond(static_cast<double>(stored), coveredNs);
-      throughput["megabytesPerSecond"] = PerSecond(static_cast<double>(transport.storedBytes.Sum()) / 1e6, coveredNs);
-      result["throughput"] = throughput;
+      throughput["seconds"_key] = Seconds(coveredNs);
+      throughput["instancesPerSecond"_key] = PerSecond(static_cast<double>(stored), coveredNs);
+      throughput["megabytesPerSecond"_key] =
+        PerSecond(static_cast<double>(transport.storedBytes.Sum()) / 1e6, coveredNs);
+      result["throughput"_key] = throughput;
       return result;
     }
 
@@ -702,12 +709,12 @@ namespace IngestPerf
       Json::Value value;
       const uint64_t stored = transport.outcomes[static_cast<size_t>(Outcome::Stored)];
       const HistogramSnapshot& total = transport.phases[static_cast<size_t>(Phase::ServerTotal)];
-      value["seconds"] = Seconds(coveredNs);
-      value["stored"] = Json::UInt64(stored);
-      value["instancesPerSecond"] = PerSecond(static_cast<double>(stored), coveredNs);
+      value["seconds"_key] = Seconds(coveredNs);
+      value["stored"_key] = Json::UInt64(stored);
+      value["instancesPerSecond"_key] = PerSecond(static_cast<double>(stored), coveredNs);
       for (const Quantile& quantile : {kQuantiles[0], kQuantiles[2]})
       {
-        value["serverTotalMs"][quantile.name] =
+        value["serverTotalMs"_key][quantile.name] =
           total.Count() == 0 ? Json::Value(Json::nullValue)
                              : Json::Value(NanosecondsToMilliseconds(total.ValueAtQuantile(quantile.q)));
       }
@@ -734,7 +741,7 @@ namespace IngestPerf
         }
         if (filter.scope != StatsQuery::Scope::Single)
         {
-          result["all"][WindowName(windows[w])] = ExportRecentOne(all, recent[w].coveredNs);
+          result["all"_key][WindowName(windows[w])] = ExportRecentOne(all, recent[w].coveredNs);
         }
       }
       return result;
@@ -751,11 +758,11 @@ namespace IngestPerf
       const FaultInjection::Settings& settings = FaultInjection::Current();
       const FaultInjection::Counts injected = FaultInjection::Injected();
       Json::Value result;
-      result["sdkProbability"] = settings.sdk;
-      result["allocProbability"] = settings.alloc;
-      result["seed"] = Json::UInt64(settings.seed);
-      result["sdkCallsInjected"] = Json::UInt64(injected.sdkCalls);
-      result["allocationsInjected"] = Json::UInt64(injected.allocations);
+      result["sdkProbability"_key] = settings.sdk;
+      result["allocProbability"_key] = settings.alloc;
+      result["seed"_key] = Json::UInt64(settings.seed);
+      result["sdkCallsInjected"_key] = Json::UInt64(injected.sdkCalls);
+      result["allocationsInjected"_key] = Json::UInt64(injected.allocations);
       return result;
     }
   }
@@ -768,107 +775,108 @@ namespace IngestPerf
     const PluginStatus& status = *input.status;
     Json::Value result;
 
-    result["plugin"] = "ingest-perf";
-    result["version"] = status.pluginVersion;
-    result["orthancVersion"] = status.orthancVersion;
+    result["plugin"_key] = "ingest-perf";
+    result["version"_key] = status.pluginVersion;
+    result["orthancVersion"_key] = status.orthancVersion;
     // What the plugin does, before any figure: a disabled or inert plugin has nothing to show.
-    result["state"] = PluginStateName(status.state);
-    result["reason"] = status.stateReason;
-    result["enabled"] = status.Running();
-    result["notInEffect"] = ExportNotInEffect(status);
-    result["units"]["durations"] = "milliseconds";
-    result["units"]["sizes"] = "bytes";
-    result["units"]["megabyte"] = "1,000,000 bytes";
-    result["since"] = IsoUtc(snapshot.resetWallNs);
-    result["elapsedSeconds"] = Round(static_cast<double>(snapshot.takenNs - snapshot.resetNs) / 1e9, 0.001);
-    result["sinceReset"] = ExportSinceReset(snapshot.History());
+    result["state"_key] = PluginStateName(status.state);
+    result["reason"_key] = status.stateReason;
+    result["enabled"_key] = status.Running();
+    result["notInEffect"_key] = ExportNotInEffect(status);
+    result["units"_key]["durations"_key] = "milliseconds";
+    result["units"_key]["sizes"_key] = "bytes";
+    result["units"_key]["megabyte"_key] = "1,000,000 bytes";
+    result["since"_key] = IsoUtc(snapshot.resetWallNs);
+    result["elapsedSeconds"_key] = Round(static_cast<double>(snapshot.takenNs - snapshot.resetNs) / 1e9, 0.001);
+    result["sinceReset"_key] = ExportSinceReset(snapshot.History());
 
     const Configuration& configuration = status.configuration;
-    Json::Value& effective = result["configuration"];
-    effective["Enable"] = configuration.enable;
-    effective["ReceivedInstanceCallback"] = configuration.receivedInstanceCallback;
-    effective["MaxThreads"] = Json::UInt64(configuration.maxThreads);
-    effective["ChangeTableSize"] = Json::UInt64(configuration.changeTableSize);
-    effective["MaxPeers"] = Json::UInt64(configuration.maxPeers);
-    effective["MaxLabelValues"] = Json::UInt64(configuration.maxLabelValues);
-    effective["MaxStreams"] = Json::UInt64(configuration.maxStreams);
-    effective["RecentInstances"] = Json::UInt64(configuration.recentInstances);
-    effective["TranscodeTiming"] = TranscodeTimingName(configuration.transcodeTiming);
-    effective["TimedStorage"] = configuration.timedStorage;
-    effective["TimeRestAnswers"] = configuration.timeRestAnswers;
-    effective["HashPeers"] = configuration.hashPeers;
-    effective["DicomTcpNoDelay"] = configuration.dicomTcpNoDelay;
-    effective["PhasePartsSampling"] = configuration.phasePartsSampling;
-    Json::Value& orthanc = result["orthancOptions"];
-    orthanc["OverwriteInstances"] = configuration.overwriteInstances;
-    orthanc["DicomScpTimeout"] = configuration.dicomScpTimeoutSeconds;
-    orthanc["IngestTranscoding"] = configuration.ingestTranscoding ? Json::Value(configuration.ingestTranscodingSyntax)
-                                                                   : Json::Value(Json::nullValue);
-    Json::Value& noDelay = result["dicomTcpNoDelay"];
-    noDelay["configured"] = status.dicomTcpNoDelay.configured;
-    noDelay["inEffect"] = status.dicomTcpNoDelay.inEffect;
-    noDelay["source"] = status.dicomTcpNoDelay.source;
-    noDelay["detail"] = status.dicomTcpNoDelay.detail;
+    Json::Value& effective = result["configuration"_key];
+    effective["Enable"_key] = configuration.enable;
+    effective["ReceivedInstanceCallback"_key] = configuration.receivedInstanceCallback;
+    effective["MaxThreads"_key] = Json::UInt64(configuration.maxThreads);
+    effective["ChangeTableSize"_key] = Json::UInt64(configuration.changeTableSize);
+    effective["MaxPeers"_key] = Json::UInt64(configuration.maxPeers);
+    effective["MaxLabelValues"_key] = Json::UInt64(configuration.maxLabelValues);
+    effective["MaxStreams"_key] = Json::UInt64(configuration.maxStreams);
+    effective["RecentInstances"_key] = Json::UInt64(configuration.recentInstances);
+    effective["TranscodeTiming"_key] = TranscodeTimingName(configuration.transcodeTiming);
+    effective["TimedStorage"_key] = configuration.timedStorage;
+    effective["TimeRestAnswers"_key] = configuration.timeRestAnswers;
+    effective["HashPeers"_key] = configuration.hashPeers;
+    effective["DicomTcpNoDelay"_key] = configuration.dicomTcpNoDelay;
+    effective["PhasePartsSampling"_key] = configuration.phasePartsSampling;
+    Json::Value& orthanc = result["orthancOptions"_key];
+    orthanc["OverwriteInstances"_key] = configuration.overwriteInstances;
+    orthanc["DicomScpTimeout"_key] = configuration.dicomScpTimeoutSeconds;
+    orthanc["IngestTranscoding"_key] = configuration.ingestTranscoding
+                                         ? Json::Value(configuration.ingestTranscodingSyntax)
+                                         : Json::Value(Json::nullValue);
+    Json::Value& noDelay = result["dicomTcpNoDelay"_key];
+    noDelay["configured"_key] = status.dicomTcpNoDelay.configured;
+    noDelay["inEffect"_key] = status.dicomTcpNoDelay.inEffect;
+    noDelay["source"_key] = status.dicomTcpNoDelay.source;
+    noDelay["detail"_key] = status.dicomTcpNoDelay.detail;
 
-    Json::Value& hooks = result["hooks"];
-    hooks["httpRequestFilter"] = ExportHook(status.hooks.httpRequestFilter);
-    hooks["receivedInstance"] = ExportHook(status.hooks.receivedInstance);
-    hooks["transcoder"] = ExportHook(status.hooks.transcoder);
-    hooks["instanceFilter"] = ExportHook(status.hooks.instanceFilter);
-    hooks["cstoreFilter"] = ExportHook(status.hooks.cstoreFilter);
-    hooks["storedInstance"] = ExportHook(status.hooks.storedInstance);
-    hooks["change"] = ExportHook(status.hooks.change);
+    Json::Value& hooks = result["hooks"_key];
+    hooks["httpRequestFilter"_key] = ExportHook(status.hooks.httpRequestFilter);
+    hooks["receivedInstance"_key] = ExportHook(status.hooks.receivedInstance);
+    hooks["transcoder"_key] = ExportHook(status.hooks.transcoder);
+    hooks["instanceFilter"_key] = ExportHook(status.hooks.instanceFilter);
+    hooks["cstoreFilter"_key] = ExportHook(status.hooks.cstoreFilter);
+    hooks["storedInstance"_key] = ExportHook(status.hooks.storedInstance);
+    hooks["change"_key] = ExportHook(status.hooks.change);
 
     // The records are read after the statistics: one opened in between is 0 ms old.
     const auto ageMs = [&](int64_t startNs) {
       return startNs == 0 ? 0.0 : NanosecondsToMilliseconds(std::max<int64_t>(0, snapshot.takenNs - startNs));
     };
-    Json::Value& open = result["openRecords"];
-    open["count"] = Json::UInt64(input.openRecords.count);
-    open["oldestAgeMs"] = ageMs(input.openRecords.oldestStartNs);
-    open["receiving"]["count"] = Json::UInt64(input.openRecords.receivingCount);
-    open["receiving"]["oldestAgeMs"] = ageMs(input.openRecords.receivingOldestStartNs);
-    open["startedBeforeReset"] = Json::UInt64(input.openRecords.startedBeforeReset);
-    open["threadsTracked"] = Json::UInt64(input.openRecords.threadsTracked);
-    open["threadsUntracked"] = Json::UInt64(input.openRecords.threadsUntracked);
+    Json::Value& open = result["openRecords"_key];
+    open["count"_key] = Json::UInt64(input.openRecords.count);
+    open["oldestAgeMs"_key] = ageMs(input.openRecords.oldestStartNs);
+    open["receiving"_key]["count"_key] = Json::UInt64(input.openRecords.receivingCount);
+    open["receiving"_key]["oldestAgeMs"_key] = ageMs(input.openRecords.receivingOldestStartNs);
+    open["startedBeforeReset"_key] = Json::UInt64(input.openRecords.startedBeforeReset);
+    open["threadsTracked"_key] = Json::UInt64(input.openRecords.threadsTracked);
+    open["threadsUntracked"_key] = Json::UInt64(input.openRecords.threadsUntracked);
 
     INGEST_PERF_INJECT_ALLOCATION_FAULT();
-    Json::Value& errors = result["errors"];
-    errors["callbackExceptions"] = Json::UInt64(snapshot.callbackErrors);
-    errors["changeCorrelationSkipped"] = Json::UInt64(input.correlationSkipped);
-    errors["associationTrackingSkipped"] = Json::UInt64(input.associationSkipped);
-    errors["sdkCallsFailed"] = Json::UInt64(snapshot.sdkCallsFailed);
-    errors["concludedTooEarly"] = Json::UInt64(snapshot.concludedEarly);
-    errors["changeTableEvictions"] = Json::UInt64(input.correlationEvicted);
-    errors["failedAnswers"] = Json::UInt64(input.failedAnswers);
+    Json::Value& errors = result["errors"_key];
+    errors["callbackExceptions"_key] = Json::UInt64(snapshot.callbackErrors);
+    errors["changeCorrelationSkipped"_key] = Json::UInt64(input.correlationSkipped);
+    errors["associationTrackingSkipped"_key] = Json::UInt64(input.associationSkipped);
+    errors["sdkCallsFailed"_key] = Json::UInt64(snapshot.sdkCallsFailed);
+    errors["concludedTooEarly"_key] = Json::UInt64(snapshot.concludedEarly);
+    errors["changeTableEvictions"_key] = Json::UInt64(input.correlationEvicted);
+    errors["failedAnswers"_key] = Json::UInt64(input.failedAnswers);
 #ifdef INGEST_PERF_FAULT_INJECTION
-    result["faultInjection"] = ExportFaultInjection();
+    result["faultInjection"_key] = ExportFaultInjection();
 #endif
 
     INGEST_PERF_INJECT_ALLOCATION_FAULT();
     if (input.catalog != nullptr)
     {
-      result["labels"] = ExportLabels(*input.catalog, input.streams, status.configuration.hashPeers);
+      result["labels"_key] = ExportLabels(*input.catalog, input.streams, status.configuration.hashPeers);
     }
-    result["storage"] = ExportStorage(status, input.collected ? &input.storage : nullptr);
+    result["storage"_key] = ExportStorage(status, input.collected ? &input.storage : nullptr);
     if (input.collected && input.catalog != nullptr)
     {
-      result["associations"] = ExportAssociations(input.associations, *input.catalog, status.configuration);
+      result["associations"_key] = ExportAssociations(input.associations, *input.catalog, status.configuration);
     }
     if (input.collected)
     {
-      result["changes"] = ExportChanges(input.changes, snapshot.AllTransports());
+      result["changes"_key] = ExportChanges(input.changes, snapshot.AllTransports());
     }
     if (input.collected)
     {
-      result["pluginCost"] = ExportPluginCost(input.pluginCost, snapshot.AllTransports());
+      result["pluginCost"_key] = ExportPluginCost(input.pluginCost, snapshot.AllTransports());
     }
 
     if (filter.UsesStreams() && input.catalog != nullptr && input.collected)
     {
       ExportSlotsView(result, input, filter);
-      result["unobservable"] = ExportUnobservable(*input.status);
-      result["definitions"] = ExportDefinitions();
+      result["unobservable"_key] = ExportUnobservable(*input.status);
+      result["definitions"_key] = ExportDefinitions();
       return result;
     }
 
@@ -876,9 +884,9 @@ namespace IngestPerf
     const bool windowed = filter.hasWindow && input.collected && input.windowsKept;
     if (windowed)
     {
-      result["window"] = ExportWindowInfo(filter.window, input.window);
+      result["window"_key] = ExportWindowInfo(filter.window, input.window);
     }
-    Json::Value& transports = result["transports"];
+    Json::Value& transports = result["transports"_key];
     transports = Json::objectValue;
     const auto exportOne = [&](const TransportSnapshot& transport, const Transport* which) {
       return windowed ? ExportWindowTransport(transport, status, which, input.window.coveredNs)
@@ -899,15 +907,15 @@ namespace IngestPerf
     }
     if (filter.scope != StatsQuery::Scope::Single)
     {
-      transports["all"] = exportOne(all, nullptr);
+      transports["all"_key] = exportOne(all, nullptr);
     }
     if (!windowed && input.collected && input.windowsKept)
     {
-      result["recent"] = ExportRecent(input.recent, filter);
+      result["recent"_key] = ExportRecent(input.recent, filter);
     }
 
-    result["unobservable"] = ExportUnobservable(*input.status);
-    result["definitions"] = ExportDefinitions();
+    result["unobservable"_key] = ExportUnobservable(*input.status);
+    result["definitions"_key] = ExportDefinitions();
     return result;
   }
 }

@@ -161,20 +161,39 @@ namespace IngestPerf
       out += ' ';
     }
 
-    void AppendHistogram(PrometheusText& out, const char* name, const std::string& labels,
-                         const HistogramSnapshot& histogram)
+    // A ladder and its bucket indexes, made once.
+    struct Ladder
     {
-      const std::vector<PrometheusBucketBound>& ladder = PrometheusLadder();
-      static const std::vector<size_t> indexes = [] {
-        std::vector<size_t> result;
-        for (const PrometheusBucketBound& bound : PrometheusLadder())
+      explicit Ladder(const std::vector<PrometheusBucketBound>& bounds) :
+        bounds(bounds)
+      {
+        for (const PrometheusBucketBound& bound : bounds)
         {
-          result.push_back(bound.bucketIndex);
+          indexes.push_back(bound.bucketIndex);
         }
-        return result;
-      }();
+      }
+      const std::vector<PrometheusBucketBound>& bounds;
+      std::vector<size_t> indexes;
+    };
+
+    const Ladder& TransportLadder()
+    {
+      static const Ladder ladder(PrometheusLadder());
+      return ladder;
+    }
+
+    const Ladder& StreamLadder()
+    {
+      static const Ladder ladder(PrometheusStreamLadder());
+      return ladder;
+    }
+
+    void AppendHistogram(PrometheusText& out, const char* name, const std::string& labels,
+                         const HistogramSnapshot& histogram, const Ladder& steps)
+    {
+      const std::vector<PrometheusBucketBound>& ladder = steps.bounds;
       std::array<uint64_t, 64> counts{};
-      histogram.CountsBelow(indexes.data(), indexes.size(), counts.data());
+      histogram.CountsBelow(steps.indexes.data(), steps.indexes.size(), counts.data());
       for (size_t i = 0; i < ladder.size(); i++)
       {
         AppendSample(out, name, "_bucket", labels, "le", ladder[i].le);
@@ -326,7 +345,7 @@ namespace IngestPerf
             continue;
           }
           const std::string labels = TransportLabel(which) + ",phase=\"" + DefinitionOf(phase).name + '"';
-          AppendHistogram(out, durations, labels, transport.phases[p]);
+          AppendHistogram(out, durations, labels, transport.phases[p], TransportLadder());
         }
       }
       AppendPartFamilies(out, snapshot, status);
@@ -404,7 +423,8 @@ namespace IngestPerf
           const HistogramSnapshot& histogram = report.eachStream[s].second.phases[p];
           if (IsPerStreamPhase(phase) && histogram.Count() != 0)
           {
-            AppendHistogram(out, durations, labels[s] + ",phase=\"" + DefinitionOf(phase).name + '"', histogram);
+            AppendHistogram(out, durations, labels[s] + ",phase=\"" + DefinitionOf(phase).name + '"', histogram,
+                            StreamLadder());
           }
         }
       }
@@ -561,6 +581,23 @@ namespace IngestPerf
   const std::vector<PrometheusBucketBound>& PrometheusLadder()
   {
     static const std::vector<PrometheusBucketBound> ladder = MakeLadder();
+    return ladder;
+  }
+
+
+  const std::vector<PrometheusBucketBound>& PrometheusStreamLadder()
+  {
+    static const std::vector<PrometheusBucketBound> ladder = [] {
+      std::vector<PrometheusBucketBound> steps;
+      for (const PrometheusBucketBound& bound : PrometheusLadder())
+      {
+        if (bound.nominalNs >= uint64_t(1000000) && bound.nominalNs <= uint64_t(20000000000))
+        {
+          steps.push_back(bound);
+        }
+      }
+      return steps;
+    }();
     return ladder;
   }
 

@@ -1,5 +1,7 @@
 #include "Export/SlotsExporter.h"
 
+#include "Platform/JsonText.h"
+
 #include "Export/JsonExporter.h"
 
 #include <cmath>
@@ -17,11 +19,11 @@ namespace IngestPerf
     Json::Value ExportSlot(const TransportSnapshot& transport, int64_t startWallNs, int64_t coveredNs)
     {
       Json::Value slot;
-      slot["start"] = IsoUtc(startWallNs);
-      slot["seconds"] = Seconds(coveredNs);
-      slot["stored"] = Json::UInt64(transport.outcomes[static_cast<size_t>(Outcome::Stored)]);
-      slot["bytes"] = Json::UInt64(transport.storedBytes.Sum());
-      Json::Value& phases = slot["phases"];
+      slot["start"_key] = IsoUtc(startWallNs);
+      slot["seconds"_key] = Seconds(coveredNs);
+      slot["stored"_key] = Json::UInt64(transport.outcomes[static_cast<size_t>(Outcome::Stored)]);
+      slot["bytes"_key] = Json::UInt64(transport.storedBytes.Sum());
+      Json::Value& phases = slot["phases"_key];
       phases = Json::objectValue;
       for (size_t p = 0; p < kPhaseCount; p++)
       {
@@ -31,10 +33,10 @@ namespace IngestPerf
           continue;
         }
         Json::Value& phase = phases[DefinitionOf(static_cast<Phase>(p)).name];
-        phase["count"] = Json::UInt64(histogram.Count());
-        phase["mean"] = NanosecondsToMilliseconds(std::llround(histogram.Mean()));
-        phase["p50"] = NanosecondsToMilliseconds(histogram.ValueAtQuantile(0.5));
-        phase["p99"] = NanosecondsToMilliseconds(histogram.ValueAtQuantile(0.99));
+        phase["count"_key] = Json::UInt64(histogram.Count());
+        phase["mean"_key] = NanosecondsToMilliseconds(std::llround(histogram.Mean()));
+        phase["p50"_key] = NanosecondsToMilliseconds(histogram.ValueAtQuantile(0.5));
+        phase["p99"_key] = NanosecondsToMilliseconds(histogram.ValueAtQuantile(0.99));
       }
       return slot;
     }
@@ -45,17 +47,17 @@ namespace IngestPerf
   {
     const WindowSlots& window = report.window;
     Json::Value result;
-    result["window"] = WindowName(query.window);
-    result["slotSeconds"] = Seconds(window.slotNs);
-    result["fullSlots"] = window.fullSlots;
-    result["seconds"] = Seconds(window.coveredNs);
-    result["now"] = IsoUtc(report.nowWallNs);
-    result["droppedAtRotation"] = Json::UInt64(window.droppedAtRotation);
-    result["straddledRotation"] = Json::UInt64(window.straddledRotation);
-    result["units"]["durations"] = "milliseconds";
-    result["units"]["sizes"] = "bytes";
+    result["window"_key] = WindowName(query.window);
+    result["slotSeconds"_key] = Seconds(window.slotNs);
+    result["fullSlots"_key] = window.fullSlots;
+    result["seconds"_key] = Seconds(window.coveredNs);
+    result["now"_key] = IsoUtc(report.nowWallNs);
+    result["droppedAtRotation"_key] = Json::UInt64(window.droppedAtRotation);
+    result["straddledRotation"_key] = Json::UInt64(window.straddledRotation);
+    result["units"_key]["durations"_key] = "milliseconds";
+    result["units"_key]["sizes"_key] = "bytes";
 
-    Json::Value& transports = result["transports"];
+    Json::Value& transports = result["transports"_key];
     transports = Json::objectValue;
     for (size_t t = 0; t <= kTransportCount; t++)  // kTransportCount: "all", their merge
     {

@@ -1,5 +1,7 @@
 #include "Export/TraceExporter.h"
 
+#include "Platform/JsonText.h"
+
 #include "Export/JsonExporter.h"
 #include "Export/SlowestExporter.h"
 #include "Labels/PeerPseudonym.h"
@@ -41,16 +43,16 @@ namespace IngestPerf
                  int64_t durationNs, Json::Value args = Json::nullValue)
       {
         Json::Value event;
-        event["name"] = name;
-        event["cat"] = category;
-        event["ph"] = "X";
-        event["ts"] = Microseconds(startNs - originNs_);
-        event["dur"] = Microseconds(durationNs);
-        event["pid"] = pid;
-        event["tid"] = Json::Int64(tid);
+        event["name"_key] = name;
+        event["cat"_key] = category;
+        event["ph"_key] = "X";
+        event["ts"_key] = Microseconds(startNs - originNs_);
+        event["dur"_key] = Microseconds(durationNs);
+        event["pid"_key] = pid;
+        event["tid"_key] = Json::Int64(tid);
         if (!args.isNull())
         {
-          event["args"] = std::move(args);
+          event["args"_key] = std::move(args);
         }
         events_.push_back(Event{pid, tid, startNs, durationNs, std::move(event)});
       }
@@ -58,23 +60,23 @@ namespace IngestPerf
       void Counter(int64_t atNs, const char* name, const char* series, uint64_t value)
       {
         Json::Value event;
-        event["name"] = name;
-        event["ph"] = "C";
-        event["ts"] = Microseconds(atNs - originNs_);
-        event["pid"] = kThreadsProcess;
-        event["tid"] = 0;
-        event["args"][series] = Json::UInt64(value);
+        event["name"_key] = name;
+        event["ph"_key] = "C";
+        event["ts"_key] = Microseconds(atNs - originNs_);
+        event["pid"_key] = kThreadsProcess;
+        event["tid"_key] = 0;
+        event["args"_key][series] = Json::UInt64(value);
         events_.push_back(Event{kThreadsProcess, 0, atNs, 0, std::move(event)});
       }
 
       void Name(int pid, int64_t tid, const char* kind, const std::string& name)
       {
         Json::Value event;
-        event["name"] = kind;
-        event["ph"] = "M";
-        event["pid"] = pid;
-        event["tid"] = Json::Int64(tid);
-        event["args"]["name"] = name;
+        event["name"_key] = kind;
+        event["ph"_key] = "M";
+        event["pid"_key] = pid;
+        event["tid"_key] = Json::Int64(tid);
+        event["args"_key]["name"_key] = name;
         metadata_.append(std::move(event));
       }
 
@@ -127,7 +129,7 @@ namespace IngestPerf
       Json::Value instanceArgs = args;
       if (measurement.HasParts(Phase::ServerTotal))
       {
-        instanceArgs["parts"] = ExportInstanceParts(measurement, Phase::ServerTotal);
+        instanceArgs["parts"_key] = ExportInstanceParts(measurement, Phase::ServerTotal);
       }
       trace.Slice(kThreadsProcess, instance.thread, "instance", name, measurement.startNs,
                   measurement.storedNs - measurement.startNs, std::move(instanceArgs));
@@ -191,14 +193,14 @@ namespace IngestPerf
           track->second = instance->measurement.storedNs;
           const InstanceMeasurement& measurement = instance->measurement;
           Json::Value args;
-          args["instanceId"] = instance->instanceId;
-          args["remoteAet"] = aet;
+          args["instanceId"_key] = instance->instanceId;
+          args["remoteAet"_key] = aet;
           if (measurement.Phase(Phase::AssociationGap) != InstanceMeasurement::kNotMeasured)
           {
             Json::Value gapArgs = args;
             if (measurement.HasParts(Phase::AssociationGap))
             {
-              gapArgs["parts"] = ExportInstanceParts(measurement, Phase::AssociationGap);
+              gapArgs["parts"_key] = ExportInstanceParts(measurement, Phase::AssociationGap);
             }
             trace.Slice(kAssociationsProcess, track->first, "associationGap", "associationGap",
                         measurement.PhaseStart(Phase::AssociationGap), measurement.Phase(Phase::AssociationGap),
@@ -254,14 +256,14 @@ namespace IngestPerf
     }
 
     Json::Value result;
-    result["traceEvents"] = trace.Events();
-    result["displayTimeUnit"] = "ms";
-    Json::Value& other = result["otherData"];
-    other["origin"] = IsoUtc(report.nowWallNs - (report.nowNs - originNs));
-    other["seconds"] = Json::Int64(seconds);
-    other["instances"] = Json::UInt64(instances.size());
-    other["threads"] = Json::UInt64(threads.size());
-    other["ring"] = ExportRing(report);
+    result["traceEvents"_key] = trace.Events();
+    result["displayTimeUnit"_key] = "ms";
+    Json::Value& other = result["otherData"_key];
+    other["origin"_key] = IsoUtc(report.nowWallNs - (report.nowNs - originNs));
+    other["seconds"_key] = Json::Int64(seconds);
+    other["instances"_key] = Json::UInt64(instances.size());
+    other["threads"_key] = Json::UInt64(threads.size());
+    other["ring"_key] = ExportRing(report);
     return result;
   }
 }

@@ -1,5 +1,7 @@
 #include "Export/VocabularyExporter.h"
 
+#include "Platform/JsonText.h"
+
 #include "Metrics/TimeWindows.h"
 #include "Vocabulary/IngestVocabulary.h"
 #include "Vocabulary/Routes.h"
@@ -26,19 +28,19 @@ namespace IngestPerf
     {
       const PhaseDefinition& definition = DefinitionOf(phase);
       Json::Value value;
-      value["from"] = definition.from;
-      value["to"] = definition.to;
-      value["partOfServerTotal"] = PhasePartOfServerTotal(phase);
-      value["place"] = PhasePlaceName(definition.place);
-      value["parent"] =
+      value["from"_key] = definition.from;
+      value["to"_key] = definition.to;
+      value["partOfServerTotal"_key] = PhasePartOfServerTotal(phase);
+      value["place"_key] = PhasePlaceName(definition.place);
+      value["parent"_key] =
         definition.parent == Phase::Count ? Json::Value() : Json::Value(DefinitionOf(definition.parent).name);
-      value["transports"] = PhaseTransports(phase);
-      value["inRecentInstances"] = PhaseInRecentInstances(phase);
+      value["transports"_key] = PhaseTransports(phase);
+      value["inRecentInstances"_key] = PhaseInRecentInstances(phase);
       const char* noParts = PhasePartsAbsenceReason(phase);
-      value["splitIntoParts"] = noParts == nullptr;
+      value["splitIntoParts"_key] = noParts == nullptr;
       if (noParts != nullptr)
       {
-        value["notSplitBecause"] = noParts;
+        value["notSplitBecause"_key] = noParts;
       }
       return value;
     }
@@ -46,8 +48,8 @@ namespace IngestPerf
     Json::Value Named(const NameDefinition& definition)
     {
       Json::Value value;
-      value["name"] = definition.name;
-      value["definition"] = definition.meaning;
+      value["name"_key] = definition.name;
+      value["definition"_key] = definition.meaning;
       return value;
     }
 
@@ -67,14 +69,14 @@ namespace IngestPerf
       Json::Value value = Named(DefinitionOf(dimension));
       if (dimension == LabelDimension::Transport)
       {
-        value["values"] = NamesInOrder<Transport, kTransportCount>();
+        value["values"_key] = NamesInOrder<Transport, kTransportCount>();
       }
       else if (dimension == LabelDimension::SizeClass)
       {
-        value["values"] = Json::arrayValue;
+        value["values"_key] = Json::arrayValue;
         for (size_t s = 0; s < kSizeClassCount; s++)
         {
-          value["values"].append(SizeClassName(static_cast<SizeClass>(s)));
+          value["values"_key].append(SizeClassName(static_cast<SizeClass>(s)));
         }
       }
       return value;
@@ -84,12 +86,12 @@ namespace IngestPerf
     {
       const RouteDefinition& definition = DefinitionOf(route);
       Json::Value value;
-      value["path"] = definition.path;
-      value["method"] = RouteMethodName(definition.method);
-      value["answer"] = definition.answer;
+      value["path"_key] = definition.path;
+      value["method"_key] = RouteMethodName(definition.method);
+      value["answer"_key] = definition.answer;
       if (definition.aliasOf != nullptr)
       {
-        value["aliasOf"] = definition.aliasOf;
+        value["aliasOf"_key] = definition.aliasOf;
       }
       return value;
     }
@@ -99,47 +101,47 @@ namespace IngestPerf
   Json::Value ExportVocabulary()
   {
     Json::Value vocabulary;
-    vocabulary["transports"] = Json::arrayValue;
+    vocabulary["transports"_key] = Json::arrayValue;
     for (size_t t = 0; t < kTransportCount; t++)
     {
-      vocabulary["transports"].append(Named(DefinitionOf(static_cast<Transport>(t))));
+      vocabulary["transports"_key].append(Named(DefinitionOf(static_cast<Transport>(t))));
     }
-    vocabulary["phases"] = Json::arrayValue;
+    vocabulary["phases"_key] = Json::arrayValue;
     for (size_t p = 0; p < kPhaseCount; p++)
     {
       Json::Value phase = ExportPhase(static_cast<Phase>(p));
-      phase["name"] = DefinitionOf(static_cast<Phase>(p)).name;
-      vocabulary["phases"].append(phase);
+      phase["name"_key] = DefinitionOf(static_cast<Phase>(p)).name;
+      vocabulary["phases"_key].append(phase);
     }
-    vocabulary["phaseParts"] = Json::arrayValue;
+    vocabulary["phaseParts"_key] = Json::arrayValue;
     for (size_t p = 0; p < kPhasePartCount; p++)
     {
-      vocabulary["phaseParts"].append(Named(DefinitionOf(static_cast<PhasePart>(p))));
+      vocabulary["phaseParts"_key].append(Named(DefinitionOf(static_cast<PhasePart>(p))));
     }
-    vocabulary["outcomes"] = Json::arrayValue;
+    vocabulary["outcomes"_key] = Json::arrayValue;
     for (size_t o = 0; o < kOutcomeCount; o++)
     {
-      vocabulary["outcomes"].append(Named(DefinitionOf(static_cast<Outcome>(o))));
+      vocabulary["outcomes"_key].append(Named(DefinitionOf(static_cast<Outcome>(o))));
     }
-    vocabulary["failureReasons"] = Json::arrayValue;
+    vocabulary["failureReasons"_key] = Json::arrayValue;
     for (size_t r = 0; r < kFailureReasonCount; r++)
     {
-      vocabulary["failureReasons"].append(Named(DefinitionOf(static_cast<FailureReason>(r))));
+      vocabulary["failureReasons"_key].append(Named(DefinitionOf(static_cast<FailureReason>(r))));
     }
-    vocabulary["labels"] = Json::arrayValue;
+    vocabulary["labels"_key] = Json::arrayValue;
     for (size_t d = 0; d < kLabelDimensions; d++)
     {
-      vocabulary["labels"].append(ExportLabel(static_cast<LabelDimension>(d)));
+      vocabulary["labels"_key].append(ExportLabel(static_cast<LabelDimension>(d)));
     }
-    vocabulary["windows"] = Json::arrayValue;
+    vocabulary["windows"_key] = Json::arrayValue;
     for (size_t w = 0; w < kWindowCount; w++)
     {
-      vocabulary["windows"].append(WindowName(static_cast<Window>(w)));
+      vocabulary["windows"_key].append(WindowName(static_cast<Window>(w)));
     }
-    vocabulary["routes"] = Json::arrayValue;
+    vocabulary["routes"_key] = Json::arrayValue;
     for (size_t r = 0; r < kRouteCount; r++)
     {
-      vocabulary["routes"].append(ExportRoute(static_cast<Route>(r)));
+      vocabulary["routes"_key].append(ExportRoute(static_cast<Route>(r)));
     }
     return vocabulary;
   }
@@ -150,29 +152,29 @@ namespace IngestPerf
     Json::Value definitions;
     for (size_t p = 0; p < kPhaseCount; p++)
     {
-      definitions["phases"][DefinitionOf(static_cast<Phase>(p)).name] = ExportPhase(static_cast<Phase>(p));
+      definitions["phases"_key][DefinitionOf(static_cast<Phase>(p)).name] = ExportPhase(static_cast<Phase>(p));
     }
     for (size_t p = 0; p < kPhasePartCount; p++)
     {
       const NameDefinition& part = DefinitionOf(static_cast<PhasePart>(p));
-      definitions["phaseParts"][part.name] = part.meaning;
+      definitions["phaseParts"_key][part.name] = part.meaning;
     }
     for (size_t o = 0; o < kOutcomeCount; o++)
     {
       const OutcomeDefinition& outcome = DefinitionOf(static_cast<Outcome>(o));
-      definitions["outcomes"][outcome.name] = outcome.meaning;
+      definitions["outcomes"_key][outcome.name] = outcome.meaning;
     }
     for (size_t r = 0; r < kFailureReasonCount; r++)
     {
       const OutcomeDefinition& reason = DefinitionOf(static_cast<FailureReason>(r));
-      definitions["failureReasons"][reason.name] = reason.meaning;
+      definitions["failureReasons"_key][reason.name] = reason.meaning;
     }
-    Json::Value& order = definitions["order"];
-    order["transports"] = NamesInOrder<Transport, kTransportCount>();
-    order["phases"] = NamesInOrder<Phase, kPhaseCount>();
-    order["phaseParts"] = NamesInOrder<PhasePart, kPhasePartCount>();
-    order["outcomes"] = NamesInOrder<Outcome, kOutcomeCount>();
-    order["failureReasons"] = NamesInOrder<FailureReason, kFailureReasonCount>();
+    Json::Value& order = definitions["order"_key];
+    order["transports"_key] = NamesInOrder<Transport, kTransportCount>();
+    order["phases"_key] = NamesInOrder<Phase, kPhaseCount>();
+    order["phaseParts"_key] = NamesInOrder<PhasePart, kPhasePartCount>();
+    order["outcomes"_key] = NamesInOrder<Outcome, kOutcomeCount>();
+    order["failureReasons"_key] = NamesInOrder<FailureReason, kFailureReasonCount>();
     return definitions;
   }
 }

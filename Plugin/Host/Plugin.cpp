@@ -126,10 +126,22 @@ namespace
       return ingest->DicomSocketsRead(sockets, nowNs);
     };
     hooks.tick = [ingest](int64_t nowNs) { ingest->Tick(nowNs); };
+    hooks.releaseMemory = [] { OrthancSdk::ReleaseFreedMemory(); };
     watcher.reset(new IngestWatcher(static_cast<uint16_t>(status.configuration.dicomPort),
                                     static_cast<uint16_t>(status.configuration.httpPort), std::move(hooks)));
     watcher->Start();
     SetActiveIngestWatcher(watcher.get());
+    // A large answer's freed memory is given back by the plugin's thread, not before the answer.
+    OrthancSdk::SetMemoryReleaseRequest([] {
+      if (IngestWatcher* active = ActiveIngestWatcher())
+      {
+        active->RequestMemoryRelease();
+      }
+      else
+      {
+        OrthancSdk::ReleaseFreedMemory();
+      }
+    });
     if (status.storage.requested && !status.storage.active)
     {
       OrthancSdk::LogWarning("IngestPerf: timed storage not started: " + status.storage.reason);
@@ -235,6 +247,7 @@ extern "C"
     // Called for every registration, duplicates included, once Orthanc serves nothing any more.
     if (watcher)
     {
+      OrthancSdk::SetMemoryReleaseRequest(nullptr);
       SetActiveIngestWatcher(nullptr);
       watcher->Stop();
     }

@@ -20,6 +20,7 @@ namespace IngestPerf
     std::atomic<uint64_t> failedAnswers{0};
     // The size of the last answer of this thread's REST handler (ReleaseLargeAnswerMemory).
     thread_local size_t answeredBytes = 0;
+    std::atomic<OrthancSdk::MemoryReleaseRequest> memoryReleaseRequest{nullptr};
 
     struct StringFree
     {
@@ -158,9 +159,29 @@ namespace IngestPerf
   {
     if (answeredBytes >= kLargeAnswerBytes)
     {
-      malloc_trim(0);
+      const MemoryReleaseRequest request = memoryReleaseRequest.load(std::memory_order_acquire);
+      if (request != nullptr)
+      {
+        request();
+      }
+      else
+      {
+        ReleaseFreedMemory();
+      }
     }
     answeredBytes = 0;
+  }
+
+
+  void OrthancSdk::ReleaseFreedMemory() noexcept
+  {
+    malloc_trim(0);
+  }
+
+
+  void OrthancSdk::SetMemoryReleaseRequest(MemoryReleaseRequest request) noexcept
+  {
+    memoryReleaseRequest.store(request, std::memory_order_release);
   }
 
 

@@ -62,6 +62,14 @@ namespace IngestPerf
     // whose freeing raises glibc's thresholds).
     void ReleaseLargeAnswerMemory() noexcept;
     constexpr static size_t kLargeAnswerBytes = 256 * 1024;
+    // Gives the memory freed in every malloc arena back to the system (malloc_trim: about a
+    // millisecond, more with Orthanc's arenas full).
+    void ReleaseFreedMemory() noexcept;
+    // Where ReleaseLargeAnswerMemory has the trim done: by default at once, on the HTTP thread,
+    // before Orthanc sends the answer; the entry point hands it to the plugin's thread (its
+    // RequestMemoryRelease), off the answer's path. nullptr: at once again.
+    using MemoryReleaseRequest = void (*)();
+    void SetMemoryReleaseRequest(MemoryReleaseRequest request) noexcept;
     // 503 with a constant JSON body: allocates nothing in the plugin.
     void AnswerOutOfMemory(OrthancPluginRestOutput* output) noexcept;
     // Answers that GuardRest turned into a 500 or 503, since Orthanc started.

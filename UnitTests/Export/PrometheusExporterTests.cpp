@@ -203,6 +203,33 @@ TEST(PrometheusExporter, CumulativeCountsAreExactAndEndWithTheCount)
                              "remote_ip=\"10.0.0.7\",called_aet=\"(none)\",received_syntax=\"(none)\",stored_syntax="
                              "\"(none)\",sop_class=\"(none)\",size_class=\"<64KiB\",phase=\"serverTotal\"}";
   EXPECT_EQ(inf, samples.at(stream));
+  // The stream's buckets: its own ladder, 1 ms to 20 s, as exact as the transport's.
+  const std::string streamLabels =
+    "transport=\"dicom\",remote_aet=\"CT01\",remote_ip=\"10.0.0.7\",called_aet=\"(none)\","
+    "received_syntax=\"(none)\",stored_syntax=\"(none)\",sop_class=\"(none)\","
+    "size_class=\"<64KiB\",phase=\"serverTotal\"";
+  size_t streamBuckets = 0;
+  for (const auto& sample : samples)
+  {
+    streamBuckets +=
+      sample.first.rfind("orthanc_ingest_stream_duration_seconds_bucket{" + streamLabels, 0) == 0 ? 1 : 0;
+  }
+  EXPECT_EQ(PrometheusStreamLadder().size() + 1, streamBuckets);
+  ASSERT_EQ(14u, PrometheusStreamLadder().size());
+  EXPECT_EQ(uint64_t(1000000), PrometheusStreamLadder().front().nominalNs);
+  EXPECT_EQ(uint64_t(20000000000), PrometheusStreamLadder().back().nominalNs);
+  for (const PrometheusBucketBound& bound : PrometheusStreamLadder())
+  {
+    uint64_t expected = 0;
+    for (int64_t value : values)
+    {
+      expected += static_cast<uint64_t>(value) <= bound.boundaryNs - 1 ? 1 : 0;
+    }
+    const std::string key =
+      "orthanc_ingest_stream_duration_seconds_bucket{" + streamLabels + ",le=\"" + bound.le + "\"}";
+    ASSERT_EQ(1u, samples.count(key)) << key;
+    EXPECT_EQ(expected, std::stoull(samples.at(key))) << bound.le;
+  }
 }
 
 

@@ -188,6 +188,37 @@ TEST(Histogram, MergeEqualsRecordingTheUnion)
 }
 
 
+TEST(Histogram, MergingManyRangesKeepsEveryCountWhateverTheSlack)
+{
+  // Snapshots whose ranges stick out of the merged one by a few buckets at either end, as the
+  // streams of a full table do: the merged range grows with slack, and compares equal to the
+  // union recorded at once, whose range is exact.
+  Histogram both{};
+  HistogramSnapshot merged;
+  for (int k = 0; k < 40; k++)
+  {
+    Histogram one{};
+    const int64_t low = 1000000 - k * 9000;
+    const int64_t high = 2000000 + k * 37000;
+    for (int64_t v : {low, (low + high) / 2, high})
+    {
+      one.Record(v);
+      both.Record(v);
+    }
+    one.AddTo(merged);
+  }
+  EXPECT_TRUE(merged == both.Snapshot());
+  EXPECT_TRUE(both.Snapshot() == merged);
+  for (double q : {0.0, 0.5, 0.9, 0.99, 1.0})
+  {
+    EXPECT_EQ(both.Snapshot().ValueAtQuantile(q), merged.ValueAtQuantile(q));
+  }
+  HistogramSnapshot other = both.Snapshot();
+  other.Add(5);
+  EXPECT_FALSE(merged == other);
+}
+
+
 TEST(Histogram, ResetForgetsEverything)
 {
   Histogram histogram{};
