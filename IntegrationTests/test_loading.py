@@ -71,7 +71,7 @@ def test_the_archive_holds_what_the_docs_point_to(release, orthanc, series_facto
     files = {os.path.relpath(os.path.join(folder, name), unpacked)
              for folder, _, names in os.walk(unpacked) for name in names}
     assert {"libOrthancIngestPerf.so", "orthanc-ingest-perf-report", "orthanc-ingest-perf-report.1",
-            "python/ingest_perf/perf_report.py", "grafana-dashboard.json", "prometheus-alerts.yml",
+            "python/__main__.py", "python/ingest_perf/perf_report.py", "grafana-dashboard.json", "prometheus-alerts.yml",
             "prometheus-alerts.test.yml", "ingest-perf.json", "LICENSE", "NOTICE", "README.md", "NEWS",
             "INSTALL.txt", "BUILD-INFO", "SHA256SUMS"} <= files
     assert {"docs/" + name for name in os.listdir(os.path.join(REPO, "docs")) if name.endswith(".md")} <= files

@@ -51,6 +51,7 @@ ln -s "../../../lib/orthanc/libOrthancIngestPerf.so.$upstream" "$root/usr/share/
 install -m 0644 Resources/debian/ingest-perf.json "$root/etc/orthanc/ingest-perf.json"
 install -m 0755 "$stage/orthanc-ingest-perf-report" "$share/"
 install -m 0644 "$stage"/python/ingest_perf/*.py "$share/python/ingest_perf/"
+install -m 0644 "$stage/python/__main__.py" "$share/python/"
 ln -s "../share/$package/orthanc-ingest-perf-report" "$root/usr/bin/orthanc-ingest-perf-report"
 gzip -9n <"$stage/orthanc-ingest-perf-report.1" >"$root/usr/share/man/man1/orthanc-ingest-perf-report.1.gz"
 install -m 0644 "$stage/grafana-dashboard.json" "$stage/prometheus-alerts.yml" "$stage/prometheus-alerts.test.yml" "$share/"

@@ -51,6 +51,7 @@ install -m 0755 Resources/orthanc-ingest-perf-report "$stage/"
 install -m 0644 Resources/orthanc-ingest-perf-report.1 "$stage/"
 install -d "$stage/python/ingest_perf"
 install -m 0644 ingest_perf/__init__.py ingest_perf/perf_report.py "$stage/python/ingest_perf/"
+install -m 0644 Resources/report-main.py "$stage/python/__main__.py"
 # Monitoring, the sample configuration, the licence and the reference.
 install -m 0644 Resources/grafana-dashboard.json Resources/prometheus-alerts.yml Resources/prometheus-alerts.test.yml \
   Resources/debian/ingest-perf.json LICENSE NOTICE README.md NEWS "$stage/"
