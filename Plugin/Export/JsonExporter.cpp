@@ -863,13 +863,12 @@ namespace IngestPerf
     {
       result["associations"_key] = ExportAssociations(input.associations, *input.catalog, status.configuration);
     }
+    // Every transport since the reset, merged once (its histograms: a few hundred buckets per phase).
+    const TransportSnapshot sinceReset = input.collected ? snapshot.AllTransports() : TransportSnapshot();
     if (input.collected)
     {
-      result["changes"_key] = ExportChanges(input.changes, snapshot.AllTransports());
-    }
-    if (input.collected)
-    {
-      result["pluginCost"_key] = ExportPluginCost(input.pluginCost, snapshot.AllTransports());
+      result["changes"_key] = ExportChanges(input.changes, sinceReset);
+      result["pluginCost"_key] = ExportPluginCost(input.pluginCost, sinceReset);
     }
 
     if (filter.UsesStreams() && input.catalog != nullptr && input.collected)
@@ -895,11 +894,9 @@ namespace IngestPerf
     };
     const std::array<TransportSnapshot, kTransportCount>& source =
       windowed ? input.window.transports : snapshot.transports;
-    TransportSnapshot all;
     for (size_t t = 0; t < kTransportCount; t++)
     {
       const Transport transport = static_cast<Transport>(t);
-      all.Merge(source[t]);
       if (filter.ListsTransport(transport))
       {
         transports[TransportName(transport)] = exportOne(source[t], &transport);
@@ -907,7 +904,19 @@ namespace IngestPerf
     }
     if (filter.scope != StatsQuery::Scope::Single)
     {
-      transports["all"_key] = exportOne(all, nullptr);
+      if (windowed || !input.collected)
+      {
+        TransportSnapshot all;
+        for (const TransportSnapshot& transport : source)
+        {
+          all.Merge(transport);
+        }
+        transports["all"_key] = exportOne(all, nullptr);
+      }
+      else
+      {
+        transports["all"_key] = exportOne(sinceReset, nullptr);
+      }
     }
     if (!windowed && input.collected && input.windowsKept)
     {
