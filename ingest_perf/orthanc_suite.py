@@ -168,6 +168,15 @@ def summarise(rows):
     return summary, differing, failing_both
 
 
+def transcoded(pairs):
+    """How many instances were stored in another transfer syntax than the one received, from
+    [received syntax, stored syntax, instances] as the plugin labels them; "(none)" (no syntax
+    read) and "(other)" (labels overflowed) say nothing of a transcoding."""
+    unknown = ("(none)", "(other)")
+    return sum(count for received, stored, count in pairs
+               if received != stored and received not in unknown and stored not in unknown)
+
+
 # ---- results kept per Orthanc version --------------------------------------------------------
 # RESULTS/<version>/<start time>/result.json, one folder per run of the tool (--results): a run
 # never removes another's. The latest run of each mode,
