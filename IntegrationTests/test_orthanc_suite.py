@@ -93,6 +93,18 @@ def test_a_test_failing_on_both_sides_with_another_error_line_differs():
     assert orthanc_suite.differs(*details["Orthanc.test_outcome"]) == "outcome"
 
 
+def test_a_transcoding_is_a_received_syntax_stored_as_another():
+    # As the tool reads them from /perf/stats after the suite (groupBy=receivedSyntax, then
+    # storedSyntax): the transcoding mode's run on 1.12.7 saw three, the 1.10.1 run one.
+    pairs = [["1.2.840.10008.1.2.1", "1.2.840.10008.1.2.1", 900],
+             ["1.2.840.10008.1.2.4.70", "1.2.840.10008.1.2.4.50", 1],
+             ["1.2.840.10008.1.2.5", "1.2.840.10008.1.2.4.50", 2],
+             ["(none)", "1.2.840.10008.1.2.1", 5],  # no syntax read: not known to be a transcoding
+             ["1.2.840.10008.1.2", "(other)", 4]]
+    assert orthanc_suite.transcoded(pairs) == 3
+    assert orthanc_suite.transcoded(pairs[:1] + pairs[3:]) == 0
+
+
 def sample_run(version, started_at, modes):
     return {"startedAt": started_at, "orthancVersion": "/usr/sbin/Orthanc " + version, "tests": "all",
             "modes": {mode: {"summary": {"run": 231, "judging": judging, "passedInBoth": judging,

@@ -48,7 +48,8 @@ libgdcm-tools, on the host and in the Debian 13 root (tests call storescu, finds
 dcm2xml, dciodvfy, dcentvfy, gdcmconv, and make Orthanc call gdcmconv and dcmodify from Lua).
 
 Exit code: 0 no reproduced difference, 1 a test differs, 2 the comparison could not be made
-(plugin not loaded, timed storage not started, Orthanc did not start, ports busy...).
+(plugin not loaded, timed storage not started, nothing transcoded at ingest in a mode with
+IngestTranscoding, Orthanc did not start, ports busy...).
 """
 import argparse
 import fcntl
@@ -69,19 +70,21 @@ from ingest_perf.clients import environment
 from ingest_perf.orthanc_process import (BOTH_ORTHANCS, HOST_ORTHANC, OrthancError, OrthancProcess, executable,
                                          orthanc_available)
 from ingest_perf.orthanc_suite import (DEFAULT_MODES, MODES, compare, differs, mode_configuration, modes_text,
-                                       new_run_folder, outcome, short_message, summarise, summary_table)
+                                       new_run_folder, outcome, short_message, summarise, summary_table, transcoded)
 
 DB_STORAGE_SECTIONS = ("PostgreSQL", "MySQL", "Odbc")
 # The tests that exercise ingest, its metadata and what is stored: every upload path (REST, ZIP,
 # C-STORE in and out, peers, WebDAV, Lua, modification and anonymization that store new instances),
-# attachments, compression, transcoding and the statistics.
+# attachments, compression, transcoding and the statistics. test_bitbucket_issue_140 modifies a
+# series, and its Issue140.dcm (JPEG lossless, 8 bits) is the one instance of both suites that the
+# transcoding mode transcodes at ingest outside the tests it makes fail.
 INGEST_TESTS = ",".join([
     "test_upload*", "test_store*", "test_*storescu*", "test_metadata*", "test_custom_attachment",
     "test_revisions_*", "test_changes*", "test_incoming_*", "test_modify*", "test_anonymize*", "test_split*",
     "test_merge*", "test_bulk_modify", "test_*transcod*", "test_lua*", "test_autorouting", "test_webdav",
     "test_peer*", "test_reconstruct*", "test_statistics", "test_system", "test_dicom_disk_size",
     "test_compression", "test_archive", "test_media_archive", "test_dicomweb*", "test_pixel_data_offset",
-    "test_transfer_syntax_no_metaheader", "test_getscu", "test_rest_movescu",
+    "test_transfer_syntax_no_metaheader", "test_getscu", "test_rest_movescu", "test_bitbucket_issue_140",
 ])
 PEER_HTTP_PORT, PEER_DICOM_PORT = 5000, 5001
 PEER_TMP_PATHS = ["/tmp/OrthancStorage", "/tmp/IntegrationTestsConfiguration.json"]
@@ -251,8 +254,8 @@ class Tools:
         if mode.startswith("timed-storage") and storage.get("timed") is not True:
             problems.append("TimedStorage did not start: storage.timed is %s, storage.reason: %s"
                             % (json.dumps(storage.get("timed")), storage.get("reason", "?")))
-        if mode in ("transcoding", "transcode-timing") and (stats.get("orthancOptions") or {}).get("IngestTranscoding") != \
-                mode_configuration("transcoding")["IngestTranscoding"]:
+        ingest_transcoding = mode_configuration(mode).get("IngestTranscoding")
+        if ingest_transcoding and (stats.get("orthancOptions") or {}).get("IngestTranscoding") != ingest_transcoding:
             problems.append("the plugin does not see IngestTranscoding")
         no_delay = stats.get("dicomTcpNoDelay") or {}
         if mode == "tcp-nodelay" and (no_delay.get("inEffect"), no_delay.get("source")) != (
@@ -262,6 +265,35 @@ class Tools:
         if problems:
             raise CompareError("%s, %s the suite: %s" % (mode, when, "; ".join(problems)))
         return stats
+
+    @staticmethod
+    def syntaxes(orthanc):
+        """[received syntax, stored syntax, instances stored] for every pair the plugin saw (its
+        receivedSyntax and storedSyntax labels)."""
+        def stats(**query):
+            answer = orthanc.get("/perf/stats", params=query, timeout=10)
+            if answer.status_code != 200:
+                raise CompareError("GET /perf/stats?%s: HTTP %d" % (
+                    "&".join("%s=%s" % kv for kv in sorted(query.items())), answer.status_code))
+            return answer.json()
+        pairs = []
+        for received in stats(groupBy="receivedSyntax").get("groups") or []:
+            syntax = received["labels"]["receivedSyntax"]
+            for stored in stats(receivedSyntax=syntax, groupBy="storedSyntax").get("groups") or []:
+                if stored["instances"]["stored"]:
+                    pairs.append([syntax, stored["labels"]["storedSyntax"], stored["instances"]["stored"]])
+        return pairs
+
+    def check_transcoded(self, mode, orthanc):
+        """In a mode with IngestTranscoding: the pairs of syntaxes (syntaxes()); the run fails unless
+        the plugin saw at least one instance stored in another transfer syntax than the one received,
+        that is, unless Orthanc really transcoded at ingest."""
+        pairs = self.syntaxes(orthanc)
+        if not transcoded(pairs):
+            raise CompareError("%s, after the suite: the plugin saw no instance stored in another transfer syntax "
+                               "than the one received (Orthanc transcoded nothing at ingest): %s"
+                               % (mode, json.dumps(pairs)))
+        return pairs
 
 
 def parse_results(path, timed_out, log_path, exit_code):
@@ -359,6 +391,8 @@ def run_side(tools, base, mode, with_plugin, folder, tests):
                                    "storageOperations": {k: v.get("count") for k, v in
                                                          (timed.get("operations") or {}).items()},
                                    "hooks": stats.get("hooks")}
+            if mode_configuration(mode).get("IngestTranscoding"):
+                side["pluginAfter"]["syntaxes"] = tools.check_transcoded(mode, orthanc)
         side.update(result)
     finally:
         orthanc.stop(timeout=60)
@@ -433,6 +467,10 @@ def run_mode(tools, base, mode, tests):
         if operations:
             log("    timed storage operations seen by the plugin: %s"
                 % ", ".join("%s %s" % kv for kv in sorted(operations.items())))
+        pairs = (side.get("pluginAfter") or {}).get("syntaxes")
+        if pairs:
+            log("    instances stored in another transfer syntax than received, seen by the plugin: %d (%s)"
+                % (transcoded(pairs), ", ".join("%s -> %s: %d" % tuple(p) for p in pairs if transcoded([p]))))
         if label == "without":  # the same on both sides
             for note in side["notes"]:
                 log("    note: " + note)
