@@ -47,19 +47,18 @@ namespace IngestPerf
     // where kept (a transport since the reset), its quantiles.
     Json::Value ExportPart(uint64_t sumNs, uint64_t count, uint64_t durationNs, const HistogramSnapshot& histogram)
     {
-      using Key = Json::StaticString;
       Json::Value value;
-      value[Key("mean")] = MeanMs(sumNs, count);
-      value[Key("share")] =
+      value["mean"_key] = MeanMs(sumNs, count);
+      value["share"_key] =
         durationNs == 0 ? 0.0 : Round(static_cast<double>(sumNs) / static_cast<double>(durationNs), 0.001);
       if (histogram.Count() != 0)
       {
         const double levels[] = {0.5, 0.9, 0.99};
         int64_t values[3];
         histogram.ValuesAtQuantiles(levels, 3, values);
-        value[Key("p50")] = NanosecondsToMilliseconds(values[0]);
-        value[Key("p90")] = NanosecondsToMilliseconds(values[1]);
-        value[Key("p99")] = NanosecondsToMilliseconds(values[2]);
+        value["p50"_key] = NanosecondsToMilliseconds(values[0]);
+        value["p90"_key] = NanosecondsToMilliseconds(values[1]);
+        value["p99"_key] = NanosecondsToMilliseconds(values[2]);
       }
       return value;
     }
@@ -69,37 +68,36 @@ namespace IngestPerf
     // quantiles: the parts' quantiles, kept for a transport since the reset; nullptr elsewhere.
     Json::Value ExportParts(const PhasePartsSnapshot& parts, const PhasePartQuantiles* quantiles, const char* reason)
     {
-      using Key = Json::StaticString;
       if (reason != nullptr)
       {
         return Unobservable(reason);
       }
       Json::Value value;
-      value[Key("sampled")] = Json::UInt64(parts.sampled);
+      value["sampled"_key] = Json::UInt64(parts.sampled);
       if (parts.sampled == 0)
       {
         return value;
       }
-      value[Key("mean")] = MeanMs(parts.durationNs, parts.sampled);
+      value["mean"_key] = MeanMs(parts.durationNs, parts.sampled);
       const PhasePartQuantiles none;
       const PhasePartQuantiles& q = quantiles != nullptr ? *quantiles : none;
-      value[Key("onCpu")] = ExportPart(parts.cpuNs, parts.sampled, parts.durationNs, q.onCpu);
+      value["onCpu"_key] = ExportPart(parts.cpuNs, parts.sampled, parts.durationNs, q.onCpu);
       const char* noRunDelay = parts.runDelaySampled == 0 ? RunDelayUnobservableReason() : nullptr;
       if (parts.runDelaySampled == 0)
       {
-        value[Key("waitingForCpu")] =
+        value["waitingForCpu"_key] =
           Unobservable(noRunDelay != nullptr ? noRunDelay : "the kernel gave no run delay for these instances");
       }
       else
       {
-        value[Key("waitingForCpu")] = ExportPart(parts.runDelayNs, parts.sampled, parts.durationNs, q.waitingForCpu);
+        value["waitingForCpu"_key] = ExportPart(parts.runDelayNs, parts.sampled, parts.durationNs, q.waitingForCpu);
       }
-      Json::Value& blocked = value[Key("blocked")];
+      Json::Value& blocked = value["blocked"_key];
       blocked = ExportPart(parts.BlockedNs(), parts.sampled, parts.durationNs, q.blocked);
       if (parts.runDelaySampled < parts.sampled)
       {
         // The instances without a run delay count their wait for a CPU here.
-        blocked[Key("includesWaitingForCpuOf")] = Json::UInt64(parts.sampled - parts.runDelaySampled);
+        blocked["includesWaitingForCpuOf"_key] = Json::UInt64(parts.sampled - parts.runDelaySampled);
       }
       return value;
     }
@@ -556,11 +554,10 @@ namespace IngestPerf
 
   Json::Value ExportHistogram(const HistogramSnapshot& histogram, bool durations)
   {
-    // Static keys: jsoncpp copies a key given as a plain string into each member it makes, and an
-    // answer with every table full holds about a thousand histograms.
-    using Key = Json::StaticString;
+    // Static keys throughout (`_key`, and the names below, literals too): an answer with every table
+    // full holds about a thousand histograms.
     Json::Value value;
-    value[Key("count")] = Json::UInt64(histogram.Count());
+    value["count"_key] = Json::UInt64(histogram.Count());
     auto convert = [durations](double v) -> Json::Value {
       return durations ? Json::Value(NanosecondsToMilliseconds(static_cast<int64_t>(std::llround(v))))
                        : Json::Value(Json::Int64(std::llround(v)));
@@ -569,15 +566,15 @@ namespace IngestPerf
     {
       for (const char* name : {"sum", "mean", "min", "p50", "p90", "p99", "p99.9", "max"})
       {
-        value[Key(name)] = Json::nullValue;
+        value[Json::StaticString(name)] = Json::nullValue;
       }
       return value;
     }
-    value[Key("sum")] = durations ? Json::Value(NanosecondsToMilliseconds(static_cast<int64_t>(histogram.Sum())))
-                                  : Json::Value(Json::UInt64(histogram.Sum()));
-    value[Key("mean")] = durations ? Json::Value(NanosecondsToMilliseconds(std::llround(histogram.Mean())))
-                                   : Json::Value(Round(histogram.Mean(), 1));
-    value[Key("min")] = convert(static_cast<double>(histogram.Min()));
+    value["sum"_key] = durations ? Json::Value(NanosecondsToMilliseconds(static_cast<int64_t>(histogram.Sum())))
+                                 : Json::Value(Json::UInt64(histogram.Sum()));
+    value["mean"_key] = durations ? Json::Value(NanosecondsToMilliseconds(std::llround(histogram.Mean())))
+                                  : Json::Value(Round(histogram.Mean(), 1));
+    value["min"_key] = convert(static_cast<double>(histogram.Min()));
     constexpr size_t kCount = sizeof(kQuantiles) / sizeof(kQuantiles[0]);
     double levels[kCount];
     int64_t values[kCount];
@@ -588,12 +585,12 @@ namespace IngestPerf
     histogram.ValuesAtQuantiles(levels, kCount, values);
     for (size_t i = 0; i < kCount; i++)
     {
-      value[Key(kQuantiles[i].name)] = convert(static_cast<double>(values[i]));
+      value[Json::StaticString(kQuantiles[i].name)] = convert(static_cast<double>(values[i]));
     }
-    value[Key("max")] = convert(static_cast<double>(histogram.Max()));
+    value["max"_key] = convert(static_cast<double>(histogram.Max()));
     if (histogram.Saturated() != 0)
     {
-      value[Key("saturated")] = Json::UInt64(histogram.Saturated());
+      value["saturated"_key] = Json::UInt64(histogram.Saturated());
     }
     return value;
   }
@@ -864,7 +861,7 @@ namespace IngestPerf
       result["associations"_key] = ExportAssociations(input.associations, *input.catalog, status.configuration);
     }
     // Every transport since the reset, merged once (its histograms: a few hundred buckets per phase).
-    const TransportSnapshot sinceReset = input.collected ? snapshot.AllTransports() : TransportSnapshot();
+    const TransportSnapshot sinceReset = snapshot.AllTransports();
     if (input.collected)
     {
       result["changes"_key] = ExportChanges(input.changes, sinceReset);
@@ -904,19 +901,7 @@ namespace IngestPerf
     }
     if (filter.scope != StatsQuery::Scope::Single)
     {
-      if (windowed || !input.collected)
-      {
-        TransportSnapshot all;
-        for (const TransportSnapshot& transport : source)
-        {
-          all.Merge(transport);
-        }
-        transports["all"_key] = exportOne(all, nullptr);
-      }
-      else
-      {
-        transports["all"_key] = exportOne(sinceReset, nullptr);
-      }
+      transports["all"_key] = exportOne(windowed ? MergeTransports(source) : sinceReset, nullptr);
     }
     if (!windowed && input.collected && input.windowsKept)
     {

@@ -63,7 +63,7 @@ namespace IngestPerf
   }
 
 
-  TransportSnapshot StatsSnapshot::AllTransports() const
+  TransportSnapshot MergeTransports(const std::array<TransportSnapshot, kTransportCount>& transports)
   {
     TransportSnapshot all;
     for (const TransportSnapshot& transport : transports)
@@ -71,6 +71,12 @@ namespace IngestPerf
       all.Merge(transport);
     }
     return all;
+  }
+
+
+  TransportSnapshot StatsSnapshot::AllTransports() const
+  {
+    return MergeTransports(transports);
   }
 
 

@@ -72,6 +72,9 @@ namespace IngestPerf
     int64_t ActiveSpanNs() const;
   };
 
+  // The transports merged into one: what "all" shows.
+  TransportSnapshot MergeTransports(const std::array<TransportSnapshot, kTransportCount>& transports);
+
   // The labelled streams a query matched, merged per transport and per value of one label.
   struct GroupedSnapshot
   {
@@ -109,7 +112,7 @@ namespace IngestPerf
     // the heap; empty where not taken.
     std::vector<PhasePartQuantiles> partQuantiles;
 
-    TransportSnapshot AllTransports() const;
+    TransportSnapshot AllTransports() const;  // MergeTransports(transports)
     SinceReset History() const;
     // The kPhaseCount quantiles of `transport`'s phases, nullptr when not taken.
     const PhasePartQuantiles* PartQuantilesOf(Transport transport) const
