@@ -133,14 +133,12 @@ namespace
     SetActiveIngestWatcher(watcher.get());
     // A large answer's freed memory is given back by the plugin's thread, not before the answer.
     OrthancSdk::SetMemoryReleaseRequest([] {
-      if (IngestWatcher* active = ActiveIngestWatcher())
+      IngestWatcher* active = ActiveIngestWatcher();
+      if (active != nullptr)
       {
         active->RequestMemoryRelease();
       }
-      else
-      {
-        OrthancSdk::ReleaseFreedMemory();
-      }
+      return active != nullptr;
     });
     if (status.storage.requested && !status.storage.active)
     {

@@ -160,11 +160,7 @@ namespace IngestPerf
     if (answeredBytes >= kLargeAnswerBytes)
     {
       const MemoryReleaseRequest request = memoryReleaseRequest.load(std::memory_order_acquire);
-      if (request != nullptr)
-      {
-        request();
-      }
-      else
+      if (request == nullptr || !request())
       {
         ReleaseFreedMemory();
       }

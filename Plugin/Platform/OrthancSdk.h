@@ -67,8 +67,9 @@ namespace IngestPerf
     void ReleaseFreedMemory() noexcept;
     // Where ReleaseLargeAnswerMemory has the trim done: by default at once, on the HTTP thread,
     // before Orthanc sends the answer; the entry point hands it to the plugin's thread (its
-    // RequestMemoryRelease), off the answer's path. nullptr: at once again.
-    using MemoryReleaseRequest = void (*)();
+    // RequestMemoryRelease), off the answer's path. The request returns false when it could not
+    // take it (no thread): then at once, as with nullptr.
+    using MemoryReleaseRequest = bool (*)();
     void SetMemoryReleaseRequest(MemoryReleaseRequest request) noexcept;
     // 503 with a constant JSON body: allocates nothing in the plugin.
     void AnswerOutOfMemory(OrthancPluginRestOutput* output) noexcept;
