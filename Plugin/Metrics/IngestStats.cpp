@@ -41,7 +41,7 @@ namespace IngestPerf
 
   void IngestStats::RecordStored(const InstanceMeasurement& measurement, const InstanceLabels& labels)
   {
-    streams_.FindOrInsert(labels).RecordStored(measurement);
+    // The stream last: the readers' stamp counts a record once all it wrote is there (KeptReadings).
     for (size_t p = 0; p < kPhaseCount; p++)
     {
       RecordPartHistograms(labels.GetTransport(), measurement, static_cast<Phase>(p));
@@ -62,47 +62,48 @@ namespace IngestPerf
     {
       windows_.RecordStored(labels.GetTransport(), measurement.storedNs, measurement);
     }
+    streams_.FindOrInsert(labels).RecordStored(measurement);
   }
 
 
   void IngestStats::RecordOutcome(Outcome outcome, const InstanceLabels& labels, int64_t nowNs)
   {
-    streams_.FindOrInsert(labels).RecordOutcome(outcome);
     if (windowClock_ != nullptr)
     {
       windows_.RecordOutcome(labels.GetTransport(), nowNs == kNow ? windowClock_() : nowNs, outcome);
     }
+    streams_.FindOrInsert(labels).RecordOutcome(outcome);
   }
 
 
   void IngestStats::RecordPhase(Phase phase, const InstanceLabels& labels, int64_t ns, int64_t nowNs)
   {
-    streams_.FindOrInsert(labels).RecordPhase(phase, ns);
     if (windowClock_ != nullptr)
     {
       windows_.RecordPhase(labels.GetTransport(), nowNs, phase, ns);
     }
+    streams_.FindOrInsert(labels).RecordPhase(phase, ns);
   }
 
 
   void IngestStats::RecordPhaseOf(const InstanceMeasurement& measurement, Phase phase, const InstanceLabels& labels)
   {
-    streams_.FindOrInsert(labels).RecordPhaseOf(measurement, phase);
     RecordPartHistograms(labels.GetTransport(), measurement, phase);
     if (windowClock_ != nullptr)
     {
       windows_.RecordPhaseOf(labels.GetTransport(), measurement.storedNs, measurement, phase);
     }
+    streams_.FindOrInsert(labels).RecordPhaseOf(measurement, phase);
   }
 
 
   void IngestStats::Count(Counter counter, const InstanceLabels& labels, int64_t nowNs)
   {
-    streams_.FindOrInsert(labels).Count(counter);
     if (windowClock_ != nullptr)
     {
       windows_.Count(labels.GetTransport(), nowNs, counter);
     }
+    streams_.FindOrInsert(labels).Count(counter);
   }
 
 
@@ -120,6 +121,8 @@ namespace IngestPerf
 
   void IngestStats::Reset(int64_t nowNs, int64_t wallNowNs)
   {
+    const std::lock_guard<std::mutex> lock(readMutex_);
+    kept_.reset();
     for (RateWindow& rate : rates_)
     {
       rate.Reset();
@@ -141,27 +144,34 @@ namespace IngestPerf
   }
 
 
-  StatsSnapshot IngestStats::Snapshot(int64_t nowNs, bool partQuantiles) const
+  IngestStats::Reading::Reading(const IngestStats& stats) :
+    stats_(stats),
+    lock_(stats.readMutex_)
+  {
+    stats_.RenewReadings();
+  }
+
+
+  StatsSnapshot IngestStats::Reading::Snapshot(int64_t nowNs, bool partQuantiles) const
   {
     StatsSnapshot snapshot;
     snapshot.takenNs = nowNs;
-    snapshot.resetNs = resetNs_.load(std::memory_order_relaxed);
-    snapshot.resetWallNs = resetWallNs_.load(std::memory_order_relaxed);
-    snapshot.callbackErrors = callbackErrors_.load(std::memory_order_relaxed);
-    snapshot.sdkCallsFailed = sdkCallsFailed_.load(std::memory_order_relaxed);
-    snapshot.concludedEarly = concludedEarly_.load(std::memory_order_relaxed);
-    snapshot.firstStoredNs = firstStoredNs_.load(std::memory_order_relaxed);
-    snapshot.lastStoredNs = lastStoredNs_.load(std::memory_order_relaxed);
+    snapshot.resetNs = stats_.resetNs_.load(std::memory_order_relaxed);
+    snapshot.resetWallNs = stats_.resetWallNs_.load(std::memory_order_relaxed);
+    snapshot.callbackErrors = stats_.callbackErrors_.load(std::memory_order_relaxed);
+    snapshot.sdkCallsFailed = stats_.sdkCallsFailed_.load(std::memory_order_relaxed);
+    snapshot.concludedEarly = stats_.concludedEarly_.load(std::memory_order_relaxed);
+    snapshot.firstStoredNs = stats_.firstStoredNs_.load(std::memory_order_relaxed);
+    snapshot.lastStoredNs = stats_.lastStoredNs_.load(std::memory_order_relaxed);
     const int64_t nowSecond = nowNs / kNsPerSecond;
 
-    streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
-      stats.AddTo(snapshot.transports[static_cast<size_t>(labels.GetTransport())]);
-    });
+    KeptReadings& kept = *stats_.kept_;
+    snapshot.transports = kept.transports;
     for (size_t t = 0; t < kTransportCount; t++)
     {
       TransportSnapshot& target = snapshot.transports[t];
-      const RateWindow::Totals last10 = rates_[t].Sum(nowSecond, 10);
-      const RateWindow::Totals last60 = rates_[t].Sum(nowSecond, 60);
+      const RateWindow::Totals last10 = stats_.rates_[t].Sum(nowSecond, 10);
+      const RateWindow::Totals last60 = stats_.rates_[t].Sum(nowSecond, 60);
       target.last10sInstances = last10.instances;
       target.last10sBytes = last10.bytes;
       target.last60sInstances = last60.instances;
@@ -169,19 +179,135 @@ namespace IngestPerf
     }
     if (partQuantiles)
     {
-      snapshot.partQuantiles.resize(kPartHistograms);
-      for (size_t i = 0; i < kPartHistograms; i++)
+      if (!kept.partQuantilesRead)
       {
-        partHistograms_.get()[i].AddTo(snapshot.partQuantiles[i]);
+        std::vector<PhasePartQuantiles> quantiles(kPartHistograms);
+        for (size_t i = 0; i < kPartHistograms; i++)
+        {
+          stats_.partHistograms_.get()[i].AddTo(quantiles[i]);
+        }
+        kept.partQuantiles = std::move(quantiles);
+        kept.partQuantilesRead = true;
       }
+      snapshot.partQuantiles = kept.partQuantiles;
     }
     return snapshot;
   }
 
 
+  StreamSnapshots IngestStats::Reading::SnapshotEachStream(uint32_t phases) const
+  {
+    StreamSnapshots each;
+    each.reserve(stats_.streams_.Used() + kTransportCount);
+    stats_.streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
+      each.emplace_back(labels, TransportSnapshot());
+      stats.AddTo(each.back().second, phases, false);  // the streams' lines show no parts
+    });
+    return each;
+  }
+
+
+  std::vector<std::pair<InstanceLabels, TransportSnapshot>> IngestStats::Reading::SnapshotFailingStreams() const
+  {
+    KeptReadings& kept = *stats_.kept_;
+    if (!kept.failingRead)
+    {
+      std::vector<std::pair<InstanceLabels, TransportSnapshot>> failing;
+      stats_.streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
+        if (stats.outcomes[static_cast<size_t>(Outcome::Failed)].load(std::memory_order_relaxed) == 0)
+        {
+          return;
+        }
+        failing.emplace_back(labels, TransportSnapshot());
+        for (size_t o = 0; o < kOutcomeCount; o++)
+        {
+          failing.back().second.outcomes[o] = stats.outcomes[o].load(std::memory_order_relaxed);
+        }
+        for (size_t c = 0; c < kCounterCount; c++)
+        {
+          failing.back().second.counters[c] = stats.counters[c].load(std::memory_order_relaxed);
+        }
+      });
+      kept.failing = std::move(failing);
+      kept.failingRead = true;
+    }
+    return kept.failing;
+  }
+
+
+  std::vector<std::pair<InstanceLabels, HistogramSnapshot>> IngestStats::Reading::SnapshotAssociationGaps() const
+  {
+    KeptReadings& kept = *stats_.kept_;
+    if (!kept.gapsRead)
+    {
+      std::vector<std::pair<InstanceLabels, HistogramSnapshot>> gaps;
+      stats_.streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
+        if (labels.GetTransport() == Transport::Dicom)
+        {
+          gaps.emplace_back(labels, stats.phases[static_cast<size_t>(Phase::AssociationGap)].Snapshot());
+        }
+      });
+      kept.gaps = std::move(gaps);
+      kept.gapsRead = true;
+    }
+    return kept.gaps;
+  }
+
+
+  WindowSnapshot IngestStats::Reading::SnapshotWindow(Window window, int64_t nowNs) const
+  {
+    KeptReadings& kept = *stats_.kept_;
+    const size_t w = static_cast<size_t>(window);
+    const int64_t epoch = TimeWindows::EpochOf(window, nowNs);
+    if (!kept.windowRead[w] || kept.windowEpoch[w] != epoch)
+    {
+      kept.windows[w] = stats_.windows_.Snapshot(window, nowNs);
+      kept.windowEpoch[w] = epoch;
+      kept.windowRead[w] = true;
+    }
+    WindowSnapshot snapshot = kept.windows[w];
+    snapshot.coveredNs = stats_.windows_.CoveredNs(window, nowNs);
+    return snapshot;
+  }
+
+
+  void IngestStats::RenewReadings() const
+  {
+    const uint64_t stamp = StreamsStamp();
+    if (kept_ && kept_->valid && kept_->stamp == stamp)
+    {
+      return;
+    }
+    kept_.reset(new KeptReadings());  // valid once the transports are merged (a merge may throw)
+    streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
+      stats.AddTo(kept_->transports[static_cast<size_t>(labels.GetTransport())]);
+    });
+    kept_->stamp = stamp;
+    kept_->valid = true;
+  }
+
+
+  StatsSnapshot IngestStats::Snapshot(int64_t nowNs, bool partQuantiles) const
+  {
+    return Reading(*this).Snapshot(nowNs, partQuantiles);
+  }
+
+
+  uint64_t IngestStats::StreamsStamp() const
+  {
+    uint64_t stamp = 0;
+    streams_.ForEach([&stamp](const InstanceLabels&, const StreamStats& stats) { stamp += stats.Stamp(); });
+    return stamp;
+  }
+
+
   WindowSnapshot IngestStats::SnapshotWindow(Window window, int64_t nowNs) const
   {
-    return windows_.Snapshot(window, nowNs);
+    if (!HasWindows())
+    {
+      return windows_.Snapshot(window, nowNs);  // empty, as the windows are never written
+    }
+    return Reading(*this).SnapshotWindow(window, nowNs);
   }
 
 
@@ -221,48 +347,18 @@ namespace IngestPerf
 
   StreamSnapshots IngestStats::SnapshotEachStream(uint32_t phases) const
   {
-    StreamSnapshots result;
-    result.reserve(streams_.Used() + kTransportCount);
-    streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
-      result.emplace_back(labels, TransportSnapshot());
-      stats.AddTo(result.back().second, phases, false);  // the streams' lines show no parts
-    });
-    return result;
+    return Reading(*this).SnapshotEachStream(phases);
   }
 
 
   std::vector<std::pair<InstanceLabels, TransportSnapshot>> IngestStats::SnapshotFailingStreams() const
   {
-    std::vector<std::pair<InstanceLabels, TransportSnapshot>> result;
-    streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
-      if (stats.outcomes[static_cast<size_t>(Outcome::Failed)].load(std::memory_order_relaxed) == 0)
-      {
-        return;
-      }
-      result.emplace_back(labels, TransportSnapshot());
-      for (size_t o = 0; o < kOutcomeCount; o++)
-      {
-        result.back().second.outcomes[o] = stats.outcomes[o].load(std::memory_order_relaxed);
-      }
-      for (size_t c = 0; c < kCounterCount; c++)
-      {
-        result.back().second.counters[c] = stats.counters[c].load(std::memory_order_relaxed);
-      }
-    });
-    return result;
+    return Reading(*this).SnapshotFailingStreams();
   }
 
 
-  std::vector<std::pair<InstanceLabels, HistogramSnapshot>>
-  IngestStats::SnapshotStreamsPhase(Phase phase, const std::function<bool(const InstanceLabels&)>& filter) const
+  std::vector<std::pair<InstanceLabels, HistogramSnapshot>> IngestStats::SnapshotAssociationGaps() const
   {
-    std::vector<std::pair<InstanceLabels, HistogramSnapshot>> result;
-    streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
-      if (!filter || filter(labels))
-      {
-        result.emplace_back(labels, stats.phases[static_cast<size_t>(phase)].Snapshot());
-      }
-    });
-    return result;
+    return Reading(*this).SnapshotAssociationGaps();
   }
 }

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -65,7 +66,35 @@ namespace IngestPerf
     // OnStored of an instance that the plugin's thread had concluded as ended before (an error).
     void RecordConcludedEarly() { concludedEarly_.fetch_add(1, std::memory_order_relaxed); }
 
-    // partQuantiles: also the quantiles of each phase's parts (StatsSnapshot::partQuantiles).
+    // What a reader takes of the recorded values (the streams merged per transport, the parts'
+    // quantiles, the failing streams, the association gaps, the recent windows) is kept from one
+    // reading to the next while nothing is recorded (StreamStats::Stamp) and, for a window, while
+    // its newest slot is the same: the readers of an idle Orthanc copy it instead of reading every
+    // stream again. Readers only: the hot path never sees the copies nor their lock. Each stream's
+    // snapshot is not kept: with every table full it is about 10 MiB of histograms, which
+    // /perf/metrics then holds only while it answers.
+    // A Reading holds the lock and checks the stamp once, for every snapshot taken through it (what
+    // IngestState::Collect takes for one answer); the methods of IngestStats of the same names
+    // make a Reading each.
+    class Reading
+    {
+    public:
+      explicit Reading(const IngestStats& stats);
+      Reading(const Reading&) = delete;
+      Reading& operator=(const Reading&) = delete;
+
+      // partQuantiles: also the quantiles of each phase's parts (StatsSnapshot::partQuantiles).
+      StatsSnapshot Snapshot(int64_t nowNs, bool partQuantiles = true) const;
+      StreamSnapshots SnapshotEachStream(uint32_t phases = ~uint32_t(0)) const;
+      std::vector<std::pair<InstanceLabels, TransportSnapshot>> SnapshotFailingStreams() const;
+      std::vector<std::pair<InstanceLabels, HistogramSnapshot>> SnapshotAssociationGaps() const;
+      WindowSnapshot SnapshotWindow(Window window, int64_t nowNs) const;
+
+    private:
+      const IngestStats& stats_;
+      std::lock_guard<std::mutex> lock_;
+    };
+
     StatsSnapshot Snapshot(int64_t nowNs, bool partQuantiles = true) const;
     // The labelled streams whose labels pass `filter` (all when empty), merged per transport and,
     // when `groupBy` is given, per value of that label.
@@ -80,9 +109,8 @@ namespace IngestPerf
     // The outcomes and counters (no histogram) of each stream with a failed instance.
     std::vector<std::pair<InstanceLabels, TransportSnapshot>> SnapshotFailingStreams() const;
 
-    // One phase of the matching labelled streams: cheaper than whole streams when one is enough.
-    std::vector<std::pair<InstanceLabels, HistogramSnapshot>>
-    SnapshotStreamsPhase(Phase phase, const std::function<bool(const InstanceLabels&)>& filter) const;
+    // The associationGap phase of each DICOM stream: cheaper than whole streams.
+    std::vector<std::pair<InstanceLabels, HistogramSnapshot>> SnapshotAssociationGaps() const;
 
     // The transports over a recent window (empty when the windows are off).
     WindowSnapshot SnapshotWindow(Window window, int64_t nowNs) const;
@@ -99,6 +127,35 @@ namespace IngestPerf
     {
       void operator()(PhasePartHistograms* block) const;
     };
+
+    // The sum of every stream's stamp (StreamStats::Stamp).
+    uint64_t StreamsStamp() const;
+
+    // What the readers took since the streams last changed, each taken when first asked, with the
+    // stamp the streams had before (a reading holds at least what was recorded then). Under
+    // readMutex_, which Reset also holds: a stamp is never read while the streams are cleared.
+    // Every record writes the part histograms and the windows before its stream, whose counts
+    // are published last (release): a stamp that counts a record sees all it wrote.
+    struct KeptReadings
+    {
+      bool valid = false;
+      uint64_t stamp = 0;
+      std::array<TransportSnapshot, kTransportCount> transports;
+      bool partQuantilesRead = false;
+      std::vector<PhasePartQuantiles> partQuantiles;
+      bool failingRead = false;
+      std::vector<std::pair<InstanceLabels, TransportSnapshot>> failing;
+      bool gapsRead = false;
+      std::vector<std::pair<InstanceLabels, HistogramSnapshot>> gaps;
+      std::array<bool, kWindowCount> windowRead{};
+      std::array<int64_t, kWindowCount> windowEpoch{};
+      std::array<WindowSnapshot, kWindowCount> windows;
+    };
+    // Forgets the readings when the streams changed since, and merges the transports again. Under
+    // readMutex_.
+    void RenewReadings() const;
+    mutable std::mutex readMutex_;
+    mutable std::unique_ptr<KeptReadings> kept_;  // on the heap: tens of KB, readers' stacks are small
 
     std::array<RateWindow, kTransportCount> rates_;
     // [transport][phase]: the quantiles of each part since the reset (pages written only where used).

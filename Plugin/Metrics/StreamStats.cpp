@@ -27,7 +27,6 @@ namespace IngestPerf
 
   void StreamStats::RecordStored(const InstanceMeasurement& measurement)
   {
-    outcomes[static_cast<size_t>(Outcome::Stored)].fetch_add(1, std::memory_order_relaxed);
     storedBytes.Record(static_cast<int64_t>(measurement.storedBytes));
     StoreMax(lastStoredNs, measurement.storedNs);
     if (!measurement.hasTimeline)
@@ -57,6 +56,8 @@ namespace IngestPerf
         }
       }
     }
+    // Last, and released: a reader's stamp that counts the instance sees all the above (Stamp).
+    outcomes[static_cast<size_t>(Outcome::Stored)].fetch_add(1, std::memory_order_release);
   }
 
 
@@ -67,17 +68,19 @@ namespace IngestPerf
     {
       return;
     }
-    phases[p].Record(measurement.phaseNs[p]);
     if (measurement.phaseCpuNs[p] != InstanceMeasurement::kNotMeasured)
     {
       parts[p].Record(measurement.phaseNs[p], measurement.phaseCpuNs[p], measurement.phaseRunDelayNs[p]);
     }
+    phases[p].Record(measurement.phaseNs[p]);  // last: its count is released (Stamp)
   }
 
 
   void StreamStats::RecordOutcome(Outcome outcome)
   {
-    outcomes[static_cast<size_t>(outcome)].fetch_add(1, std::memory_order_relaxed);
+    // Release (the same instruction as relaxed on x86): a reader's stamp that counts it sees what
+    // was recorded before it in the windows (IngestStats::KeptReadings).
+    outcomes[static_cast<size_t>(outcome)].fetch_add(1, std::memory_order_release);
   }
 
 
@@ -89,7 +92,7 @@ namespace IngestPerf
 
   void StreamStats::Count(Counter counter)
   {
-    counters[static_cast<size_t>(counter)].fetch_add(1, std::memory_order_relaxed);
+    counters[static_cast<size_t>(counter)].fetch_add(1, std::memory_order_release);
   }
 
 
@@ -137,6 +140,25 @@ namespace IngestPerf
       }
     }
     return phases[static_cast<size_t>(Phase::ChangeDispatch)].Count() == 0;
+  }
+
+
+  uint64_t StreamStats::Stamp() const
+  {
+    uint64_t stamp = 0;
+    for (const Histogram& phase : phases)
+    {
+      stamp += phase.Count();
+    }
+    for (const auto& outcome : outcomes)
+    {
+      stamp += outcome.load(std::memory_order_acquire);
+    }
+    for (const auto& counter : counters)
+    {
+      stamp += counter.load(std::memory_order_acquire);
+    }
+    return stamp;
   }
 
 

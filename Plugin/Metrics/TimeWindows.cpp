@@ -339,6 +339,22 @@ namespace IngestPerf
   }
 
 
+  int64_t TimeWindows::EpochOf(Window window, int64_t nowNs)
+  {
+    const WindowDefinition& definition = kWindows[static_cast<size_t>(window)];
+    const Ring& ring = definition.fine ? kFine : kCoarse;
+    return std::max<int64_t>(0, nowNs) / ring.slotNs;
+  }
+
+
+  int64_t TimeWindows::CoveredNs(Window window, int64_t nowNs) const
+  {
+    const WindowDefinition& definition = kWindows[static_cast<size_t>(window)];
+    const Ring& ring = definition.fine ? kFine : kCoarse;
+    return SpanOf(definition, ring, nowNs, resetNs_.load(std::memory_order_relaxed)).coveredNs;
+  }
+
+
   WindowSnapshot TimeWindows::Snapshot(Window window, int64_t nowNs) const
   {
     const WindowDefinition& definition = kWindows[static_cast<size_t>(window)];

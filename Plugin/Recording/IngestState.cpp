@@ -121,39 +121,46 @@ namespace IngestPerf
     IngestReport report;
     report.status = &status;
     report.collected = true;
-    report.snapshot = stats.Snapshot(now, query.partQuantiles && !query.hasWindow && !query.UsesStreams());
-    // After the statistics: a record closed in between is then in neither (never in both).
-    report.openRecords = timelines.CountOpen(stats.CountsFromNs());
+    report.catalog = &labels;
+    report.windowsKept = stats.HasWindows();
+    {
+      // One reading of the statistics (one lock, one check of what changed since the last).
+      const IngestStats::Reading reading(stats);
+      report.snapshot = reading.Snapshot(now, query.partQuantiles && !query.hasWindow && !query.UsesStreams());
+      // After the statistics: a record closed in between is then in neither (never in both).
+      report.openRecords = timelines.CountOpen(stats.CountsFromNs());
+      if (query.eachStream)
+      {
+        report.eachStream = reading.SnapshotEachStream(query.eachStreamPhases);
+      }
+      if (report.windowsKept && query.hasWindow)
+      {
+        report.window = reading.SnapshotWindow(query.window, now);
+      }
+      else if (report.windowsKept && !query.UsesStreams() && query.details)
+      {
+        report.recent = {reading.SnapshotWindow(Window::OneMinute, now),
+                         reading.SnapshotWindow(Window::FiveMinutes, now)};
+      }
+      if (query.details)
+      {
+        report.failingStreams = reading.SnapshotFailingStreams();
+        report.associations.gaps = reading.SnapshotAssociationGaps();
+      }
+    }
     report.correlationSkipped = correlator.Skipped();
     report.correlationEvicted = correlator.Evicted();
     report.associationSkipped = associations.Skipped();
-    report.catalog = &labels;
     const StreamTable& table = stats.Streams();
     report.streams = StreamInfo{table.Capacity(), table.Used(), table.Overflowed(), StreamTable::BytesPerStream()};
     if (query.UsesStreams())
     {
       report.grouped = stats.SnapshotGrouped(MakeStreamPredicate(query, labels), query.GroupBy());
     }
-    if (query.eachStream)
-    {
-      report.eachStream = stats.SnapshotEachStream(query.eachStreamPhases);
-    }
-    report.windowsKept = stats.HasWindows();
-    if (report.windowsKept && query.hasWindow)
-    {
-      report.window = stats.SnapshotWindow(query.window, now);
-    }
-    else if (report.windowsKept && !query.UsesStreams() && query.details)
-    {
-      report.recent = {stats.SnapshotWindow(Window::OneMinute, now), stats.SnapshotWindow(Window::FiveMinutes, now)};
-    }
     report.storage = storage.Snapshot();
     if (query.details)
     {
       report.associations.peers = associations.Snapshot(now);
-      report.failingStreams = stats.SnapshotFailingStreams();
-      report.associations.gaps = stats.SnapshotStreamsPhase(
-        Phase::AssociationGap, [](const InstanceLabels& stream) { return stream.GetTransport() == Transport::Dicom; });
     }
     report.associations.connections = connections.Snapshot();
     report.associations.connectionsReadNs = connections.LastReadingNs();
