@@ -14,6 +14,7 @@
 #include "Host/OrthancMetrics.h"
 #include "Platform/Configuration.h"
 #include "Platform/FaultInjection.h"
+#include "Platform/MappedText.h"
 #include "Platform/MonotonicClock.h"
 #include "Platform/OrthancSdk.h"
 #include "Platform/PluginStatus.h"
@@ -250,6 +251,7 @@ extern "C"
       watcher->Stop();
     }
     RestoreDicomTcpNoDelay();
+    MappedText::ReleaseSpare();
     LoadedCopy::Release();
   }
 

@@ -3,13 +3,54 @@
 #include <sys/mman.h>
 
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <utility>
 
 namespace IngestPerf
 {
   namespace
   {
     constexpr size_t kFirstMapping = 64 * 1024;
+    constexpr size_t kLargestSpare = 1024 * 1024;
+
+    // The pages an answer gave back, for the next to take.
+    std::mutex spareMutex;
+    char* spareData = nullptr;
+    size_t spareCapacity = 0;
+
+    // The spare pages if they hold `needed` bytes, else nullptr.
+    char* TakeSpare(size_t needed, size_t& capacity)
+    {
+      const std::lock_guard<std::mutex> lock(spareMutex);
+      if (spareData == nullptr || spareCapacity < needed)
+      {
+        return nullptr;
+      }
+      char* data = spareData;
+      capacity = spareCapacity;
+      spareData = nullptr;
+      spareCapacity = 0;
+      return data;
+    }
+
+    // Keeps the pages as the spare (the larger of two kept), or unmaps them.
+    void GiveBack(char* data, size_t capacity)
+    {
+      if (capacity <= kLargestSpare)
+      {
+        const std::lock_guard<std::mutex> lock(spareMutex);
+        if (spareCapacity < capacity)
+        {
+          std::swap(data, spareData);
+          std::swap(capacity, spareCapacity);
+        }
+      }
+      if (data != nullptr)
+      {
+        munmap(data, capacity);
+      }
+    }
   }
 
 
@@ -17,7 +58,19 @@ namespace IngestPerf
   {
     if (data_ != nullptr)
     {
-      munmap(data_, capacity_);
+      GiveBack(data_, capacity_);
+    }
+  }
+
+
+  void MappedText::ReleaseSpare()
+  {
+    const std::lock_guard<std::mutex> lock(spareMutex);
+    if (spareData != nullptr)
+    {
+      munmap(spareData, spareCapacity);
+      spareData = nullptr;
+      spareCapacity = 0;
     }
   }
 
@@ -27,6 +80,16 @@ namespace IngestPerf
     if (needed <= capacity_)
     {
       return;
+    }
+    if (data_ == nullptr)
+    {
+      size_t spare = 0;
+      if (char* data = TakeSpare(needed, spare))
+      {
+        data_ = data;
+        capacity_ = spare;
+        return;
+      }
     }
     size_t capacity = capacity_ == 0 ? kFirstMapping : capacity_;
     while (capacity < needed)

@@ -2,6 +2,9 @@
 // Orthanc, then unmapped: a large answer's text (megabytes for /perf/trace) never passes through
 // malloc. Freed there, it would stay in the arena of the HTTP thread that built it, and raise
 // glibc's dynamic mmap and trim thresholds, which make every arena keep more memory for good.
+// The pages of the last answer of at most 1 MiB are kept for the next (one spare mapping for the
+// process): an answer then writes into pages already there instead of faulting fresh ones in and
+// unmapping them (an unmapping interrupts every CPU running one of Orthanc's threads).
 #pragma once
 
 #include <cstddef>
@@ -17,6 +20,9 @@ namespace IngestPerf
     ~MappedText() override;
     MappedText(const MappedText&) = delete;
     MappedText& operator=(const MappedText&) = delete;
+
+    // Unmaps the spare pages: before the plugin is unloaded.
+    static void ReleaseSpare();
 
     const char* Data() const { return data_; }
     size_t Size() const { return size_; }
