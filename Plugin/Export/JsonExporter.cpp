@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -552,42 +553,97 @@ namespace IngestPerf
   }
 
 
+  namespace
+  {
+    // The members of every histogram, as ExportHistogram fills them.
+    enum HistogramMember
+    {
+      kCountMember,
+      kSumMember,
+      kMeanMember,
+      kMinMember,
+      kP50Member,
+      kP90Member,
+      kP99Member,
+      kP999Member,
+      kMaxMember,
+      kHistogramMembers
+    };
+
+    // A histogram's object with every member null, and which member each of its positions holds (in
+    // the order jsoncpp keeps them). An answer with every table full holds about a thousand
+    // histograms: each is a copy of this one, filled through its iterator, without a key compared
+    // or an object rebalanced.
+    struct HistogramPrototype
+    {
+      Json::Value value;
+      HistogramMember memberAt[kHistogramMembers];
+
+      HistogramPrototype()
+      {
+        static_assert(sizeof(kQuantiles) / sizeof(kQuantiles[0]) == kMaxMember - kP50Member, "one member per quantile");
+        const char* names[kHistogramMembers] = {
+          "count", "sum", "mean", "min", kQuantiles[0].name, kQuantiles[1].name, kQuantiles[2].name, kQuantiles[3].name,
+          "max"};
+        for (const char* name : names)
+        {
+          value[Json::StaticString(name)] = Json::nullValue;
+        }
+        size_t position = 0;
+        for (Json::Value::const_iterator member = value.begin(); member != value.end(); ++member, ++position)
+        {
+          const char* end = nullptr;
+          const std::string name(member.memberName(&end));
+          memberAt[position] = static_cast<HistogramMember>(
+            std::find_if(std::begin(names), std::end(names), [&name](const char* n) { return name == n; }) - names);
+        }
+      }
+    };
+
+    const HistogramPrototype& TheHistogramPrototype()
+    {
+      static const HistogramPrototype prototype;
+      return prototype;
+    }
+  }
+
+
   Json::Value ExportHistogram(const HistogramSnapshot& histogram, bool durations)
   {
-    // Static keys throughout (`_key`, and the names below, literals too): an answer with every table
-    // full holds about a thousand histograms.
-    Json::Value value;
-    value["count"_key] = Json::UInt64(histogram.Count());
-    auto convert = [durations](double v) -> Json::Value {
-      return durations ? Json::Value(NanosecondsToMilliseconds(static_cast<int64_t>(std::llround(v))))
-                       : Json::Value(Json::Int64(std::llround(v)));
-    };
-    if (histogram.Count() == 0)
+    const HistogramPrototype& prototype = TheHistogramPrototype();
+    Json::Value value(prototype.value);
+    Json::Value members[kHistogramMembers];
+    members[kCountMember] = Json::UInt64(histogram.Count());
+    if (histogram.Count() != 0)
     {
-      for (const char* name : {"sum", "mean", "min", "p50", "p90", "p99", "p99.9", "max"})
+      auto convert = [durations](double v) -> Json::Value {
+        return durations ? Json::Value(NanosecondsToMilliseconds(static_cast<int64_t>(std::llround(v))))
+                         : Json::Value(Json::Int64(std::llround(v)));
+      };
+      members[kSumMember] = durations ? Json::Value(NanosecondsToMilliseconds(static_cast<int64_t>(histogram.Sum())))
+                                      : Json::Value(Json::UInt64(histogram.Sum()));
+      members[kMeanMember] = durations ? Json::Value(NanosecondsToMilliseconds(std::llround(histogram.Mean())))
+                                       : Json::Value(Round(histogram.Mean(), 1));
+      members[kMinMember] = convert(static_cast<double>(histogram.Min()));
+      constexpr size_t kCount = kMaxMember - kP50Member;
+      double levels[kCount];
+      int64_t values[kCount];
+      for (size_t i = 0; i < kCount; i++)
       {
-        value[Json::StaticString(name)] = Json::nullValue;
+        levels[i] = kQuantiles[i].q;
       }
-      return value;
+      histogram.ValuesAtQuantiles(levels, kCount, values);
+      for (size_t i = 0; i < kCount; i++)
+      {
+        members[kP50Member + i] = convert(static_cast<double>(values[i]));
+      }
+      members[kMaxMember] = convert(static_cast<double>(histogram.Max()));
     }
-    value["sum"_key] = durations ? Json::Value(NanosecondsToMilliseconds(static_cast<int64_t>(histogram.Sum())))
-                                 : Json::Value(Json::UInt64(histogram.Sum()));
-    value["mean"_key] = durations ? Json::Value(NanosecondsToMilliseconds(std::llround(histogram.Mean())))
-                                  : Json::Value(Round(histogram.Mean(), 1));
-    value["min"_key] = convert(static_cast<double>(histogram.Min()));
-    constexpr size_t kCount = sizeof(kQuantiles) / sizeof(kQuantiles[0]);
-    double levels[kCount];
-    int64_t values[kCount];
-    for (size_t i = 0; i < kCount; i++)
+    size_t position = 0;
+    for (Json::Value::iterator member = value.begin(); member != value.end(); ++member, ++position)
     {
-      levels[i] = kQuantiles[i].q;
+      member->swap(members[prototype.memberAt[position]]);
     }
-    histogram.ValuesAtQuantiles(levels, kCount, values);
-    for (size_t i = 0; i < kCount; i++)
-    {
-      value[Json::StaticString(kQuantiles[i].name)] = convert(static_cast<double>(values[i]));
-    }
-    value["max"_key] = convert(static_cast<double>(histogram.Max()));
     if (histogram.Saturated() != 0)
     {
       value["saturated"_key] = Json::UInt64(histogram.Saturated());

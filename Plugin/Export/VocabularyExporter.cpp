@@ -147,34 +147,45 @@ namespace IngestPerf
   }
 
 
+  namespace
+  {
+    Json::Value BuildDefinitions()
+    {
+      Json::Value definitions;
+      for (size_t p = 0; p < kPhaseCount; p++)
+      {
+        definitions["phases"_key][DefinitionOf(static_cast<Phase>(p)).name] = ExportPhase(static_cast<Phase>(p));
+      }
+      for (size_t p = 0; p < kPhasePartCount; p++)
+      {
+        const NameDefinition& part = DefinitionOf(static_cast<PhasePart>(p));
+        definitions["phaseParts"_key][part.name] = part.meaning;
+      }
+      for (size_t o = 0; o < kOutcomeCount; o++)
+      {
+        const OutcomeDefinition& outcome = DefinitionOf(static_cast<Outcome>(o));
+        definitions["outcomes"_key][outcome.name] = outcome.meaning;
+      }
+      for (size_t r = 0; r < kFailureReasonCount; r++)
+      {
+        const OutcomeDefinition& reason = DefinitionOf(static_cast<FailureReason>(r));
+        definitions["failureReasons"_key][reason.name] = reason.meaning;
+      }
+      Json::Value& order = definitions["order"_key];
+      order["transports"_key] = NamesInOrder<Transport, kTransportCount>();
+      order["phases"_key] = NamesInOrder<Phase, kPhaseCount>();
+      order["phaseParts"_key] = NamesInOrder<PhasePart, kPhasePartCount>();
+      order["outcomes"_key] = NamesInOrder<Outcome, kOutcomeCount>();
+      order["failureReasons"_key] = NamesInOrder<FailureReason, kFailureReasonCount>();
+      return definitions;
+    }
+  }
+
+
   Json::Value ExportDefinitions()
   {
-    Json::Value definitions;
-    for (size_t p = 0; p < kPhaseCount; p++)
-    {
-      definitions["phases"_key][DefinitionOf(static_cast<Phase>(p)).name] = ExportPhase(static_cast<Phase>(p));
-    }
-    for (size_t p = 0; p < kPhasePartCount; p++)
-    {
-      const NameDefinition& part = DefinitionOf(static_cast<PhasePart>(p));
-      definitions["phaseParts"_key][part.name] = part.meaning;
-    }
-    for (size_t o = 0; o < kOutcomeCount; o++)
-    {
-      const OutcomeDefinition& outcome = DefinitionOf(static_cast<Outcome>(o));
-      definitions["outcomes"_key][outcome.name] = outcome.meaning;
-    }
-    for (size_t r = 0; r < kFailureReasonCount; r++)
-    {
-      const OutcomeDefinition& reason = DefinitionOf(static_cast<FailureReason>(r));
-      definitions["failureReasons"_key][reason.name] = reason.meaning;
-    }
-    Json::Value& order = definitions["order"_key];
-    order["transports"_key] = NamesInOrder<Transport, kTransportCount>();
-    order["phases"_key] = NamesInOrder<Phase, kPhaseCount>();
-    order["phaseParts"_key] = NamesInOrder<PhasePart, kPhasePartCount>();
-    order["outcomes"_key] = NamesInOrder<Outcome, kOutcomeCount>();
-    order["failureReasons"_key] = NamesInOrder<FailureReason, kFailureReasonCount>();
+    // Built once: the vocabulary never changes, and /perf/stats carries it in every answer.
+    static const Json::Value definitions = BuildDefinitions();
     return definitions;
   }
 }
