@@ -26,21 +26,14 @@ namespace IngestPerf
     // The values of `histogram` within `band`, and their time, each counted at its bucket's middle.
     BandFigures Within(const HistogramSnapshot& histogram, const GapBand& band)
     {
+      // The buckets from the one of fromMs to the one before the bucket of toMs.
       const size_t first = Histogram::BucketIndex(static_cast<uint64_t>(band.fromMs * kMs));
       const size_t last = Histogram::BucketIndex(static_cast<uint64_t>(band.toMs * kMs));
-      std::vector<size_t> indexes;
-      for (size_t index = first; index <= last; index++)
-      {
-        indexes.push_back(index);
-      }
-      std::vector<uint64_t> below(indexes.size(), 0);
-      histogram.CountsBelow(indexes.data(), indexes.size(), below.data());
       BandFigures figures;
-      for (size_t k = 0; k + 1 < indexes.size(); k++)
+      for (size_t index = first; index < last; index++)
       {
-        const uint64_t count = below[k + 1] - below[k];
-        const double middle =
-          static_cast<double>(Histogram::BucketLowest(indexes[k])) + Histogram::BucketWidth(indexes[k]) / 2.0;
+        const uint64_t count = histogram.BucketCount(index);
+        const double middle = static_cast<double>(Histogram::BucketLowest(index)) + Histogram::BucketWidth(index) / 2.0;
         figures.count += count;
         figures.ms += static_cast<double>(count) * middle / kNsPerMs;
       }

@@ -90,6 +90,11 @@ namespace IngestPerf
     // For each bucket index of `indexes` (increasing), the number of values in the buckets below
     // it: exactly the values below BucketLowest(index), since buckets never straddle a bound.
     void CountsBelow(const size_t* indexes, size_t n, uint64_t* counts) const;
+    // The values in the bucket of that index (0 outside the kept range).
+    uint64_t BucketCount(size_t index) const
+    {
+      return index >= offset_ && index - offset_ < buckets_.size() ? buckets_[index - offset_] : 0;
+    }
 
     void Merge(const HistogramSnapshot& other);
     // One more value, as Histogram::Record would count it (readers completing a copy).

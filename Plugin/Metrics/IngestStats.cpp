@@ -201,7 +201,7 @@ namespace IngestPerf
     each.reserve(stats_.streams_.Used() + kTransportCount);
     stats_.streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
       each.emplace_back(labels, TransportSnapshot());
-      stats.AddTo(each.back().second, phases, false);  // the streams' lines show no parts
+      stats.AddTo(each.back().second, phases, false, false);  // the streams' lines show no parts nor sizes
     });
     return each;
   }

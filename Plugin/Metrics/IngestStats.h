@@ -101,8 +101,8 @@ namespace IngestPerf
     GroupedSnapshot SnapshotGrouped(const std::function<bool(const InstanceLabels&)>& filter,
                                     const LabelDimension* groupBy) const;
 
-    // Every labelled stream in use, each its own snapshot (no rate windows): what the Prometheus
-    // exposition lists with all its labels.
+    // Every labelled stream in use, each its own snapshot (no rate windows, no parts, no sizes):
+    // what the Prometheus exposition lists with all its labels.
     // Of the phases, those of `phases` (bit p: Phase p) only.
     StreamSnapshots SnapshotEachStream(uint32_t phases = ~uint32_t(0)) const;
 

@@ -37,7 +37,8 @@ namespace IngestPerf
     // IngestPerf.HashPeers: a filter on a peer label may also name a value by its pseudonym.
     bool hashedPeers = false;
     // Every labelled stream on its own, with all its labels (GET /perf/metrics): its outcomes and
-    // counters, and the phases of `eachStreamPhases` (bit p: Phase p; the others left empty).
+    // counters, and the phases of `eachStreamPhases` (bit p: Phase p; the others, the parts and the
+    // sizes left empty).
     bool eachStream = false;
     uint32_t eachStreamPhases = ~uint32_t(0);
     // The rest of the report, which /perf/metrics does not show: the 1m and 5m windows of the answer

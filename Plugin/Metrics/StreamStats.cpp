@@ -162,7 +162,7 @@ namespace IngestPerf
   }
 
 
-  void StreamStats::AddTo(TransportSnapshot& target, uint32_t phaseMask, bool withParts) const
+  void StreamStats::AddTo(TransportSnapshot& target, uint32_t phaseMask, bool withParts, bool withSizes) const
   {
     for (size_t p = 0; p < kPhaseCount; p++)
     {
@@ -175,8 +175,11 @@ namespace IngestPerf
         }
       }
     }
-    receivedBytes.AddTo(target.receivedBytes);
-    storedBytes.AddTo(target.storedBytes);
+    if (withSizes)
+    {
+      receivedBytes.AddTo(target.receivedBytes);
+      storedBytes.AddTo(target.storedBytes);
+    }
     for (size_t o = 0; o < kOutcomeCount; o++)
     {
       target.outcomes[o] += outcomes[o].load(std::memory_order_relaxed);

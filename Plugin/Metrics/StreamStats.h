@@ -48,7 +48,9 @@ namespace IngestPerf
     // two equal stamps of one reset mean that nothing was recorded in between.
     uint64_t Stamp() const;
     // Adds everything but the rate windows (a merge without an intermediate copy); of the phases,
-    // those of `phases` (bit p: Phase p) only, with their parts unless `withParts` is false.
-    void AddTo(TransportSnapshot& target, uint32_t phases = ~uint32_t(0), bool withParts = true) const;
+    // those of `phases` (bit p: Phase p) only, with their parts unless `withParts` is false; the
+    // sizes unless `withSizes` is false.
+    void AddTo(TransportSnapshot& target, uint32_t phases = ~uint32_t(0), bool withParts = true,
+               bool withSizes = true) const;
   };
 }

@@ -331,3 +331,20 @@ TEST(Histogram, QuantilesInOnePassAreEachQuantile)
     }
   }
 }
+
+
+// A snapshot's bucket by index: its count inside the kept range, 0 outside it.
+TEST(Histogram, BucketCountInsideAndOutsideTheKeptRange)
+{
+  Histogram histogram{};
+  histogram.Record(1000);
+  histogram.Record(1000);
+  histogram.Record(50000);
+  const HistogramSnapshot snapshot = histogram.Snapshot();
+  EXPECT_EQ(2u, snapshot.BucketCount(Histogram::BucketIndex(1000)));
+  EXPECT_EQ(1u, snapshot.BucketCount(Histogram::BucketIndex(50000)));
+  EXPECT_EQ(0u, snapshot.BucketCount(Histogram::BucketIndex(1000) + 1));
+  EXPECT_EQ(0u, snapshot.BucketCount(Histogram::BucketIndex(1000) - 1));
+  EXPECT_EQ(0u, snapshot.BucketCount(Histogram::BucketIndex(50000) + 1));
+  EXPECT_EQ(0u, HistogramSnapshot().BucketCount(0));
+}
