@@ -71,8 +71,8 @@ namespace IngestPerf
     // reading to the next while nothing is recorded (StreamStats::Stamp) and, for a window, while
     // its newest slot is the same: the readers of an idle Orthanc copy it instead of reading every
     // stream again. Readers only: the hot path never sees the copies nor their lock. Each stream's
-    // snapshot is not kept: with every table full it is about 10 MiB of histograms, which
-    // /perf/metrics then holds only while it answers.
+    // snapshot is not kept: it is the largest reading (the histograms of every stream in use),
+    // which /perf/metrics alone reads and holds only while it answers.
     // A Reading holds the lock and checks the stamp once, for every snapshot taken through it (what
     // IngestState::Collect takes for one answer); the methods of IngestStats of the same names
     // make a Reading each.
