@@ -84,9 +84,15 @@ def test_large_answers_leave_orthancs_memory_where_it_was(orthanc, series_factor
     assert figures["/perf/trace"][0] > 5000000  # the ring is full: a large answer indeed
     assert plain - before <= ALLOWED_GROWTH_KB, describe(before, plain, figures)
 
-    # Compressed by Orthanc: its compression buffers stay in its threads' arenas, once.
-    compressed, figures = every_route(orthanc, REQUESTS_COMPRESSED, "gzip")
-    print("gzip, first %d requests of each route: %s" % (REQUESTS_COMPRESSED, describe(plain, compressed, figures)))
-    again, figures = every_route(orthanc, REQUESTS_COMPRESSED, "gzip")
-    print("gzip, %d more: %s" % (REQUESTS_COMPRESSED, describe(compressed, again, figures)))
-    assert again - compressed <= ALLOWED_GROWTH_KB, describe(compressed, again, figures)
+    # Compressed by Orthanc: its compression buffers stay in its threads' arenas, once. Where a round
+    # ends depends on which of Orthanc's threads compressed last and whether the plugin's trim came
+    # after Orthanc freed its buffer: one round ended at 69 MB where the others end near 88 (a full
+    # run, 2026-11-27). So the third round is held to the higher of the two before it: a growth per
+    # round shows as much, a round that happened to end low does not fail the test.
+    first, figures = every_route(orthanc, REQUESTS_COMPRESSED, "gzip")
+    print("gzip, first %d requests of each route: %s" % (REQUESTS_COMPRESSED, describe(plain, first, figures)))
+    second, figures = every_route(orthanc, REQUESTS_COMPRESSED, "gzip")
+    print("gzip, %d more: %s" % (REQUESTS_COMPRESSED, describe(first, second, figures)))
+    third, figures = every_route(orthanc, REQUESTS_COMPRESSED, "gzip")
+    print("gzip, %d more: %s" % (REQUESTS_COMPRESSED, describe(second, third, figures)))
+    assert third - max(first, second) <= ALLOWED_GROWTH_KB, describe(max(first, second), third, figures)
