@@ -1,7 +1,8 @@
 // The aggregate: a StreamTable of labelled streams, where each instance is recorded once, and a
 // per-second rate window per transport. A transport's figures are the merge of its streams, made
 // by the reader. Memory is fixed by the configuration, whatever the number of instances. Every
-// write is an atomic operation; there is no lock. Readers take snapshots.
+// write is an atomic operation; no writer takes a lock. Readers take snapshots, through one lock of
+// their own that keeps what they read while nothing is recorded (Reading).
 #pragma once
 
 #include "Vocabulary/IngestVocabulary.h"
