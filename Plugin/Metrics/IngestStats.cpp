@@ -179,7 +179,7 @@ namespace IngestPerf
     }
     if (partQuantiles)
     {
-      if (!kept.partQuantilesRead)
+      if (!kept.partQuantiles)
       {
         std::vector<PhasePartQuantiles> quantiles(kPartHistograms);
         for (size_t i = 0; i < kPartHistograms; i++)
@@ -187,9 +187,8 @@ namespace IngestPerf
           stats_.partHistograms_.get()[i].AddTo(quantiles[i]);
         }
         kept.partQuantiles = std::move(quantiles);
-        kept.partQuantilesRead = true;
       }
-      snapshot.partQuantiles = kept.partQuantiles;
+      snapshot.partQuantiles = *kept.partQuantiles;
     }
     return snapshot;
   }
@@ -210,7 +209,7 @@ namespace IngestPerf
   std::vector<std::pair<InstanceLabels, TransportSnapshot>> IngestStats::Reading::SnapshotFailingStreams() const
   {
     KeptReadings& kept = *stats_.kept_;
-    if (!kept.failingRead)
+    if (!kept.failing)
     {
       std::vector<std::pair<InstanceLabels, TransportSnapshot>> failing;
       stats_.streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
@@ -229,16 +228,15 @@ namespace IngestPerf
         }
       });
       kept.failing = std::move(failing);
-      kept.failingRead = true;
     }
-    return kept.failing;
+    return *kept.failing;
   }
 
 
   std::vector<std::pair<InstanceLabels, HistogramSnapshot>> IngestStats::Reading::SnapshotAssociationGaps() const
   {
     KeptReadings& kept = *stats_.kept_;
-    if (!kept.gapsRead)
+    if (!kept.gaps)
     {
       std::vector<std::pair<InstanceLabels, HistogramSnapshot>> gaps;
       stats_.streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
@@ -248,24 +246,20 @@ namespace IngestPerf
         }
       });
       kept.gaps = std::move(gaps);
-      kept.gapsRead = true;
     }
-    return kept.gaps;
+    return *kept.gaps;
   }
 
 
   WindowSnapshot IngestStats::Reading::SnapshotWindow(Window window, int64_t nowNs) const
   {
-    KeptReadings& kept = *stats_.kept_;
-    const size_t w = static_cast<size_t>(window);
-    const int64_t epoch = TimeWindows::EpochOf(window, nowNs);
-    if (!kept.windowRead[w] || kept.windowEpoch[w] != epoch)
+    std::optional<KeptWindow>& kept = stats_.kept_->windows[static_cast<size_t>(window)];
+    const int64_t epoch = stats_.windows_.EpochOf(window, nowNs);
+    if (!kept || kept->epoch != epoch)
     {
-      kept.windows[w] = stats_.windows_.Snapshot(window, nowNs);
-      kept.windowEpoch[w] = epoch;
-      kept.windowRead[w] = true;
+      kept = KeptWindow{epoch, stats_.windows_.Snapshot(window, nowNs)};
     }
-    WindowSnapshot snapshot = kept.windows[w];
+    WindowSnapshot snapshot = kept->snapshot;
     snapshot.coveredNs = stats_.windows_.CoveredNs(window, nowNs);
     return snapshot;
   }
@@ -274,16 +268,16 @@ namespace IngestPerf
   void IngestStats::RenewReadings() const
   {
     const uint64_t stamp = StreamsStamp();
-    if (kept_ && kept_->valid && kept_->stamp == stamp)
+    if (kept_ && kept_->stamp == stamp)
     {
       return;
     }
-    kept_.reset(new KeptReadings());  // valid once the transports are merged (a merge may throw)
+    std::unique_ptr<KeptReadings> fresh(new KeptReadings());  // kept once merged (a merge may throw)
     streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
-      stats.AddTo(kept_->transports[static_cast<size_t>(labels.GetTransport())]);
+      stats.AddTo(fresh->transports[static_cast<size_t>(labels.GetTransport())]);
     });
-    kept_->stamp = stamp;
-    kept_->valid = true;
+    fresh->stamp = stamp;
+    kept_ = std::move(fresh);
   }
 
 
@@ -303,10 +297,6 @@ namespace IngestPerf
 
   WindowSnapshot IngestStats::SnapshotWindow(Window window, int64_t nowNs) const
   {
-    if (!HasWindows())
-    {
-      return windows_.Snapshot(window, nowNs);  // empty, as the windows are never written
-    }
     return Reading(*this).SnapshotWindow(window, nowNs);
   }
 

@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -137,20 +138,19 @@ namespace IngestPerf
     // readMutex_, which Reset also holds: a stamp is never read while the streams are cleared.
     // Every record writes the part histograms and the windows before its stream, whose counts
     // are published last (release): a stamp that counts a record sees all it wrote.
+    struct KeptWindow
+    {
+      int64_t epoch;  // TimeWindows::EpochOf when read
+      WindowSnapshot snapshot;
+    };
     struct KeptReadings
     {
-      bool valid = false;
       uint64_t stamp = 0;
       std::array<TransportSnapshot, kTransportCount> transports;
-      bool partQuantilesRead = false;
-      std::vector<PhasePartQuantiles> partQuantiles;
-      bool failingRead = false;
-      std::vector<std::pair<InstanceLabels, TransportSnapshot>> failing;
-      bool gapsRead = false;
-      std::vector<std::pair<InstanceLabels, HistogramSnapshot>> gaps;
-      std::array<bool, kWindowCount> windowRead{};
-      std::array<int64_t, kWindowCount> windowEpoch{};
-      std::array<WindowSnapshot, kWindowCount> windows;
+      std::optional<std::vector<PhasePartQuantiles>> partQuantiles;
+      std::optional<std::vector<std::pair<InstanceLabels, TransportSnapshot>>> failing;
+      std::optional<std::vector<std::pair<InstanceLabels, HistogramSnapshot>>> gaps;
+      std::array<std::optional<KeptWindow>, kWindowCount> windows;
     };
     // Forgets the readings when the streams changed since, and merges the transports again. Under
     // readMutex_.

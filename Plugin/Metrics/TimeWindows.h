@@ -103,7 +103,7 @@ namespace IngestPerf
 
     WindowSnapshot Snapshot(Window window, int64_t nowNs) const;
     // The newest slot of `window` at nowNs: two snapshots of one epoch read the same slots.
-    static int64_t EpochOf(Window window, int64_t nowNs);
+    int64_t EpochOf(Window window, int64_t nowNs) const;
     // WindowSnapshot::coveredNs at nowNs.
     int64_t CoveredNs(Window window, int64_t nowNs) const;
     // The same slots as Snapshot(window, nowNs), each kept apart: the window over time. A slot

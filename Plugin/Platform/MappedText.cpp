@@ -19,14 +19,10 @@ namespace IngestPerf
     char* spareData = nullptr;
     size_t spareCapacity = 0;
 
-    // The spare pages if they hold `needed` bytes, else nullptr.
-    char* TakeSpare(size_t needed, size_t& capacity)
+    // The spare pages and their capacity, or nullptr when there are none.
+    char* TakeSpare(size_t& capacity)
     {
       const std::lock_guard<std::mutex> lock(spareMutex);
-      if (spareData == nullptr || spareCapacity < needed)
-      {
-        return nullptr;
-      }
       char* data = spareData;
       capacity = spareCapacity;
       spareData = nullptr;
@@ -77,19 +73,13 @@ namespace IngestPerf
 
   void MappedText::Reserve(size_t needed)
   {
+    if (data_ == nullptr)
+    {
+      data_ = TakeSpare(capacity_);  // grown below if too small
+    }
     if (needed <= capacity_)
     {
       return;
-    }
-    if (data_ == nullptr)
-    {
-      size_t spare = 0;
-      if (char* data = TakeSpare(needed, spare))
-      {
-        data_ = data;
-        capacity_ = spare;
-        return;
-      }
     }
     size_t capacity = capacity_ == 0 ? kFirstMapping : capacity_;
     while (capacity < needed)
