@@ -164,10 +164,15 @@ namespace
     return !number.empty() && end == number.c_str() + number.size();
   }
 
-  void CheckJson(const Json::Value& value)
+  // The document of /perf/stats as the route writes it: one whole JSON document in valid UTF-8,
+  // which a strict reader (duplicate keys refused) takes whole.
+  void CheckStats(const IngestReport& report, const StatsQuery& query)
   {
-    Json::StreamWriterBuilder writer;
-    const std::string text = Json::writeString(writer, value);
+    MappedText answer;
+    JsonWriter out(answer);
+    WriteStats(out, report, query);
+    FUZZ_PROPERTY(out.OpenContainers() == 0);
+    const std::string text(answer.Data(), answer.Size());
     FUZZ_PROPERTY(IsValidUtf8(text));
     Json::CharReaderBuilder builder;
     Json::CharReaderBuilder::strictMode(&builder.settings_);
@@ -175,8 +180,7 @@ namespace
     Json::Value parsed;
     std::string errors;
     FUZZ_PROPERTY(reader->parse(text.data(), text.data() + text.size(), &parsed, &errors));
-    FUZZ_PROPERTY(Json::writeString(writer, parsed) ==
-                  text);  // the same document (jsoncpp's == also compares int types)
+    FUZZ_PROPERTY(parsed.isObject());
   }
 }
 
@@ -236,11 +240,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   }
 
   StatsQuery query;
-  CheckJson(ExportStats(report, query));
+  CheckStats(report, query);
   // Grouped by one label, chosen by the input's length (every label, the fuzzer's runs together).
   StatsQuery grouped;
   grouped.hasGroupBy = true;
   grouped.groupBy = static_cast<LabelDimension>(size % kLabelDimensions);
-  CheckJson(ExportStats(report, grouped));
+  CheckStats(report, grouped);
   return 0;
 }

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
-#include <iterator>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -31,12 +31,12 @@ namespace IngestPerf
       return std::round(value / resolution) * resolution;
     }
 
-    Json::Value Unobservable(const char* reason)
+    void WriteUnobservable(JsonWriter& out, const char* reason)
     {
-      Json::Value value;
-      value["observable"_key] = false;
-      value["reason"_key] = reason;
-      return value;
+      out.BeginObject();
+      out.Member("observable", false);
+      out.Member("reason", reason);
+      out.EndObject();
     }
 
     double MeanMs(uint64_t sumNs, uint64_t count)
@@ -44,63 +44,132 @@ namespace IngestPerf
       return count == 0 ? 0.0 : Round(static_cast<double>(sumNs) / static_cast<double>(count) / 1e6, 0.001);
     }
 
-    // One part of a phase: its mean over the split instances, its share of their mean duration, and,
-    // where kept (a transport since the reset), its quantiles.
-    Json::Value ExportPart(uint64_t sumNs, uint64_t count, uint64_t durationNs, const HistogramSnapshot& histogram)
+    // count, sum, mean, min, the quantiles and max (null while empty), then "saturated" if any.
+    void WriteHistogramMembers(JsonWriter& out, const HistogramSnapshot& histogram, bool durations)
     {
-      Json::Value value;
-      value["mean"_key] = MeanMs(sumNs, count);
-      value["share"_key] =
-        durationNs == 0 ? 0.0 : Round(static_cast<double>(sumNs) / static_cast<double>(durationNs), 0.001);
+      out.Member("count", histogram.Count());
+      constexpr size_t kCount = sizeof(kQuantiles) / sizeof(kQuantiles[0]);
+      if (histogram.Count() == 0)
+      {
+        for (const char* name : {"sum", "mean", "min"})
+        {
+          out.Member(name, nullptr);
+        }
+        for (const Quantile& quantile : kQuantiles)
+        {
+          out.Member(quantile.name, nullptr);
+        }
+        out.Member("max", nullptr);
+      }
+      else
+      {
+        const auto value = [&out, durations](int64_t v) {
+          durations ? out.Real(NanosecondsToMilliseconds(v)) : out.Int(v);
+        };
+        out.Key("sum");
+        durations ? out.Real(NanosecondsToMilliseconds(static_cast<int64_t>(histogram.Sum())))
+                  : out.UInt(histogram.Sum());
+        out.Key("mean");
+        durations ? out.Real(NanosecondsToMilliseconds(std::llround(histogram.Mean())))
+                  : out.Real(Round(histogram.Mean(), 1));
+        out.Key("min");
+        value(histogram.Min());
+        double levels[kCount];
+        int64_t values[kCount];
+        for (size_t i = 0; i < kCount; i++)
+        {
+          levels[i] = kQuantiles[i].q;
+        }
+        histogram.ValuesAtQuantiles(levels, kCount, values);
+        for (size_t i = 0; i < kCount; i++)
+        {
+          out.Key(kQuantiles[i].name);
+          value(values[i]);
+        }
+        out.Key("max");
+        value(histogram.Max());
+      }
+      if (histogram.Saturated() != 0)
+      {
+        out.Member("saturated", histogram.Saturated());
+      }
+    }
+  }
+
+
+  void WriteHistogram(JsonWriter& out, const HistogramSnapshot& histogram, bool durations)
+  {
+    out.BeginObject();
+    WriteHistogramMembers(out, histogram, durations);
+    out.EndObject();
+  }
+
+
+  namespace
+  {
+    // One part of a phase: its mean over the split instances, its share of their mean duration, and,
+    // where kept (a transport since the reset), its quantiles. includesWaitingForCpuOf: the
+    // instances without a run delay, whose wait for a CPU this part holds (0: none).
+    void WritePart(JsonWriter& out, uint64_t sumNs, uint64_t count, uint64_t durationNs,
+                   const HistogramSnapshot& histogram, uint64_t includesWaitingForCpuOf = 0)
+    {
+      out.BeginObject();
+      out.Member("mean", MeanMs(sumNs, count));
+      out.Member("share",
+                 durationNs == 0 ? 0.0 : Round(static_cast<double>(sumNs) / static_cast<double>(durationNs), 0.001));
       if (histogram.Count() != 0)
       {
         const double levels[] = {0.5, 0.9, 0.99};
         int64_t values[3];
         histogram.ValuesAtQuantiles(levels, 3, values);
-        value["p50"_key] = NanosecondsToMilliseconds(values[0]);
-        value["p90"_key] = NanosecondsToMilliseconds(values[1]);
-        value["p99"_key] = NanosecondsToMilliseconds(values[2]);
+        out.Member("p50", NanosecondsToMilliseconds(values[0]));
+        out.Member("p90", NanosecondsToMilliseconds(values[1]));
+        out.Member("p99", NanosecondsToMilliseconds(values[2]));
       }
-      return value;
+      if (includesWaitingForCpuOf != 0)
+      {
+        out.Member("includesWaitingForCpuOf", includesWaitingForCpuOf);
+      }
+      out.EndObject();
     }
 
     // Where the phase's time went over the instances that had it split (PhasePartsSampling): the
     // three means add up to the mean duration of those instances.
     // quantiles: the parts' quantiles, kept for a transport since the reset; nullptr elsewhere.
-    Json::Value ExportParts(const PhasePartsSnapshot& parts, const PhasePartQuantiles* quantiles, const char* reason)
+    void WriteParts(JsonWriter& out, const PhasePartsSnapshot& parts, const PhasePartQuantiles* quantiles,
+                    const char* reason)
     {
       if (reason != nullptr)
       {
-        return Unobservable(reason);
+        WriteUnobservable(out, reason);
+        return;
       }
-      Json::Value value;
-      value["sampled"_key] = Json::UInt64(parts.sampled);
-      if (parts.sampled == 0)
+      out.BeginObject();
+      out.Member("sampled", parts.sampled);
+      if (parts.sampled != 0)
       {
-        return value;
+        out.Member("mean", MeanMs(parts.durationNs, parts.sampled));
+        const PhasePartQuantiles none;
+        const PhasePartQuantiles& q = quantiles != nullptr ? *quantiles : none;
+        out.Key("onCpu");
+        WritePart(out, parts.cpuNs, parts.sampled, parts.durationNs, q.onCpu);
+        out.Key("waitingForCpu");
+        if (parts.runDelaySampled == 0)
+        {
+          const char* noRunDelay = RunDelayUnobservableReason();
+          WriteUnobservable(out,
+                            noRunDelay != nullptr ? noRunDelay : "the kernel gave no run delay for these instances");
+        }
+        else
+        {
+          WritePart(out, parts.runDelayNs, parts.sampled, parts.durationNs, q.waitingForCpu);
+        }
+        // The instances without a run delay count their wait for a CPU in "blocked".
+        out.Key("blocked");
+        WritePart(out, parts.BlockedNs(), parts.sampled, parts.durationNs, q.blocked,
+                  parts.sampled - std::min(parts.sampled, parts.runDelaySampled));
       }
-      value["mean"_key] = MeanMs(parts.durationNs, parts.sampled);
-      const PhasePartQuantiles none;
-      const PhasePartQuantiles& q = quantiles != nullptr ? *quantiles : none;
-      value["onCpu"_key] = ExportPart(parts.cpuNs, parts.sampled, parts.durationNs, q.onCpu);
-      const char* noRunDelay = parts.runDelaySampled == 0 ? RunDelayUnobservableReason() : nullptr;
-      if (parts.runDelaySampled == 0)
-      {
-        value["waitingForCpu"_key] =
-          Unobservable(noRunDelay != nullptr ? noRunDelay : "the kernel gave no run delay for these instances");
-      }
-      else
-      {
-        value["waitingForCpu"_key] = ExportPart(parts.runDelayNs, parts.sampled, parts.durationNs, q.waitingForCpu);
-      }
-      Json::Value& blocked = value["blocked"_key];
-      blocked = ExportPart(parts.BlockedNs(), parts.sampled, parts.durationNs, q.blocked);
-      if (parts.runDelaySampled < parts.sampled)
-      {
-        // The instances without a run delay count their wait for a CPU here.
-        blocked["includesWaitingForCpuOf"_key] = Json::UInt64(parts.sampled - parts.runDelaySampled);
-      }
-      return value;
+      out.EndObject();
     }
 
     double PerSecond(double amount, int64_t spanNs)
@@ -108,163 +177,219 @@ namespace IngestPerf
       return spanNs <= 0 ? 0.0 : Round(amount * 1e9 / static_cast<double>(spanNs), 0.001);
     }
 
-    Json::Value ExportRate(uint64_t instances, uint64_t bytes, double seconds)
+    void WriteRate(JsonWriter& out, uint64_t instances, uint64_t bytes, double seconds)
     {
-      Json::Value rate;
-      rate["instancesPerSecond"_key] = Round(static_cast<double>(instances) / seconds, 0.001);
-      rate["megabytesPerSecond"_key] = Round(static_cast<double>(bytes) / 1e6 / seconds, 0.001);
-      return rate;
+      out.BeginObject();
+      out.Member("instancesPerSecond", Round(static_cast<double>(instances) / seconds, 0.001));
+      out.Member("megabytesPerSecond", Round(static_cast<double>(bytes) / 1e6 / seconds, 0.001));
+      out.EndObject();
     }
 
-    // includeRates: the per-second windows (transports only). withReasons: unobservable phases as
-    // objects with their reason; groups leave them out, the transports above them say why.
-    // partQuantiles: the quantiles of the parts of the transport's phases (kPhaseCount), or nullptr.
-    Json::Value ExportTransport(const TransportSnapshot& transport, const PluginStatus& status, const Transport* which,
-                                bool includeRates = true, bool withReasons = true,
-                                const PhasePartQuantiles* partQuantiles = nullptr)
+    double Seconds(int64_t ns)
     {
-      Json::Value result;
+      return Round(static_cast<double>(ns) / 1e9, 0.001);
+    }
 
-      Json::Value& instances = result["instances"_key];
+    // How a transport is written. includeRates: the per-second windows (transports since the reset
+    // only). withReasons: unobservable phases as objects with their reason; groups leave them out,
+    // the transports above them say why. partQuantiles: the quantiles of the parts of the
+    // transport's phases (kPhaseCount), or nullptr. windowNs: over a window, the throughput is over
+    // its covered seconds (no active span, no per-second rates).
+    struct TransportForm
+    {
+      bool includeRates = true;
+      bool withReasons = true;
+      const PhasePartQuantiles* partQuantiles = nullptr;
+      const int64_t* windowNs = nullptr;
+    };
+
+    void WriteTransportMembers(JsonWriter& out, const TransportSnapshot& transport, const PluginStatus& status,
+                               const Transport* which, const TransportForm& form)
+    {
+      out.Key("instances");
+      out.BeginObject();
       for (size_t o = 0; o < kOutcomeCount; o++)
       {
-        instances[DefinitionOf(static_cast<Outcome>(o)).name] = Json::UInt64(transport.outcomes[o]);
+        out.Member(DefinitionOf(static_cast<Outcome>(o)).name, transport.outcomes[o]);
       }
-      Json::Value& reasons = instances["failureReasons"_key];
+      out.Key("failureReasons");
+      out.BeginObject();
       for (size_t r = 0; r < kFailureReasonCount; r++)
       {
-        reasons[DefinitionOf(static_cast<FailureReason>(r)).name] =
-          Json::UInt64(transport.Failures(static_cast<FailureReason>(r)));
+        out.Member(DefinitionOf(static_cast<FailureReason>(r)).name, transport.Failures(static_cast<FailureReason>(r)));
       }
-      instances["storedWithoutTimeline"_key] = Json::UInt64(transport.Count(Counter::StoredWithoutTimeline));
-      instances["transcodeAttempts"_key] = Json::UInt64(transport.Count(Counter::TranscodeAttempts));
-      instances["transcodedWithoutHook"_key] = Json::UInt64(transport.Count(Counter::TranscodedWithoutHook));
+      out.EndObject();
+      out.Member("storedWithoutTimeline", transport.Count(Counter::StoredWithoutTimeline));
+      out.Member("transcodeAttempts", transport.Count(Counter::TranscodeAttempts));
+      out.Member("transcodedWithoutHook", transport.Count(Counter::TranscodedWithoutHook));
+      out.EndObject();
 
       const uint64_t stored = transport.outcomes[static_cast<size_t>(Outcome::Stored)];
-      const int64_t span = transport.ActiveSpanNs();
-      Json::Value& throughput = result["throughput"_key];
-      throughput["activeSeconds"_key] = Round(static_cast<double>(span) / 1e9, 0.000001);
-      throughput["instancesPerSecond"_key] = PerSecond(static_cast<double>(stored), span);
-      throughput["megabytesPerSecond"_key] = PerSecond(static_cast<double>(transport.storedBytes.Sum()) / 1e6, span);
-      if (includeRates)
+      const double megabytes = static_cast<double>(transport.storedBytes.Sum()) / 1e6;
+      out.Key("throughput");
+      out.BeginObject();
+      if (form.windowNs != nullptr)
       {
-        throughput["last10s"_key] = ExportRate(transport.last10sInstances, transport.last10sBytes, 10);
-        throughput["last60s"_key] = ExportRate(transport.last60sInstances, transport.last60sBytes, 60);
+        out.Member("seconds", Seconds(*form.windowNs));
+        out.Member("instancesPerSecond", PerSecond(static_cast<double>(stored), *form.windowNs));
+        out.Member("megabytesPerSecond", PerSecond(megabytes, *form.windowNs));
       }
+      else
+      {
+        const int64_t span = transport.ActiveSpanNs();
+        out.Member("activeSeconds", Round(static_cast<double>(span) / 1e9, 0.000001));
+        out.Member("instancesPerSecond", PerSecond(static_cast<double>(stored), span));
+        out.Member("megabytesPerSecond", PerSecond(megabytes, span));
+        if (form.includeRates)
+        {
+          out.Key("last10s");
+          WriteRate(out, transport.last10sInstances, transport.last10sBytes, 10);
+          out.Key("last60s");
+          WriteRate(out, transport.last60sInstances, transport.last60sBytes, 60);
+        }
+      }
+      out.EndObject();
 
       if (which == nullptr || *which == Transport::Rest || *which == Transport::Plugin)
       {
-        Json::Value& answers = result["httpAnswers"_key];
+        out.Key("httpAnswers");
+        out.BeginObject();
         const uint64_t accepting = transport.Count(Counter::AnswersAcceptingCompression);
-        answers["requests"_key] = Json::UInt64(accepting + transport.Count(Counter::AnswersWithoutCompression));
-        answers["clientAcceptsCompression"_key] = Json::UInt64(accepting);
+        out.Member("requests", accepting + transport.Count(Counter::AnswersWithoutCompression));
+        out.Member("clientAcceptsCompression", accepting);
         const Configuration& configuration = status.configuration;
         const bool compresses = configuration.httpCompressionEnabled && configuration.orthanc.CompressesSmallAnswers();
-        answers["compressedByOrthanc"_key] = Json::UInt64(compresses ? accepting : 0);
-        answers["HttpCompressionEnabled"_key] = configuration.httpCompressionEnabled;
+        out.Member("compressedByOrthanc", compresses ? accepting : 0);
+        out.Member("HttpCompressionEnabled", configuration.httpCompressionEnabled);
         // From Orthanc 1.12.2, answers under 2048 bytes are never compressed (null: any size is).
-        answers["smallestCompressedBytes"_key] =
-          configuration.orthanc.CompressesSmallAnswers() ? Json::Value(Json::nullValue) : Json::Value(2048);
+        out.Key("smallestCompressedBytes");
+        configuration.orthanc.CompressesSmallAnswers() ? out.Null() : out.Int(2048);
+        out.EndObject();
       }
 
-      result["bytesPerInstance"_key]["received"_key] = ExportHistogram(transport.receivedBytes, false);
-      result["bytesPerInstance"_key]["stored"_key] = ExportHistogram(transport.storedBytes, false);
+      out.Key("bytesPerInstance");
+      out.BeginObject();
+      out.Key("received");
+      WriteHistogram(out, transport.receivedBytes, false);
+      out.Key("stored");
+      WriteHistogram(out, transport.storedBytes, false);
+      out.EndObject();
 
-      Json::Value& phases = result["phases"_key];
+      out.Key("phases");
+      out.BeginObject();
       for (size_t p = 0; p < kPhaseCount; p++)
       {
         const Phase phase = static_cast<Phase>(p);
         const char* reason = PhaseUnobservableReason(status, which, phase);
-        if (reason != nullptr && !withReasons)
+        if (reason != nullptr)
         {
+          if (form.withReasons)
+          {
+            out.Key(DefinitionOf(phase).name);
+            WriteUnobservable(out, reason);
+          }
           continue;
         }
-        Json::Value& target = phases[DefinitionOf(phase).name];
-        target = (reason != nullptr) ? Unobservable(reason) : ExportHistogram(transport.phases[p], true);
-        if (phase == Phase::ChangeDispatch && reason == nullptr)
+        out.Key(DefinitionOf(phase).name);
+        out.BeginObject();
+        WriteHistogramMembers(out, transport.phases[p], true);
+        if (phase == Phase::ChangeDispatch)
         {
-          target["deliveredBeforeOnStored"_key] = Json::UInt64(transport.Count(Counter::ChangesBeforeStored));
+          out.Member("deliveredBeforeOnStored", transport.Count(Counter::ChangesBeforeStored));
         }
-        if (reason == nullptr)
-        {
-          target["parts"_key] =
-            ExportParts(transport.PartsOf(phase), partQuantiles != nullptr ? partQuantiles + p : nullptr,
-                        PhasePartsUnobservableReason(status, phase));
-        }
+        out.Key("parts");
+        WriteParts(out, transport.PartsOf(phase), form.partQuantiles != nullptr ? form.partQuantiles + p : nullptr,
+                   PhasePartsUnobservableReason(status, phase));
+        out.EndObject();
       }
-      return result;
+      out.EndObject();
     }
 
-    Json::Value ExportHook(const HookState& hook)
+    void WriteTransport(JsonWriter& out, const TransportSnapshot& transport, const PluginStatus& status,
+                        const Transport* which, const TransportForm& form)
     {
-      Json::Value value;
-      value["registered"_key] = hook.registered;
+      out.BeginObject();
+      WriteTransportMembers(out, transport, status, which, form);
+      out.EndObject();
+    }
+
+    void WriteHook(JsonWriter& out, const char* name, const HookState& hook)
+    {
+      out.Key(name);
+      out.BeginObject();
+      out.Member("registered", hook.registered);
       if (!hook.registered)
       {
-        value["reason"_key] = hook.reason;
+        out.Member("reason", hook.reason);
       }
-      return value;
+      out.EndObject();
     }
 
-    Json::Value ExportUnobservable(const PluginStatus& status)
+    void WriteUnobservableSteps(JsonWriter& out, const PluginStatus& status)
     {
-      Json::Value list = Json::arrayValue;
+      out.BeginArray();
       for (const UnobservableStep& step : UnobservableSteps(status))
       {
-        Json::Value value;
-        value["what"_key] = step.what;
-        value["transport"_key] = step.transport;
-        value["reason"_key] = step.reason;
-        list.append(std::move(value));
+        out.BeginObject();
+        out.Member("what", step.what);
+        out.Member("transport", step.transport);
+        out.Member("reason", step.reason);
+        out.EndObject();
       }
-      return list;
+      out.EndArray();
     }
   }
 
 
   namespace
   {
-    Json::Value ExportAssociations(const AssociationsView& view, const LabelCatalog& catalog,
-                                   const Configuration& configuration)
+    void WriteAssociations(JsonWriter& out, const AssociationsView& view, const LabelCatalog& catalog,
+                           const Configuration& configuration)
     {
-      Json::Value result;
-      result["definition"_key] =
-        "one association per TCP connection of Orthanc's DICOM port: a C-STORE instance belongs to the "
-        "connection its calling address has open (told apart by connection); when that address has several "
-        "open at once, inferred per calling AET as a chain of instances, each received after the previous "
-        "one was stored, within DicomScpTimeout (" +
-        std::to_string(configuration.dicomScpTimeoutSeconds) +
-        " s). Finished when its connection closes (inferred: once idle for longer than DicomScpTimeout, or "
-        "no connection from its address is left)";
+      out.BeginObject();
+      out.Member("definition",
+                 "one association per TCP connection of Orthanc's DICOM port: a C-STORE instance belongs to the "
+                 "connection its calling address has open (told apart by connection); when that address has several "
+                 "open at once, inferred per calling AET as a chain of instances, each received after the previous "
+                 "one was stored, within DicomScpTimeout (" +
+                   std::to_string(configuration.dicomScpTimeoutSeconds) +
+                   " s). Finished when its connection closes (inferred: once idle for longer than DicomScpTimeout, "
+                   "or no connection from its address is left)");
 
-      Json::Value& open = result["openConnections"_key];
+      out.Key("openConnections");
+      out.BeginObject();
       if (view.connectionsReadNs != 0)
       {
+        std::map<std::string, uint64_t> byRemoteIp;  // in the order of the addresses
         uint64_t count = 0;
-        open["byRemoteIp"_key] = Json::objectValue;
         for (const DicomConnection& connection : view.connections)
         {
-          if (connection.closedNs != 0)
+          if (connection.closedNs == 0)
           {
-            continue;
+            count++;
+            byRemoteIp[ExportedAddress(catalog.Name(LabelDimension::RemoteIp, connection.peer),
+                                       configuration.hashPeers)]++;
           }
-          count++;
-          Json::Value& entry =
-            open["byRemoteIp"_key]
-                [ExportedAddress(catalog.Name(LabelDimension::RemoteIp, connection.peer), configuration.hashPeers)];
-          entry = Json::UInt64(entry.asUInt64() + 1);
         }
-        open["count"_key] = Json::UInt64(count);
-        open["source"_key] = "Orthanc's own sockets on DicomPort " + std::to_string(configuration.dicomPort) +
-                             " (read from its descriptors when an association arrives, and once a second while "
-                             "Orthanc ingests): one per open association";
+        out.Key("byRemoteIp");
+        out.BeginObject();
+        for (const auto& address : byRemoteIp)
+        {
+          out.Member(address.first.c_str(), address.second);
+        }
+        out.EndObject();
+        out.Member("count", count);
+        out.Member("source", "Orthanc's own sockets on DicomPort " + std::to_string(configuration.dicomPort) +
+                               " (read from its descriptors when an association arrives, and once a second while "
+                               "Orthanc ingests): one per open association");
       }
       else
       {
-        open["observable"_key] = false;
-        open["reason"_key] = "not read yet: no DICOM association arrived since the plugin started, or /proc/self/fd "
-                             "cannot be read";
+        out.Member("observable", false);
+        out.Member("reason", "not read yet: no DICOM association arrived since the plugin started, or /proc/self/fd "
+                             "cannot be read");
       }
+      out.EndObject();
 
       std::vector<std::pair<LabelId, HistogramSnapshot>> gaps;
       for (const auto& series : view.gaps)
@@ -279,146 +404,179 @@ namespace IngestPerf
         gap->second.Merge(series.second);
       }
 
-      Json::Value& peers = result["byRemoteAet"_key];
-      peers = Json::arrayValue;
+      out.Key("byRemoteAet");
+      out.BeginArray();
+      const HistogramSnapshot noGap;
       for (const PeerAssociations& peer : view.peers)
       {
-        Json::Value value;
-        value["remoteAet"_key] = ExportedLabelValue(
-          LabelDimension::RemoteAet, catalog.Name(LabelDimension::RemoteAet, peer.remoteAet), configuration.hashPeers);
-        value["distinctAets"_key] = Json::UInt64(peer.aets);
-        value["finished"_key] = Json::UInt64(peer.finished);
-        value["inProgress"_key] = Json::UInt64(peer.inProgress);
-        value["byConnection"_key] = Json::UInt64(peer.byConnection);
-        value["inferred"_key] = Json::UInt64(peer.inferred);
-        value["instancesPerAssociation"_key] = ExportHistogram(peer.instancesPerAssociation, false);
-        value["durationMs"_key] = ExportHistogram(peer.durationNs, true);
+        out.BeginObject();
+        out.Member("remoteAet", ExportedLabelValue(LabelDimension::RemoteAet,
+                                                   catalog.Name(LabelDimension::RemoteAet, peer.remoteAet),
+                                                   configuration.hashPeers));
+        out.Member("distinctAets", peer.aets);
+        out.Member("finished", peer.finished);
+        out.Member("inProgress", peer.inProgress);
+        out.Member("byConnection", peer.byConnection);
+        out.Member("inferred", peer.inferred);
+        out.Key("instancesPerAssociation");
+        WriteHistogram(out, peer.instancesPerAssociation, false);
+        out.Key("durationMs");
+        WriteHistogram(out, peer.durationNs, true);
         auto gap = std::find_if(gaps.begin(), gaps.end(), [&peer](const auto& g) { return g.first == peer.remoteAet; });
-        value["gap"_key] = ExportHistogram(gap == gaps.end() ? HistogramSnapshot() : gap->second, true);
-        peers.append(std::move(value));
+        out.Key("gap");
+        WriteHistogram(out, gap == gaps.end() ? noGap : gap->second, true);
+        out.EndObject();
       }
-      return result;
+      out.EndArray();
+      out.EndObject();
     }
 
-    Json::Value ExportChanges(const ChangeQueueSnapshot& changes, const TransportSnapshot& all)
+    void WriteChanges(JsonWriter& out, const ChangeQueueSnapshot& changes, const TransportSnapshot& all)
     {
-      Json::Value result;
-      Json::Value& delivered = result["delivered"_key];
-      delivered = Json::objectValue;
+      out.BeginObject();
+      out.Key("delivered");
+      out.BeginObject();
       for (size_t type = 0; type < kChangeTypeCount; type++)
       {
         if (changes.delivered[type] != 0)
         {
-          delivered[ChangeTypeName(static_cast<uint32_t>(type))] = Json::UInt64(changes.delivered[type]);
+          out.Member(ChangeTypeName(static_cast<uint32_t>(type)), changes.delivered[type]);
         }
       }
       if (changes.otherTypes != 0)
       {
-        delivered["other"_key] = Json::UInt64(changes.otherTypes);
+        out.Member("other", changes.otherTypes);
       }
-      result["newInstanceBacklog"_key] = Json::UInt64(changes.NewInstanceBacklog());
-      result["storedInstancesSinceStart"_key] = Json::UInt64(changes.storedInstances);
-      result["newInstanceChangesSinceStart"_key] = Json::UInt64(changes.newInstancesDelivered);
-      Json::Value& lag = result["lagMs"_key];
-      lag["newInstance"_key] = ExportHistogram(all.phases[static_cast<size_t>(Phase::ChangeDispatch)], true);
-      lag["newInstance"_key]["deliveredBeforeOnStored"_key] = Json::UInt64(all.Count(Counter::ChangesBeforeStored));
-      lag["newSeries"_key] = ExportHistogram(changes.newSeriesLag, true);
-      lag["newStudy"_key] = ExportHistogram(changes.newStudyLag, true);
-      lag["newPatient"_key] = ExportHistogram(changes.newPatientLag, true);
-      lag["seriesStudyPatientNotTimed"_key] = Json::UInt64(changes.followedEarlyNewInstance);
-      lag["stableSeriesStudyPatient"_key] = Unobservable(
-        "Stable* changes come StableAge seconds after the last instance of a resource; which resource an instance "
-        "belongs to is not known to the plugin without calling back into Orthanc");
-      result["perInstanceWhileBackloggedMs"_key] = ExportHistogram(changes.perInstanceWhileBacklogged, true);
-      return result;
+      out.EndObject();
+      out.Member("newInstanceBacklog", changes.NewInstanceBacklog());
+      out.Member("storedInstancesSinceStart", changes.storedInstances);
+      out.Member("newInstanceChangesSinceStart", changes.newInstancesDelivered);
+      out.Key("lagMs");
+      out.BeginObject();
+      out.Key("newInstance");
+      out.BeginObject();
+      WriteHistogramMembers(out, all.phases[static_cast<size_t>(Phase::ChangeDispatch)], true);
+      out.Member("deliveredBeforeOnStored", all.Count(Counter::ChangesBeforeStored));
+      out.EndObject();
+      out.Key("newSeries");
+      WriteHistogram(out, changes.newSeriesLag, true);
+      out.Key("newStudy");
+      WriteHistogram(out, changes.newStudyLag, true);
+      out.Key("newPatient");
+      WriteHistogram(out, changes.newPatientLag, true);
+      out.Member("seriesStudyPatientNotTimed", changes.followedEarlyNewInstance);
+      out.Key("stableSeriesStudyPatient");
+      WriteUnobservable(out, "Stable* changes come StableAge seconds after the last instance of a resource; which "
+                             "resource an instance belongs to is not known to the plugin without calling back into "
+                             "Orthanc");
+      out.EndObject();
+      out.Key("perInstanceWhileBackloggedMs");
+      WriteHistogram(out, changes.perInstanceWhileBacklogged, true);
+      out.EndObject();
     }
 
-    Json::Value ExportPluginCost(const PluginCostSnapshot& cost, const TransportSnapshot& all)
+    void WritePluginCost(JsonWriter& out, const PluginCostSnapshot& cost, const TransportSnapshot& all)
     {
-      const auto perInstance = [](uint64_t ns, uint64_t stored) {
-        return stored == 0 ? Json::Value(Json::nullValue)
-                           : Json::Value(Round(static_cast<double>(ns) / 1000.0 / static_cast<double>(stored), 0.001));
+      const uint64_t stored = all.outcomes[static_cast<size_t>(Outcome::Stored)];
+      const auto perInstance = [&out, stored](const char* name, uint64_t ns) {
+        out.Key(name);
+        stored == 0 ? out.Null()
+                    : out.Real(Round(static_cast<double>(ns) / 1000.0 / static_cast<double>(stored), 0.001));
       };
-      Json::Value result;
-      result["clock"_key] =
-        "thread CPU time (CLOCK_THREAD_CPUTIME_ID): a preemption inside a timed call counts nothing";
-      Json::Value& each = result["callbacks"_key];
+      out.BeginObject();
+      out.Member("clock", "thread CPU time (CLOCK_THREAD_CPUTIME_ID): a preemption inside a timed call counts nothing");
+      out.Key("callbacks");
+      out.BeginObject();
       for (size_t c = 0; c < kCallbackCount; c++)
       {
-        each[CallbackName(static_cast<Callback>(c))] = ExportHistogram(cost.callbacks[c], true);
+        out.Key(CallbackName(static_cast<Callback>(c)));
+        WriteHistogram(out, cost.callbacks[c], true);
       }
-      result["sampling"_key] = "on each thread, one call in " + std::to_string(PluginCost::kSamplingPeriod) +
+      out.EndObject();
+      out.Member("sampling", "on each thread, one call in " + std::to_string(PluginCost::kSamplingPeriod) +
                                " is timed from entry to return; \"callbacks\" holds the timed calls, their totals are "
                                "their sum times " +
                                std::to_string(PluginCost::kSamplingPeriod) +
                                "; the reading of Orthanc's sockets when an association starts is timed every time "
-                               "(\"socketReadings\") and left out of the call that made it";
-      result["samplingPeriod"_key] = PluginCost::kSamplingPeriod;
-      result["socketReadings"_key] = ExportHistogram(cost.apart, true);
+                               "(\"socketReadings\") and left out of the call that made it");
+      out.Member("samplingPeriod", PluginCost::kSamplingPeriod);
+      out.Key("socketReadings");
+      WriteHistogram(out, cost.apart, true);
       const uint64_t callbacksNs = cost.CallbacksNs();
       const uint64_t threadNs = static_cast<uint64_t>(std::max<int64_t>(0, cost.watcher.activeCpuNs));
       const uint64_t totalNs = cost.IngestNs();
-      const uint64_t stored = all.outcomes[static_cast<size_t>(Outcome::Stored)];
-      Json::Value& thread = result["threads"_key]["ingestWatcher"_key];
-      thread["running"_key] = cost.watcher.running;
-      thread["cpuMs"_key] = NanosecondsToMilliseconds(static_cast<int64_t>(threadNs));
-      thread["ticks"_key] = Json::UInt64(cost.watcher.ticks);
-      thread["idleCpuMs"_key] = NanosecondsToMilliseconds(cost.watcher.idleCpuNs);
-      thread["idleWakes"_key] = Json::UInt64(cost.watcher.idleWakes);
+      out.Key("threads");
+      out.BeginObject();
+      out.Key("ingestWatcher");
+      out.BeginObject();
+      out.Member("running", cost.watcher.running);
+      out.Member("cpuMs", NanosecondsToMilliseconds(static_cast<int64_t>(threadNs)));
+      out.Member("ticks", cost.watcher.ticks);
+      out.Member("idleCpuMs", NanosecondsToMilliseconds(cost.watcher.idleCpuNs));
+      out.Member("idleWakes", cost.watcher.idleWakes);
       // The routes' cost, done on this thread so that their answers do not wait: in no figure above.
-      thread["answerMemoryReleases"_key] = Json::UInt64(cost.watcher.answerMemoryReleases);
-      thread["answerMemoryReleaseCpuMs"_key] = NanosecondsToMilliseconds(cost.watcher.answerMemoryCpuNs);
-      result["callbacksMs"_key] = NanosecondsToMilliseconds(static_cast<int64_t>(callbacksNs));
-      result["threadsMs"_key] = NanosecondsToMilliseconds(static_cast<int64_t>(threadNs));
-      result["totalMs"_key] = NanosecondsToMilliseconds(static_cast<int64_t>(totalNs));
+      out.Member("answerMemoryReleases", cost.watcher.answerMemoryReleases);
+      out.Member("answerMemoryReleaseCpuMs", NanosecondsToMilliseconds(cost.watcher.answerMemoryCpuNs));
+      out.EndObject();
+      out.EndObject();
+      out.Member("callbacksMs", NanosecondsToMilliseconds(static_cast<int64_t>(callbacksNs)));
+      out.Member("threadsMs", NanosecondsToMilliseconds(static_cast<int64_t>(threadNs)));
+      out.Member("totalMs", NanosecondsToMilliseconds(static_cast<int64_t>(totalNs)));
       // While Orthanc is idle the plugin's thread sleeps: what its rare wakes cost, not per instance.
-      result["idleCpuMs"_key] = NanosecondsToMilliseconds(cost.watcher.idleCpuNs);
-      result["storedInstances"_key] = Json::UInt64(stored);
-      result["microsecondsPerStoredInstance"_key] = perInstance(totalNs, stored);
-      result["callbacksMicrosecondsPerStoredInstance"_key] = perInstance(callbacksNs, stored);
-      result["threadsMicrosecondsPerStoredInstance"_key] = perInstance(threadNs, stored);
+      out.Member("idleCpuMs", NanosecondsToMilliseconds(cost.watcher.idleCpuNs));
+      out.Member("storedInstances", stored);
+      perInstance("microsecondsPerStoredInstance", totalNs);
+      perInstance("callbacksMicrosecondsPerStoredInstance", callbacksNs);
+      perInstance("threadsMicrosecondsPerStoredInstance", threadNs);
       const uint64_t serverTotalNs = all.phases[static_cast<size_t>(Phase::ServerTotal)].Sum();
-      result["percentOfServerTotal"_key] =
-        serverTotalNs == 0
-          ? Json::Value(Json::nullValue)
-          : Json::Value(Round(100.0 * static_cast<double>(totalNs) / static_cast<double>(serverTotalNs), 0.0001));
-      return result;
+      out.Key("percentOfServerTotal");
+      serverTotalNs == 0
+        ? out.Null()
+        : out.Real(Round(100.0 * static_cast<double>(totalNs) / static_cast<double>(serverTotalNs), 0.0001));
+      out.EndObject();
     }
 
-    Json::Value ExportStorage(const PluginStatus& status,
-                              const std::array<StorageOperationSnapshot, kStorageOperationCount>* operations)
+    void WriteStorage(JsonWriter& out, const PluginStatus& status,
+                      const std::array<StorageOperationSnapshot, kStorageOperationCount>* operations)
     {
       const Configuration& configuration = status.configuration;
-      Json::Value storage;
-      storage["timed"_key] = status.storage.active;
+      out.BeginObject();
+      out.Member("timed", status.storage.active);
       if (!status.storage.active)
       {
-        storage["reason"_key] = status.storage.reason;
+        out.Member("reason", status.storage.reason);
       }
-      storage["root"_key] = status.storage.root.empty() ? Json::Value() : Json::Value(status.storage.root);
-      storage["SyncStorageArea"_key] = configuration.syncStorageArea;
-      storage["StoreDicom"_key] = configuration.storeDicom;
-      storage["StorageCompression"_key] = configuration.storageCompression;
+      out.Key("root");
+      status.storage.root.empty() ? out.Null() : out.String(status.storage.root);
+      out.Member("SyncStorageArea", configuration.syncStorageArea);
+      out.Member("StoreDicom", configuration.storeDicom);
+      out.Member("StorageCompression", configuration.storageCompression);
       if (status.storage.active && operations != nullptr)
       {
+        out.Key("operations");
+        out.BeginObject();
         for (size_t i = 0; i < kStorageOperationCount; i++)
         {
           const StorageOperationSnapshot& operation = (*operations)[i];
-          Json::Value value = ExportHistogram(operation.durations, true);
-          value["bytes"_key] = Json::UInt64(operation.bytes);
-          value["failures"_key] = Json::UInt64(operation.failures);
+          out.Key(StorageOperationName(static_cast<StorageOperation>(i)));
+          out.BeginObject();
+          WriteHistogramMembers(out, operation.durations, true);
+          out.Member("bytes", operation.bytes);
+          out.Member("failures", operation.failures);
           const uint64_t busyNs = operation.durations.Sum();
-          value["megabytesPerSecond"_key] =
-            busyNs == 0 ? 0.0 : Round(static_cast<double>(operation.bytes) * 1e3 / static_cast<double>(busyNs), 0.001);
-          storage["operations"_key][StorageOperationName(static_cast<StorageOperation>(i))] = value;
+          out.Member(
+            "megabytesPerSecond",
+            busyNs == 0 ? 0.0 : Round(static_cast<double>(operation.bytes) * 1e3 / static_cast<double>(busyNs), 0.001));
+          out.EndObject();
         }
+        out.EndObject();
       }
-      return storage;
+      out.EndObject();
     }
 
-    Json::Value ExportLabels(const LabelCatalog& catalog, const StreamInfo& info, bool hashPeers)
+    void WriteLabels(JsonWriter& out, const LabelCatalog& catalog, const StreamInfo& info, bool hashPeers)
     {
-      Json::Value labels;
+      out.BeginObject();
       for (size_t d = 0; d < kLabelDimensions; d++)
       {
         const LabelDimension dimension = static_cast<LabelDimension>(d);
@@ -427,42 +585,54 @@ namespace IngestPerf
         {
           continue;
         }
-        Json::Value& target = labels[LabelDimensionName(dimension)];
-        target["capacity"_key] = Json::UInt64(dictionary->Capacity());
-        target["overflowed"_key] = Json::UInt64(dictionary->Overflowed());
-        target["contended"_key] = Json::UInt64(dictionary->Contended());
-        target["withheld"_key] = Json::UInt64(dictionary->Withheld());
-        target["values"_key] = Json::arrayValue;
+        out.Key(LabelDimensionName(dimension));
+        out.BeginObject();
+        out.Member("capacity", dictionary->Capacity());
+        out.Member("overflowed", dictionary->Overflowed());
+        out.Member("contended", dictionary->Contended());
+        out.Member("withheld", dictionary->Withheld());
+        out.Key("values");
+        out.BeginArray();
         for (size_t i = 0; i < dictionary->Capacity(); i++)
         {
           const LabelId id = static_cast<LabelId>(kFirstValueLabel + i);
           const std::string name = dictionary->Name(id);
           if (name != "(other)")
           {
-            target["values"_key].append(ExportedLabelValue(dimension, name, hashPeers));
+            out.String(ExportedLabelValue(dimension, name, hashPeers));
           }
         }
+        out.EndArray();
+        out.EndObject();
       }
-      Json::Value& streams = labels["streams"_key];
-      streams["capacity"_key] = Json::UInt64(info.capacity);
-      streams["used"_key] = Json::UInt64(info.used);
-      streams["overflowed"_key] = Json::UInt64(info.overflowed);
-      streams["bytesEach"_key] = Json::UInt64(info.bytesEach);
-      labels["series"_key] = streams;  // its former name, for one release (NEWS)
-      return labels;
+      // "series": its former name, for one release (NEWS).
+      for (const char* name : {"streams", "series"})
+      {
+        out.Key(name);
+        out.BeginObject();
+        out.Member("capacity", info.capacity);
+        out.Member("used", info.used);
+        out.Member("overflowed", info.overflowed);
+        out.Member("bytesEach", info.bytesEach);
+        out.EndObject();
+      }
+      out.EndObject();
     }
 
-    void ExportSlotsView(Json::Value& result, const IngestReport& input, const StatsQuery& filter)
+    // The members of an answer with labels or groupBy: "query", "transports", "groups".
+    void WriteSlotsView(JsonWriter& out, const IngestReport& input, const StatsQuery& filter)
     {
       const LabelCatalog& catalog = *input.catalog;
       const GroupedSnapshot& grouped = input.grouped;
       const bool hashPeers = input.status->configuration.hashPeers;
 
-      Json::Value& query = result["query"_key];
-      query["filters"_key] = Json::objectValue;
+      out.Key("query");
+      out.BeginObject();
+      out.Key("filters");
+      out.BeginObject();
       if (filter.scope == StatsQuery::Scope::Single)
       {
-        query["filters"_key]["transport"_key] = TransportName(filter.transport);
+        out.Member("transport", TransportName(filter.transport));
       }
       for (const auto& label : filter.labels)
       {
@@ -470,50 +640,66 @@ namespace IngestPerf
         LabelId seen;
         const bool asGiven =
           hashPeers && IsPseudonym(label.first, label.second) && !catalog.Find(label.first, label.second, seen);
-        query["filters"_key][LabelDimensionName(label.first)] =
-          asGiven ? label.second : ExportedLabelValue(label.first, label.second, hashPeers);
+        out.Member(LabelDimensionName(label.first),
+                   asGiven ? label.second : ExportedLabelValue(label.first, label.second, hashPeers));
       }
-      query["groupBy"_key] = filter.hasGroupBy ? Json::Value(LabelDimensionName(filter.groupBy)) : Json::Value();
-      query["streamsMatched"_key] = Json::UInt64(grouped.streamsMatched);
-      query["seriesMatched"_key] = query["streamsMatched"_key];  // its former name, for one release (NEWS)
-      const std::array<TransportSnapshot, kTransportCount>& perTransport = grouped.transports;
-      std::vector<std::pair<LabelId, TransportSnapshot>> groups = grouped.groups;
+      out.EndObject();
+      out.Key("groupBy");
+      filter.hasGroupBy ? out.String(LabelDimensionName(filter.groupBy)) : out.Null();
+      out.Member("streamsMatched", grouped.streamsMatched);
+      out.Member("seriesMatched", grouped.streamsMatched);  // its former name, for one release (NEWS)
+      out.EndObject();
 
-      Json::Value& transports = result["transports"_key];
-      transports = Json::objectValue;
+      TransportForm form;
+      form.includeRates = false;
+      out.Key("transports");
+      out.BeginObject();
       TransportSnapshot all;
       for (size_t t = 0; t < kTransportCount; t++)
       {
         const Transport transport = static_cast<Transport>(t);
-        all.Merge(perTransport[t]);
+        all.Merge(grouped.transports[t]);
         if (filter.ListsTransport(transport))
         {
-          transports[TransportName(transport)] = ExportTransport(perTransport[t], *input.status, &transport, false);
+          out.Key(TransportName(transport));
+          WriteTransport(out, grouped.transports[t], *input.status, &transport, form);
         }
       }
       if (filter.scope != StatsQuery::Scope::Single)
       {
-        transports["all"_key] = ExportTransport(all, *input.status, nullptr, false);
+        out.Key("all");
+        WriteTransport(out, all, *input.status, nullptr, form);
       }
+      out.EndObject();
 
       if (filter.hasGroupBy)
       {
-        std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
-          return a.second.outcomes[static_cast<size_t>(Outcome::Stored)] >
-                 b.second.outcomes[static_cast<size_t>(Outcome::Stored)];
+        std::vector<const std::pair<LabelId, TransportSnapshot>*> groups;
+        for (const auto& group : grouped.groups)
+        {
+          groups.push_back(&group);
+        }
+        std::sort(groups.begin(), groups.end(), [](const auto* a, const auto* b) {
+          return a->second.outcomes[static_cast<size_t>(Outcome::Stored)] >
+                 b->second.outcomes[static_cast<size_t>(Outcome::Stored)];
         });
-        Json::Value& list = result["groups"_key];
-        list = Json::arrayValue;
-        for (const auto& group : groups)
+        form.withReasons = false;
+        out.Key("groups");
+        out.BeginArray();
+        for (const auto* group : groups)
         {
           const bool isTransport = filter.groupBy == LabelDimension::Transport;
-          const Transport transport = static_cast<Transport>(group.first - kFirstValueLabel);
-          Json::Value value =
-            ExportTransport(group.second, *input.status, isTransport ? &transport : nullptr, false, false);
-          value["labels"_key][LabelDimensionName(filter.groupBy)] =
-            ExportedLabelValue(filter.groupBy, catalog.Name(filter.groupBy, group.first), hashPeers);
-          list.append(std::move(value));
+          const Transport transport = static_cast<Transport>(group->first - kFirstValueLabel);
+          out.BeginObject();
+          WriteTransportMembers(out, group->second, *input.status, isTransport ? &transport : nullptr, form);
+          out.Key("labels");
+          out.BeginObject();
+          out.Member(LabelDimensionName(filter.groupBy),
+                     ExportedLabelValue(filter.groupBy, catalog.Name(filter.groupBy, group->first), hashPeers));
+          out.EndObject();
+          out.EndObject();
         }
+        out.EndArray();
       }
     }
   }
@@ -553,105 +739,6 @@ namespace IngestPerf
   }
 
 
-  namespace
-  {
-    // The members of every histogram, as ExportHistogram fills them.
-    enum HistogramMember
-    {
-      kCountMember,
-      kSumMember,
-      kMeanMember,
-      kMinMember,
-      kP50Member,
-      kP90Member,
-      kP99Member,
-      kP999Member,
-      kMaxMember,
-      kHistogramMembers
-    };
-
-    // A histogram's object with every member null, and which member each of its positions holds (in
-    // the order jsoncpp keeps them). An answer with every table full holds about a thousand
-    // histograms: each is a copy of this one, filled through its iterator, without a key compared
-    // or an object rebalanced.
-    struct HistogramPrototype
-    {
-      Json::Value value;
-      HistogramMember memberAt[kHistogramMembers];
-
-      HistogramPrototype()
-      {
-        static_assert(sizeof(kQuantiles) / sizeof(kQuantiles[0]) == kMaxMember - kP50Member, "one member per quantile");
-        const char* names[kHistogramMembers] = {
-          "count", "sum", "mean", "min", kQuantiles[0].name, kQuantiles[1].name, kQuantiles[2].name, kQuantiles[3].name,
-          "max"};
-        for (const char* name : names)
-        {
-          value[Json::StaticString(name)] = Json::nullValue;
-        }
-        size_t position = 0;
-        for (Json::Value::const_iterator member = value.begin(); member != value.end(); ++member, ++position)
-        {
-          const char* end = nullptr;
-          const std::string name(member.memberName(&end));
-          memberAt[position] = static_cast<HistogramMember>(
-            std::find_if(std::begin(names), std::end(names), [&name](const char* n) { return name == n; }) - names);
-        }
-      }
-    };
-
-    const HistogramPrototype& TheHistogramPrototype()
-    {
-      static const HistogramPrototype prototype;
-      return prototype;
-    }
-  }
-
-
-  Json::Value ExportHistogram(const HistogramSnapshot& histogram, bool durations)
-  {
-    const HistogramPrototype& prototype = TheHistogramPrototype();
-    Json::Value value(prototype.value);
-    Json::Value members[kHistogramMembers];
-    members[kCountMember] = Json::UInt64(histogram.Count());
-    if (histogram.Count() != 0)
-    {
-      auto convert = [durations](double v) -> Json::Value {
-        return durations ? Json::Value(NanosecondsToMilliseconds(static_cast<int64_t>(std::llround(v))))
-                         : Json::Value(Json::Int64(std::llround(v)));
-      };
-      members[kSumMember] = durations ? Json::Value(NanosecondsToMilliseconds(static_cast<int64_t>(histogram.Sum())))
-                                      : Json::Value(Json::UInt64(histogram.Sum()));
-      members[kMeanMember] = durations ? Json::Value(NanosecondsToMilliseconds(std::llround(histogram.Mean())))
-                                       : Json::Value(Round(histogram.Mean(), 1));
-      members[kMinMember] = convert(static_cast<double>(histogram.Min()));
-      constexpr size_t kCount = kMaxMember - kP50Member;
-      double levels[kCount];
-      int64_t values[kCount];
-      for (size_t i = 0; i < kCount; i++)
-      {
-        levels[i] = kQuantiles[i].q;
-      }
-      histogram.ValuesAtQuantiles(levels, kCount, values);
-      for (size_t i = 0; i < kCount; i++)
-      {
-        members[kP50Member + i] = convert(static_cast<double>(values[i]));
-      }
-      members[kMaxMember] = convert(static_cast<double>(histogram.Max()));
-    }
-    size_t position = 0;
-    for (Json::Value::iterator member = value.begin(); member != value.end(); ++member, ++position)
-    {
-      member->swap(members[prototype.memberAt[position]]);
-    }
-    if (histogram.Saturated() != 0)
-    {
-      value["saturated"_key] = Json::UInt64(histogram.Saturated());
-    }
-    return value;
-  }
-
-
   Json::Value ExportSinceReset(const SinceReset& history)
   {
     Json::Value value;
@@ -674,14 +761,14 @@ namespace IngestPerf
   {
     // What the configuration asked for and does not have, first in every answer: an option that
     // silently did nothing (another plugin holding the storage area, say) misleads a reader.
-    Json::Value ExportNotInEffect(const PluginStatus& status)
+    void WriteNotInEffect(JsonWriter& out, const PluginStatus& status)
     {
-      Json::Value list = Json::arrayValue;
-      auto add = [&](const std::string& option, const std::string& reason) {
-        Json::Value item;
-        item["option"_key] = option;
-        item["reason"_key] = reason;
-        list.append(std::move(item));
+      out.BeginArray();
+      const auto add = [&out](const std::string& option, const std::string& reason) {
+        out.BeginObject();
+        out.Member("option", option);
+        out.Member("reason", reason);
+        out.EndObject();
       };
       const Configuration& configuration = status.configuration;
       for (const UnknownOption& unknown : configuration.unknownOptions)
@@ -691,113 +778,96 @@ namespace IngestPerf
       if (status.state == PluginState::Inert)
       {
         add(kConfigurationSection, status.stateReason);
-        return list;
       }
-      if (status.state == PluginState::Disabled)
+      else if (status.state != PluginState::Disabled)  // disabled: said by "state", nothing was asked for
       {
-        return list;  // said by "state": nothing was asked for
+        if (configuration.timedStorage && !status.storage.active)
+        {
+          add("IngestPerf.TimedStorage", status.storage.reason);
+        }
+        if (configuration.timeRestAnswers && !status.restAnswers.active)
+        {
+          add("IngestPerf.TimeRestAnswers", status.restAnswers.reason);
+        }
+        if (configuration.transcodeTiming != TranscodeTiming::Off && !status.hooks.transcoder.registered)
+        {
+          add("IngestPerf.TranscodeTiming", status.hooks.transcoder.reason);
+        }
+        if (configuration.receivedInstanceCallback && !status.hooks.receivedInstance.registered)
+        {
+          add("IngestPerf.ReceivedInstanceCallback", status.hooks.receivedInstance.reason);
+        }
+        if (configuration.dicomTcpNoDelay && !status.dicomTcpNoDelay.inEffect)
+        {
+          add("IngestPerf.DicomTcpNoDelay", status.dicomTcpNoDelay.detail);
+        }
       }
-      if (configuration.timedStorage && !status.storage.active)
-      {
-        add("IngestPerf.TimedStorage", status.storage.reason);
-      }
-      if (configuration.timeRestAnswers && !status.restAnswers.active)
-      {
-        add("IngestPerf.TimeRestAnswers", status.restAnswers.reason);
-      }
-      if (configuration.transcodeTiming != TranscodeTiming::Off && !status.hooks.transcoder.registered)
-      {
-        add("IngestPerf.TranscodeTiming", status.hooks.transcoder.reason);
-      }
-      if (configuration.receivedInstanceCallback && !status.hooks.receivedInstance.registered)
-      {
-        add("IngestPerf.ReceivedInstanceCallback", status.hooks.receivedInstance.reason);
-      }
-      if (configuration.dicomTcpNoDelay && !status.dicomTcpNoDelay.inEffect)
-      {
-        add("IngestPerf.DicomTcpNoDelay", status.dicomTcpNoDelay.detail);
-      }
-      return list;
-    }
-  }
-
-
-  namespace
-  {
-    double Seconds(int64_t ns)
-    {
-      return Round(static_cast<double>(ns) / 1e9, 0.001);
+      out.EndArray();
     }
 
-    Json::Value ExportWindowInfo(Window window, const WindowSnapshot& snapshot)
+    void WriteWindowInfo(JsonWriter& out, Window window, const WindowSnapshot& snapshot)
     {
-      Json::Value info;
-      info["name"_key] = WindowName(window);
-      info["seconds"_key] = Seconds(snapshot.coveredNs);
-      info["slotSeconds"_key] = Seconds(snapshot.slotNs);
-      info["fullSlots"_key] = snapshot.fullSlots;
-      info["droppedAtRotation"_key] = Json::UInt64(snapshot.droppedAtRotation);
-      info["straddledRotation"_key] = Json::UInt64(snapshot.straddledRotation);
-      return info;
+      out.BeginObject();
+      out.Member("name", WindowName(window));
+      out.Member("seconds", Seconds(snapshot.coveredNs));
+      out.Member("slotSeconds", Seconds(snapshot.slotNs));
+      out.Member("fullSlots", snapshot.fullSlots);
+      out.Member("droppedAtRotation", snapshot.droppedAtRotation);
+      out.Member("straddledRotation", snapshot.straddledRotation);
+      out.EndObject();
     }
 
-    // A transport over a window: as since the reset, but the throughput is over the window's
-    // covered seconds (no active span, no per-second rates).
-    Json::Value ExportWindowTransport(const TransportSnapshot& transport, const PluginStatus& status,
-                                      const Transport* which, int64_t coveredNs)
+    void WriteRecentOne(JsonWriter& out, const TransportSnapshot& transport, int64_t coveredNs)
     {
-      Json::Value result = ExportTransport(transport, status, which, false);
-      const uint64_t stored = transport.outcomes[static_cast<size_t>(Outcome::Stored)];
-      Json::Value throughput;
-      throughput["seconds"_key] = Seconds(coveredNs);
-      throughput["instancesPerSecond"_key] = PerSecond(static_cast<double>(stored), coveredNs);
-      throughput["megabytesPerSecond"_key] =
-        PerSecond(static_cast<double>(transport.storedBytes.Sum()) / 1e6, coveredNs);
-      result["throughput"_key] = throughput;
-      return result;
-    }
-
-    Json::Value ExportRecentOne(const TransportSnapshot& transport, int64_t coveredNs)
-    {
-      Json::Value value;
       const uint64_t stored = transport.outcomes[static_cast<size_t>(Outcome::Stored)];
       const HistogramSnapshot& total = transport.phases[static_cast<size_t>(Phase::ServerTotal)];
-      value["seconds"_key] = Seconds(coveredNs);
-      value["stored"_key] = Json::UInt64(stored);
-      value["instancesPerSecond"_key] = PerSecond(static_cast<double>(stored), coveredNs);
+      out.BeginObject();
+      out.Member("seconds", Seconds(coveredNs));
+      out.Member("stored", stored);
+      out.Member("instancesPerSecond", PerSecond(static_cast<double>(stored), coveredNs));
+      out.Key("serverTotalMs");
+      out.BeginObject();
       for (const Quantile& quantile : {kQuantiles[0], kQuantiles[2]})
       {
-        value["serverTotalMs"_key][quantile.name] =
-          total.Count() == 0 ? Json::Value(Json::nullValue)
-                             : Json::Value(NanosecondsToMilliseconds(total.ValueAtQuantile(quantile.q)));
+        out.Key(quantile.name);
+        total.Count() == 0 ? out.Null() : out.Real(NanosecondsToMilliseconds(total.ValueAtQuantile(quantile.q)));
       }
-      return value;
+      out.EndObject();
+      out.EndObject();
     }
 
     // The last minute and five minutes of each transport of the answer, in short.
-    Json::Value ExportRecent(const std::array<WindowSnapshot, 2>& recent, const StatsQuery& filter)
+    void WriteRecent(JsonWriter& out, const std::array<WindowSnapshot, 2>& recent, const StatsQuery& filter)
     {
-      Json::Value result = Json::objectValue;
       const Window windows[2] = {Window::OneMinute, Window::FiveMinutes};
-      for (size_t w = 0; w < 2; w++)
+      out.BeginObject();
+      for (size_t t = 0; t < kTransportCount; t++)
       {
-        TransportSnapshot all;
-        for (size_t t = 0; t < kTransportCount; t++)
+        const Transport transport = static_cast<Transport>(t);
+        if (filter.ListsTransport(transport))
         {
-          const Transport transport = static_cast<Transport>(t);
-          all.Merge(recent[w].transports[t]);
-          if (filter.ListsTransport(transport))
+          out.Key(TransportName(transport));
+          out.BeginObject();
+          for (size_t w = 0; w < 2; w++)
           {
-            result[TransportName(transport)][WindowName(windows[w])] =
-              ExportRecentOne(recent[w].transports[t], recent[w].coveredNs);
+            out.Key(WindowName(windows[w]));
+            WriteRecentOne(out, recent[w].transports[t], recent[w].coveredNs);
           }
-        }
-        if (filter.scope != StatsQuery::Scope::Single)
-        {
-          result["all"_key][WindowName(windows[w])] = ExportRecentOne(all, recent[w].coveredNs);
+          out.EndObject();
         }
       }
-      return result;
+      if (filter.scope != StatsQuery::Scope::Single)
+      {
+        out.Key("all");
+        out.BeginObject();
+        for (size_t w = 0; w < 2; w++)
+        {
+          out.Key(WindowName(windows[w]));
+          WriteRecentOne(out, MergeTransports(recent[w].transports), recent[w].coveredNs);
+        }
+        out.EndObject();
+      }
+      out.EndObject();
     }
   }
 
@@ -806,166 +876,204 @@ namespace IngestPerf
   namespace
   {
     // The test build only: what was injected, to compare with what the plugin counted.
-    Json::Value ExportFaultInjection()
+    void WriteFaultInjection(JsonWriter& out)
     {
       const FaultInjection::Settings& settings = FaultInjection::Current();
       const FaultInjection::Counts injected = FaultInjection::Injected();
-      Json::Value result;
-      result["sdkProbability"_key] = settings.sdk;
-      result["allocProbability"_key] = settings.alloc;
-      result["seed"_key] = Json::UInt64(settings.seed);
-      result["sdkCallsInjected"_key] = Json::UInt64(injected.sdkCalls);
-      result["allocationsInjected"_key] = Json::UInt64(injected.allocations);
-      return result;
+      out.BeginObject();
+      out.Member("sdkProbability", settings.sdk);
+      out.Member("allocProbability", settings.alloc);
+      out.Member("seed", settings.seed);
+      out.Member("sdkCallsInjected", injected.sdkCalls);
+      out.Member("allocationsInjected", injected.allocations);
+      out.EndObject();
     }
   }
 
 
 #endif
-  Json::Value ExportStats(const IngestReport& input, const StatsQuery& filter)
+  void WriteStats(JsonWriter& out, const IngestReport& input, const StatsQuery& filter)
   {
     const StatsSnapshot& snapshot = input.snapshot;
     const PluginStatus& status = *input.status;
-    Json::Value result;
+    out.BeginObject();
 
-    result["plugin"_key] = "ingest-perf";
-    result["version"_key] = status.pluginVersion;
-    result["orthancVersion"_key] = status.orthancVersion;
+    out.Member("plugin", "ingest-perf");
+    out.Member("version", status.pluginVersion);
+    out.Member("orthancVersion", status.orthancVersion);
     // What the plugin does, before any figure: a disabled or inert plugin has nothing to show.
-    result["state"_key] = PluginStateName(status.state);
-    result["reason"_key] = status.stateReason;
-    result["enabled"_key] = status.Running();
-    result["notInEffect"_key] = ExportNotInEffect(status);
-    result["units"_key]["durations"_key] = "milliseconds";
-    result["units"_key]["sizes"_key] = "bytes";
-    result["units"_key]["megabyte"_key] = "1,000,000 bytes";
-    result["since"_key] = IsoUtc(snapshot.resetWallNs);
-    result["elapsedSeconds"_key] = Round(static_cast<double>(snapshot.takenNs - snapshot.resetNs) / 1e9, 0.001);
-    result["sinceReset"_key] = ExportSinceReset(snapshot.History());
+    out.Member("state", PluginStateName(status.state));
+    out.Member("reason", status.stateReason);
+    out.Member("enabled", status.Running());
+    out.Key("notInEffect");
+    WriteNotInEffect(out, status);
+    out.Key("units");
+    out.BeginObject();
+    out.Member("durations", "milliseconds");
+    out.Member("sizes", "bytes");
+    out.Member("megabyte", "1,000,000 bytes");
+    out.EndObject();
+    out.Member("since", IsoUtc(snapshot.resetWallNs));
+    out.Member("elapsedSeconds", Round(static_cast<double>(snapshot.takenNs - snapshot.resetNs) / 1e9, 0.001));
+    out.Member("sinceReset", ExportSinceReset(snapshot.History()));
 
     const Configuration& configuration = status.configuration;
-    Json::Value& effective = result["configuration"_key];
-    effective["Enable"_key] = configuration.enable;
-    effective["ReceivedInstanceCallback"_key] = configuration.receivedInstanceCallback;
-    effective["MaxThreads"_key] = Json::UInt64(configuration.maxThreads);
-    effective["ChangeTableSize"_key] = Json::UInt64(configuration.changeTableSize);
-    effective["MaxPeers"_key] = Json::UInt64(configuration.maxPeers);
-    effective["MaxLabelValues"_key] = Json::UInt64(configuration.maxLabelValues);
-    effective["MaxStreams"_key] = Json::UInt64(configuration.maxStreams);
-    effective["RecentInstances"_key] = Json::UInt64(configuration.recentInstances);
-    effective["TranscodeTiming"_key] = TranscodeTimingName(configuration.transcodeTiming);
-    effective["TimedStorage"_key] = configuration.timedStorage;
-    effective["TimeRestAnswers"_key] = configuration.timeRestAnswers;
-    effective["HashPeers"_key] = configuration.hashPeers;
-    effective["DicomTcpNoDelay"_key] = configuration.dicomTcpNoDelay;
-    effective["PhasePartsSampling"_key] = configuration.phasePartsSampling;
-    Json::Value& orthanc = result["orthancOptions"_key];
-    orthanc["OverwriteInstances"_key] = configuration.overwriteInstances;
-    orthanc["DicomScpTimeout"_key] = configuration.dicomScpTimeoutSeconds;
-    orthanc["IngestTranscoding"_key] = configuration.ingestTranscoding
-                                         ? Json::Value(configuration.ingestTranscodingSyntax)
-                                         : Json::Value(Json::nullValue);
-    Json::Value& noDelay = result["dicomTcpNoDelay"_key];
-    noDelay["configured"_key] = status.dicomTcpNoDelay.configured;
-    noDelay["inEffect"_key] = status.dicomTcpNoDelay.inEffect;
-    noDelay["source"_key] = status.dicomTcpNoDelay.source;
-    noDelay["detail"_key] = status.dicomTcpNoDelay.detail;
+    out.Key("configuration");
+    out.BeginObject();
+    out.Member("Enable", configuration.enable);
+    out.Member("ReceivedInstanceCallback", configuration.receivedInstanceCallback);
+    out.Member("MaxThreads", configuration.maxThreads);
+    out.Member("ChangeTableSize", configuration.changeTableSize);
+    out.Member("MaxPeers", configuration.maxPeers);
+    out.Member("MaxLabelValues", configuration.maxLabelValues);
+    out.Member("MaxStreams", configuration.maxStreams);
+    out.Member("RecentInstances", configuration.recentInstances);
+    out.Member("TranscodeTiming", TranscodeTimingName(configuration.transcodeTiming));
+    out.Member("TimedStorage", configuration.timedStorage);
+    out.Member("TimeRestAnswers", configuration.timeRestAnswers);
+    out.Member("HashPeers", configuration.hashPeers);
+    out.Member("DicomTcpNoDelay", configuration.dicomTcpNoDelay);
+    out.Member("PhasePartsSampling", configuration.phasePartsSampling);
+    out.EndObject();
+    out.Key("orthancOptions");
+    out.BeginObject();
+    out.Member("OverwriteInstances", configuration.overwriteInstances);
+    out.Member("DicomScpTimeout", configuration.dicomScpTimeoutSeconds);
+    out.Key("IngestTranscoding");
+    configuration.ingestTranscoding ? out.String(configuration.ingestTranscodingSyntax) : out.Null();
+    out.EndObject();
+    out.Key("dicomTcpNoDelay");
+    out.BeginObject();
+    out.Member("configured", status.dicomTcpNoDelay.configured);
+    out.Member("inEffect", status.dicomTcpNoDelay.inEffect);
+    out.Member("source", status.dicomTcpNoDelay.source);
+    out.Member("detail", status.dicomTcpNoDelay.detail);
+    out.EndObject();
 
-    Json::Value& hooks = result["hooks"_key];
-    hooks["httpRequestFilter"_key] = ExportHook(status.hooks.httpRequestFilter);
-    hooks["receivedInstance"_key] = ExportHook(status.hooks.receivedInstance);
-    hooks["transcoder"_key] = ExportHook(status.hooks.transcoder);
-    hooks["instanceFilter"_key] = ExportHook(status.hooks.instanceFilter);
-    hooks["cstoreFilter"_key] = ExportHook(status.hooks.cstoreFilter);
-    hooks["storedInstance"_key] = ExportHook(status.hooks.storedInstance);
-    hooks["change"_key] = ExportHook(status.hooks.change);
+    out.Key("hooks");
+    out.BeginObject();
+    WriteHook(out, "httpRequestFilter", status.hooks.httpRequestFilter);
+    WriteHook(out, "receivedInstance", status.hooks.receivedInstance);
+    WriteHook(out, "transcoder", status.hooks.transcoder);
+    WriteHook(out, "instanceFilter", status.hooks.instanceFilter);
+    WriteHook(out, "cstoreFilter", status.hooks.cstoreFilter);
+    WriteHook(out, "storedInstance", status.hooks.storedInstance);
+    WriteHook(out, "change", status.hooks.change);
+    out.EndObject();
 
     // The records are read after the statistics: one opened in between is 0 ms old.
     const auto ageMs = [&](int64_t startNs) {
       return startNs == 0 ? 0.0 : NanosecondsToMilliseconds(std::max<int64_t>(0, snapshot.takenNs - startNs));
     };
-    Json::Value& open = result["openRecords"_key];
-    open["count"_key] = Json::UInt64(input.openRecords.count);
-    open["oldestAgeMs"_key] = ageMs(input.openRecords.oldestStartNs);
-    open["receiving"_key]["count"_key] = Json::UInt64(input.openRecords.receivingCount);
-    open["receiving"_key]["oldestAgeMs"_key] = ageMs(input.openRecords.receivingOldestStartNs);
-    open["startedBeforeReset"_key] = Json::UInt64(input.openRecords.startedBeforeReset);
-    open["threadsTracked"_key] = Json::UInt64(input.openRecords.threadsTracked);
-    open["threadsUntracked"_key] = Json::UInt64(input.openRecords.threadsUntracked);
+    out.Key("openRecords");
+    out.BeginObject();
+    out.Member("count", input.openRecords.count);
+    out.Member("oldestAgeMs", ageMs(input.openRecords.oldestStartNs));
+    out.Key("receiving");
+    out.BeginObject();
+    out.Member("count", input.openRecords.receivingCount);
+    out.Member("oldestAgeMs", ageMs(input.openRecords.receivingOldestStartNs));
+    out.EndObject();
+    out.Member("startedBeforeReset", input.openRecords.startedBeforeReset);
+    out.Member("threadsTracked", input.openRecords.threadsTracked);
+    out.Member("threadsUntracked", input.openRecords.threadsUntracked);
+    out.EndObject();
 
     INGEST_PERF_INJECT_ALLOCATION_FAULT();
-    Json::Value& errors = result["errors"_key];
-    errors["callbackExceptions"_key] = Json::UInt64(snapshot.callbackErrors);
-    errors["changeCorrelationSkipped"_key] = Json::UInt64(input.correlationSkipped);
-    errors["associationTrackingSkipped"_key] = Json::UInt64(input.associationSkipped);
-    errors["sdkCallsFailed"_key] = Json::UInt64(snapshot.sdkCallsFailed);
-    errors["concludedTooEarly"_key] = Json::UInt64(snapshot.concludedEarly);
-    errors["changeTableEvictions"_key] = Json::UInt64(input.correlationEvicted);
-    errors["failedAnswers"_key] = Json::UInt64(input.failedAnswers);
+    out.Key("errors");
+    out.BeginObject();
+    out.Member("callbackExceptions", snapshot.callbackErrors);
+    out.Member("changeCorrelationSkipped", input.correlationSkipped);
+    out.Member("associationTrackingSkipped", input.associationSkipped);
+    out.Member("sdkCallsFailed", snapshot.sdkCallsFailed);
+    out.Member("concludedTooEarly", snapshot.concludedEarly);
+    out.Member("changeTableEvictions", input.correlationEvicted);
+    out.Member("failedAnswers", input.failedAnswers);
+    out.EndObject();
 #ifdef INGEST_PERF_FAULT_INJECTION
-    result["faultInjection"_key] = ExportFaultInjection();
+    out.Key("faultInjection");
+    WriteFaultInjection(out);
 #endif
 
     INGEST_PERF_INJECT_ALLOCATION_FAULT();
     if (input.catalog != nullptr)
     {
-      result["labels"_key] = ExportLabels(*input.catalog, input.streams, status.configuration.hashPeers);
+      out.Key("labels");
+      WriteLabels(out, *input.catalog, input.streams, status.configuration.hashPeers);
     }
-    result["storage"_key] = ExportStorage(status, input.collected ? &input.storage : nullptr);
+    out.Key("storage");
+    WriteStorage(out, status, input.collected ? &input.storage : nullptr);
     if (input.collected && input.catalog != nullptr)
     {
-      result["associations"_key] = ExportAssociations(input.associations, *input.catalog, status.configuration);
+      out.Key("associations");
+      WriteAssociations(out, input.associations, *input.catalog, status.configuration);
     }
     // Every transport since the reset, merged once (its histograms: a few hundred buckets per phase).
     const TransportSnapshot sinceReset = snapshot.AllTransports();
     if (input.collected)
     {
-      result["changes"_key] = ExportChanges(input.changes, sinceReset);
-      result["pluginCost"_key] = ExportPluginCost(input.pluginCost, sinceReset);
+      out.Key("changes");
+      WriteChanges(out, input.changes, sinceReset);
+      out.Key("pluginCost");
+      WritePluginCost(out, input.pluginCost, sinceReset);
     }
 
     if (filter.UsesStreams() && input.catalog != nullptr && input.collected)
     {
-      ExportSlotsView(result, input, filter);
-      result["unobservable"_key] = ExportUnobservable(*input.status);
-      result["definitions"_key] = ExportDefinitions();
-      return result;
+      WriteSlotsView(out, input, filter);
     }
-
-    INGEST_PERF_INJECT_ALLOCATION_FAULT();
-    const bool windowed = filter.hasWindow && input.collected && input.windowsKept;
-    if (windowed)
+    else
     {
-      result["window"_key] = ExportWindowInfo(filter.window, input.window);
-    }
-    Json::Value& transports = result["transports"_key];
-    transports = Json::objectValue;
-    const auto exportOne = [&](const TransportSnapshot& transport, const Transport* which) {
-      return windowed ? ExportWindowTransport(transport, status, which, input.window.coveredNs)
-                      : ExportTransport(transport, status, which, true, true,
-                                        which != nullptr ? snapshot.PartQuantilesOf(*which) : nullptr);
-    };
-    const std::array<TransportSnapshot, kTransportCount>& source =
-      windowed ? input.window.transports : snapshot.transports;
-    for (size_t t = 0; t < kTransportCount; t++)
-    {
-      const Transport transport = static_cast<Transport>(t);
-      if (filter.ListsTransport(transport))
+      INGEST_PERF_INJECT_ALLOCATION_FAULT();
+      const bool windowed = filter.hasWindow && input.collected && input.windowsKept;
+      if (windowed)
       {
-        transports[TransportName(transport)] = exportOne(source[t], &transport);
+        out.Key("window");
+        WriteWindowInfo(out, filter.window, input.window);
+      }
+      out.Key("transports");
+      out.BeginObject();
+      const std::array<TransportSnapshot, kTransportCount>& source =
+        windowed ? input.window.transports : snapshot.transports;
+      const auto writeOne = [&](const TransportSnapshot& transport, const Transport* which) {
+        TransportForm form;
+        if (windowed)
+        {
+          form.includeRates = false;
+          form.windowNs = &input.window.coveredNs;
+        }
+        else if (which != nullptr)
+        {
+          form.partQuantiles = snapshot.PartQuantilesOf(*which);
+        }
+        WriteTransport(out, transport, status, which, form);
+      };
+      for (size_t t = 0; t < kTransportCount; t++)
+      {
+        const Transport transport = static_cast<Transport>(t);
+        if (filter.ListsTransport(transport))
+        {
+          out.Key(TransportName(transport));
+          writeOne(source[t], &transport);
+        }
+      }
+      if (filter.scope != StatsQuery::Scope::Single)
+      {
+        out.Key("all");
+        writeOne(windowed ? MergeTransports(source) : sinceReset, nullptr);
+      }
+      out.EndObject();
+      if (!windowed && input.collected && input.windowsKept)
+      {
+        out.Key("recent");
+        WriteRecent(out, input.recent, filter);
       }
     }
-    if (filter.scope != StatsQuery::Scope::Single)
-    {
-      transports["all"_key] = exportOne(windowed ? MergeTransports(source) : sinceReset, nullptr);
-    }
-    if (!windowed && input.collected && input.windowsKept)
-    {
-      result["recent"_key] = ExportRecent(input.recent, filter);
-    }
 
-    result["unobservable"_key] = ExportUnobservable(*input.status);
-    result["definitions"_key] = ExportDefinitions();
-    return result;
+    out.Key("unobservable");
+    WriteUnobservableSteps(out, status);
+    out.Key("definitions");
+    out.Tree(ExportDefinitions());
+    out.EndObject();
   }
 }

@@ -1,8 +1,10 @@
-// IngestReport -> the JSON document of GET /perf/stats. Durations in milliseconds, sizes in
-// bytes, rates per second; the schema is documented in docs/rest-api.md. Knows nothing of Orthanc.
+// IngestReport -> the JSON document of GET /perf/stats, written straight into the answer's text.
+// Durations in milliseconds, sizes in bytes, rates per second; the schema is documented in
+// docs/rest-api.md. Knows nothing of Orthanc.
 #pragma once
 
 #include "Metrics/StatsQuery.h"
+#include "Platform/JsonText.h"
 #include "Recording/IngestReport.h"
 
 #include <json/value.h>
@@ -11,7 +13,9 @@
 
 namespace IngestPerf
 {
-  Json::Value ExportStats(const IngestReport& report, const StatsQuery& query);
+  // The whole document, written as it is built (no Json::Value tree): its members in the order of
+  // the schema's sections, each histogram's as count, sum, mean, min, quantiles, max.
+  void WriteStats(JsonWriter& out, const IngestReport& report, const StatsQuery& query);
 
   // Milliseconds with 0.1 microsecond resolution.
   double NanosecondsToMilliseconds(int64_t ns);
@@ -19,7 +23,7 @@ namespace IngestPerf
   // "2026-11-23T12:00:00.123Z"
   std::string IsoUtc(int64_t wallNs);
 
-  Json::Value ExportHistogram(const HistogramSnapshot& histogram, bool durations);
+  void WriteHistogram(JsonWriter& out, const HistogramSnapshot& histogram, bool durations);
 
   // The parts of one phase of one instance, in ms: {"onCpu", "waitingForCpu" (absent when the kernel
   // gave no run delay: then in blocked), "blocked"}; null when the phase was not split.

@@ -182,7 +182,7 @@ namespace IngestPerf
   }
 
 
-  Json::Value ExportDefinitions()
+  const Json::Value& ExportDefinitions()
   {
     // Built once: the vocabulary never changes, and /perf/stats carries it in every answer.
     static const Json::Value definitions = BuildDefinitions();

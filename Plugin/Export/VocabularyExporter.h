@@ -14,5 +14,5 @@ namespace IngestPerf
 
   // The "definitions" of /perf/stats: the phases, outcomes and failure reasons by name, and "order",
   // each list's names in the vocabulary's order (for a reader of a saved answer).
-  Json::Value ExportDefinitions();
+  const Json::Value& ExportDefinitions();
 }

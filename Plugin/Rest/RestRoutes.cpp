@@ -67,7 +67,10 @@ namespace IngestPerf
       filter.hashedPeers = status->configuration.hashPeers;
       const std::unique_ptr<IngestReport> report = CollectReport(filter);
       report->failedAnswers = OrthancSdk::FailedAnswers();
-      OrthancSdk::AnswerJson(output, ExportStats(*report, filter));
+      MappedText text;
+      JsonWriter writer(text);
+      WriteStats(writer, *report, filter);
+      OrthancSdk::AnswerText(output, text, "application/json");
     }
 
     void AnswerDiagnosis(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)

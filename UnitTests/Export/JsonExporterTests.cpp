@@ -2,6 +2,7 @@
 #include "Metrics/IngestStats.h"
 #include "Timeline/InstanceTimeline.h"
 #include "Export/JsonExporter.h"
+#include "StatsDocument.h"
 #include "Metrics/StreamTable.h"
 #include "Labels/PeerPseudonym.h"
 
@@ -92,7 +93,7 @@ namespace
       report.pluginCost = cost->Snapshot();
     }
     report.pluginCost.watcher = watcher;
-    return ExportStats(report, filter);
+    return StatsDocument(report, filter);
   }
 }
 
@@ -411,7 +412,7 @@ TEST(JsonExporter, HashPeersReplacesAetsAndAddressesInEveryPartOfTheAnswer)
     report.associations.connections.push_back(
       DicomConnection{42, stats.catalog.InternValue(LabelDimension::RemoteIp, "10.0.0.7"), kUnidentified, kMs, 0});
     report.associations.connectionsReadNs = 2 * kMs;
-    return ExportStats(report, filter);
+    return StatsDocument(report, filter);
   };
   auto exportWith = [&](const StatsQuery& filter) {
     return Json::writeString(Json::StreamWriterBuilder(), exportJson(filter));
@@ -500,7 +501,7 @@ TEST(JsonExporter, WindowAndRecentBlockOnAnInjectedClock)
       report.window = stats.SnapshotWindow(filter.window, now);
     }
     report.recent = {stats.SnapshotWindow(Window::OneMinute, now), stats.SnapshotWindow(Window::FiveMinutes, now)};
-    return ExportStats(report, filter);
+    return StatsDocument(report, filter);
   };
 
   StatsQuery fiveMinutes;

@@ -3,6 +3,7 @@
 #include "Platform/JsonText.h"
 
 #include "Export/JsonExporter.h"
+#include "../Export/StatsDocument.h"
 #include "Recording/IngestState.h"
 
 #include <gtest/gtest.h>
@@ -162,13 +163,55 @@ TEST(JsonText, RandomTreesAndNumbersAsJsoncppWritesThem)
 }
 
 
-TEST(JsonText, TheStatsAnswerAsJsoncppWritesIt)
+// The stats answer is written as it is built (JsonWriter's Begin, Key and values, no tree): its
+// layout is jsoncpp's, member for member in the order written.
+TEST(JsonText, TheStatsAnswerInJsoncppsLayout)
 {
   Configuration configuration;
   IngestState pipeline(configuration);
   PluginStatus status;
   StatsQuery query;
-  const Json::Value answer = ExportStats(pipeline.Collect(query, status), query);
+  const std::string text = StatsText(pipeline.Collect(query, status), query);
+  const Json::Value answer = StatsDocument(pipeline.Collect(query, status), query);
   ASSERT_TRUE(answer.isObject());
+  // jsoncpp writes the members of each object in the keys' order: so does JsonWriter given them so.
   EXPECT_EQ(JsoncppText(answer), OurText(answer));
+  EXPECT_NE(std::string::npos, text.find("{\n  \"plugin\" : \"ingest-perf\",\n  \"version\" : "));
+}
+
+
+// A document built member by member is the same text as the tree of the same members in the same
+// order would be: objects, arrays, empty ones, nested in each other and at the top.
+TEST(JsonText, WrittenAsBuiltAsTheTreeIs)
+{
+  std::mt19937_64 random(7);
+  for (int i = 0; i < 300; i++)
+  {
+    const Json::Value tree = RandomTree(random, 4);
+    MappedText text;
+    JsonWriter writer(text);
+    writer.Tree(tree);  // Begin, Key and the values, member by member
+    EXPECT_EQ(0u, writer.OpenContainers());
+    ASSERT_EQ(JsoncppText(tree), std::string(text.Data(), text.Size())) << "tree " << i;
+  }
+  MappedText text;
+  JsonWriter writer(text);
+  writer.BeginObject();
+  writer.Member("b", 1);
+  writer.Member("a", 2.5);
+  writer.Key("empty");
+  writer.BeginObject();
+  writer.EndObject();
+  writer.Key("list");
+  writer.BeginArray();
+  writer.BeginArray();
+  writer.EndArray();
+  writer.Value(std::string("x"));
+  writer.Value(nullptr);
+  writer.Value(false);
+  writer.EndArray();
+  writer.EndObject();
+  EXPECT_EQ("{\n  \"b\" : 1,\n  \"a\" : 2.5,\n  \"empty\" : {},\n  \"list\" : \n  [\n    [],\n    \"x\",\n    null,\n"
+            "    false\n  ]\n}",
+            std::string(text.Data(), text.Size()));
 }
