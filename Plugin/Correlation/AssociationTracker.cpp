@@ -263,14 +263,21 @@ namespace IngestPerf
       {
         continue;
       }
-      PeerAssociations copy;
-      copy.remoteAet = peer.remoteAet;
-      copy.finished = peer.finished.load(std::memory_order_relaxed);
-      copy.byConnection = peer.finishedByConnection;
-      copy.inferred = copy.finished - copy.byConnection;
-      copy.instancesPerAssociation = peer.instancesPerAssociation.Snapshot();
-      copy.durationNs = peer.durationNs.Snapshot();
-      // Chains that are over count as finished in the copy, as the peer's next instance would close
+      // A peer of its own is copied into a row of its own; one beyond MaxLabelValues is added to
+      // the "(other)" row straight away (with 300 calling AETs and 32 values, 268 of them: no copy
+      // of their histograms to merge afterwards).
+      const bool isOther = peer.remoteAet == kOtherLabel;
+      PeerAssociations own;
+      PeerAssociations& row = isOther ? other : own;
+      const uint64_t finishedBefore = row.finished;
+      const uint64_t inProgressBefore = row.inProgress;
+      const uint64_t finished = peer.finished.load(std::memory_order_relaxed);
+      row.finished += finished;
+      row.byConnection += peer.finishedByConnection;
+      row.inferred += finished - peer.finishedByConnection;
+      peer.instancesPerAssociation.AddTo(row.instancesPerAssociation);
+      peer.durationNs.AddTo(row.durationNs);
+      // Chains that are over count as finished in the row, as the peer's next instance would close
       // them; the tracker is not changed.
       for (size_t k = 0; k < peer.count; k++)
       {
@@ -279,35 +286,30 @@ namespace IngestPerf
         {
           continue;
         }
-        (chain.connection != 0 ? copy.byConnection : copy.inferred)++;
+        (chain.connection != 0 ? row.byConnection : row.inferred)++;
         if (Over(chain, nowNs, maxGapNs_, connections_))
         {
-          copy.finished++;
-          copy.instancesPerAssociation.Add(static_cast<int64_t>(chain.instances));
-          copy.durationNs.Add(chain.lastEndNs - chain.startNs);
+          row.finished++;
+          row.instancesPerAssociation.Add(static_cast<int64_t>(chain.instances));
+          row.durationNs.Add(chain.lastEndNs - chain.startNs);
         }
         else
         {
-          copy.inProgress++;
+          row.inProgress++;
         }
       }
       peer.locked.store(false, std::memory_order_release);
-      if (copy.finished == 0 && copy.inProgress == 0)
+      if (row.finished == finishedBefore && row.inProgress == inProgressBefore)
       {
         continue;
       }
-      if (copy.remoteAet == kOtherLabel)
+      if (isOther)
       {
         other.aets++;
-        other.finished += copy.finished;
-        other.inProgress += copy.inProgress;
-        other.byConnection += copy.byConnection;
-        other.inferred += copy.inferred;
-        other.instancesPerAssociation.Merge(copy.instancesPerAssociation);
-        other.durationNs.Merge(copy.durationNs);
         continue;
       }
-      result.push_back(std::move(copy));
+      own.remoteAet = peer.remoteAet;
+      result.push_back(std::move(own));
     }
     if (other.finished != 0 || other.inProgress != 0)
     {

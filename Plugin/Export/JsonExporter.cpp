@@ -1073,7 +1073,8 @@ namespace IngestPerf
     out.Key("unobservable");
     WriteUnobservableSteps(out, status);
     out.Key("definitions");
-    out.Tree(ExportDefinitions());
+    static const JsonFragment definitions(ExportDefinitions(), 1);
+    out.Fragment(definitions);
     out.EndObject();
   }
 }

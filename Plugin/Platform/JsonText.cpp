@@ -1,5 +1,6 @@
 #include "Platform/JsonText.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <string>
@@ -9,6 +10,21 @@ namespace IngestPerf
   namespace
   {
     constexpr int kDecimals = 4;
+
+    // The bytes a string holds as they are: printable ASCII but the quote and the backslash.
+    struct PlainBytes
+    {
+      bool plain[256] = {};
+      constexpr PlainBytes()
+      {
+        for (int byte = 0x20; byte < 0x80; byte++)
+        {
+          plain[byte] = byte != '"' && byte != '\\';
+        }
+      }
+      constexpr bool operator[](unsigned char byte) const { return plain[byte]; }
+    };
+    constexpr PlainBytes kPlain;
 
     // The character starting at `c` (a byte of 0x80 or more, or a control), as jsoncpp decodes it.
     unsigned int Codepoint(const char*& c, const char* end)
@@ -61,8 +77,11 @@ namespace IngestPerf
   {
     if (!indented_)
     {
-      Put('\n');
-      for (size_t i = 0; i < depth_; i++)
+      // The line break and the indentation in one piece, as deep as an answer goes (then more).
+      static const char kIndentation[] = "\n                                                                ";
+      constexpr size_t kLevels = (sizeof(kIndentation) - 2) / 2;
+      Put(kIndentation, 1 + 2 * std::min(depth_, kLevels));
+      for (size_t i = kLevels; i < depth_; i++)
       {
         Put("  ", 2);
       }
@@ -249,7 +268,7 @@ namespace IngestPerf
     for (const char* c = text; c != end; c++)
     {
       const unsigned char byte = static_cast<unsigned char>(*c);
-      if (byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\')
+      if (kPlain[byte])
       {
         continue;
       }
@@ -367,6 +386,30 @@ namespace IngestPerf
         EndObject();
         break;
     }
+  }
+
+
+  JsonFragment::JsonFragment(const Json::Value& value, size_t depth) :
+    value_(value),
+    depth_(depth)
+  {
+    MappedText text;
+    JsonWriter writer(text);
+    writer.depth_ = depth;
+    writer.indented_ = false;  // as after its key
+    writer.Tree(value);
+    text_.assign(text.Data(), text.Size());
+  }
+
+
+  void JsonWriter::Fragment(const JsonFragment& fragment)
+  {
+    if (frames_.empty() || frames_.back().array || depth_ != fragment.depth_)
+    {
+      Tree(fragment.value_);
+      return;
+    }
+    Put(fragment.text_.data(), fragment.text_.size());
   }
 
 

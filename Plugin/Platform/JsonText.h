@@ -22,6 +22,8 @@ namespace IngestPerf
   // Members come out in the order they are written. The caller pairs every Begin with its End and
   // gives each member of an object a Key first; a Json::Value can be written anywhere a value goes
   // (its members in jsoncpp's order, the keys'). Empty objects and arrays are "{}" and "[]".
+  class JsonFragment;
+
   class JsonWriter
   {
   public:
@@ -48,6 +50,7 @@ namespace IngestPerf
     void String(const char* text) { String(text, std::strlen(text)); }
     void String(const std::string& text) { String(text.data(), text.size()); }
     void Tree(const Json::Value& value);
+    void Fragment(const JsonFragment& fragment);
 
     // One value of whichever type: integers as integers, floating point as reals (3.0), as the
     // Json::Value of the same C++ type would be written.
@@ -96,6 +99,8 @@ namespace IngestPerf
     size_t OpenContainers() const { return frames_.size(); }
 
   private:
+    friend class JsonFragment;
+
     struct Frame
     {
       bool array;
@@ -117,6 +122,22 @@ namespace IngestPerf
     std::vector<Frame> frames_;
     size_t depth_ = 0;
     bool indented_ = true;  // the line holds nothing but its indentation (or is the first)
+  };
+
+  // A value that never changes, written as a member `depth` containers deep once, then copied into
+  // every answer that has it there (the vocabulary's definitions, 205 values of every /perf/stats):
+  // as Tree would write it. Elsewhere, JsonWriter::Fragment writes the tree.
+  class JsonFragment
+  {
+  public:
+    JsonFragment(const Json::Value& value, size_t depth);
+
+  private:
+    friend class JsonWriter;
+
+    Json::Value value_;
+    size_t depth_;
+    std::string text_;
   };
 
   // The whole of `value` as the text of an answer.

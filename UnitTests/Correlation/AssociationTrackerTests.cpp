@@ -332,6 +332,14 @@ TEST(AssociationTracker, AetsBeyondTheLabelValuesShareOneOtherRow)
       tracker.InstanceStored(aet, label, start + i * 10 * kMs, start + i * 10 * kMs + 5 * kMs);
     }
   }
+  // Four of the "(other)" AETs and two of their own come back after the timeout: their first
+  // association is finished in the tracker (its histograms), the second over when read.
+  for (uint64_t aet : {31, 32, 33, 34, 35, 36})
+  {
+    const IngestPerf::LabelId label = aet <= 32 ? static_cast<IngestPerf::LabelId>(aet + 1) : IngestPerf::kOtherLabel;
+    const int64_t start = 50 * kTimeout + static_cast<int64_t>(aet) * 1000 * kMs;
+    tracker.InstanceStored(aet, label, start, start + 7 * kMs);
+  }
   const auto rows = tracker.Snapshot(100 * kTimeout);
   ASSERT_EQ(33u, rows.size());
   std::set<IngestPerf::LabelId> names;
@@ -347,8 +355,15 @@ TEST(AssociationTracker, AetsBeyondTheLabelValuesShareOneOtherRow)
     EXPECT_EQ(row.remoteAet == IngestPerf::kOtherLabel ? 8u : 1u, row.aets);
   }
   EXPECT_EQ(IngestPerf::kOtherLabel, rows.back().remoteAet);
-  EXPECT_EQ(8u, rows.back().finished);
-  EXPECT_EQ(40u, finished);
+  EXPECT_EQ(12u, rows.back().finished);
+  EXPECT_EQ(12u, rows.back().instancesPerAssociation.Count());
+  EXPECT_EQ(12u, rows.back().durationNs.Count());
+  EXPECT_EQ(12u, rows.back().byConnection + rows.back().inferred);
+  EXPECT_EQ(3 * 8u + 4u, rows.back().instancesPerAssociation.Sum());
+  EXPECT_EQ(7 * kMs, rows.back().durationNs.Min());  // the second associations: one instance each
+  EXPECT_EQ(2u, rows[30].finished);
+  EXPECT_EQ(2u, rows[30].durationNs.Count());
+  EXPECT_EQ(46u, finished);
   EXPECT_EQ(40u, aets);
-  EXPECT_EQ(120u, instances);
+  EXPECT_EQ(126u, instances);
 }

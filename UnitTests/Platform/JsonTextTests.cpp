@@ -215,3 +215,53 @@ TEST(JsonText, WrittenAsBuiltAsTheTreeIs)
             "    false\n  ]\n}",
             std::string(text.Data(), text.Size()));
 }
+
+
+// A fragment written once is the same text as its tree written in its place, and where it was not
+// written for (another depth, an array) the tree is written.
+TEST(JsonText, AFragmentIsItsTreeWhereverItGoes)
+{
+  std::mt19937_64 random(11);
+  for (int i = 0; i < 100; i++)
+  {
+    const Json::Value tree = RandomTree(random, 3);
+    const JsonFragment fragment(tree, 1);
+    for (int place = 0; place < 3; place++)
+    {
+      Json::Value document;
+      document["before"] = 1;
+      document["x"] = tree;
+      MappedText text;
+      JsonWriter writer(text);
+      writer.BeginObject();
+      writer.Member("before", 1);
+      if (place == 2)
+      {
+        writer.Key("list");
+        writer.BeginArray();
+        writer.Fragment(fragment);
+        writer.EndArray();
+        document.removeMember("x");
+        document["list"].append(tree);
+      }
+      else if (place == 1)
+      {
+        writer.Key("nested");
+        writer.BeginObject();
+        writer.Key("x");
+        writer.Fragment(fragment);
+        writer.EndObject();
+        document.removeMember("x");
+        document["nested"]["x"] = tree;
+      }
+      else
+      {
+        writer.Key("x");
+        writer.Fragment(fragment);
+      }
+      writer.EndObject();
+      // jsoncpp sorts "before" ahead of "list", "nested" and "x": the members' written order.
+      ASSERT_EQ(JsoncppText(document), std::string(text.Data(), text.Size())) << "tree " << i << " place " << place;
+    }
+  }
+}
