@@ -110,11 +110,25 @@ def test_shell_examples_and_their_answers(readme_orthanc):
             assert answer == json.loads(block.group("answer")), body
 
 
+def same_order(documented, actual, path="$"):
+    """The members of every object come in the documented order: /perf/stats is written member by
+    member, in the order of its schema, which the example shows (a shortened list keeps its order)."""
+    if isinstance(documented, dict) and isinstance(actual, dict):
+        common = [key for key in documented if key in actual]
+        assert common == [key for key in actual if key in documented], \
+            "%s: documented %s vs live %s" % (path, common, [key for key in actual if key in documented])
+        for key in common:
+            same_order(documented[key], actual[key], "%s.%s" % (path, key))
+    elif isinstance(documented, list) and isinstance(actual, list) and documented and actual:
+        same_order(documented[0], actual[0], path + "[0]")
+
+
 def test_stats_example_has_the_live_structure(readme_orthanc):
     (example,) = blocks("stats-example")
     documented = json.loads(example.group("body"))
     live = readme_orthanc.stats(transport="dicom")
     same_shape(documented, live)
+    same_order(documented, live)
     # and the shell example that fetches it is the same request
     (fetch,) = [b for b in blocks("shell") if "/perf/stats?transport=dicom\"" in b.group("body")]
     assert fetch

@@ -371,6 +371,7 @@ namespace IngestPerf
                                        configuration.hashPeers)]++;
           }
         }
+        out.Member("count", count);
         out.Key("byRemoteIp");
         out.BeginObject();
         for (const auto& address : byRemoteIp)
@@ -378,7 +379,6 @@ namespace IngestPerf
           out.Member(address.first.c_str(), address.second);
         }
         out.EndObject();
-        out.Member("count", count);
         out.Member("source", "Orthanc's own sockets on DicomPort " + std::to_string(configuration.dicomPort) +
                                " (read from its descriptors when an association arrives, and once a second while "
                                "Orthanc ingests): one per open association");
@@ -907,15 +907,15 @@ namespace IngestPerf
     out.Member("enabled", status.Running());
     out.Key("notInEffect");
     WriteNotInEffect(out, status);
+    out.Member("since", IsoUtc(snapshot.resetWallNs));
+    out.Member("elapsedSeconds", Round(static_cast<double>(snapshot.takenNs - snapshot.resetNs) / 1e9, 0.001));
+    out.Member("sinceReset", ExportSinceReset(snapshot.History()));
     out.Key("units");
     out.BeginObject();
     out.Member("durations", "milliseconds");
     out.Member("sizes", "bytes");
     out.Member("megabyte", "1,000,000 bytes");
     out.EndObject();
-    out.Member("since", IsoUtc(snapshot.resetWallNs));
-    out.Member("elapsedSeconds", Round(static_cast<double>(snapshot.takenNs - snapshot.resetNs) / 1e9, 0.001));
-    out.Member("sinceReset", ExportSinceReset(snapshot.History()));
 
     const Configuration& configuration = status.configuration;
     out.Key("configuration");
@@ -995,29 +995,10 @@ namespace IngestPerf
     WriteFaultInjection(out);
 #endif
 
-    INGEST_PERF_INJECT_ALLOCATION_FAULT();
-    if (input.catalog != nullptr)
-    {
-      out.Key("labels");
-      WriteLabels(out, *input.catalog, input.streams, status.configuration.hashPeers);
-    }
-    out.Key("storage");
-    WriteStorage(out, status, input.collected ? &input.storage : nullptr);
-    if (input.collected && input.catalog != nullptr)
-    {
-      out.Key("associations");
-      WriteAssociations(out, input.associations, *input.catalog, status.configuration);
-    }
+    // The figures first: the recent minutes, the transports (or the label sets asked for); then the
+    // plugin's own tables, the associations, the changes and the plugin's cost.
     // Every transport since the reset, merged once (its histograms: a few hundred buckets per phase).
     const TransportSnapshot sinceReset = snapshot.AllTransports();
-    if (input.collected)
-    {
-      out.Key("changes");
-      WriteChanges(out, input.changes, sinceReset);
-      out.Key("pluginCost");
-      WritePluginCost(out, input.pluginCost, sinceReset);
-    }
-
     if (filter.UsesStreams() && input.catalog != nullptr && input.collected)
     {
       WriteSlotsView(out, input, filter);
@@ -1030,6 +1011,11 @@ namespace IngestPerf
       {
         out.Key("window");
         WriteWindowInfo(out, filter.window, input.window);
+      }
+      else if (input.collected && input.windowsKept)
+      {
+        out.Key("recent");
+        WriteRecent(out, input.recent, filter);
       }
       out.Key("transports");
       out.BeginObject();
@@ -1063,11 +1049,27 @@ namespace IngestPerf
         writeOne(windowed ? MergeTransports(source) : sinceReset, nullptr);
       }
       out.EndObject();
-      if (!windowed && input.collected && input.windowsKept)
-      {
-        out.Key("recent");
-        WriteRecent(out, input.recent, filter);
-      }
+    }
+
+    INGEST_PERF_INJECT_ALLOCATION_FAULT();
+    if (input.catalog != nullptr)
+    {
+      out.Key("labels");
+      WriteLabels(out, *input.catalog, input.streams, status.configuration.hashPeers);
+    }
+    out.Key("storage");
+    WriteStorage(out, status, input.collected ? &input.storage : nullptr);
+    if (input.collected && input.catalog != nullptr)
+    {
+      out.Key("associations");
+      WriteAssociations(out, input.associations, *input.catalog, status.configuration);
+    }
+    if (input.collected)
+    {
+      out.Key("changes");
+      WriteChanges(out, input.changes, sinceReset);
+      out.Key("pluginCost");
+      WritePluginCost(out, input.pluginCost, sinceReset);
     }
 
     out.Key("unobservable");
