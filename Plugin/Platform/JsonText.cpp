@@ -212,7 +212,8 @@ namespace IngestPerf
   }
 
 
-  void JsonWriter::Int(int64_t value)
+  template <typename Integer>
+  void JsonWriter::WriteInteger(Integer value)
   {
     BeforeValue();
     char buffer[24];
@@ -222,13 +223,15 @@ namespace IngestPerf
   }
 
 
+  void JsonWriter::Int(int64_t value)
+  {
+    WriteInteger(value);
+  }
+
+
   void JsonWriter::UInt(uint64_t value)
   {
-    BeforeValue();
-    char buffer[24];
-    const std::to_chars_result result = std::to_chars(buffer, buffer + sizeof(buffer), value);
-    Put(buffer, static_cast<size_t>(result.ptr - buffer));
-    AfterValue();
+    WriteInteger(value);
   }
 
 

@@ -117,6 +117,8 @@ namespace IngestPerf
     void Begin(bool array);
     void End();
     void PutHex(unsigned int value);
+    template <typename Integer>
+    void WriteInteger(Integer value);
 
     MappedText& text_;
     std::vector<Frame> frames_;
