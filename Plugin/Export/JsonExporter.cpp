@@ -94,19 +94,14 @@ namespace IngestPerf
         out.Member("saturated", histogram.Saturated());
       }
     }
-  }
 
+    void WriteHistogram(JsonWriter& out, const HistogramSnapshot& histogram, bool durations)
+    {
+      out.BeginObject();
+      WriteHistogramMembers(out, histogram, durations);
+      out.EndObject();
+    }
 
-  void WriteHistogram(JsonWriter& out, const HistogramSnapshot& histogram, bool durations)
-  {
-    out.BeginObject();
-    WriteHistogramMembers(out, histogram, durations);
-    out.EndObject();
-  }
-
-
-  namespace
-  {
     // One part of a phase: its mean over the split instances, its share of their mean duration, and,
     // where kept (a transport since the reset), its quantiles. includesWaitingForCpuOf: the
     // instances without a run delay, whose wait for a CPU this part holds (0: none).
