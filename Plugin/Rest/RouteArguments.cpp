@@ -29,14 +29,25 @@ namespace IngestPerf
       return -1;
     }
 
+    // The labels' names: what groupBy takes.
+    Json::Value LabelNames()
+    {
+      Json::Value names = Json::arrayValue;
+      for (size_t d = 0; d < kLabelDimensions; d++)
+      {
+        names.append(LabelDimensionName(static_cast<LabelDimension>(d)));
+      }
+      return names;
+    }
+
     Json::Value AllowedParameters()
     {
       Json::Value allowed = Json::arrayValue;
       allowed.append("groupBy");
       allowed.append("window");
-      for (size_t d = 0; d < kLabelDimensions; d++)
+      for (const Json::Value& name : LabelNames())
       {
-        allowed.append(LabelDimensionName(static_cast<LabelDimension>(d)));
+        allowed.append(name);
       }
       return allowed;
     }
@@ -129,9 +140,7 @@ namespace IngestPerf
       {
         if (!ParseLabelDimension(filter.groupBy, value.c_str()))
         {
-          Json::Value allowed = AllowedParameters();
-          allowed.removeIndex(0, nullptr);  // "groupBy" itself
-          return Fail(error, "invalid value '" + value + "' for parameter 'groupBy'", key, allowed);
+          return Fail(error, "invalid value '" + value + "' for parameter 'groupBy'", key, LabelNames());
         }
         filter.hasGroupBy = true;
       }

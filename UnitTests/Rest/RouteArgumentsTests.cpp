@@ -56,6 +56,17 @@ TEST(RouteArguments, StatsArguments)
   const char* groupValue[] = {"color"};
   EXPECT_FALSE(ParseStatsArguments(filter, badGroup, 1, groupKey, groupValue));
   EXPECT_EQ("groupBy", badGroup["parameter"].asString());
+  // What a refused groupBy lists is what groupBy takes: every label, and nothing it refuses (it
+  // listed "window", which groupBy=window refuses).
+  ASSERT_EQ(kLabelDimensions, badGroup["allowed"].size());
+  for (const Json::Value& name : badGroup["allowed"])
+  {
+    StatsQuery grouped;
+    Json::Value none;
+    const std::string text = name.asString();
+    const char* value[] = {text.c_str()};
+    EXPECT_TRUE(ParseStatsArguments(grouped, none, 1, groupKey, value)) << text;
+  }
 
   Json::Value twice;
   const char* twiceKeys[] = {"remoteAet", "remoteAet"};
