@@ -127,6 +127,8 @@ def test_overwrite_instances_counts_a_resend_as_stored(orthanc_factory, series):
 def test_reset_zeroes_the_counts(orthanc, series):
     orthanc.http_upload(series[:3])
     assert stored(orthanc.stats(), "rest") == 3
+    before = wait_for(orthanc, lambda s: s["changes"]["delivered"].get("NewInstance") == 3)
+    assert before["changes"]["delivered"]["NewInstance"] == 3
     answer = orthanc.reset_stats()
     assert answer == {"reset": True}
     stats = orthanc.stats()
@@ -134,8 +136,14 @@ def test_reset_zeroes_the_counts(orthanc, series):
     assert stats["transports"]["rest"]["phases"]["serverTotal"]["count"] == 0
     assert stats["transports"]["rest"]["phases"]["serverTotal"]["mean"] is None
     assert stats["elapsedSeconds"] < 5
+    # The changes delivered count from the reset too (those of the 3 instances came before it);
+    # what is said since start is.
+    assert "NewInstance" not in stats["changes"]["delivered"]
+    assert stats["changes"]["newInstanceChangesSinceStart"] >= 3
     orthanc.storescu(series[3:5])
     assert stored(orthanc.stats(), "dicom") == 2
+    after = wait_for(orthanc, lambda s: s["changes"]["delivered"].get("NewInstance") == 2)
+    assert after["changes"]["delivered"]["NewInstance"] == 2
 
 
 def test_zip_upload_chains_the_instances_of_one_request(orthanc, series):

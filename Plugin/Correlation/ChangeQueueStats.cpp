@@ -30,11 +30,6 @@ namespace IngestPerf
     lastNewInstanceDeliveryNs_(0),
     lastNewInstanceStoredNs_(0)
   {
-    for (auto& count : delivered_)
-    {
-      count.store(0, std::memory_order_relaxed);
-    }
-    otherTypes_.store(0, std::memory_order_relaxed);
     storedInstances_.store(0, std::memory_order_relaxed);
     newInstancesDelivered_.store(0, std::memory_order_relaxed);
     ResetStatistics();
@@ -100,6 +95,13 @@ namespace IngestPerf
 
   void ChangeQueueStats::ResetStatistics()
   {
+    // The changes delivered count from the reset, as every figure; the backlog's two counters do not
+    // (it is what is waiting now, whenever it was stored).
+    for (auto& count : delivered_)
+    {
+      count.store(0, std::memory_order_relaxed);
+    }
+    otherTypes_.store(0, std::memory_order_relaxed);
     newSeriesLag_.Reset();
     newStudyLag_.Reset();
     newPatientLag_.Reset();

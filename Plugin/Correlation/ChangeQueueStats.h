@@ -51,7 +51,7 @@ namespace IngestPerf
     // OnStored time of its instance if known (0 otherwise).
     void ChangeDelivered(uint32_t changeType, int64_t nowNs, int64_t pairedStoredNs);
 
-    void ResetStatistics();  // keeps the counters the backlog is computed from
+    void ResetStatistics();  // keeps the two counters the backlog is computed from (since start)
 
     // Instances stored since start (never reset): a cheap sign of ingest activity for other threads.
     uint64_t StoredInstances() const { return storedInstances_.load(std::memory_order_relaxed); }

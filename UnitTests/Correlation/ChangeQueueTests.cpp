@@ -56,6 +56,17 @@ TEST(ChangeQueueStats, NoIntervalWhenTheQueueIsEmpty)
   stats.ChangeDelivered(kNewInstance, 5000 * kMs, 4990 * kMs);  // idle in between: not service time
   EXPECT_EQ(0u, stats.Snapshot().perInstanceWhileBacklogged.Count());
   EXPECT_EQ(0u, stats.Snapshot().NewInstanceBacklog());
+  stats.ChangeDelivered(1234, 5001 * kMs, 0);
   stats.ResetStatistics();
-  EXPECT_EQ(2u, stats.Snapshot().delivered[kNewInstance]);  // counters survive a reset
+  // The changes delivered count from the reset (POST /perf/reset: every figure counts only what
+  // came after it); the backlog's counters are since start, and a change after the reset counts.
+  EXPECT_EQ(0u, stats.Snapshot().delivered[kNewInstance]);
+  EXPECT_EQ(0u, stats.Snapshot().otherTypes);
+  EXPECT_EQ(2u, stats.Snapshot().newInstancesDelivered);
+  EXPECT_EQ(2u, stats.Snapshot().storedInstances);
+  stats.InstanceStored();
+  EXPECT_EQ(1u, stats.Snapshot().NewInstanceBacklog());
+  stats.ChangeDelivered(kNewInstance, 6000 * kMs, 5990 * kMs);
+  EXPECT_EQ(1u, stats.Snapshot().delivered[kNewInstance]);
+  EXPECT_EQ(0u, stats.Snapshot().NewInstanceBacklog());
 }
