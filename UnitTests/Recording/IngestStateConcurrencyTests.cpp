@@ -138,15 +138,24 @@ TEST(PipelineConcurrency, SixteenClientsLoseNoInstance)
   // clients are done: nothing recorded during a read is missing from the next.
   const GroupedSnapshot merged = pipeline.stats.SnapshotGrouped(nullptr, nullptr);
   const WindowSnapshot window = pipeline.stats.SnapshotWindow(Window::FiveMinutes, MonotonicNowNs());
+  // The window has every record but those its rings dropped, counted, when one arrived at a slot
+  // being cleared (a 10 s slot starting during the run, under 16 writers: seen once under TSan).
+  const uint64_t lost = window.droppedAtRotation + window.straddledRotation;
+  const auto within = [lost](uint64_t all, uint64_t windowed) { return windowed <= all && all - windowed <= lost; };
   for (size_t t = 0; t < kTransportCount; t++)
   {
     for (size_t p = 0; p < kPhaseCount; p++)
     {
       EXPECT_TRUE(snapshot.transports[t].phases[p] == merged.transports[t].phases[p]) << t << " " << p;
-      EXPECT_EQ(merged.transports[t].phases[p].Count(), window.transports[t].phases[p].Count()) << t << " " << p;
+      EXPECT_TRUE(within(merged.transports[t].phases[p].Count(), window.transports[t].phases[p].Count()))
+        << t << " " << p << ": " << merged.transports[t].phases[p].Count() << " vs "
+        << window.transports[t].phases[p].Count() << ", " << lost << " lost at rotation";
     }
     EXPECT_EQ(merged.transports[t].outcomes, snapshot.transports[t].outcomes);
-    EXPECT_EQ(merged.transports[t].outcomes, window.transports[t].outcomes);
+    for (size_t o = 0; o < kOutcomeCount; o++)
+    {
+      EXPECT_TRUE(within(merged.transports[t].outcomes[o], window.transports[t].outcomes[o])) << t << " " << o;
+    }
     EXPECT_EQ(merged.transports[t].counters, snapshot.transports[t].counters);
   }
   uint64_t stored = 0, discarded = 0;
