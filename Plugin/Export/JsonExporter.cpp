@@ -308,6 +308,30 @@ namespace IngestPerf
       out.EndObject();
     }
 
+    // The transports an answer lists, in their order, each under its name, then "all" (every
+    // transport merged) unless the query asked for one: write(which) writes the value of each, which
+    // is nullptr for "all". What the transports, the recent windows and the label view each list.
+    template <typename Write>
+    void WriteListedTransports(JsonWriter& out, const StatsQuery& filter, const Write& write)
+    {
+      out.BeginObject();
+      for (size_t t = 0; t < kTransportCount; t++)
+      {
+        const Transport transport = static_cast<Transport>(t);
+        if (filter.ListsTransport(transport))
+        {
+          out.Key(TransportName(transport));
+          write(&transport);
+        }
+      }
+      if (filter.scope != StatsQuery::Scope::Single)
+      {
+        out.Key("all");
+        write(nullptr);
+      }
+      out.EndObject();
+    }
+
     void WriteHook(JsonWriter& out, const char* name, const HookState& hook)
     {
       out.Key(name);
@@ -648,24 +672,16 @@ namespace IngestPerf
       TransportForm form;
       form.includeRates = false;
       out.Key("transports");
-      out.BeginObject();
-      TransportSnapshot all;
-      for (size_t t = 0; t < kTransportCount; t++)
-      {
-        const Transport transport = static_cast<Transport>(t);
-        all.Merge(grouped.transports[t]);
-        if (filter.ListsTransport(transport))
+      WriteListedTransports(out, filter, [&](const Transport* which) {
+        if (which != nullptr)
         {
-          out.Key(TransportName(transport));
-          WriteTransport(out, grouped.transports[t], *input.status, &transport, form);
+          WriteTransport(out, grouped.transports[static_cast<size_t>(*which)], *input.status, which, form);
         }
-      }
-      if (filter.scope != StatsQuery::Scope::Single)
-      {
-        out.Key("all");
-        WriteTransport(out, all, *input.status, nullptr, form);
-      }
-      out.EndObject();
+        else
+        {
+          WriteTransport(out, MergeTransports(grouped.transports), *input.status, nullptr, form);
+        }
+      });
 
       if (filter.hasGroupBy)
       {
@@ -835,34 +851,22 @@ namespace IngestPerf
     void WriteRecent(JsonWriter& out, const std::array<WindowSnapshot, 2>& recent, const StatsQuery& filter)
     {
       const Window windows[2] = {Window::OneMinute, Window::FiveMinutes};
-      out.BeginObject();
-      for (size_t t = 0; t < kTransportCount; t++)
-      {
-        const Transport transport = static_cast<Transport>(t);
-        if (filter.ListsTransport(transport))
-        {
-          out.Key(TransportName(transport));
-          out.BeginObject();
-          for (size_t w = 0; w < 2; w++)
-          {
-            out.Key(WindowName(windows[w]));
-            WriteRecentOne(out, recent[w].transports[t], recent[w].coveredNs);
-          }
-          out.EndObject();
-        }
-      }
-      if (filter.scope != StatsQuery::Scope::Single)
-      {
-        out.Key("all");
+      WriteListedTransports(out, filter, [&](const Transport* which) {
         out.BeginObject();
         for (size_t w = 0; w < 2; w++)
         {
           out.Key(WindowName(windows[w]));
-          WriteRecentOne(out, MergeTransports(recent[w].transports), recent[w].coveredNs);
+          if (which != nullptr)
+          {
+            WriteRecentOne(out, recent[w].transports[static_cast<size_t>(*which)], recent[w].coveredNs);
+          }
+          else
+          {
+            WriteRecentOne(out, MergeTransports(recent[w].transports), recent[w].coveredNs);
+          }
         }
         out.EndObject();
-      }
-      out.EndObject();
+      });
     }
   }
 
@@ -1013,10 +1017,9 @@ namespace IngestPerf
         WriteRecent(out, input.recent, filter);
       }
       out.Key("transports");
-      out.BeginObject();
       const std::array<TransportSnapshot, kTransportCount>& source =
         windowed ? input.window.transports : snapshot.transports;
-      const auto writeOne = [&](const TransportSnapshot& transport, const Transport* which) {
+      WriteListedTransports(out, filter, [&](const Transport* which) {
         TransportForm form;
         if (windowed)
         {
@@ -1027,23 +1030,19 @@ namespace IngestPerf
         {
           form.partQuantiles = snapshot.PartQuantilesOf(*which);
         }
-        WriteTransport(out, transport, status, which, form);
-      };
-      for (size_t t = 0; t < kTransportCount; t++)
-      {
-        const Transport transport = static_cast<Transport>(t);
-        if (filter.ListsTransport(transport))
+        if (which != nullptr)
         {
-          out.Key(TransportName(transport));
-          writeOne(source[t], &transport);
+          WriteTransport(out, source[static_cast<size_t>(*which)], status, which, form);
         }
-      }
-      if (filter.scope != StatsQuery::Scope::Single)
-      {
-        out.Key("all");
-        writeOne(windowed ? MergeTransports(source) : sinceReset, nullptr);
-      }
-      out.EndObject();
+        else if (windowed)
+        {
+          WriteTransport(out, MergeTransports(source), status, nullptr, form);
+        }
+        else
+        {
+          WriteTransport(out, sinceReset, status, nullptr, form);  // merged once, above
+        }
+      });
     }
 
     INGEST_PERF_INJECT_ALLOCATION_FAULT();
