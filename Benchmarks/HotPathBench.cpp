@@ -121,9 +121,8 @@ static void BM_OneEvent(benchmark::State& state)
                                                  pipeline.recorder);
   for (auto _ : state)
   {
-    Hook(pipeline, Callback::CStoreFilter, [&](int64_t now) {
-      pipeline.timelines.ForCurrentThread().Filtered(now, Transport::Rest, true, pipeline.recorder);
-    });
+    Hook(pipeline, Callback::Transcoder,
+         [&](int64_t now) { pipeline.timelines.ForCurrentThread().TranscodeStarted(now); });
   }
 }
 BENCHMARK(BM_OneEvent);
@@ -144,9 +143,8 @@ static void BM_FullInstance_Http(benchmark::State& state)
       pipeline.timelines.ForCurrentThread().Received(now, Transport::Rest, 525000, true, "1.2.840.10008.1.2.1",
                                                      pipeline.recorder);
     });
-    Hook(pipeline, Callback::InstanceFilter, [&](int64_t now) {
-      pipeline.timelines.ForCurrentThread().Filtered(now, Transport::Rest, false, pipeline.recorder);
-    });
+    Hook(pipeline, Callback::InstanceFilter,
+         [&](int64_t now) { pipeline.timelines.ForCurrentThread().Filtered(now, Transport::Rest, pipeline.recorder); });
     Hook(pipeline, Callback::StoredInstance, [&](int64_t) {
       pipeline.timelines.ForCurrentThread().Stored(Stored(Transport::Rest, key, labels), pipeline.recorder);
     });
@@ -173,10 +171,7 @@ static void BM_FullInstance_CStore(benchmark::State& state)
                                                      pipeline.recorder);
     });
     Hook(pipeline, Callback::InstanceFilter, [&](int64_t now) {
-      pipeline.timelines.ForCurrentThread().Filtered(now, Transport::Dicom, false, pipeline.recorder);
-    });
-    Hook(pipeline, Callback::CStoreFilter, [&](int64_t now) {
-      pipeline.timelines.ForCurrentThread().Filtered(now, Transport::Dicom, true, pipeline.recorder);
+      pipeline.timelines.ForCurrentThread().Filtered(now, Transport::Dicom, pipeline.recorder);
     });
     Hook(pipeline, Callback::StoredInstance, [&](int64_t) {
       StoredEvent event = Stored(Transport::Dicom, key, labels);
@@ -218,8 +213,7 @@ static void BM_FullInstance_CStore_FullTables(benchmark::State& state)
     labels.calledAet = "ORTHANC";
     InstanceTimeline& timeline = pipeline->timelines.ForCurrentThread();
     timeline.Received(MonotonicNowNs(), Transport::Dicom, 525000, true, "1.2.840.10008.1.2.1", pipeline->recorder);
-    timeline.Filtered(MonotonicNowNs(), Transport::Dicom, false, pipeline->recorder);
-    timeline.Filtered(MonotonicNowNs(), Transport::Dicom, true, pipeline->recorder);
+    timeline.Filtered(MonotonicNowNs(), Transport::Dicom, pipeline->recorder);
     StoredEvent event = Stored(Transport::Dicom, key, labels);
     event.peerKey = key;
     timeline.Stored(event, pipeline->recorder);
@@ -408,7 +402,7 @@ static IngestState& FullLabelsPipeline()
       labels.sopClass = sop.c_str();
       InstanceTimeline& timeline = p->timelines.ForCurrentThread();
       timeline.Received(MonotonicNowNs(), Transport::Dicom, 1000 + i, true, "1.2.840.10008.1.2.1", p->recorder);
-      timeline.Filtered(MonotonicNowNs(), Transport::Dicom, false, p->recorder);
+      timeline.Filtered(MonotonicNowNs(), Transport::Dicom, p->recorder);
       StoredEvent event = Stored(Transport::Dicom, key++, labels);
       event.peerKey = 1 + i % 40;
       timeline.Stored(event, p->recorder);
@@ -447,7 +441,7 @@ static void BM_StatsAnswer_FullLabels(benchmark::State& state)
     {
       InstanceTimeline& timeline = pipeline->timelines.ForCurrentThread();
       timeline.Received(MonotonicNowNs(), Transport::Dicom, 1000, true, "1.2.840.10008.1.2.1", pipeline->recorder);
-      timeline.Filtered(MonotonicNowNs(), Transport::Dicom, false, pipeline->recorder);
+      timeline.Filtered(MonotonicNowNs(), Transport::Dicom, pipeline->recorder);
       timeline.Stored(Stored(Transport::Dicom, key++, labels), pipeline->recorder);
     }
     MappedText text;  // as the route writes it
@@ -517,7 +511,7 @@ static void BM_RecentAnswers_FullRing(benchmark::State& state)
     {
       InstanceTimeline& timeline = p->timelines.ForCurrentThread();
       timeline.Received(MonotonicNowNs(), Transport::Dicom, 1000, true, "1.2.840.10008.1.2.1", p->recorder);
-      timeline.Filtered(MonotonicNowNs(), Transport::Dicom, false, p->recorder);
+      timeline.Filtered(MonotonicNowNs(), Transport::Dicom, p->recorder);
       StoredEvent event = Stored(Transport::Dicom, key, labels);
       event.peerKey = 1 + key % 4;
       event.instanceId = "1b9e7a3c-7d3c1d2a-0e5f6a7b-8c9d0e1f-2a3b4c5d";
@@ -603,8 +597,8 @@ static void BM_WatcherTick(benchmark::State& state)
   IngestWatcher::Hooks hooks;
   uint64_t moved = 0;  // as if an instance had arrived since the last tick: every tick does its work
   hooks.activity = [&pipeline, &moved] { return pipeline.timelines.RecordsOpened() + ++moved; };
-  hooks.dicomSockets = [&pipeline](const std::vector<SocketInfo>& sockets, int64_t nowNs) {
-    return pipeline.DicomSocketsRead(sockets, nowNs);
+  hooks.socketsRead = [&pipeline](const std::vector<SocketInfo>& sockets, int64_t nowNs) {
+    pipeline.SocketsRead(sockets, nowNs);
   };
   hooks.tick = [&pipeline](int64_t nowNs) { pipeline.Tick(nowNs); };
   IngestWatcher watcher(4242, 8042, std::move(hooks));

@@ -14,7 +14,7 @@ log="$here/build-deps/install-dependencies.log"
 
 packages=(
   build-essential cmake ninja-build pkg-config clang-format
-  orthanc orthanc-dev orthanc-gdcm orthanc-dicomweb orthanc-postgresql postgresql
+  orthanc orthanc-dev orthanc-gdcm orthanc-dicomweb orthanc-postgresql orthanc-python postgresql
   libgtest-dev libgmock-dev libbenchmark-dev
   dcmtk python3 python3-venv curl procps busybox
   dicom3tools libgdcm-tools  # called by Orthanc's own suite (Resources/run-orthanc-suite.sh)

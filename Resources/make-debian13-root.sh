@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A Debian 13 ("trixie") root holding Orthanc 1.12.7 and the plugins the tests load beside ours
-# (orthanc-gdcm, orthanc-dicomweb, orthanc-postgresql) and the tools Orthanc's own suite makes it call
+# (orthanc-gdcm, orthanc-dicomweb, orthanc-postgresql, orthanc-python) and the tools Orthanc's own suite makes it call
 # (dcmtk, libgdcm-tools), made with debootstrap from Debian's archive
 # and cached: a few minutes and 340 MB the first time, nothing afterwards. The integration tests run
 # that Orthanc in the root (Resources/debian13-orthanc.sh: chroot in a private mount namespace),
@@ -18,7 +18,7 @@ mirror="${INGEST_PERF_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 # libasan8 and libubsan1: the sanitizer runtimes, to run the sanitized plugin in that Orthanc.
 # dcmtk and libgdcm-tools: the programs that Orthanc's own suite makes Orthanc call from Lua
 # (test_lua_deadlock makes the Orthanc under test run gdcmconv and dcmodify).
-packages="orthanc orthanc-gdcm orthanc-dicomweb orthanc-postgresql libasan8 libubsan1 dcmtk libgdcm-tools"
+packages="orthanc orthanc-gdcm orthanc-dicomweb orthanc-postgresql orthanc-python libasan8 libubsan1 dcmtk libgdcm-tools"
 marker="$root/.ingest-perf-complete"
 marker_text="${packages// /,}"  # a root made for another package list is made again
 complete() { [ -f "$marker" ] && [ "$(cat "$marker")" = "$marker_text" ]; }

@@ -44,7 +44,7 @@ namespace
     }
     timeline.Received(MonotonicNowNs(), transport, 500000 + index % 1000, true, "1.2.840.10008.1.2.1",
                       pipeline.recorder);
-    timeline.Filtered(MonotonicNowNs(), transport, false, pipeline.recorder);
+    timeline.Filtered(MonotonicNowNs(), transport, pipeline.recorder);
     StoredEvent event{};
     event.nowNs = MonotonicNowNs();
     event.wallNowNs = WallNowNs();

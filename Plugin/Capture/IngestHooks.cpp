@@ -3,7 +3,6 @@
 #include "Capture/DicomMetaHeader.h"
 #include "Correlation/ChangeCorrelator.h"
 #include "Correlation/IngestWatcher.h"
-#include "Correlation/ProcessSockets.h"
 #include "Platform/Hash.h"
 #include "Platform/HttpConnectionIdentity.h"
 #include "Platform/MonotonicClock.h"
@@ -29,6 +28,15 @@ namespace IngestPerf
       if (IngestWatcher* watcher = ActiveIngestWatcher())
       {
         watcher->WakeIfSleeping();
+      }
+    }
+
+    // A reading of Orthanc's connections by the plugin's thread, soon (at most every 100 ms).
+    void RequestReading(int64_t now)
+    {
+      if (IngestWatcher* watcher = ActiveIngestWatcher())
+      {
+        watcher->RequestReading(now);
       }
     }
 
@@ -75,10 +83,10 @@ namespace IngestPerf
     }
 
     // Runs one callback's body with the entry timestamp, counts an exception instead of letting it
-    // reach Orthanc, and, for the sampled calls, records the thread CPU time spent inside as the
-    // plugin's own cost (a preemption adds nothing). The body returns the thread CPU ns of work it
-    // ran on Orthanc's behalf (a delegated transcode), which are not the plugin's cost; rare work
-    // timed apart (PluginCost::RecordApart) is left out too.
+    // reach Orthanc, adds its wall time to the instance's time inside the plugin (PluginCost::AddInside),
+    // and, for the sampled calls, records the thread CPU time spent inside as the plugin's own cost (a
+    // preemption adds nothing). The body returns the thread CPU ns of work it ran on Orthanc's behalf (a
+    // delegated transcode), which are not the plugin's cost.
     template <typename Body>
     void Guarded(Callback callback, Body body)
     {
@@ -94,27 +102,14 @@ namespace IngestPerf
       {
         Pipeline().stats.RecordCallbackError();
       }
-      const int64_t apart = PluginCost::TakeApartNs();
       if (sampled)
       {
-        Pipeline().cost.Record(callback, ThreadCpuNowNs() - entryCpu - ThreadCpuClockShareNs() - notOurs - apart);
+        Pipeline().cost.Record(callback, ThreadCpuNowNs() - entryCpu - ThreadCpuClockShareNs() - notOurs);
       }
-    }
-
-    // Whether Orthanc has a connection from `ip`, port `clientPort`, on its HTTP port now: one reading of
-    // Orthanc's own sockets, for HttpConnectionIdentity's check (once, or up to three times), timed
-    // apart as the plugin's rare work.
-    bool HasHttpConnection(const char* ip, uint16_t clientPort, uint16_t httpPort)
-    {
-      const int64_t start = ThreadCpuNowNs();
-      // civetweb names an IPv4 client of an IPv6 socket as ::ffff:a.b.c.d; the sockets' reading as a.b.c.d.
-      const char* address = strncmp(ip, "::ffff:", 7) == 0 && strchr(ip + 7, ':') == nullptr ? ip + 7 : ip;
-      bool found = false;
-      ForEachProcessSocket(httpPort, httpPort, [&](const SocketInfo& socket) {
-        found = found || (!socket.listening && socket.peerPort == clientPort && strcmp(socket.peer, address) == 0);
-      });
-      Pipeline().cost.RecordApart(ThreadCpuNowNs() - start);
-      return found;
+      if (callback != Callback::Change)  // the change thread stores nothing
+      {
+        Pipeline().cost.AddInside(MonotonicNowNs() - entry, callback == Callback::StoredInstance);
+      }
     }
 
     int32_t OnHttpRequest(OrthancPluginHttpMethod method, const char* uri, const char* ip, uint32_t headersCount,
@@ -134,11 +129,19 @@ namespace IngestPerf
         const LabelId address =
           ingestRoute ? Pipeline().labels.InternValue(LabelDimension::RemoteIp, ip) : kUnidentified;
         const uint64_t connection = ingestRoute ? HttpConnectionIdentity::Identify(ip) : 0;
+        // Which connections may be the request's, for the plugin's thread to see it end.
+        const uint64_t from = connection != 0 ? HttpConnectionIdentity::AddressOf(connection)
+                              : ingestRoute   ? HttpConnectionIdentity::AddressKey(ip)
+                                              : 0;
         timeline.HttpRequest(now, hasBody, ingestRoute, isDicomWeb ? Transport::Plugin : Transport::Rest,
-                             Pipeline().recorder, compression, address, connection, clocks);
+                             Pipeline().recorder, compression, address, HttpConnection{connection, from}, clocks);
         if (ingestRoute)
         {
           WakeWatcher();
+          if (HttpConnectionIdentity::CandidateWaiting())
+          {
+            RequestReading(now);  // once, at the first ingest request: while its connection is open
+          }
         }
         return 0;
       });
@@ -154,10 +157,6 @@ namespace IngestPerf
         const ThreadClockReading clocks = ClocksIfDue(timeline, TimelineEvent::Received);
         MetaHeader meta;
         ReadMetaHeader(meta, buffer, size);
-        if (size > Pipeline().largestReceivedBytes.load(std::memory_order_relaxed))
-        {
-          Pipeline().largestReceivedBytes.store(size, std::memory_order_relaxed);  // a rare, racy max is enough
-        }
         timeline.Received(now, TransportOf(origin), size, HasPart10Header(buffer, size),
                           meta.transferSyntax[0] != '\0' ? meta.transferSyntax : nullptr, Pipeline().recorder,
                           meta.sopClass[0] != '\0' ? meta.sopClass : nullptr, clocks);
@@ -224,28 +223,29 @@ namespace IngestPerf
       return done ? OrthancPluginErrorCode_Success : OrthancPluginErrorCode_NotImplemented;
     }
 
-    void Filtered(int64_t now, InstanceTimeline& timeline, const ThreadClockReading& clocks,
-                  const OrthancPluginDicomInstance* instance, bool isCStoreFilter)
+    // What ReceivedInstance reads of an instance when the plugin holds it, read here otherwise: its
+    // bytes as Orthanc will store them (a pointer and a size, no copy), so that OnStored asks the SDK
+    // for less.
+    void DescribeAtFilter(InstanceTimeline& timeline, const OrthancPluginDicomInstance* instance)
     {
-      // The origin is one more SDK call: only paid when no ReceivedInstance opened the record.
-      const Transport transport = timeline.HasOpenInstance() ? timeline.OpenTransport() : TransportFromSdk(instance);
-      timeline.Filtered(now, transport, isCStoreFilter, Pipeline().recorder, clocks);
+      uint64_t size = 0;
+      const void* data = OrthancSdk::InstanceData(instance);
+      if (data == nullptr || !OrthancSdk::InstanceSize(instance, size))
+      {
+        Pipeline().stats.RecordSdkCallFailed();
+        return;  // OnStored asks for each item instead
+      }
+      MetaHeader meta;
+      ReadMetaHeader(meta, data, size);
+      timeline.Described(size, HasPart10Header(data, size),
+                         meta.transferSyntax[0] != '\0' ? meta.transferSyntax : nullptr,
+                         meta.sopClass[0] != '\0' ? meta.sopClass : nullptr);
     }
 
-    int32_t OnInstanceFilter(const OrthancPluginDicomInstance* instance)
-    {
-      Guarded(Callback::InstanceFilter, [&](int64_t now) -> int64_t {
-        InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
-        Filtered(now, timeline, ClocksIfDue(timeline, TimelineEvent::Filtered), instance, false);
-        return 0;
-      });
-      return 1;
-    }
-
-    // Who sent a C-STORE instance, read here rather than at OnStored (the same SDK call, once) so
-    // that a store that fails after this filter still says which modality it came from. Its address
-    // and called AET are metadata, which Orthanc attaches only when it indexes the instance: read at
-    // OnStored.
+    // Who sent a C-STORE instance, read at the instance filter rather than at OnStored (the same SDK
+    // call, once) so that a store that fails after the filters still says which modality it came
+    // from. Its address and called AET are metadata, which Orthanc attaches only when it indexes the
+    // instance: read at OnStored.
     void IdentifyCStore(InstanceTimeline& timeline, const OrthancPluginDicomInstance* instance)
     {
       const char* aet = ExpectedLabel(OrthancSdk::InstanceRemoteAet(instance));
@@ -253,13 +253,24 @@ namespace IngestPerf
                           HashKey(aet));
     }
 
-    int32_t OnCStoreFilter(uint16_t* /*dimseStatus*/, const OrthancPluginDicomInstance* instance)
+    // The instance filter always answers 1: Orthanc goes on to the filters registered after it (a
+    // C-STORE filter answering 1 would stop Orthanc's loop there, which is why the plugin has none).
+    int32_t OnInstanceFilter(const OrthancPluginDicomInstance* instance)
     {
-      Guarded(Callback::CStoreFilter, [&](int64_t now) -> int64_t {
+      Guarded(Callback::InstanceFilter, [&](int64_t now) -> int64_t {
         InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
-        const ThreadClockReading clocks = ClocksIfDue(timeline, TimelineEvent::CStoreFilter);
-        IdentifyCStore(timeline, instance);
-        Filtered(now, timeline, clocks, instance, true);
+        const ThreadClockReading clocks = ClocksIfDue(timeline, TimelineEvent::Filtered);
+        // The origin is one more SDK call: only paid when no ReceivedInstance opened the record.
+        const Transport transport = timeline.HasOpenInstance() ? timeline.OpenTransport() : TransportFromSdk(instance);
+        timeline.Filtered(now, transport, Pipeline().recorder, clocks);
+        if (!timeline.OpenedByReceivedInstance())
+        {
+          DescribeAtFilter(timeline, instance);
+        }
+        if (transport == Transport::Dicom)
+        {
+          IdentifyCStore(timeline, instance);
+        }
         return 0;
       });
       return 1;
@@ -277,8 +288,10 @@ namespace IngestPerf
       event.wallNowNs = WallNowNs();
       event.instanceKey = HashKey(instanceId);
       event.instanceId = instanceId;
-      const bool received = timeline.OpenedByReceivedInstance();
-      const bool unchanged = received && !ingestTranscoding && !timeline.TranscodeAttempted();
+      const bool received = timeline.OpenedByReceivedInstance() || timeline.DescribedAtFilter();
+      // Read at the filter, the bytes are the stored ones; read at ReceivedInstance, unless transcoded.
+      const bool unchanged =
+        timeline.DescribedAtFilter() || (received && !ingestTranscoding && !timeline.TranscodeAttempted());
       // An open record already holds the origin, read by ReceivedInstance or by the filter.
       event.transport = timeline.HasOpenInstance() ? timeline.OpenTransport() : TransportFromSdk(instance);
       // The metadata strings belong to the instance: borrowed for the duration of this callback.
@@ -351,6 +364,13 @@ namespace IngestPerf
           Pipeline().recorder.InstanceDeleted(HashKey(resourceId));
         }
         Pipeline().changes.ChangeDelivered(static_cast<uint32_t>(changeType), now, pairedStoredNs);
+        if (changeType == OrthancPluginChangeType_OrthancStarted)
+        {
+          if (IngestWatcher* watcher = ActiveIngestWatcher())
+          {
+            watcher->OrthancStarted();  // every plugin has loaded: its thread takes the hooks asked for
+          }
+        }
         return 0;
       });
       return OrthancPluginErrorCode_Success;
@@ -459,6 +479,12 @@ namespace IngestPerf
     "its answer; the transcoding is inside preStore. Set TranscodeTiming to FallThrough to time it, accepting that";
 
 
+  const char* const kCStoreFilterReason =
+    "never registered: Orthanc stops at the first C-STORE filter that accepts an instance, so a filter of this "
+    "plugin would keep the C-STORE filters of plugins loaded after it from running (instances they refuse would "
+    "be stored); the calling AET is read at the instance filter instead";
+
+
   HookRegistrations RegisterIngestHooks(const Configuration& configuration)
   {
     transcodeTiming = configuration.transcodeTiming;
@@ -466,21 +492,15 @@ namespace IngestPerf
     ingestTranscoding = configuration.ingestTranscoding;
     partsPeriod = configuration.phasePartsSampling;
     HttpConnectionIdentity::Configure(static_cast<uint16_t>(configuration.httpPort), configuration.httpKeepAlive,
-                                      HasHttpConnection);
+                                      configuration.httpConnectionIdentity);
 
     HookRegistrations result;
 
     result.httpRequestFilter = Registered(OrthancSdk::RegisterHttpFilter(OnHttpRequest), "the HTTP request filter");
 
-    if (configuration.receivedInstanceCallback)
-    {
-      result.receivedInstance = Registered(OrthancSdk::RegisterReceivedInstance(OnReceivedInstance),
-                                           "the ReceivedInstanceCallback (another plugin owns it)");
-    }
-    else
-    {
-      result.receivedInstance.reason = "left to other plugins by IngestPerf.ReceivedInstanceCallback = false";
-    }
+    // Taken only on request, and only once every plugin has loaded (RegisterLateHooks).
+    result.receivedInstance.Set(configuration.receivedInstanceCallback ? ReceivedInstanceHook::State::Waiting
+                                                                       : ReceivedInstanceHook::State::Left);
 
     if (configuration.ingestTranscoding && configuration.transcodeTiming != TranscodeTiming::Off)
     {
@@ -495,13 +515,26 @@ namespace IngestPerf
 
     result.instanceFilter =
       Registered(OrthancSdk::RegisterInstanceFilter(OnInstanceFilter), "the incoming DICOM instance filter");
-    result.cstoreFilter =
-      Registered(OrthancSdk::RegisterCStoreFilter(OnCStoreFilter), "the incoming C-STORE instance filter");
+    result.cstoreFilter.reason = kCStoreFilterReason;
 
     OrthancSdk::RegisterOnStored(OnStoredInstance);
     result.storedInstance = RegisteredVoid();
     OrthancSdk::RegisterOnChange(OnChange);
     result.change = RegisteredVoid();
     return result;
+  }
+
+
+  void RegisterLateHooks(ReceivedInstanceHook& receivedInstance)
+  {
+    if (receivedInstance.Get() != ReceivedInstanceHook::State::Waiting)
+    {
+      return;
+    }
+    // Orthanc registers it, and calls it, under the same mutex (invokeServiceMutex_, 1.10.0 to 1.12.x):
+    // registering while instances arrive is safe. Refused when another plugin holds it (Orthanc
+    // logs its refusal); that plugin keeps it.
+    const bool held = OrthancSdk::RegisterReceivedInstance(OnReceivedInstance) == OrthancPluginErrorCode_Success;
+    receivedInstance.Set(held ? ReceivedInstanceHook::State::Held : ReceivedInstanceHook::State::Refused);
   }
 }

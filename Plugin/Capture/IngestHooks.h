@@ -14,14 +14,19 @@
 
 namespace IngestPerf
 {
-
-
-  // Registers every ingest hook the configuration asks for. The ingest state must outlive Orthanc's
-  // use of the callbacks (the whole plugin lifetime).
   // Why the transcoder is not registered although IngestTranscoding is configured.
   extern const char* const kTranscoderOffReason;
+  // Why the plugin never registers a C-STORE filter.
+  extern const char* const kCStoreFilterReason;
 
+  // Registers every ingest hook the configuration asks for, at start-up; the ReceivedInstanceCallback,
+  // which only one plugin may hold, is left for RegisterLateHooks. The ingest state must outlive
+  // Orthanc's use of the callbacks (the whole plugin lifetime).
   HookRegistrations RegisterIngestHooks(const Configuration& configuration);
+
+  // Once Orthanc has started (every plugin has loaded), from the plugin's own thread: takes the
+  // ReceivedInstanceCallback if it was asked for (state Waiting), and says whether Orthanc let it.
+  void RegisterLateHooks(ReceivedInstanceHook& receivedInstance);
 
   // The calling thread's clocks if its timeline wants them at `event` (one instance in
   // IngestPerf.PhasePartsSampling), else an unknown reading: two system calls, or none.

@@ -6,12 +6,6 @@
 
 namespace IngestPerf
 {
-  DicomConnections::DicomConnections(Checker checker) :
-    checker_(checker)
-  {
-  }
-
-
   void DicomConnections::Update(const Reading* open, size_t count, int64_t nowNs)
   {
     // One writer at a time changes the slots in place; a reader that sees a cookie sees the fields
@@ -93,7 +87,6 @@ namespace IngestPerf
       return 0;
     }
     uint64_t found = 0;
-    int fd = -1;
     for (const Slot& slot : slots_)
     {
       const uint64_t cookie = slot.cookie.load(std::memory_order_acquire);
@@ -102,26 +95,14 @@ namespace IngestPerf
       {
         continue;
       }
-      const int descriptor = slot.fd.load(std::memory_order_relaxed);
-      if (slot.cookie.load(std::memory_order_acquire) != cookie)
-      {
-        continue;  // the plugin's thread is reusing the slot
-      }
       if (found != 0)
       {
         return 0;  // several associations from that address at once: which one is not known
       }
       found = cookie;
-      fd = descriptor;
     }
-    // The descriptor still holds that socket: it has not closed since the last reading (a new
-    // connection from the same address would then have taken its place unseen).
-    if (found != 0 && checker_(fd) == found)
-    {
-      return found;
-    }
-    stale = true;
-    return 0;
+    stale = found == 0;  // none known yet: a new association the plugin's thread has not read
+    return found;
   }
 
 
@@ -198,6 +179,26 @@ namespace IngestPerf
       }
     }
     return 0;
+  }
+
+
+  bool DicomConnections::AllClosedSince(int64_t atNs, LabelId remoteAet) const
+  {
+    for (const Slot& slot : slots_)
+    {
+      const uint64_t cookie = slot.cookie.load(std::memory_order_acquire);
+      if (cookie == 0 || slot.closedNs.load(std::memory_order_relaxed) != 0 ||
+          slot.openedNs.load(std::memory_order_relaxed) > atNs)
+      {
+        continue;  // closed, or opened after atNs
+      }
+      const LabelId aet = slot.remoteAet.load(std::memory_order_relaxed);
+      if (remoteAet == kUnidentified || aet == kUnidentified || aet == remoteAet)
+      {
+        return false;  // may be its association, still open
+      }
+    }
+    return true;
   }
 
 

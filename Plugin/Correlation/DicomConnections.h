@@ -6,12 +6,13 @@
 // and the time between them is not a gap inside an association. With several connections open from
 // one address at once, the instance is not attributed (AssociationTracker then infers, as before).
 //
-// Read on the ingest path (Attribute: a scan of at most kCapacity slots and one getsockopt, no lock,
-// no allocation). Updated by the plugin's thread once a second while Orthanc ingests, and by the
-// ingest path itself when an instance's connection is not in the table yet (a new association:
-// its OnStored reads Orthanc's DICOM sockets, once per association). Orthanc gives no sign of an
-// association's arrival: a listener's readiness is gone as soon as Orthanc accepts, before a
-// watcher could see it.
+// Read on the ingest path (Attribute: a scan of at most kCapacity slots of the plugin's own memory, no
+// system call, no lock, no allocation). Updated by the plugin's thread only, once a second while
+// Orthanc ingests, and soon after an instance's connection was not in the table (a new association:
+// its OnStored asks for a reading, at most every 100 ms). Orthanc gives no sign of an association's
+// arrival: a listener's readiness is gone as soon as Orthanc accepts, before a watcher could see it.
+// So the table is as old as its last reading: the first instance of a new association is not
+// attributed, and two associations of one sender less than a reading apart may be taken for one.
 #pragma once
 
 #include "Correlation/ProcessSockets.h"
@@ -43,9 +44,7 @@ namespace IngestPerf
     // A closed connection is kept this long for the records and associations that ended on it.
     static constexpr int64_t kKeepClosedNs = 120 * int64_t(1000000000);
 
-    using Checker = uint64_t (*)(int fd);  // SocketCookie; tests inject theirs
-
-    explicit DicomConnections(Checker checker = SocketCookie);
+    DicomConnections() = default;
 
     // After a reading of Orthanc's descriptors at nowNs: `open` are the connected sockets of the
     // DICOM port (no listener), with their peers interned. Connections not in the list have closed
@@ -58,9 +57,9 @@ namespace IngestPerf
     };
     void Update(const Reading* open, size_t count, int64_t nowNs);
 
-    // Ingest path: the cookie of the one connection open from `peer`, if its descriptor still holds
-    // it; 0 otherwise: several (stale false: which one is not known), or none or a closed one (stale
-    // true: the table is behind Orthanc, read it again).
+    // Ingest path: the cookie of the one connection open from `peer` as of the last reading; 0
+    // otherwise: several (stale false: which one is not known), or none (stale true: the table is
+    // behind Orthanc, read it again).
     uint64_t Attribute(LabelId peer, bool& stale) const;
     uint64_t Attribute(LabelId peer) const
     {
@@ -71,6 +70,9 @@ namespace IngestPerf
     void SetRemoteAet(uint64_t cookie, LabelId remoteAet);
     // Whether a connection is still open as of the last reading (false for an unknown cookie).
     bool IsOpen(uint64_t cookie) const;
+    // Whether every connection that may have been open at `atNs` and may carry `remoteAet` (any, when
+    // kUnidentified) has closed, as of the last reading.
+    bool AllClosedSince(int64_t atNs, LabelId remoteAet) const;
     // How many connections are open from `peer` as of the last reading.
     size_t OpenFrom(LabelId peer) const;
     // The one connection that may have been open at `atNs` (opened after a reading before it, not
@@ -95,7 +97,6 @@ namespace IngestPerf
       std::atomic<int64_t> closedNs{0};
     };
 
-    Checker checker_;
     std::atomic<bool> updating_{false};  // one writer at a time (the plugin's thread, an OnStored)
     std::array<Slot, kCapacity> slots_;
     std::atomic<int64_t> lastReadingNs_{0};

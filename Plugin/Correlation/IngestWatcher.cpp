@@ -3,6 +3,7 @@
 #include "Platform/MonotonicClock.h"
 
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -81,9 +82,7 @@ namespace IngestPerf
     running_ = false;
     if (wake_ >= 0)
     {
-      const uint64_t one = 1;
-      ssize_t ignored = write(wake_, &one, sizeof(one));
-      (void) ignored;
+      Signal();
     }
     if (thread_.joinable())
     {
@@ -100,6 +99,14 @@ namespace IngestPerf
   }
 
 
+  void IngestWatcher::Signal()
+  {
+    const uint64_t one = 1;
+    ssize_t ignored = write(wake_, &one, sizeof(one));
+    (void) ignored;
+  }
+
+
   void IngestWatcher::WakeIfSleeping()
   {
     // The common case is a fence and one load of a line the thread writes twice per idle period. The
@@ -108,57 +115,56 @@ namespace IngestPerf
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (sleeping_.load(std::memory_order_relaxed) && sleeping_.exchange(false, std::memory_order_acq_rel))
     {
-      const uint64_t one = 1;
-      ssize_t ignored = write(wake_, &one, sizeof(one));
-      (void) ignored;
+      Signal();
     }
   }
 
 
-  void IngestWatcher::RequestMemoryRelease()
+  void IngestWatcher::RequestReading(int64_t nowNs)
   {
-    if (!memoryReleaseWanted_.exchange(true, std::memory_order_acq_rel))
+    if (nowNs - lastReadingNs_.load(std::memory_order_relaxed) >= kReadingPeriodNs &&
+        !readingWanted_.load(std::memory_order_relaxed) && !readingWanted_.exchange(true, std::memory_order_acq_rel))
     {
-      const uint64_t one = 1;
-      ssize_t ignored = write(wake_, &one, sizeof(one));
-      (void) ignored;
+      Signal();
+    }
+  }
+
+
+  void IngestWatcher::OrthancStarted()
+  {
+    if (!startedWanted_.exchange(true, std::memory_order_acq_rel))
+    {
+      Signal();
     }
   }
 
 
   ConnectionSample IngestWatcher::ReadSockets(int64_t nowNs)
   {
-    // The thread's own lists, kept from one tick to the next: no allocation once they have grown to
-    // the number of Orthanc's sockets.
+    // The thread's own list, kept from one reading to the next: no allocation once it has grown to
+    // the number of Orthanc's connections. DicomPort's first, then HttpPort's.
     std::vector<SocketInfo>& sockets = sockets_;
-    std::vector<SocketInfo>& dicom = dicomSockets_;
     sockets.clear();
-    dicom.clear();
     ConnectionSample sample;
     sample.ns = nowNs;
+    lastReadingNs_.store(nowNs, std::memory_order_relaxed);
     if (!hooks_.read(dicomPort_, httpPort_, sockets))
     {
       return sample;
     }
+    sockets.erase(
+      std::remove_if(sockets.begin(), sockets.end(),
+                     [](const SocketInfo& socket) { return socket.listening || socket.state != kTcpEstablished; }),
+      sockets.end());
+    std::stable_partition(sockets.begin(), sockets.end(),
+                          [this](const SocketInfo& socket) { return socket.localPort == dicomPort_; });
     for (const SocketInfo& socket : sockets)
     {
-      if (socket.listening || socket.state != kTcpEstablished)
-      {
-        continue;
-      }
-      if (socket.localPort == dicomPort_)
-      {
-        sample.dicom++;
-        dicom.push_back(socket);
-      }
-      else if (socket.localPort == httpPort_)
-      {
-        sample.http++;
-      }
+      (socket.localPort == dicomPort_ ? sample.dicom : sample.http)++;
     }
-    if (hooks_.dicomSockets)
+    if (hooks_.socketsRead)
     {
-      hooks_.dicomSockets(dicom, nowNs);
+      hooks_.socketsRead(sockets, nowNs);
     }
     return sample;
   }
@@ -192,6 +198,9 @@ namespace IngestPerf
 
   void IngestWatcher::Run()
   {
+    // Its name in top, gdb and /proc: the plugin's thread, not one of Orthanc's (prctl rather than
+    // pthread_setname_np, whose symbol would need glibc 2.34).
+    prctl(PR_SET_NAME, "ingest-perf", 0, 0, 0);
     int64_t nextTickNs = MonotonicNowNs() + kPeriodNs;
     int64_t cpuNs = ThreadCpuNowNs();
     while (!stopping_)
@@ -230,25 +239,37 @@ namespace IngestPerf
         cpuNs = cpuAfterNs;
         continue;
       }
+      bool ticked = false;
       if (ready > 0)
       {
         uint64_t count;
         ssize_t ignored = read(wake_, &count, sizeof(count));
         (void) ignored;
-        if (memoryReleaseWanted_.exchange(false, std::memory_order_acq_rel))
+        if (startedWanted_.load(std::memory_order_acquire) && hooks_.orthancStarted)
         {
-          // Counted apart, and left out of this wake's account: the routes' cost, not ingest's.
-          const int64_t beforeNs = ThreadCpuNowNs();
-          if (hooks_.releaseMemory)
+          std::function<void()> started;
+          started.swap(hooks_.orthancStarted);  // once
+          try
           {
-            hooks_.releaseMemory();
+            started();
           }
-          const int64_t afterNs = ThreadCpuNowNs();
-          cost_.answerMemoryCpuNs.fetch_add(afterNs - beforeNs, std::memory_order_relaxed);
-          cost_.answerMemoryReleases.fetch_add(1, std::memory_order_relaxed);
-          cpuNs += afterNs - beforeNs;
+          catch (...)
+          {
+            // A registration that threw: the hook stays as it was, and /perf/stats says so.
+          }
         }
-        // Woken by a hook: Orthanc ingests again (not by a REST answer's release alone).
+        if (readingWanted_.exchange(false, std::memory_order_acq_rel))
+        {
+          try
+          {
+            Add(ReadSockets(MonotonicNowNs()));
+            ticked = true;
+          }
+          catch (...)
+          {
+          }
+        }
+        // Woken by a hook: Orthanc ingests again.
         if (idle && (!hooks_.activity || hooks_.activity() != lastActivity_))
         {
           quietTicks_ = 0;
@@ -257,12 +278,11 @@ namespace IngestPerf
       }
       sleeping_.store(false, std::memory_order_relaxed);
       const int64_t now = MonotonicNowNs();
-      bool ticked = false;
       if (now >= nextTickNs)
       {
         try
         {
-          ticked = Tick(now);
+          ticked = Tick(now) || ticked;
         }
         catch (...)
         {
@@ -303,8 +323,6 @@ namespace IngestPerf
     cost.ticks = since(cost_.ticks, costAtReset_.ticks);
     cost.idleCpuNs = since(cost_.idleCpuNs, costAtReset_.idleCpuNs);
     cost.idleWakes = since(cost_.idleWakes, costAtReset_.idleWakes);
-    cost.answerMemoryCpuNs = since(cost_.answerMemoryCpuNs, costAtReset_.answerMemoryCpuNs);
-    cost.answerMemoryReleases = since(cost_.answerMemoryReleases, costAtReset_.answerMemoryReleases);
     return cost;
   }
 
@@ -318,8 +336,6 @@ namespace IngestPerf
     copy(cost_.ticks, costAtReset_.ticks);
     copy(cost_.idleCpuNs, costAtReset_.idleCpuNs);
     copy(cost_.idleWakes, costAtReset_.idleWakes);
-    copy(cost_.answerMemoryCpuNs, costAtReset_.answerMemoryCpuNs);
-    copy(cost_.answerMemoryReleases, costAtReset_.answerMemoryReleases);
   }
 
 

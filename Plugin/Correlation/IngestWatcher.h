@@ -1,13 +1,19 @@
-// The plugin's one thread. It sleeps in epoll_wait on an eventfd while Orthanc does not ingest, and
-// once a second while Orthanc ingests (the records opened by its threads moved in the last
-// kQuietTicks seconds, or a hook woke it after an idle period: WakeIfSleeping) it samples the
-// established connections to DicomPort and HttpPort, hands the DICOM ones over (DicomConnections),
-// and runs `tick` (the ingest state concludes the records whose store has ended, assesses the storage).
-// What it reads is Orthanc's own descriptors, never the host's TCP table: its cost is that of
-// Orthanc's sockets, whatever the host holds besides. Samples are kept an hour in fixed memory
-// (kCapacity of 16 bytes), under a mutex that only readers of the summary share. The thread reads its
-// own CPU time after each wake (CLOCK_THREAD_CPUTIME_ID, once a second at most while Orthanc ingests):
-// the plugin's thread in /perf/stats pluginCost, ticks apart from the wakes that found Orthanc idle.
+// The plugin's one thread, named "ingest-perf". It sleeps in epoll_wait on an eventfd while Orthanc
+// does not ingest, and once a second while Orthanc ingests (the records opened by its threads moved
+// in the last kQuietTicks seconds, or a hook woke it after an idle period: WakeIfSleeping) it reads
+// the connections to DicomPort and HttpPort from Orthanc's own descriptors (ProcessSockets), hands
+// them over (socketsRead), counts them, and runs `tick` (the ingest state concludes the records
+// whose store has ended, assesses the storage). A C-STORE instance whose association the last
+// reading did not know asks for another one (RequestReading), at most every kReadingPeriodNs. Once
+// Orthanc has started (every plugin has loaded), it runs `orthancStarted` (the single-owner hooks
+// the plugin was asked to take).
+//
+// Everything that costs more than a clock and the plugin's own memory runs here, never on Orthanc's
+// threads, and holds nothing Orthanc waits for. What it reads is Orthanc's own descriptors, never the
+// host's TCP table. Counts are kept an hour in fixed memory (kCapacity of 16 bytes), under a mutex
+// that only readers of the summary share. The thread reads its own CPU time after each wake
+// (CLOCK_THREAD_CPUTIME_ID): the plugin's thread in /perf/stats pluginCost, ticks apart from the wakes
+// that found Orthanc idle.
 #pragma once
 
 #include "Correlation/ProcessSockets.h"
@@ -47,19 +53,20 @@ namespace IngestPerf
   {
   public:
     static constexpr int64_t kPeriodNs = 1000 * 1000000LL;
-    static constexpr size_t kCapacity = 3600;  // one hour
-    static constexpr int kQuietTicks = 4;      // ticks after the last activity seen
+    static constexpr int64_t kReadingPeriodNs = 100 * 1000000LL;  // readings on request, at most
+    static constexpr size_t kCapacity = 3600;                     // one hour
+    static constexpr int kQuietTicks = 4;                         // ticks after the last activity seen
 
     struct Hooks
     {
       // A number that moves while Orthanc ingests (records opened by its threads).
       std::function<uint64_t()> activity;
-      // The established sockets of the DICOM port just read. Returns whether one of them was new.
-      std::function<bool(const std::vector<SocketInfo>& dicom, int64_t nowNs)> dicomSockets;
-      // Once per tick while Orthanc ingests, after the sample.
+      // The connected sockets of the two ports just read (DicomPort's first), at nowNs.
+      std::function<void(const std::vector<SocketInfo>& sockets, int64_t nowNs)> socketsRead;
+      // Once per tick while Orthanc ingests, after the reading.
       std::function<void(int64_t nowNs)> tick;
-      // On the thread, after RequestMemoryRelease (the memory a large REST answer freed).
-      std::function<void()> releaseMemory;
+      // Once, after OrthancStarted.
+      std::function<void()> orthancStarted;
       // Lists the sockets of the two ports (ForEachProcessSocket by default; tests inject theirs).
       std::function<bool(uint16_t dicomPort, uint16_t httpPort, std::vector<SocketInfo>& sockets)> read;
     };
@@ -75,16 +82,16 @@ namespace IngestPerf
     // From a hook when Orthanc starts ingesting: one relaxed load, and a write to an eventfd only
     // if the thread sleeps (once per idle period).
     void WakeIfSleeping();
+    // From a hook that needs a newer reading of the connections (a C-STORE instance from a peer
+    // with no known association): an eventfd write at most every kReadingPeriodNs.
+    void RequestReading(int64_t nowNs);
+    // From Orthanc's OrthancStarted change: the thread runs hooks.orthancStarted once.
+    void OrthancStarted();
 
-    // From a REST handler that answered a large body: the thread runs hooks.releaseMemory soon
-    // after (an eventfd write), so that the answer does not wait for it. Requests made before
-    // the thread ran it are served by one run. A wake for this alone leaves an idle thread idle.
-    void RequestMemoryRelease();
-
-    // One tick now, as the thread does (tests call it directly): returns whether it sampled.
+    // One tick now, as the thread does (tests call it directly): returns whether it read.
     bool Tick(int64_t nowNs);
-    // Reads the sockets and hands the DICOM ones over; returns the sample. From the thread (or a
-    // test) only: it reuses the thread's lists.
+    // Reads the sockets and hands them over; returns the counts. From the thread (or a test) only:
+    // it reuses the thread's list.
     ConnectionSample ReadSockets(int64_t nowNs);
     void Add(const ConnectionSample& sample);
 
@@ -100,6 +107,7 @@ namespace IngestPerf
 
   private:
     void Run();
+    void Signal();  // an eventfd write
     // The CPU time of one pass of the loop: to the ticks, or to the wakes that found Orthanc idle.
     void Account(int64_t cpuNs, bool ticked);
 
@@ -108,13 +116,14 @@ namespace IngestPerf
     Hooks hooks_;
     uint64_t lastActivity_ = 0;
     int quietTicks_ = 0;               // active for kQuietTicks ticks at start: Orthanc opens its DICOM port then
-    std::vector<SocketInfo> sockets_;  // ReadSockets' lists, the thread's own
-    std::vector<SocketInfo> dicomSockets_;
+    std::vector<SocketInfo> sockets_;  // ReadSockets' list, the thread's own
     mutable std::mutex mutex_;
     std::vector<ConnectionSample> ring_;
     size_t next_ = 0;
     size_t held_ = 0;
-    std::atomic<bool> memoryReleaseWanted_{false};
+    std::atomic<int64_t> lastReadingNs_{0};
+    std::atomic<bool> readingWanted_{false};
+    std::atomic<bool> startedWanted_{false};
     int epoll_ = -1;
     int wake_ = -1;  // eventfd
     std::atomic<bool> sleeping_{false};
@@ -127,8 +136,6 @@ namespace IngestPerf
       std::atomic<uint64_t> ticks{0};
       std::atomic<int64_t> idleCpuNs{0};
       std::atomic<uint64_t> idleWakes{0};
-      std::atomic<int64_t> answerMemoryCpuNs{0};
-      std::atomic<uint64_t> answerMemoryReleases{0};
     };
     CostCounters cost_;
     CostCounters costAtReset_;

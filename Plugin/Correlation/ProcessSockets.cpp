@@ -154,7 +154,7 @@ namespace IngestPerf
     info.state = tcp.tcpi_state;
     info.msSinceDataSent = tcp.tcpi_last_data_sent;
     info.msSinceDataReceived = tcp.tcpi_last_data_recv;
-    if (!info.listening && (portA == 0 || port == portA))
+    if (!info.listening)
     {
       info.cookie = SocketCookie(fd);
       sockaddr_storage peer{};

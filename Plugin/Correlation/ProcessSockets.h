@@ -3,8 +3,8 @@
 // cookie, how long since data last went each way). The cost is that of Orthanc's descriptors, one
 // getdents64 over /proc/self/fd and a few system calls per socket, whatever else the host holds:
 // reading the kernel's TCP table (procfs) made the kernel print every socket of the network
-// namespace, 7.5-22 ms on a host with a few thousand of them. Never on the ingest path; nothing here allocates. Linux
-// only.
+// namespace, 7.5-22 ms on a host with a few thousand of them. Only the plugin's own thread reads them,
+// never Orthanc's threads; nothing here allocates. Linux only.
 #pragma once
 
 #include <cstddef>
@@ -20,11 +20,11 @@ namespace IngestPerf
     int fd = -1;
     // SO_COOKIE: the kernel's number for the socket, unique for the life of the system (Linux 4.12):
     // a new connection has a new cookie even when it reuses the descriptor number of an old one.
-    uint64_t cookie = 0;  // 0 for a listening socket, and for portB's (DescribeSocket)
+    uint64_t cookie = 0;  // 0 for a listening socket
     uint16_t localPort = 0;
     bool listening = false;
     uint8_t state = 0;  // the kernel's TCP state: 1 established, 8 close-wait, 10 listen...
-    // Numeric; an IPv4-mapped IPv6 address as IPv4; "" if none (listening, or portB's: DescribeSocket).
+    // Numeric; an IPv4-mapped IPv6 address as IPv4; "" if none (listening).
     char peer[kMaxPeerAddressLength + 1] = {0};
     uint16_t peerPort = 0;
     // From TCP_INFO, in milliseconds before the reading: when the socket last sent and last received
@@ -38,13 +38,11 @@ namespace IngestPerf
 
   // Describes `fd` if it is a TCP socket (IPv4 or IPv6) whose local port is `portA` or `portB` (0:
   // any port); false otherwise (not a socket, another protocol or port, closed meanwhile). Two
-  // system calls tell the port, the state and the TCP_INFO timings; the cookie and the peer, two
-  // more, are read for the connections of `portA` only (or of any port when `portA` is 0): the
-  // plugin follows the DICOM port's connections one by one, and only counts the HTTP port's.
+  // system calls tell the port, the state and the TCP_INFO timings; two more the cookie and the peer
+  // of a connection.
   bool DescribeSocket(int fd, uint16_t portA, uint16_t portB, SocketInfo& info);
 
-  // The SO_COOKIE of `fd`, 0 if it is not a socket (closed, say): one system call, to check that a
-  // descriptor still holds the socket it held.
+  // The SO_COOKIE of `fd`, 0 if it is not a socket (closed, say): one system call.
   uint64_t SocketCookie(int fd);
 
   using SocketVisitor = void (*)(const SocketInfo& socket, void* context);

@@ -1,13 +1,14 @@
 // Whether Orthanc's storage could take another instance, as far as the plugin can see: the free
-// space of the storage folder's file system, and Orthanc's own limits (MaximumStorageSize,
-// MaximumPatientCount) against what its index holds. Read by the plugin's own thread while Orthanc
-// ingests and there are stores that failed after the filters (Assess), kept in one atomic that
-// the recorder reads when it names why a store failed (Now): the ingest path never waits for it.
+// space of the storage folder's file system, and whether Orthanc has limits of its own
+// (MaximumStorageSize, MaximumPatientCount). How close Orthanc is to them is its index's to say, and
+// the plugin does not ask Orthanc's REST API: with limits set and space left, a store that failed
+// after the filters is the quota or the index, not told apart. Read by the plugin's own thread while
+// Orthanc ingests (Assess), kept in one atomic that the recorder reads when it names why a store
+// failed (Now): the ingest path never waits for it.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <string>
 
 namespace IngestPerf
@@ -17,7 +18,7 @@ namespace IngestPerf
     Unknown,  // not assessed yet, or not assessable (a storage plugin owns the storage area)
     Ok,
     DiskFull,
-    QuotaReached
+    QuotaPossible  // space left, and Orthanc has a MaximumStorageSize or MaximumPatientCount
   };
 
   struct StorageLimits
@@ -25,13 +26,6 @@ namespace IngestPerf
     std::string folder;                // Orthanc's StorageDirectory; "" when a plugin owns the storage area
     uint64_t maximumStorageBytes = 0;  // 0: no limit
     uint64_t maximumPatientCount = 0;
-  };
-
-  // What Orthanc's index holds (GET /statistics): total size and patients; false when unknown.
-  struct StorageUsage
-  {
-    uint64_t bytes = 0;
-    uint64_t patients = 0;
   };
 
   class StorageCondition
@@ -43,12 +37,8 @@ namespace IngestPerf
 
     StorageState Now() const { return static_cast<StorageState>(state_.load(std::memory_order_relaxed)); }
 
-    // Reads the free space (statvfs) and, when a limit is configured and `usage` is given, asks it
-    // what the index holds (without it, a quota found reached earlier stands); stores and returns
-    // the state. The quota is reached when less than `instanceBytes` is left under it (Orthanc
-    // refuses an instance that would go past it and that it cannot recycle room for).
-    StorageState Assess(const StorageLimits& limits, const std::function<bool(StorageUsage&)>& usage,
-                        uint64_t instanceBytes = 0);
+    // Reads the free space (statvfs); stores and returns the state.
+    StorageState Assess(const StorageLimits& limits);
     void Set(StorageState state) { state_.store(static_cast<uint8_t>(state), std::memory_order_relaxed); }
 
   private:

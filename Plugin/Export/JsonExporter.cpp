@@ -341,6 +341,10 @@ namespace IngestPerf
       {
         out.Member("reason", hook.reason);
       }
+      if (!hook.cost.empty())
+      {
+        out.Member("cost", hook.cost);
+      }
       out.EndObject();
     }
 
@@ -515,12 +519,11 @@ namespace IngestPerf
       out.Member("sampling", "on each thread, one call in " + std::to_string(PluginCost::kSamplingPeriod) +
                                " is timed from entry to return; \"callbacks\" holds the timed calls, their totals are "
                                "their sum times " +
-                               std::to_string(PluginCost::kSamplingPeriod) +
-                               "; the reading of Orthanc's sockets when an association starts is timed every time "
-                               "(\"socketReadings\") and left out of the call that made it");
+                               std::to_string(PluginCost::kSamplingPeriod));
       out.Member("samplingPeriod", PluginCost::kSamplingPeriod);
-      out.Key("socketReadings");
-      WriteHistogram(out, cost.apart, true);
+      // Wall time, every instance: what Orthanc's storing threads spent inside this plugin's hooks.
+      out.Key("insideHooksPerInstanceMs");
+      WriteHistogram(out, cost.insidePerInstance, true);
       const uint64_t callbacksNs = cost.CallbacksNs();
       const uint64_t threadNs = static_cast<uint64_t>(std::max<int64_t>(0, cost.watcher.activeCpuNs));
       const uint64_t totalNs = cost.IngestNs();
@@ -533,9 +536,6 @@ namespace IngestPerf
       out.Member("ticks", cost.watcher.ticks);
       out.Member("idleCpuMs", NanosecondsToMilliseconds(cost.watcher.idleCpuNs));
       out.Member("idleWakes", cost.watcher.idleWakes);
-      // The routes' cost, done on this thread so that their answers do not wait: in no figure above.
-      out.Member("answerMemoryReleases", cost.watcher.answerMemoryReleases);
-      out.Member("answerMemoryReleaseCpuMs", NanosecondsToMilliseconds(cost.watcher.answerMemoryCpuNs));
       out.EndObject();
       out.EndObject();
       out.Member("callbacksMs", NanosecondsToMilliseconds(static_cast<int64_t>(callbacksNs)));
@@ -804,9 +804,10 @@ namespace IngestPerf
         {
           add("IngestPerf.TranscodeTiming", status.hooks.transcoder.reason);
         }
-        if (configuration.receivedInstanceCallback && !status.hooks.receivedInstance.registered)
+        if (configuration.receivedInstanceCallback &&
+            status.hooks.receivedInstance.Get() == ReceivedInstanceHook::State::Refused)
         {
-          add("IngestPerf.ReceivedInstanceCallback", status.hooks.receivedInstance.reason);
+          add("IngestPerf.ReceivedInstanceCallback", status.hooks.receivedInstance.View().reason);
         }
         if (configuration.dicomTcpNoDelay && !status.dicomTcpNoDelay.inEffect)
         {
@@ -952,7 +953,7 @@ namespace IngestPerf
     out.Key("hooks");
     out.BeginObject();
     WriteHook(out, "httpRequestFilter", status.hooks.httpRequestFilter);
-    WriteHook(out, "receivedInstance", status.hooks.receivedInstance);
+    WriteHook(out, "receivedInstance", status.hooks.receivedInstance.View());
     WriteHook(out, "transcoder", status.hooks.transcoder);
     WriteHook(out, "instanceFilter", status.hooks.instanceFilter);
     WriteHook(out, "cstoreFilter", status.hooks.cstoreFilter);

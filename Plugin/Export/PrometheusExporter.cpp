@@ -550,9 +550,8 @@ namespace IngestPerf
 
       const char* cost = "orthanc_ingest_plugin_cost_seconds_total";
       AppendHeader(out, cost, "counter",
-                   "The plugin's own CPU time: its callbacks (one call in 17 timed per thread, times 17), the "
-                   "readings of Orthanc's sockets when an association starts, its thread while Orthanc ingests "
-                   "(\"ingestWatcher\") and while it is idle (\"ingestWatcherIdle\").");
+                   "The plugin's own CPU time: its callbacks (one call in 17 timed per thread, times 17), its "
+                   "thread while Orthanc ingests (\"ingestWatcher\") and while it is idle (\"ingestWatcherIdle\").");
       const PluginCostSnapshot& plugin = report.pluginCost;
       const auto sample = [&](const char* part, uint64_t ns) {
         AppendSample(out, cost, "", std::string(), "callback", part);
@@ -563,7 +562,6 @@ namespace IngestPerf
       {
         sample(CallbackName(static_cast<Callback>(c)), plugin.callbacks[c].Sum() * PluginCost::kSamplingPeriod);
       }
-      sample("socketReadings", plugin.apart.Sum());
       sample("ingestWatcher", static_cast<uint64_t>(std::max<int64_t>(0, plugin.watcher.activeCpuNs)));
       sample("ingestWatcherIdle", static_cast<uint64_t>(std::max<int64_t>(0, plugin.watcher.idleCpuNs)));
       const uint64_t totalNs = plugin.IngestNs();

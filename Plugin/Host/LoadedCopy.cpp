@@ -3,33 +3,74 @@
 #include "Platform/Hash.h"
 
 #include <link.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
 #include <string>
 
 namespace IngestPerf
 {
   namespace
   {
-    constexpr const char* kOwnerVariable = "ORTHANC_INGEST_PERF_LOADED_COPY";
-
     int marker;            // its address differs between libraries
     bool running = false;  // this library runs the plugin (it was claimed)
+    int ownerSocket = -1;  // the running copy's mark, held while it runs
     std::string duplicateName;
 
-    std::string OwnAddress()
+    // Binds the mark: an abstract UNIX socket name of this process (its PID namespace and PID, so
+    // that two Orthancs sharing a network namespace have two), which no file, environment or other
+    // library sees, and which goes with its descriptor. -1 when another copy holds it, or when the
+    // system refuses sockets (then no copy can tell, and each runs as if alone).
+    int BindMark(bool& taken)
     {
-      char text[32];
-      snprintf(text, sizeof(text), "%p", static_cast<void*>(&marker));
-      return text;
+      taken = false;
+      char namespaceLink[64] = {0};
+      const ssize_t length = readlink("/proc/self/ns/pid", namespaceLink, sizeof(namespaceLink) - 1);
+      sockaddr_un address{};
+      address.sun_family = AF_UNIX;
+      const int written = snprintf(address.sun_path + 1, sizeof(address.sun_path) - 1, "orthanc-ingest-perf/%s/%d",
+                                   length > 0 ? namespaceLink : "-", static_cast<int>(getpid()));
+      const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+      if (fd < 0 || written <= 0)
+      {
+        if (fd >= 0)
+        {
+          close(fd);
+        }
+        return -1;
+      }
+      const socklen_t size =
+        static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 +
+                               std::min<size_t>(static_cast<size_t>(written), sizeof(address.sun_path) - 1));
+      if (bind(fd, reinterpret_cast<const sockaddr*>(&address), size) != 0)
+      {
+        taken = errno == EADDRINUSE;
+        close(fd);
+        return -1;
+      }
+      return fd;
     }
 
     // Another library runs the plugin in this process.
     bool AnotherLibraryRuns()
     {
-      const char* owner = getenv(kOwnerVariable);
-      return owner != nullptr && owner[0] != '\0' && OwnAddress() != owner;
+      if (running)
+      {
+        return false;
+      }
+      bool taken = false;
+      const int fd = BindMark(taken);
+      if (fd >= 0)
+      {
+        close(fd);
+      }
+      return taken;
     }
 
     const char* DuplicateName()
@@ -61,7 +102,12 @@ namespace IngestPerf
       return false;
     }
     // Orthanc loads plugins one by one on its main thread, before it serves anything.
-    setenv(kOwnerVariable, OwnAddress().c_str(), 1);
+    bool taken = false;
+    ownerSocket = BindMark(taken);
+    if (taken)
+    {
+      return false;
+    }
     running = true;
     return true;
   }
@@ -100,10 +146,10 @@ namespace IngestPerf
   {
     if (running)
     {
-      const char* owner = getenv(kOwnerVariable);
-      if (owner != nullptr && OwnAddress() == owner)
+      if (ownerSocket >= 0)
       {
-        unsetenv(kOwnerVariable);
+        close(ownerSocket);
+        ownerSocket = -1;
       }
       running = false;
     }

@@ -5,8 +5,8 @@
 // registers nothing, and says so in the log. Two cases:
 //  - the same file twice (the folder and an explicit entry): one library, registered again after
 //    it was initialized;
-//  - two files: two libraries with separate state, which recognise each other through one
-//    environment variable holding the first one's address.
+//  - two files: two libraries with separate state, which recognise each other through one abstract
+//    UNIX socket name that the running copy binds (no file, no environment variable).
 #pragma once
 
 #include <string>

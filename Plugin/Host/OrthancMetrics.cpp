@@ -4,96 +4,11 @@
 #include "Platform/OrthancSdk.h"
 #include "Recording/IngestState.h"
 
-#include <json/reader.h>
-
 #include <atomic>
-#include <cstdlib>
-#include <sstream>
-#include <cstring>
 #include <memory>
 
 namespace IngestPerf
 {
-  namespace
-  {
-    const char kActiveRequests[] = "orthanc_rest_api_active_requests";
-  }
-
-
-  int64_t ParseActiveRestRequests(const std::string& prometheusText)
-  {
-    const size_t nameLength = sizeof(kActiveRequests) - 1;
-    size_t line = 0;
-    while (line < prometheusText.size())
-    {
-      size_t end = prometheusText.find('\n', line);
-      if (end == std::string::npos)
-      {
-        end = prometheusText.size();
-      }
-      // "name value [timestamp]": the name alone, then a space, then digits.
-      if (end - line > nameLength + 1 && prometheusText.compare(line, nameLength, kActiveRequests) == 0 &&
-          prometheusText[line + nameLength] == ' ')
-      {
-        int64_t value = 0;
-        size_t i = line + nameLength + 1;
-        const size_t first = i;
-        while (i < end && prometheusText[i] >= '0' && prometheusText[i] <= '9' && i - first < 18)
-        {
-          value = value * 10 + (prometheusText[i] - '0');
-          i++;
-        }
-        const bool ended = (i == end || prometheusText[i] == ' ' || prometheusText[i] == '\r');
-        return (i > first && ended) ? value : -1;
-      }
-      line = end + 1;
-    }
-    return -1;
-  }
-
-
-  int64_t OtherRestRequestsInProgress()
-  {
-    std::string text;
-    if (!OrthancSdk::RestApiGet("/tools/metrics-prometheus", text))
-    {
-      return -1;
-    }
-    const int64_t active = ParseActiveRestRequests(text);
-    // This internal GET is one of them.
-    return active >= 1 ? active - 1 : -1;
-  }
-
-
-  bool ReadStorageUsage(StorageUsage& usage)
-  {
-    std::string text;
-    Json::Value statistics;
-    Json::CharReaderBuilder builder;
-    std::string errors;
-    std::istringstream stream;
-    if (!OrthancSdk::RestApiGet("/statistics", text))
-    {
-      return false;
-    }
-    stream.str(text);
-    if (!Json::parseFromStream(builder, stream, &statistics, &errors) || !statistics.isObject())
-    {
-      return false;
-    }
-    // TotalDiskSize is a string of bytes (a JSON number would lose precision past 2^53).
-    const Json::Value& size = statistics["TotalDiskSize"];
-    const Json::Value& patients = statistics["CountPatients"];
-    if (!size.isString() || !patients.isUInt64())
-    {
-      return false;
-    }
-    usage.bytes = std::strtoull(size.asCString(), nullptr, 10);
-    usage.patients = patients.asUInt64();
-    return true;
-  }
-
-
   std::vector<std::pair<std::string, float>> PublishedOrthancMetrics(const StatsSnapshot& snapshot,
                                                                      const WindowSnapshot* lastMinute)
   {
@@ -137,8 +52,7 @@ namespace IngestPerf
     std::atomic<int64_t> lastPublishedNs{0};
     const PluginStatus* publishedStatus = nullptr;
 
-    // Orthanc calls it before answering /tools/metrics-prometheus, our own reading of it included
-    // (OtherRestRequestsInProgress): at most one snapshot a second, so a /perf/stats pays it rarely.
+    // Orthanc calls it before answering /tools/metrics-prometheus: at most one snapshot a second.
     void RefreshPublishedMetrics()
     {
       try
@@ -152,8 +66,7 @@ namespace IngestPerf
           return;
         }
         // The statistics only, not a whole Collect: this runs inside Orthanc's answer to
-        // /tools/metrics-prometheus, which /perf/stats itself reads in the middle of its Collect
-        // (OtherRestRequestsInProgress), on an HTTP thread with a small stack.
+        // /tools/metrics-prometheus, on an HTTP thread with a small stack.
         const std::unique_ptr<StatsSnapshot> snapshot(new StatsSnapshot(state->stats.Snapshot(now)));
         std::unique_ptr<WindowSnapshot> lastMinute;
         if (state->stats.HasWindows())

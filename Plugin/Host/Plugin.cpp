@@ -23,7 +23,10 @@
 #include "Ui/UiFiles.h"
 
 #include <cstdlib>
+#include <exception>
 #include <memory>
+#include <string>
+#include <vector>
 
 #ifndef INGEST_PERF_VERSION
 #define INGEST_PERF_VERSION "0.0.0"
@@ -32,6 +35,23 @@
 namespace
 {
   using namespace IngestPerf;
+
+  // What the exception being handled says, whatever its type.
+  std::string CurrentExceptionText()
+  {
+    try
+    {
+      throw;
+    }
+    catch (const std::exception& e)
+    {
+      return e.what();
+    }
+    catch (...)
+    {
+      return "an exception that is not a std::exception";
+    }
+  }
 
   // Live until the library is unloaded: Orthanc may still run a callback while finalizing.
   std::unique_ptr<IngestState> ingestState;
@@ -44,13 +64,13 @@ namespace
 {
   void MarkHooksNotRegistered(const std::string& reason)
   {
-    for (HookState* hook :
-         {&status.hooks.httpRequestFilter, &status.hooks.receivedInstance, &status.hooks.transcoder,
-          &status.hooks.instanceFilter, &status.hooks.cstoreFilter, &status.hooks.storedInstance, &status.hooks.change})
+    for (HookState* hook : {&status.hooks.httpRequestFilter, &status.hooks.transcoder, &status.hooks.instanceFilter,
+                            &status.hooks.storedInstance, &status.hooks.change})
     {
       hook->registered = false;
       hook->reason = reason;
     }
+    status.hooks.receivedInstance.Set(ReceivedInstanceHook::State::Left);
   }
 
   // Loaded, answering /perf, timing nothing: the rule for every start-up failure.
@@ -93,9 +113,9 @@ namespace
       StayInert(std::string("invalid configuration: ") + e.what());
       return;
     }
-    catch (const std::exception& e)
+    catch (...)
     {
-      StayInert(std::string("cannot read the configuration: ") + e.what());
+      StayInert("cannot read the configuration: " + CurrentExceptionText());
       return;
     }
     for (const DeprecatedOption& deprecated : status.configuration.deprecatedOptions)
@@ -110,6 +130,25 @@ namespace
     }
   }
 
+  // Which plugin holds the ReceivedInstanceCallback, and what it costs the figures when not this one.
+  void LogReceivedInstanceHook()
+  {
+    const HookState hook = status.hooks.receivedInstance.View();
+    switch (status.hooks.receivedInstance.Get())
+    {
+      case ReceivedInstanceHook::State::Held:
+        OrthancSdk::LogWarning("IngestPerf: holds the ReceivedInstanceCallback, taken once every plugin had loaded");
+        break;
+      case ReceivedInstanceHook::State::Waiting:
+        OrthancSdk::LogWarning("IngestPerf: the ReceivedInstanceCallback will be taken once Orthanc has started "
+                               "(IngestPerf.ReceivedInstanceCallback), if no other plugin holds it");
+        break;
+      default:
+        OrthancSdk::LogWarning("IngestPerf: ReceivedInstanceCallback " + hook.reason + ". " + hook.cost);
+        break;
+    }
+  }
+
   void Start()
   {
     ingestState.reset(new IngestState(status.configuration));
@@ -119,45 +158,42 @@ namespace
     status.restAnswers = RefuseRestAnswerTiming(status.configuration.timeRestAnswers);
     RegisterPublishedOrthancMetrics(status);
     IngestState* ingest = ingestState.get();
-    ingest->concluder.SetRestRequestsInProgress(OtherRestRequestsInProgress);
-    ingest->storageUsage = ReadStorageUsage;
     IngestWatcher::Hooks hooks;
     hooks.activity = [ingest] { return ingest->timelines.RecordsOpened(); };
-    hooks.dicomSockets = [ingest](const std::vector<SocketInfo>& sockets, int64_t nowNs) {
-      return ingest->DicomSocketsRead(sockets, nowNs);
+    hooks.socketsRead = [ingest](const std::vector<SocketInfo>& sockets, int64_t nowNs) {
+      ingest->SocketsRead(sockets, nowNs);
     };
     hooks.tick = [ingest](int64_t nowNs) { ingest->Tick(nowNs); };
-    hooks.releaseMemory = [] { OrthancSdk::ReleaseFreedMemory(); };
+    hooks.orthancStarted = [] {
+      RegisterLateHooks(status.hooks.receivedInstance);
+      LogReceivedInstanceHook();
+    };
     watcher.reset(new IngestWatcher(static_cast<uint16_t>(status.configuration.dicomPort),
                                     static_cast<uint16_t>(status.configuration.httpPort), std::move(hooks)));
+    ingest->requestReading = [](int64_t nowNs) {
+      if (IngestWatcher* active = ActiveIngestWatcher())
+      {
+        active->RequestReading(nowNs);
+      }
+    };
     watcher->Start();
     SetActiveIngestWatcher(watcher.get());
-    // A large answer's freed memory is given back by the plugin's thread, not before the answer.
-    OrthancSdk::SetMemoryReleaseRequest([] {
-      IngestWatcher* active = ActiveIngestWatcher();
-      if (active != nullptr)
-      {
-        active->RequestMemoryRelease();
-      }
-      return active != nullptr;
-    });
     if (status.storage.requested && !status.storage.active)
     {
       OrthancSdk::LogWarning("IngestPerf: timed storage not started: " + status.storage.reason);
     }
-    if (!status.hooks.receivedInstance.registered)
-    {
-      OrthancSdk::LogWarning("IngestPerf: no ReceivedInstanceCallback (" + status.hooks.receivedInstance.reason +
-                             "): records start at the next visible hook; receive and preStore are unobservable");
-    }
+    LogReceivedInstanceHook();
+    OrthancSdk::LogWarning(std::string("IngestPerf: no C-STORE filter: ") + kCStoreFilterReason);
     OrthancSdk::LogWarning(std::string("IngestPerf ") + INGEST_PERF_VERSION + " is timing ingest; see GET /perf/stats");
   }
 }
 
 
-extern "C"
+namespace
 {
-  ORTHANC_PLUGINS_API int32_t OrthancPluginInitialize(OrthancPluginContext* context)
+  // Whatever goes wrong, OrthancPluginInitialize answers 0: a plugin that fails to initialize stops
+  // Orthanc (and Debian's service restarts it into the same failure). It stays inert instead.
+  void Initialize(OrthancPluginContext* context)
   {
     OrthancSdk::SetContext(context);
     // The name Orthanc registered this copy under: once claimed, PluginName() names a later copy.
@@ -169,10 +205,8 @@ extern "C"
                              " (registered as \"" + LoadedCopy::PluginName() +
                              "\"); it stays inert. Load the plugin once: either from Orthanc's plugin folder "
                              "or by an explicit entry in \"Plugins\", not both");
-      return 0;
+      return;
     }
-    // Whatever goes wrong from here, the plugin answers 0: a plugin that fails to initialize stops
-    // Orthanc (and Debian's service restarts it into the same failure). It stays inert instead.
     status.pluginVersion = INGEST_PERF_VERSION;
     status.orthancVersion = context->orthancVersion != nullptr ? context->orthancVersion : "";
     status.startWallNs = WallNowNs();
@@ -187,16 +221,16 @@ extern "C"
 
     if (status.Running())
     {
-      // Now, before Orthanc starts its DICOM server and while its main thread is alone.
-      status.dicomTcpNoDelay = ApplyDicomTcpNoDelay(status.configuration);
-      if (status.dicomTcpNoDelay.configured || status.dicomTcpNoDelay.inEffect)
-      {
-        OrthancSdk::LogWarning("IngestPerf: DICOM TCP_NODELAY " +
-                               std::string(status.dicomTcpNoDelay.inEffect ? "in effect" : "NOT in effect") + ": " +
-                               status.dicomTcpNoDelay.detail);
-      }
       try
       {
+        // Now, before Orthanc starts its DICOM server and while its main thread is alone.
+        status.dicomTcpNoDelay = ApplyDicomTcpNoDelay(status.configuration);
+        if (status.dicomTcpNoDelay.configured || status.dicomTcpNoDelay.inEffect)
+        {
+          OrthancSdk::LogWarning("IngestPerf: DICOM TCP_NODELAY " +
+                                 std::string(status.dicomTcpNoDelay.inEffect ? "in effect" : "NOT in effect") + ": " +
+                                 status.dicomTcpNoDelay.detail);
+        }
         if (status.configuration.enable)
         {
           Start();
@@ -209,18 +243,18 @@ extern "C"
           OrthancSdk::LogWarning("IngestPerf: disabled by IngestPerf.Enable = false; no hook is registered");
         }
       }
-      catch (const std::exception& e)
+      catch (...)
       {
+        const std::string what = CurrentExceptionText();
         if (!ingestState)
         {
           // Nothing is registered without the ingest state: Orthanc goes on alone, /perf/stats says why.
-          StayInert(std::string("the plugin could not start: ") + e.what());
+          StayInert("the plugin could not start: " + what);
         }
         else
         {
           // The hooks registered so far find the ingest state in place and keep working.
-          OrthancSdk::LogError(std::string("IngestPerf: start-up stopped half-way, some hooks may be missing: ") +
-                               e.what());
+          OrthancSdk::LogError("IngestPerf: start-up stopped half-way, some hooks may be missing: " + what);
         }
       }
     }
@@ -233,9 +267,31 @@ extern "C"
       OrthancSdk::SetRootUri(name, kUiPage);
       OrthancSdk::ExtendOrthancExplorer(name, OrthancExplorerLinkScript());
     }
-    catch (const std::exception& e)
+    catch (...)
     {
-      OrthancSdk::LogError(std::string("IngestPerf: cannot register /perf routes: ") + e.what());
+      OrthancSdk::LogError("IngestPerf: cannot register /perf routes: " + CurrentExceptionText());
+    }
+  }
+}
+
+
+extern "C"
+{
+  ORTHANC_PLUGINS_API int32_t OrthancPluginInitialize(OrthancPluginContext* context)
+  {
+    try
+    {
+      Initialize(context);
+    }
+    catch (...)
+    {
+      try
+      {
+        OrthancSdk::LogError("IngestPerf: start-up failed (" + CurrentExceptionText() + "); Orthanc runs on");
+      }
+      catch (...)
+      {
+      }
     }
     return 0;
   }
@@ -244,21 +300,33 @@ extern "C"
   ORTHANC_PLUGINS_API void OrthancPluginFinalize()
   {
     // Called for every registration, duplicates included, once Orthanc serves nothing any more.
-    if (watcher)
+    try
     {
-      OrthancSdk::SetMemoryReleaseRequest(nullptr);
-      SetActiveIngestWatcher(nullptr);
-      watcher->Stop();
+      if (watcher)
+      {
+        SetActiveIngestWatcher(nullptr);
+        watcher->Stop();
+      }
+      RestoreDicomTcpNoDelay();
+      MappedText::ReleaseSpare();
+      LoadedCopy::Release();
     }
-    RestoreDicomTcpNoDelay();
-    MappedText::ReleaseSpare();
-    LoadedCopy::Release();
+    catch (...)
+    {
+    }
   }
 
 
   ORTHANC_PLUGINS_API const char* OrthancPluginGetName()
   {
-    return LoadedCopy::PluginName();
+    try
+    {
+      return LoadedCopy::PluginName();
+    }
+    catch (...)
+    {
+      return "ingest-perf";
+    }
   }
 
 

@@ -6,9 +6,8 @@ namespace IngestPerf
 {
   const char* CallbackName(Callback callback)
   {
-    static const char* const kNames[kCallbackCount] = {
-      "httpRequestFilter", "receivedInstance", "transcoder", "instanceFilter",
-      "cstoreFilter",      "storedInstance",   "change"};
+    static const char* const kNames[kCallbackCount] = {"httpRequestFilter", "receivedInstance", "transcoder",
+                                                       "instanceFilter",    "storedInstance",   "change"};
     return kNames[static_cast<size_t>(callback)];
   }
 
@@ -20,7 +19,7 @@ namespace IngestPerf
     {
       ns += callback.Sum();
     }
-    return ns * PluginCost::kSamplingPeriod + apart.Sum();
+    return ns * PluginCost::kSamplingPeriod;
   }
 
 
@@ -42,20 +41,13 @@ namespace IngestPerf
   }
 
 
-  void PluginCost::RecordApart(int64_t cpuNs)
-  {
-    apart_.Record(std::max<int64_t>(0, cpuNs));
-    PendingApartNs() += cpuNs;
-  }
-
-
   void PluginCost::Reset()
   {
     for (Histogram& histogram : callbacks_)
     {
       histogram.Reset();
     }
-    apart_.Reset();
+    insidePerInstance_.Reset();
   }
 
 
@@ -66,7 +58,7 @@ namespace IngestPerf
     {
       result.callbacks[i] = callbacks_[i].Snapshot();
     }
-    result.apart = apart_.Snapshot();
+    result.insidePerInstance = insidePerInstance_.Snapshot();
     return result;
   }
 }

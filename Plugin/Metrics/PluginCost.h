@@ -12,9 +12,10 @@
 // the timed calls times the period; /perf/stats says so. Each timed call is corrected by what two
 // back-to-back reads of the clock measure (the clock's own share of the interval).
 //
-// Rare work inside a callback (reading Orthanc's sockets when an association starts) is timed
-// every time, apart (RecordApart), and left out of the sampled call that contains it: one such
-// reading multiplied by the period would swing a small run's figure by several times.
+// Beside the CPU time, the wall time of every callback on a storing thread is summed per instance
+// (a monotonic clock at each return) and recorded at its OnStored: how long each instance kept
+// Orthanc's threads inside this plugin, which is where Orthanc holds its process-wide plugin locks
+// (the filters under one mutex, OnStored under another), preemptions included.
 //
 // Not covered: Orthanc's own work to dispatch a callback, and the opt-in modes that do Orthanc's
 // work in its place (TimedStorage writes the files; a Delegate transcode runs the transcoder): that
@@ -24,6 +25,7 @@
 
 #include "Metrics/Histogram.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -37,7 +39,6 @@ namespace IngestPerf
     ReceivedInstance,
     Transcoder,
     InstanceFilter,
-    CStoreFilter,
     StoredInstance,
     Change,
     Count
@@ -57,19 +58,15 @@ namespace IngestPerf
     uint64_t ticks = 0;       // ticks run in that time
     int64_t idleCpuNs = 0;    // wakes that found Orthanc idle (nothing to do)
     uint64_t idleWakes = 0;
-    // The memory large REST answers freed, given back on this thread (malloc_trim): the routes'
-    // cost, done here so that their answers do not wait; in neither figure above.
-    int64_t answerMemoryCpuNs = 0;
-    uint64_t answerMemoryReleases = 0;
   };
 
   struct PluginCostSnapshot
   {
     std::array<HistogramSnapshot, kCallbackCount> callbacks;  // the timed calls
-    HistogramSnapshot apart;                                  // rare work, every one timed
+    HistogramSnapshot insidePerInstance;                      // wall ns in the callbacks, per stored instance
     PluginThreadCost watcher;
 
-    // The callbacks' estimated CPU time: the timed calls times the period, plus the rare work.
+    // The callbacks' estimated CPU time: the timed calls times the period.
     uint64_t CallbacksNs() const;
     // Callbacks and the plugin's thread while Orthanc ingests: the cost of ingest. Idle apart.
     uint64_t IngestNs() const;
@@ -95,20 +92,17 @@ namespace IngestPerf
     // caller: ThreadCpuClockShareNs).
     void Record(Callback callback, int64_t cpuNs);
 
-    // Rare work timed every time on the calling thread (CPU ns): recorded apart, and taken out of
-    // the enclosing callback's timed call by TakeApartNs.
-    void RecordApart(int64_t cpuNs);
-    // Hot path: the rare work recorded on this thread since the last call (one TLS load, and a
-    // store only when there was some).
-    static int64_t TakeApartNs()
+    // Hot path, at each callback's return on a storing thread: its wall time, summed for the
+    // thread's instance; `stored` (OnStored) records the sum and starts the next one's.
+    void AddInside(int64_t wallNs, bool stored)
     {
-      int64_t& pending = PendingApartNs();
-      const int64_t taken = pending;
-      if (taken != 0)
+      int64_t& inside = PendingInsideNs();
+      inside += wallNs;
+      if (stored)
       {
-        pending = 0;
+        insidePerInstance_.Record(std::max<int64_t>(0, inside));
+        inside = 0;
       }
-      return taken;
     }
 
     void Reset();
@@ -116,13 +110,13 @@ namespace IngestPerf
     PluginCostSnapshot Snapshot() const;
 
   private:
-    static int64_t& PendingApartNs()
+    static int64_t& PendingInsideNs()
     {
       static thread_local int64_t pending = 0;
       return pending;
     }
 
     std::array<Histogram, kCallbackCount> callbacks_;
-    Histogram apart_;
+    Histogram insidePerInstance_;
   };
 }

@@ -22,21 +22,11 @@ namespace IngestPerf
 
     const std::set<std::string>& KnownOptions()
     {
-      static const std::set<std::string> known = {"Enable",
-                                                  "ReceivedInstanceCallback",
-                                                  "MaxThreads",
-                                                  "ChangeTableSize",
-                                                  "MaxPeers",
-                                                  "MaxLabelValues",
-                                                  "MaxStreams",
-                                                  "TranscodeTiming",
-                                                  "TimedStorage",
-                                                  "TimeRestAnswers",
-                                                  "HashPeers",
-                                                  "RecentInstances",
-                                                  "DicomTcpNoDelay",
-                                                  "MaxSeries",
-                                                  "PhasePartsSampling"};
+      static const std::set<std::string> known = {
+        "Enable",          "ReceivedInstanceCallback", "MaxThreads", "ChangeTableSize",
+        "MaxPeers",        "MaxLabelValues",           "MaxStreams", "TranscodeTiming",
+        "TimedStorage",    "TimeRestAnswers",          "HashPeers",  "RecentInstances",
+        "DicomTcpNoDelay", "HttpConnectionIdentity",   "MaxSeries",  "PhasePartsSampling"};
       return known;
     }
 
@@ -309,6 +299,8 @@ namespace IngestPerf
     configuration.timeRestAnswers = ReadBool(section, "TimeRestAnswers", configuration.timeRestAnswers);
     configuration.hashPeers = ReadBool(section, "HashPeers", configuration.hashPeers);
     configuration.dicomTcpNoDelay = ReadBool(section, "DicomTcpNoDelay", configuration.dicomTcpNoDelay);
+    configuration.httpConnectionIdentity =
+      ReadBool(section, "HttpConnectionIdentity", configuration.httpConnectionIdentity);
     configuration.phasePartsSampling = static_cast<uint32_t>(
       ReadInteger(section, "PhasePartsSampling", configuration.phasePartsSampling, 0, kMaxPhasePartsSampling));
     if (section.isMember("TranscodeTiming"))

@@ -62,7 +62,8 @@ namespace IngestPerf
   struct Configuration
   {
     bool enable = true;
-    bool receivedInstanceCallback = true;
+    // Take the ReceivedInstanceCallback, which only one plugin may hold (once every plugin has loaded).
+    bool receivedInstanceCallback = false;
     size_t maxThreads = 512;
     size_t changeTableSize = 16384;
     size_t maxPeers = 256;
@@ -77,6 +78,8 @@ namespace IngestPerf
     // Disable Nagle's algorithm on Orthanc's DICOM associations, through DCMTK's TCP_NODELAY
     // variable (Host/DicomTcpNoDelay.h): the remedy for the C-STORE answer stall.
     bool dicomTcpNoDelay = false;
+    // Read the client's port from civetweb's request information (Platform/HttpConnectionIdentity).
+    bool httpConnectionIdentity = true;
     // One instance in this many, on each thread, has its phases split into on-CPU, waiting-for-CPU
     // and blocked time (Platform/ThreadClocks.h); 0: none.
     uint32_t phasePartsSampling = 50;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 
 namespace IngestPerf
@@ -29,31 +30,52 @@ namespace IngestPerf
     enum State : int
     {
       kUnconfigured,
-      kUnverified,
-      kVerifying,
+      kUnverified,  // the next ingest request leaves a candidate
+      kCopying,     // one request copies it now
+      kCandidate,   // for the plugin's thread
       kVerified,
       kRefused
     };
 
-    // Checks that fail this many times leave the identity refused for good.
+    // Copies that do not look like civetweb's request information this many times leave the identity
+    // refused for good; so do this many candidates not found among Orthanc's sockets (a connection may
+    // close before the plugin's thread reads them: one upload per connection).
     constexpr int kAttempts = 3;
+    constexpr int kMisses = 16;
 
     std::atomic<int> state{kUnconfigured};
     std::atomic<int> failures{0};
+    std::atomic<int> misses{0};
     std::atomic<const char*> refusal{nullptr};
     uint16_t httpPort = 0;
-    HttpConnectionIdentity::Verifier verifier = nullptr;
+    // The candidate: written by the request that moved the state to kCopying, read by the plugin's
+    // thread once the state is kCandidate (release/acquire on `state`).
+    char candidateAddress[kAddressLength] = {0};
+    uint16_t candidatePort = 0;
 
     const char* const kNoKeepAlive =
       "Orthanc's KeepAlive is false: every HTTP request comes on a connection of its own, so there is no time "
       "between two requests of one connection";
 
-    // Copies the ports without faulting, whatever `ip` points to (an unmapped address is an error).
-    bool CopyPortsSafely(const char* ip, Ports& ports)
+    const char* const kNotWanted = "IngestPerf.HttpConnectionIdentity is false: the plugin does not read civetweb's "
+                                   "request information, so it does not know which connection a request came on";
+    const char* const kCopyRefused =
+      "the system refused the plugin a copy of civetweb's request information (process_vm_readv: not permitted, a "
+      "seccomp filter or a security module): the connection of a request is not known";
+
+    // Copies the ports and the address without faulting, whatever `ip` points to (an unmapped
+    // address is an error): -1 when the system refuses the call itself, 0 on another failure.
+    int CopySafely(const char* ip, Ports& ports, char* address)
     {
-      iovec local{&ports, sizeof(ports)};
-      iovec remote{const_cast<char*>(ip) + kRemotePortOffset, sizeof(ports)};
-      return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(sizeof(ports));
+      iovec local[2] = {{address, kAddressLength}, {&ports, sizeof(ports)}};
+      iovec remote[2] = {{const_cast<char*>(ip), kAddressLength},
+                         {const_cast<char*>(ip) + kRemotePortOffset, sizeof(ports)}};
+      const ssize_t copied = process_vm_readv(getpid(), local, 2, remote, 2, 0);
+      if (copied < 0 && (errno == EPERM || errno == ENOSYS || errno == EACCES))
+      {
+        return -1;
+      }
+      return copied == static_cast<ssize_t>(kAddressLength + sizeof(ports)) ? 1 : 0;
     }
 
     void ReadPorts(const char* ip, Ports& ports)
@@ -75,52 +97,114 @@ namespace IngestPerf
       state.store(kRefused, std::memory_order_release);
     }
 
-    // One check, by one thread at a time: the fields copied safely, then the connection they name
-    // looked for among Orthanc's own sockets.
-    void Verify(const char* ip)
+    // A check that failed: kAttempts copies, or kMisses candidates, leave the identity refused for good.
+    void Failed(bool plausible)
+    {
+      if ((plausible ? misses : failures).fetch_add(1, std::memory_order_relaxed) + 1 >=
+          (plausible ? kMisses : kAttempts))
+      {
+        Refuse(!plausible ? "the HTTP server does not hand the plugin civetweb's request information as Orthanc "
+                            "1.10.1 to 1.13.0 do (its client's port is not where civetweb 1.14 to 1.16 keep it): "
+                            "the connection of a request is not known"
+                          : "the client port that civetweb's request information gives is not one of Orthanc's HTTP "
+                            "connections: the connection of a request is not known");
+        return;
+      }
+      state.store(kUnverified, std::memory_order_release);
+    }
+
+    // One request, on its thread: the fields copied safely and checked, left for the plugin's thread.
+    void LeaveCandidate(const char* ip)
     {
       int expected = kUnverified;
-      if (!state.compare_exchange_strong(expected, kVerifying, std::memory_order_acq_rel))
+      if (!state.compare_exchange_strong(expected, kCopying, std::memory_order_acq_rel))
       {
-        return;  // another thread checks now, or it is decided
+        return;  // another request copies now, or it is decided
       }
       Ports ports{};
-      const bool copied = CopyPortsSafely(ip, ports);
-      if (copied && Plausible(ip, ports) && verifier != nullptr &&
-          verifier(ip, static_cast<uint16_t>(ports.remotePort), httpPort))
+      char address[kAddressLength];
+      const int copied = CopySafely(ip, ports, address);
+      if (copied < 0)
       {
-        state.store(kVerified, std::memory_order_release);
+        Refuse(kCopyRefused);
         return;
       }
-      if (failures.fetch_add(1, std::memory_order_relaxed) + 1 >= kAttempts)
+      if (copied == 0 || memchr(address, '\0', kAddressLength) == nullptr || !Plausible(address, ports))
       {
-        Refuse(!copied || !Plausible(ip, ports)
-                 ? "the HTTP server does not hand the plugin civetweb's request information as Orthanc 1.10 to "
-                   "1.12 do (its client's port is not where civetweb 1.14 to 1.16 keep it): the connection of a "
-                   "request is not known"
-                 : "the client port that civetweb's request information gives is not one of Orthanc's HTTP "
-                   "connections: the connection of a request is not known");
+        Failed(false);
         return;
       }
+      memcpy(candidateAddress, address, kAddressLength);
+      candidatePort = static_cast<uint16_t>(ports.remotePort);
+      state.store(kCandidate, std::memory_order_release);
+    }
+  }
+
+
+  void HttpConnectionIdentity::Configure(uint16_t port, bool keepAlive, bool wanted)
+  {
+    httpPort = port;
+    failures.store(0, std::memory_order_relaxed);
+    misses.store(0, std::memory_order_relaxed);
+    refusal.store(nullptr, std::memory_order_relaxed);
+    if (!wanted)
+    {
+      Refuse(kNotWanted);
+    }
+    else if (!keepAlive)
+    {
+      Refuse(kNoKeepAlive);
+    }
+    else
+    {
       state.store(kUnverified, std::memory_order_release);
     }
   }
 
 
-  void HttpConnectionIdentity::Configure(uint16_t port, bool keepAlive, Verifier check)
+  bool HttpConnectionIdentity::CandidateWaiting()
   {
-    httpPort = port;
-    verifier = check;
-    failures.store(0, std::memory_order_relaxed);
-    refusal.store(nullptr, std::memory_order_relaxed);
-    if (keepAlive)
+    return state.load(std::memory_order_relaxed) == kCandidate;
+  }
+
+
+  void HttpConnectionIdentity::VerifyCandidate(const std::function<bool(uint64_t connection)>& hasConnection)
+  {
+    if (state.load(std::memory_order_acquire) != kCandidate)
     {
-      state.store(kUnverified, std::memory_order_release);
+      return;
+    }
+    if (hasConnection(KeyOf(candidateAddress, candidatePort)))
+    {
+      state.store(kVerified, std::memory_order_release);
     }
     else
     {
-      Refuse(kNoKeepAlive);
+      Failed(true);
     }
+  }
+
+
+  namespace
+  {
+    // civetweb names an IPv4 client of an IPv6 socket as ::ffff:a.b.c.d; the sockets' reading as a.b.c.d.
+    const char* Unmapped(const char* address)
+    {
+      return strncmp(address, "::ffff:", 7) == 0 && strchr(address + 7, ':') == nullptr ? address + 7 : address;
+    }
+  }
+
+
+  // A key is the top bit (never 0), 47 bits of the address's hash, and the client's port (or 0).
+  uint64_t HttpConnectionIdentity::AddressKey(const char* address)
+  {
+    return address == nullptr ? 0 : ((HashKey(Unmapped(address)) & kAddressBits) | kKeyBit);
+  }
+
+
+  uint64_t HttpConnectionIdentity::KeyOf(const char* address, uint16_t clientPort)
+  {
+    return address == nullptr ? 0 : (((HashKey(Unmapped(address)) & kAddressBits) << 16) | clientPort | kKeyBit);
   }
 
 
@@ -130,11 +214,11 @@ namespace IngestPerf
     {
       return 0;
     }
-    int current = state.load(std::memory_order_acquire);
+    const int current = state.load(std::memory_order_acquire);
     if (current == kUnverified)
     {
-      Verify(ip);
-      current = state.load(std::memory_order_acquire);
+      LeaveCandidate(ip);
+      return 0;
     }
     if (current != kVerified)
     {
@@ -146,8 +230,7 @@ namespace IngestPerf
     {
       return 0;
     }
-    // A key of the address and the client's port, never 0.
-    return (HashKey(ip) * 65537) ^ static_cast<uint64_t>(ports.remotePort) ^ (uint64_t(1) << 63);
+    return KeyOf(ip, static_cast<uint16_t>(ports.remotePort));
   }
 
 
@@ -167,8 +250,10 @@ namespace IngestPerf
   {
     state.store(kUnconfigured, std::memory_order_release);
     failures.store(0, std::memory_order_relaxed);
+    misses.store(0, std::memory_order_relaxed);
     refusal.store(nullptr, std::memory_order_relaxed);
     httpPort = 0;
-    verifier = nullptr;
+    candidateAddress[0] = '\0';
+    candidatePort = 0;
   }
 }

@@ -5,7 +5,6 @@
 
 #include <json/reader.h>
 
-#include <malloc.h>
 
 #include <atomic>
 #include <cstring>
@@ -19,8 +18,6 @@ namespace IngestPerf
     OrthancPluginContext* globalContext = nullptr;
     std::atomic<uint64_t> failedAnswers{0};
     // The size of the last answer of this thread's REST handler (ReleaseLargeAnswerMemory).
-    thread_local size_t answeredBytes = 0;
-    std::atomic<OrthancSdk::MemoryReleaseRequest> memoryReleaseRequest{nullptr};
 
     struct StringFree
     {
@@ -142,7 +139,6 @@ namespace IngestPerf
     INGEST_PERF_INJECT_ALLOCATION_FAULT();
     MappedText text;
     WriteJsonText(text, body);
-    answeredBytes = text.Size();
     OrthancPluginAnswerBuffer(globalContext, output, text.Data(), static_cast<uint32_t>(text.Size()),
                               "application/json");
   }
@@ -150,34 +146,7 @@ namespace IngestPerf
 
   void OrthancSdk::AnswerText(OrthancPluginRestOutput* output, const MappedText& body, const char* contentType)
   {
-    answeredBytes = body.Size();  // Orthanc compresses a copy of a large answer in malloc's memory
     OrthancPluginAnswerBuffer(globalContext, output, body.Data(), static_cast<uint32_t>(body.Size()), contentType);
-  }
-
-
-  void OrthancSdk::ReleaseLargeAnswerMemory() noexcept
-  {
-    if (answeredBytes >= kLargeAnswerBytes)
-    {
-      const MemoryReleaseRequest request = memoryReleaseRequest.load(std::memory_order_acquire);
-      if (request == nullptr || !request())
-      {
-        ReleaseFreedMemory();
-      }
-    }
-    answeredBytes = 0;
-  }
-
-
-  void OrthancSdk::ReleaseFreedMemory() noexcept
-  {
-    malloc_trim(0);
-  }
-
-
-  void OrthancSdk::SetMemoryReleaseRequest(MemoryReleaseRequest request) noexcept
-  {
-    memoryReleaseRequest.store(request, std::memory_order_release);
   }
 
 
@@ -208,27 +177,6 @@ namespace IngestPerf
   void OrthancSdk::RegisterRefreshMetrics(OrthancPluginRefreshMetricsCallback callback)
   {
     OrthancPluginRegisterRefreshMetricsCallback(globalContext, callback);
-  }
-
-
-  bool OrthancSdk::RestApiGet(const char* uri, std::string& body)
-  {
-    OrthancPluginMemoryBuffer buffer;
-    if (OrthancPluginRestApiGet(globalContext, &buffer, uri) != OrthancPluginErrorCode_Success)
-    {
-      return false;
-    }
-    try
-    {
-      body.assign(static_cast<const char*>(buffer.data), buffer.size);
-    }
-    catch (...)
-    {
-      OrthancPluginFreeMemoryBuffer(globalContext, &buffer);
-      throw;
-    }
-    OrthancPluginFreeMemoryBuffer(globalContext, &buffer);
-    return true;
   }
 
 
@@ -355,12 +303,6 @@ namespace IngestPerf
   OrthancPluginErrorCode OrthancSdk::RegisterInstanceFilter(OrthancPluginIncomingDicomInstanceFilter callback)
   {
     return OrthancPluginRegisterIncomingDicomInstanceFilter(globalContext, callback);
-  }
-
-
-  OrthancPluginErrorCode OrthancSdk::RegisterCStoreFilter(OrthancPluginIncomingCStoreInstanceFilter callback)
-  {
-    return OrthancPluginRegisterIncomingCStoreInstanceFilter(globalContext, callback);
   }
 
 

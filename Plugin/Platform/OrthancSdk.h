@@ -52,25 +52,6 @@ namespace IngestPerf
     OrthancPluginErrorCode GuardRest(OrthancPluginRestOutput* output, Handler handler);
 
     void AnswerInternalError(OrthancPluginRestOutput* output, const char* what) noexcept;
-    // After a handler: if it answered a large body (JSON or text, kLargeAnswerBytes or more), gives
-    // the memory it freed back to the system (glibc's malloc_trim). Each of Orthanc's HTTP threads
-    // allocates in its own malloc arena, which keeps what is freed: without this, every thread
-    // that ever built a large answer (/perf/trace of a full ring: megabytes of JSON tree and
-    // text) would keep that peak for good, and Orthanc's memory would grow with the threads used.
-    // The text itself is in pages of its own (MappedText); what a large answer leaves in malloc's
-    // memory is its tree, and Orthanc's copy when it compresses it (a 1 MB buffer for /perf/metrics,
-    // whose freeing raises glibc's thresholds).
-    void ReleaseLargeAnswerMemory() noexcept;
-    constexpr static size_t kLargeAnswerBytes = 256 * 1024;
-    // Gives the memory freed in every malloc arena back to the system (malloc_trim: about a
-    // millisecond, more with Orthanc's arenas full).
-    void ReleaseFreedMemory() noexcept;
-    // Where ReleaseLargeAnswerMemory has the trim done: by default at once, on the HTTP thread,
-    // before Orthanc sends the answer; the entry point hands it to the plugin's thread (its
-    // RequestMemoryRelease), off the answer's path. The request returns false when it could not
-    // take it (no thread): then at once, as with nullptr.
-    using MemoryReleaseRequest = bool (*)();
-    void SetMemoryReleaseRequest(MemoryReleaseRequest request) noexcept;
     // 503 with a constant JSON body: allocates nothing in the plugin.
     void AnswerOutOfMemory(OrthancPluginRestOutput* output) noexcept;
     // Answers that GuardRest turned into a 500 or 503, since Orthanc started.
@@ -90,7 +71,6 @@ namespace IngestPerf
     OrthancPluginErrorCode RegisterReceivedInstance(OrthancPluginReceivedInstanceCallback callback);
     OrthancPluginErrorCode RegisterTranscoder(OrthancPluginTranscoderCallback callback);
     OrthancPluginErrorCode RegisterInstanceFilter(OrthancPluginIncomingDicomInstanceFilter callback);
-    OrthancPluginErrorCode RegisterCStoreFilter(OrthancPluginIncomingCStoreInstanceFilter callback);
     void RegisterOnStored(OrthancPluginOnStoredInstanceCallback callback);
     void RegisterOnChange(OrthancPluginOnChangeCallback callback);
     // The storage area, with the SDK's code (its own wrapper drops it: a plugin loaded earlier may
@@ -104,10 +84,6 @@ namespace IngestPerf
     // calls before it answers them (only while its "MetricsEnabled" is true).
     void SetMetricsValue(const char* name, float value);
     void RegisterRefreshMetrics(OrthancPluginRefreshMetricsCallback callback);
-
-    // GET on Orthanc's own REST API, through Orthanc's internal call (no HTTP); false when Orthanc
-    // answers an error.
-    bool RestApiGet(const char* uri, std::string& body);
 
     // Orthanc's command line, argument `index` ("" when absent).
     std::vector<std::string> CommandLineArguments();
@@ -132,6 +108,12 @@ namespace IngestPerf
     {
       INGEST_PERF_INJECT_SDK_FAULT(nullptr);
       return OrthancPluginGetInstanceMetadata(Context(), instance, name);
+    }
+    // The instance's bytes as Orthanc holds them (after any ingest transcoding): no copy; null on failure.
+    inline const void* InstanceData(const OrthancPluginDicomInstance* instance)
+    {
+      INGEST_PERF_INJECT_SDK_FAULT(nullptr);
+      return OrthancPluginGetInstanceData(Context(), instance);
     }
     inline const char* InstanceRemoteAet(const OrthancPluginDicomInstance* instance)
     {
@@ -171,7 +153,6 @@ namespace IngestPerf
     {
       AnswerInternalError(output, "unknown error");
     }
-    ReleaseLargeAnswerMemory();  // the handler's locals, its answer's tree and text, are freed by now
     return OrthancPluginErrorCode_Success;
   }
 }

@@ -48,7 +48,9 @@ namespace IngestPerf
       // whose request was not an ingest one, say).
       const ThreadClockReading start =
         clocks.segmentStartNs == instance.segmentStartNs ? clocks.segmentStart : ThreadClockReading();
-      Split(measurement, Phase::Receive, start, clocks.received);
+      // Where the plugin does not hold the ReceivedInstanceCallback, the instance's arrival is its filter.
+      const ThreadClockReading& arrival = instance.receivedNs != 0 ? clocks.received : clocks.filtered;
+      Split(measurement, Phase::Receive, start, arrival);
       Split(measurement, Phase::PreStore, clocks.received, clocks.filtered);
       Split(measurement, Phase::Transcode, clocks.transcodeStart,
             instance.transcodeEndNs != 0 ? clocks.transcodeEnd : clocks.filtered);
@@ -68,7 +70,7 @@ namespace IngestPerf
         if (ns != InstanceMeasurement::kNotMeasured && clocks.previousStoredNs != 0 &&
             measurement.PhaseStart(gap) == clocks.previousStoredNs)
         {
-          Split(measurement, gap, clocks.previousStored, gap == Phase::AssociationGap ? clocks.received : start);
+          Split(measurement, gap, clocks.previousStored, gap == Phase::AssociationGap ? arrival : start);
         }
       }
     }
@@ -87,13 +89,14 @@ namespace IngestPerf
       return measurement;  // nothing but the size and the outcome: no phase has a start
     }
     measurement.transcodeAttempted = instance.transcodeAttempted;
+    const int64_t arrivalNs = instance.ArrivalNs();
+    if (instance.hasReceivePhase && arrivalNs != 0)
+    {
+      measurement.Set(Phase::Receive, instance.segmentStartNs, arrivalNs - instance.segmentStartNs);
+    }
     if (instance.receivedNs != 0)
     {
       measurement.receivedBytes = static_cast<int64_t>(instance.receivedBytes);
-      if (instance.hasReceivePhase)
-      {
-        measurement.Set(Phase::Receive, instance.segmentStartNs, instance.receivedNs - instance.segmentStartNs);
-      }
       if (instance.filteredNs != 0)
       {
         measurement.Set(Phase::PreStore, instance.receivedNs, instance.filteredNs - instance.receivedNs);
@@ -121,8 +124,8 @@ namespace IngestPerf
     measurement.Set(Phase::ServerTotal, instance.segmentStartNs, instance.storedNs - instance.segmentStartNs);
     if (associationGapNs >= 0)
     {
-      // The gap ends at ReceivedInstance (AssociationTracker::InstanceStored).
-      measurement.Set(Phase::AssociationGap, instance.receivedNs - associationGapNs, associationGapNs);
+      // The gap ends at the instance's arrival (AssociationTracker::InstanceStored).
+      measurement.Set(Phase::AssociationGap, arrivalNs - associationGapNs, associationGapNs);
     }
     if (instance.requestGapNs >= 0)
     {
@@ -161,14 +164,14 @@ namespace IngestPerf
       {
         // Written, then no OnStored: the index did not take it (Orthanc removes the files when it
         // returns a failure, not when it throws).
-        reason = storage == StorageState::QuotaReached ? FailureReason::Quota : FailureReason::Index;
+        reason = storage == StorageState::QuotaPossible ? FailureReason::Quota : FailureReason::Index;
         return Outcome::Failed;
       }
       return Outcome::Rejected;  // past the filters and never written: a later filter discarded it
     }
-    reason = storage == StorageState::DiskFull       ? FailureReason::DiskFull
-             : storage == StorageState::QuotaReached ? FailureReason::Quota
-                                                     : FailureReason::AfterFilters;
+    reason = storage == StorageState::DiskFull        ? FailureReason::DiskFull
+             : storage == StorageState::QuotaPossible ? FailureReason::Quota
+                                                      : FailureReason::AfterFilters;
     return Outcome::Failed;
   }
 
@@ -213,7 +216,7 @@ namespace IngestPerf
         connections_->SetRemoteAet(connection, labels.Get(LabelDimension::RemoteAet));
       }
       associationGap = associations_.InstanceStored(instance.peerKey, labels.Get(LabelDimension::RemoteAet),
-                                                    instance.receivedNs, instance.storedNs, address, connection);
+                                                    instance.ArrivalNs(), instance.storedNs, address, connection);
     }
     // Started before the last POST /perf/reset: every figure counts what started after it, but
     // Orthanc's own count since start (storedInstancesSinceStart) and the pairing of its NewInstance

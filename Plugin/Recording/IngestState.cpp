@@ -1,5 +1,6 @@
 #include "Recording/IngestState.h"
 
+#include "Platform/HttpConnectionIdentity.h"
 #include "Platform/MonotonicClock.h"
 
 #include <algorithm>
@@ -34,8 +35,7 @@ namespace IngestPerf
     recent(configuration.recentInstances),
     recorder(stats, labels, correlator, associations, changes, recent, configuration.overwriteInstances,
              &storageCondition, configuration.timedStorage, &connections),
-    concluder(timelines, recorder, static_cast<uint16_t>(configuration.dicomPort),
-              static_cast<uint16_t>(configuration.httpPort), RecordConcluder::Probes()),
+    concluder(timelines, recorder, connections),
     dicomPort_(static_cast<uint16_t>(configuration.dicomPort))
   {
     recorder.SetConnectionOf([this](LabelId peer, int64_t nowNs) { return ConnectionOf(peer, nowNs); });
@@ -49,38 +49,38 @@ namespace IngestPerf
 
   void IngestState::Tick(int64_t nowNs)
   {
-    // The storage first, so that the stores concluded next say why they failed: its free space at
-    // every tick (one statvfs), Orthanc's /statistics against its limits at most every 10 s, and
-    // only when stores failed after the filters since (or never assessed).
-    const uint64_t failures = recorder.FailuresAfterFilters();
-    const bool askQuota =
-      (failures != failuresAssessed_ || quotaAssessedNs_ == 0) && nowNs - quotaAssessedNs_ >= 10 * int64_t(1000000000);
-    storageCondition.Assess(storageLimits, askQuota ? storageUsage : nullptr,
-                            largestReceivedBytes.load(std::memory_order_relaxed));
-    if (askQuota)
-    {
-      quotaAssessedNs_ = nowNs;
-      failuresAssessed_ = failures;
-    }
+    // The storage first, so that the stores concluded next say why they failed: its free space
+    // (one statvfs).
+    storageCondition.Assess(storageLimits);
     recorder.ClassifyPending();
-    concluder.ConcludeEnded(nowNs);
+    concluder.ConcludeEnded(nowNs, httpSockets_);
     recorder.ClassifyPending();
   }
 
 
-  bool IngestState::DicomSocketsRead(const std::vector<SocketInfo>& sockets, int64_t nowNs)
+  void IngestState::SocketsRead(const std::vector<SocketInfo>& sockets, int64_t nowNs)
   {
     std::vector<DicomConnections::Reading>& open = dicomReadings_;  // the plugin's thread's own
     open.clear();
-    bool added = false;
+    httpSockets_.clear();
     for (const SocketInfo& socket : sockets)
     {
-      added = added || !connections.IsOpen(socket.cookie);
-      open.push_back(
-        DicomConnections::Reading{socket.cookie, socket.fd, labels.InternValue(LabelDimension::RemoteIp, socket.peer)});
+      if (socket.localPort == dicomPort_)
+      {
+        open.push_back(DicomConnections::Reading{socket.cookie, socket.fd,
+                                                 labels.InternValue(LabelDimension::RemoteIp, socket.peer)});
+      }
+      else
+      {
+        httpSockets_.push_back(socket);
+      }
     }
     connections.Update(open.data(), open.size(), nowNs);
-    return added;
+    HttpConnectionIdentity::VerifyCandidate([this](uint64_t connection) {
+      return std::any_of(httpSockets_.begin(), httpSockets_.end(), [connection](const SocketInfo& socket) {
+        return HttpConnectionIdentity::KeyOf(socket.peer, socket.peerPort) == connection;
+      });
+    });
   }
 
 
@@ -88,30 +88,11 @@ namespace IngestPerf
   {
     bool stale = false;
     const uint64_t cookie = connections.Attribute(peer, stale);
-    if (cookie != 0 || !stale || dicomPort_ == 0)
+    if (stale && requestReading)
     {
-      return cookie;
+      requestReading(nowNs);  // a new association: the plugin's thread reads Orthanc's connections
     }
-    // Once per new association: timed every time, apart from the sampled callbacks (PluginCost).
-    const int64_t startCpu = ThreadCpuNowNs();
-    DicomConnections::Reading open[kConnectionsReadOnStore];
-    size_t count = 0;
-    const bool read = ForEachProcessSocket(dicomPort_, 0, [&](const SocketInfo& socket) {
-      if (!socket.listening && socket.state == kTcpEstablished && count < kConnectionsReadOnStore)
-      {
-        open[count++] = DicomConnections::Reading{socket.cookie, socket.fd,
-                                                  labels.InternValue(LabelDimension::RemoteIp, socket.peer)};
-      }
-    });
-    uint64_t attributed = 0;
-    if (read)
-    {
-      // Opened before this instance arrived: its first instance is at most its OnStored's age old.
-      connections.Update(open, count, nowNs);
-      attributed = connections.Attribute(peer, stale);
-    }
-    cost.RecordApart(ThreadCpuNowNs() - startCpu - ThreadCpuClockShareNs());
-    return attributed;
+    return cookie;
   }
 
 

@@ -48,27 +48,23 @@ namespace IngestPerf
     // follows what is in progress (open records, association chains, pending changes) goes on.
     void Reset();
 
-    // The plugin's thread, once a second while Orthanc ingests: concludes the records whose store
-    // has ended, and assesses the storage when stores fail after the filters.
+    // The plugin's thread, once a second while Orthanc ingests: assesses the storage's free space,
+    // concludes the records whose store has ended.
     void Tick(int64_t nowNs);
-    // The plugin's thread: the DICOM connections just read; returns whether one was new.
-    bool DicomSocketsRead(const std::vector<SocketInfo>& sockets, int64_t nowNs);
-    // The ingest path (OnStored of a C-STORE instance): the connection open from `peer`, reading
-    // Orthanc's DICOM sockets first if the table does not know it yet (once per new association:
-    // a few system calls per descriptor of Orthanc's, no allocation). 0 when not known.
+    // The plugin's thread: Orthanc's connections just read (the DICOM and HTTP ports').
+    void SocketsRead(const std::vector<SocketInfo>& sockets, int64_t nowNs);
+    // The ingest path (OnStored of a C-STORE instance): the one connection the plugin's thread last
+    // saw open from `peer`, 0 when not known (several, or none yet: then a new reading is asked for).
+    // A read of the plugin's own table: no system call.
     uint64_t ConnectionOf(LabelId peer, int64_t nowNs);
-    // At most this many DICOM connections are read on the ingest path (the table holds more).
-    static constexpr size_t kConnectionsReadOnStore = 32;
 
     ThreadTimelines timelines;
     LabelCatalog labels;
     DicomConnections connections;
     StorageCondition storageCondition;
     StorageLimits storageLimits;
-    // What Orthanc's index holds (the entry point asks Orthanc); null: quotas are not assessed.
-    std::function<bool(StorageUsage&)> storageUsage;
-    // The largest instance received so far (ReceivedInstance), for the room a quota must leave.
-    std::atomic<uint64_t> largestReceivedBytes{0};
+    // Asks the plugin's thread for a reading of Orthanc's connections soon (set by the entry point).
+    std::function<void(int64_t nowNs)> requestReading;
     ChangeCorrelator correlator;
     AssociationTracker associations;
     IngestStats stats;
@@ -81,8 +77,8 @@ namespace IngestPerf
 
   private:
     uint16_t dicomPort_;
-    uint64_t failuresAssessed_ = 0;  // after-filter failures when the storage was last assessed
-    int64_t quotaAssessedNs_ = 0;
-    std::vector<DicomConnections::Reading> dicomReadings_;  // DicomSocketsRead's, kept between ticks
+    // The plugin's thread's own, kept between readings: no allocation once grown.
+    std::vector<DicomConnections::Reading> dicomReadings_;
+    std::vector<SocketInfo> httpSockets_;  // the HTTP port's connections at the last reading
   };
 }

@@ -9,7 +9,7 @@ namespace IngestPerf
 {
   const char* const kRestAnswerUnobservable =
     "Orthanc compresses and sends the REST answer in HttpOutput::Answer, after every plugin hook, and no "
-    "Orthanc up to 1.12.7 offers a hook around it; taking over POST /instances to time it would change the "
+    "Orthanc up to 1.13.0 offers a hook around it; taking over POST /instances to time it would change the "
     "instances' Origin, RemoteIP and HttpUsername and Orthanc's error details";
 
 
@@ -39,10 +39,10 @@ namespace IngestPerf
           }
           return HttpConnectionIdentity::UnknownReason();
         case PhaseNeed::ReceivedInstanceHook:
-          return status.hooks.receivedInstance.registered
+          return status.hooks.receivedInstance.Get() == ReceivedInstanceHook::State::Held
                    ? nullptr
                    : "needs the ReceivedInstanceCallback, which this plugin does not hold (see "
-                     "hooks.receivedInstance)";
+                     "hooks.receivedInstance): its work is in receive (HTTP) or associationGap (C-STORE)";
         default:
           return nullptr;
       }

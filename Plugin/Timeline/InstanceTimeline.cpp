@@ -8,7 +8,6 @@ namespace IngestPerf
   {
     constexpr uint64_t kConcludedBit = 1;
     constexpr uint8_t kPart10Bit = 1;
-    constexpr uint8_t kRestApiBit = 2;
 
     // The handle's fields: the stage is a uint8_t (8 bits), the transport takes the 7 bits above the
     // concluded bit.
@@ -51,6 +50,8 @@ namespace IngestPerf
     handle_(0),
     openSinceNs_(0),
     published_(0),
+    httpKey_(0),
+    httpAddress_(0),
     remoteAet_(kUnidentified),
     remoteIp_(kUnidentified),
     calledAet_(kUnidentified),
@@ -94,6 +95,8 @@ namespace IngestPerf
     ClearInstance();
     hasPart10Header_ = false;
     httpRemoteIp_.store(kUnidentified, std::memory_order_relaxed);
+    httpKey_.store(0, std::memory_order_relaxed);
+    httpAddress_.store(0, std::memory_order_relaxed);
     CloseHandle();
     PublishClosed();
   }
@@ -102,6 +105,7 @@ namespace IngestPerf
   void InstanceTimeline::ClearInstance()
   {
     transcodeAttempted_ = false;
+    describedAtFilter_ = false;
     hasPart10Header_ = true;
     receivedSyntax_[0] = '\0';
     sopClass_[0] = '\0';
@@ -184,9 +188,7 @@ namespace IngestPerf
         break;
     }
     const Transport transport = stage == RecordStage::Receiving ? httpRouteTransport_ : transport_;
-    const bool restApi = stage != RecordStage::Receiving && httpActive_ && transport_ == Transport::Rest;
-    published_.store(static_cast<uint8_t>((hasPart10Header_ ? kPart10Bit : 0) | (restApi ? kRestApiBit : 0)),
-                     std::memory_order_relaxed);
+    published_.store(hasPart10Header_ ? kPart10Bit : 0, std::memory_order_relaxed);
     openSinceNs_.store(sinceNs, std::memory_order_relaxed);
     const uint64_t current = handle_.load(std::memory_order_relaxed);
     // A record concluded by another thread keeps its number and its concluded bit until it ends here.
@@ -220,7 +222,8 @@ namespace IngestPerf
     view.stage = StageOf(handle);
     view.transport = TransportOf(handle);
     const uint8_t published = published_.load(std::memory_order_relaxed);
-    view.restApiRequest = (published & kRestApiBit) != 0;
+    view.http.key = httpKey_.load(std::memory_order_relaxed);
+    view.http.address = httpAddress_.load(std::memory_order_relaxed);
     EndedRecord& ended = view.ended;
     ended.transport = view.transport;
     ended.stage = view.stage;
@@ -270,12 +273,6 @@ namespace IngestPerf
       case TimelineEvent::Received:
         return insideRequest ? clocks_.sampled : NextSegmentSampled(period);
       case TimelineEvent::Filtered:
-        if (HasOpenInstance() && transport_ == Transport::Dicom)
-        {
-          return false;  // the C-STORE filter follows at once, and bounds preStore: one reading, there
-        }
-        return (HasOpenInstance() || insideRequest) ? clocks_.sampled : NextSegmentSampled(period);
-      case TimelineEvent::CStoreFilter:
         return (HasOpenInstance() || insideRequest) ? clocks_.sampled : NextSegmentSampled(period);
       case TimelineEvent::Transcode:
         return stage_ == Stage::Received && clocks_.sampled;
@@ -290,18 +287,20 @@ namespace IngestPerf
 
 
   void InstanceTimeline::HttpRequest(int64_t nowNs, bool isPost, bool isIngestRoute, Transport routeTransport,
-                                     TimelineSink& sink, bool acceptsCompression, LabelId remoteIp, uint64_t connection,
-                                     const ThreadClockReading& clocks)
+                                     TimelineSink& sink, bool acceptsCompression, LabelId remoteIp,
+                                     HttpConnection connection, const ThreadClockReading& clocks)
   {
     AbandonOpenRecord(sink, nowNs);
     // The time since this thread's last OnStored, when that was the last request of this connection.
     const bool ingest = isPost && isIngestRoute;
-    requestGapNs_ = (ingest && connection != 0 && connection == lastStoredConnection_ && nowNs >= lastStoredNs_)
+    requestGapNs_ = (ingest && connection.key != 0 && connection.key == lastStoredConnection_ && nowNs >= lastStoredNs_)
                       ? nowNs - lastStoredNs_
                       : -1;
     // Any request ends the chain: the next one's gap would hold this one.
     lastStoredConnection_ = 0;
-    httpConnection_ = ingest ? connection : 0;
+    httpConnection_ = ingest ? connection.key : 0;
+    httpKey_.store(isPost ? connection.key : 0, std::memory_order_relaxed);
+    httpAddress_.store(isPost ? connection.address : 0, std::memory_order_relaxed);
     httpActive_ = isPost;
     httpIngestRoute_ = isPost && isIngestRoute;
     httpRouteTransport_ = routeTransport;
@@ -474,7 +473,7 @@ namespace IngestPerf
   {
     if (stage_ != Stage::Received && stage_ != Stage::Filtered)
     {
-      return;  // the C-STORE filter of an instance whose ReceivedInstance was not seen: Filtered opens it
+      return;  // no instance open: nothing to name
     }
     if (remoteAet != kUnidentified)
     {
@@ -492,13 +491,13 @@ namespace IngestPerf
   }
 
 
-  void InstanceTimeline::Filtered(int64_t nowNs, Transport transport, bool isCStoreFilter, TimelineSink& sink,
+  void InstanceTimeline::Filtered(int64_t nowNs, Transport transport, TimelineSink& sink,
                                   const ThreadClockReading& clocks)
   {
-    if (stage_ == Stage::Filtered && !isCStoreFilter)
+    if (stage_ == Stage::Filtered)
     {
-      // A second generic filter call without OnStored in between is a new instance (only possible
-      // when the ReceivedInstanceCallback is not ours): close the previous one.
+      // A second filter call without OnStored in between is a new instance (only possible when the
+      // ReceivedInstanceCallback is not ours): close the previous one.
       AbandonOpenRecord(sink, nowNs);
     }
     if (stage_ == Stage::Idle || stage_ == Stage::HttpRequestOpen)
@@ -507,9 +506,23 @@ namespace IngestPerf
       OpenInstance(nowNs, transport, clocks);
     }
     stage_ = Stage::Filtered;
-    filteredNs_ = nowNs;  // the C-STORE filter runs after the generic one: keep the last
+    filteredNs_ = nowNs;
     clocks_.filtered = clocks;
     PublishOpen(segmentStartNs_);
+  }
+
+
+  void InstanceTimeline::Described(uint64_t bytes, bool hasPart10Header, const char* syntax, const char* sopClass)
+  {
+    if (stage_ != Stage::Filtered || receivedNs_ != 0)
+    {
+      return;  // ReceivedInstance described it already, before any transcoding
+    }
+    describedAtFilter_ = true;
+    receivedBytes_ = bytes;
+    hasPart10Header_ = hasPart10Header;
+    CopyBounded(receivedSyntax_, syntax, kMaxUidLength);
+    CopyBounded(sopClass_, sopClass, kMaxUidLength);
   }
 
 

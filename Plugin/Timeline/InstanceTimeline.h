@@ -29,7 +29,7 @@ namespace IngestPerf
     ThreadClockReading segmentStart;      // the instance's first event
     int64_t segmentStartNs = 0;           // when segmentStart was read (it is the start only if equal)
     ThreadClockReading received;          // ReceivedInstanceCallback
-    ThreadClockReading filtered;          // last instance filter
+    ThreadClockReading filtered;          // the plugin's instance filter
     ThreadClockReading transcodeStart;    // TranscoderCallback
     ThreadClockReading transcodeEnd;      // end of a delegated transcode
     ThreadClockReading firstCreateStart;  // timed storage
@@ -53,7 +53,7 @@ namespace IngestPerf
     bool transcodeAttempted;
     int64_t segmentStartNs;      // first visible event of the instance
     int64_t receivedNs;          // ReceivedInstanceCallback
-    int64_t filteredNs;          // last instance filter
+    int64_t filteredNs;          // the plugin's instance filter
     int64_t transcodeStartNs;    // TranscoderCallback
     int64_t transcodeEndNs;      // end of a delegated transcode (0: ends at the filter)
     int64_t firstCreateStartNs;  // timed storage: start of the first create of the instance
@@ -71,7 +71,7 @@ namespace IngestPerf
     int64_t receptionSecond;  // "ReceptionDate" metadata as UTC epoch seconds, -1 if unknown
     uint64_t peerKey;         // hash of the calling AET for C-STORE, 0 otherwise
     RawLabels labels;         // borrowed strings, valid while the sink handles the instance
-    // Labels the hooks before OnStored already interned (C-STORE filter, HTTP filter), kUnidentified
+    // Labels the hooks before OnStored already interned (instance filter, HTTP filter), kUnidentified
     // where not: they take precedence over the strings of `labels`.
     LabelId remoteAet;
     LabelId remoteIp;
@@ -85,6 +85,18 @@ namespace IngestPerf
     // new connection, an unknown one, or another request in between).
     int64_t requestGapNs = -1;
     InstanceClocks clocks;
+
+    // When the instance arrived, as far as the plugin sees it: ReceivedInstanceCallback where the
+    // plugin holds it, else its instance filter (after Orthanc parsed, transcoded and summarised it,
+    // and ran the ReceivedInstanceCallback of the plugin that holds it). 0: neither was seen.
+    int64_t ArrivalNs() const { return receivedNs != 0 ? receivedNs : filteredNs; }
+  };
+
+  // The HTTP connection a request came on, as the filter knows it (Platform/HttpConnectionIdentity).
+  struct HttpConnection
+  {
+    uint64_t key = 0;      // the client's address and port; 0 when not known
+    uint64_t address = 0;  // the client's address alone; 0 when not an ingest request
   };
 
   // Where a hook is in an instance's timeline, for ClocksDue.
@@ -94,8 +106,7 @@ namespace IngestPerf
     Received,
     Transcode,
     StorageCreate,
-    Filtered,      // IncomingDicomInstanceFilter
-    CStoreFilter,  // IncomingCStoreInstanceFilter, the last filter of a C-STORE instance
+    Filtered,  // IncomingDicomInstanceFilter
     Stored
   };
 
@@ -156,9 +167,9 @@ namespace IngestPerf
     int64_t sinceNs = 0;  // start of the open record
     RecordStage stage = RecordStage::None;
     Transport transport = Transport::Rest;
-    // The record belongs to a REST API request (POST /instances), past ReceivedInstance: Orthanc
-    // counts that request as in progress until it has answered it.
-    bool restApiRequest = false;
+    // The HTTP request the record belongs to, if any (an upload, or a store inside an HTTP request:
+    // POST /instances, STOW-RS): its connection, for the plugin's thread to see the request end.
+    HttpConnection http;
     EndedRecord ended;  // what the record is if it has ended now (transport, stage, labels...)
   };
 
@@ -180,10 +191,11 @@ namespace IngestPerf
 
     // acceptsCompression: the request's Accept-Encoding lists gzip or deflate (Orthanc's rule).
     // remoteIp: the client's address, interned, kept for the instances of a POST. connection: the TCP
-    // connection the request came on (Platform/HttpConnectionIdentity), 0 when not known.
+    // connection the request came on (Platform/HttpConnectionIdentity).
     // clocks: read when ClocksDue said so, else unknown (as every `clocks` argument below).
     void HttpRequest(int64_t nowNs, bool isPost, bool isIngestRoute, Transport routeTransport, TimelineSink& sink,
-                     bool acceptsCompression = false, LabelId remoteIp = kUnidentified, uint64_t connection = 0,
+                     bool acceptsCompression = false, LabelId remoteIp = kUnidentified,
+                     HttpConnection connection = HttpConnection(),
                      const ThreadClockReading& clocks = ThreadClockReading());
     // receivedSyntax, sopClass: read from the meta header, nullptr if none.
     void Received(int64_t nowNs, Transport transport, uint64_t bytes, bool hasPart10Header, const char* receivedSyntax,
@@ -197,11 +209,14 @@ namespace IngestPerf
                         const ThreadClockReading& endClocks = ThreadClockReading());
     void StorageCreateFailed();
     void StorageRemoved();
-    // The labels a hook interned for the open record (C-STORE filter: the calling and called AETs and
-    // the peer's address); kUnidentified leaves one as it is.
+    // The labels a hook interned for the open record (the instance filter of a C-STORE instance: its
+    // calling AET); kUnidentified leaves one as it is.
     void Identified(LabelId remoteAet, LabelId remoteIp, LabelId calledAet, uint64_t peerKey);
-    void Filtered(int64_t nowNs, Transport transport, bool isCStoreFilter, TimelineSink& sink,
+    void Filtered(int64_t nowNs, Transport transport, TimelineSink& sink,
                   const ThreadClockReading& clocks = ThreadClockReading());
+    // At the filter of an instance that no ReceivedInstance described: its bytes as Orthanc will store
+    // them (after any ingest transcoding), from their meta header; syntax and sopClass nullptr if none.
+    void Described(uint64_t bytes, bool hasPart10Header, const char* syntax, const char* sopClass);
     void Stored(const StoredEvent& event, TimelineSink& sink, const ThreadClockReading& clocks = ThreadClockReading());
 
     // This thread's descriptor of its schedstat file (Platform/ThreadClocks), owned by the timeline.
@@ -213,13 +228,16 @@ namespace IngestPerf
     // What the hooks before OnStored already know of the open instance, so that OnStored asks the
     // SDK only for the rest. Valid while the instance is open; nullptr where not known.
     bool OpenedByReceivedInstance() const { return HasOpenInstance() && receivedNs_ != 0; }
+    // The bytes, syntax and SOP class below were read at the filter, after any transcoding: the
+    // stored instance's.
+    bool DescribedAtFilter() const { return HasOpenInstance() && describedAtFilter_; }
     bool TranscodeAttempted() const { return transcodeAttempted_; }
     uint64_t ReceivedBytes() const { return receivedBytes_; }
     const char* ReceivedSyntax() const { return receivedSyntax_[0] == '\0' ? nullptr : receivedSyntax_; }
     const char* ReceivedSopClass() const { return sopClass_[0] == '\0' ? nullptr : sopClass_; }
     // Inside an HTTP POST request (its client's address is known to the timeline).
     bool HttpRequestActive() const { return httpActive_; }
-    // The calling AET of the open instance, as the C-STORE filter interned it; kUnidentified before.
+    // The calling AET of the open C-STORE instance, as its filter interned it; kUnidentified before.
     LabelId IdentifiedRemoteAet() const { return remoteAet_.load(std::memory_order_relaxed); }
     uint64_t IdentifiedPeerKey() const { return peerKey_; }
 
@@ -276,6 +294,7 @@ namespace IngestPerf
     bool hasReceivePhase_;
     bool hasPart10Header_;
     bool transcodeAttempted_;
+    bool describedAtFilter_;
     int64_t segmentStartNs_;
     int64_t receivedNs_;
     int64_t filteredNs_;
@@ -296,7 +315,7 @@ namespace IngestPerf
     int64_t lastStoredNs_;
     ThreadClockReading lastStoredClocks_;
     uint64_t lastStoredConnection_;  // 0: not an HTTP request, or its connection unknown
-    uint64_t httpConnection_;        // the connection of the request being served
+    uint64_t httpConnection_;        // the connection of the request being served (its key)
     int64_t requestGapNs_;           // of the request being served, until its first instance is stored
     uint64_t receivedBytes_;
     char receivedSyntax_[kMaxUidLength + 1];
@@ -307,7 +326,10 @@ namespace IngestPerf
     // handle_: the record's number << 16 | the stage << 8 | the transport << 1 | concluded; 0: none.
     std::atomic<uint64_t> handle_;
     std::atomic<int64_t> openSinceNs_;
-    std::atomic<uint8_t> published_;  // hasPart10Header | restApiRequest << 1
+    std::atomic<uint8_t> published_;  // hasPart10Header
+    // The HTTP request being served, for Open(): its connection's key and address (0: none).
+    std::atomic<uint64_t> httpKey_;
+    std::atomic<uint64_t> httpAddress_;
     std::atomic<LabelId> remoteAet_;
     std::atomic<LabelId> remoteIp_;
     std::atomic<LabelId> calledAet_;

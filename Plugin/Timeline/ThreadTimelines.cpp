@@ -63,18 +63,19 @@ namespace IngestPerf
 
     thread_local ThreadSlotHandle threadHandle;
 
-    // The hot path's copy of the handle: plain pointers, no constructor or destructor, in static
-    // TLS (initial-exec), so that reading them is one load off the thread pointer instead of a call
-    // to __tls_get_addr and the guard of a thread_local with a destructor. Set only together with
-    // threadHandle, which keeps `fastOwner` alive while it is set.
-    __attribute__((tls_model("initial-exec"))) thread_local const void* fastOwner = nullptr;
-    __attribute__((tls_model("initial-exec"))) thread_local InstanceTimeline* fastTimeline = nullptr;
+    // The hot path's copy of the handle: plain pointers, no constructor or destructor, so that
+    // reading them skips the guard of a thread_local with a destructor. Set only together with
+    // threadHandle, which keeps `fastOwner` alive while it is set. The library's TLS model is the
+    // default one of a library that is dlopen'ed: initial-exec TLS would take the static TLS room
+    // glibc keeps for such libraries, which a plugin loaded after this one may need.
+    thread_local const void* fastOwner = nullptr;
+    thread_local InstanceTimeline* fastTimeline = nullptr;
   }
 
 
   uint32_t CurrentThreadNumber()
   {
-    static __attribute__((tls_model("initial-exec"))) thread_local uint32_t number = 0;
+    static thread_local uint32_t number = 0;
     if (number == 0)
     {
       number = static_cast<uint32_t>(syscall(SYS_gettid));

@@ -20,16 +20,18 @@ namespace IngestPerf
       {"receive",
        "HTTP request filter (before the body is read), or OnStored of the previous instance of the "
        "same request",
-       "ReceivedInstanceCallback", PhasePlace::Inside, Phase::ServerTotal, PhaseNeed::ReceivedInstanceHook},
-      {"preStore", "ReceivedInstanceCallback", "last IncomingDicomInstance/IncomingCStoreInstance filter",
-       PhasePlace::Inside, Phase::ServerTotal, PhaseNeed::ReceivedInstanceHook},
+       "the instance's arrival: ReceivedInstanceCallback where this plugin holds it; else its "
+       "IncomingDicomInstance filter, and then receive holds preStore's work too",
+       PhasePlace::Inside, Phase::ServerTotal, PhaseNeed::Nothing},
+      {"preStore", "ReceivedInstanceCallback", "this plugin's IncomingDicomInstance filter", PhasePlace::Inside,
+       Phase::ServerTotal, PhaseNeed::ReceivedInstanceHook},
       {"transcode", "TranscoderCallback (Orthanc starts the ingest transcoding)",
-       "TranscodeTiming FallThrough: the last instance filter (the transcoding, then reading back and "
+       "TranscodeTiming FallThrough: this plugin's instance filter (the transcoding, then reading back and "
        "summarising the transcoded instance); Delegate: the end of the transcoding the plugin delegated",
        PhasePlace::Inside, Phase::PreStore, PhaseNeed::TranscoderHook},
-      {"persist", "last IncomingDicomInstance/IncomingCStoreInstance filter", "OnStoredInstanceCallback",
-       PhasePlace::Inside, Phase::ServerTotal, PhaseNeed::Nothing},
-      {"storagePrepare", "last IncomingDicomInstance/IncomingCStoreInstance filter",
+      {"persist", "this plugin's IncomingDicomInstance filter", "OnStoredInstanceCallback", PhasePlace::Inside,
+       Phase::ServerTotal, PhaseNeed::Nothing},
+      {"storagePrepare", "this plugin's IncomingDicomInstance filter",
        "first StorageArea create of the instance (MD5 and StorageCompression happen in between)", PhasePlace::Inside,
        Phase::Persist, PhaseNeed::TimedStorage},
       {"storageWrite", "start of each StorageArea create of the instance", "its end (summed over the instance's files)",
@@ -44,7 +46,10 @@ namespace IngestPerf
       {"associationGap",
        "OnStoredInstanceCallback of the previous instance from the same calling AET (the oldest one still "
        "waiting for a successor, within DicomScpTimeout)",
-       "ReceivedInstanceCallback", PhasePlace::Before, kNoParent, PhaseNeed::ReceivedInstanceHook},
+       "the instance's arrival: ReceivedInstanceCallback where this plugin holds it; else its "
+       "IncomingDicomInstance filter, and then the gap holds Orthanc's parsing, ingest transcoding and "
+       "summary of the instance, and the ReceivedInstanceCallback of the plugin that holds it",
+       PhasePlace::Before, kNoParent, PhaseNeed::Nothing},
       {"requestGap",
        "OnStoredInstanceCallback of the last instance of the previous ingest request on the same HTTP "
        "keep-alive connection (Orthanc then builds, compresses and sends that request's answer, and the "
@@ -110,11 +115,12 @@ namespace IngestPerf
        "UID, a damaged file), its ingest transcoding failed, or a Lua script or the filter of a plugin "
        "registered before this one refused it"},
       {"afterFilters", "ended after the instance filters without being stored: the storage write or the index "
-                       "transaction failed, or the filter of a plugin registered after this one discarded it "
-                       "(IngestPerf.TimedStorage tells these apart)"},
+                       "transaction failed, or a C-STORE filter or the instance filter of a plugin registered after "
+                       "this one discarded it (IngestPerf.TimedStorage tells these apart)"},
       {"diskFull", "ended after the instance filters while the storage's file system was full (less than 16 MiB free)"},
-      {"quota", "ended after the instance filters while Orthanc's MaximumStorageSize or MaximumPatientCount was "
-                "reached (and nothing could be recycled)"},
+      {"quota", "ended after the instance filters with space left on the storage's file system while Orthanc has a "
+                "MaximumStorageSize or MaximumPatientCount: its quota, or its index (not told apart: how full "
+                "Orthanc's index is would take a call of Orthanc's REST API, which the plugin does not make)"},
       {"storageWrite", "the storage area refused to write the instance's file (seen by IngestPerf.TimedStorage)"},
       {"index", "the instance's files were written, then the index did not take it (seen by IngestPerf.TimedStorage): "
                 "the database failed, or a limit of Orthanc's was reached"},

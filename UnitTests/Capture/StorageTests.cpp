@@ -60,7 +60,7 @@ TEST(StorageTimeline, CreatesSplitPersist)
   CompletedSink sink;
   timeline.Received(kMs, Transport::Dicom, 10, true, nullptr, sink);
   timeline.StorageCreated(kMs, 2 * kMs);  // before the filters: not the instance's file
-  timeline.Filtered(3 * kMs, Transport::Dicom, false, sink);
+  timeline.Filtered(3 * kMs, Transport::Dicom, sink);
   timeline.StorageCreated(4 * kMs, 6 * kMs);
   timeline.StorageCreated(7 * kMs, 8 * kMs);  // DicomUntilPixelData (with StorageCompression)
   timeline.Stored(StoredAt(11 * kMs), sink);
@@ -79,7 +79,7 @@ TEST(StorageTimeline, RemoveAfterCreateMarksTheDuplicate)
   InstanceTimeline timeline;
   CompletedSink sink;
   timeline.Received(kMs, Transport::Dicom, 10, true, nullptr, sink);
-  timeline.Filtered(2 * kMs, Transport::Dicom, false, sink);
+  timeline.Filtered(2 * kMs, Transport::Dicom, sink);
   timeline.StorageRemoved();  // a remove without a create of this instance: unrelated
   timeline.StorageCreated(3 * kMs, 4 * kMs);
   timeline.StorageRemoved();
@@ -88,7 +88,7 @@ TEST(StorageTimeline, RemoveAfterCreateMarksTheDuplicate)
   EXPECT_TRUE(sink.completed[0].removedAfterCreate);
   // The next instance starts clean.
   timeline.Received(6 * kMs, Transport::Dicom, 10, true, nullptr, sink);
-  timeline.Filtered(7 * kMs, Transport::Dicom, false, sink);
+  timeline.Filtered(7 * kMs, Transport::Dicom, sink);
   timeline.Stored(StoredAt(9 * kMs), sink);
   EXPECT_FALSE(sink.completed[1].removedAfterCreate);
   EXPECT_EQ(0, sink.completed[1].firstCreateStartNs);

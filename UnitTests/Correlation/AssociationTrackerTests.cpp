@@ -182,24 +182,14 @@ TEST(AssociationTracker, AetsWithTheSameHashSlotKeepTheirOwnChains)
 
 namespace
 {
-  // Connections whose descriptor number is their cookie: closing one is forgetting its number.
-  std::set<uint64_t> openDescriptors;
-
-  uint64_t FakeCookie(int fd)
-  {
-    return openDescriptors.count(static_cast<uint64_t>(fd)) != 0 ? static_cast<uint64_t>(fd) : 0;
-  }
-
   // The readings of the plugin's thread: these connections (cookie = fd) from these addresses.
   void Read(IngestPerf::DicomConnections& connections, std::vector<std::pair<int, IngestPerf::LabelId>> open,
             int64_t nowNs)
   {
     std::vector<IngestPerf::DicomConnections::Reading> readings;
-    openDescriptors.clear();
     for (const auto& connection : open)
     {
       readings.push_back({static_cast<uint64_t>(connection.first), connection.first, connection.second});
-      openDescriptors.insert(static_cast<uint64_t>(connection.first));
     }
     connections.Update(readings.data(), readings.size(), nowNs);
   }
@@ -213,7 +203,7 @@ TEST(AssociationTracker, BackToBackAssociationsFromOneSenderAreTold)
 {
   // A script running storescu once per file: one AET, one address, a new connection each time,
   // 80-120 ms apart, each on whichever worker thread.
-  IngestPerf::DicomConnections connections(FakeCookie);
+  IngestPerf::DicomConnections connections;
   AssociationTracker tracker(16, kTimeout, &connections);
   int64_t now = 0;
   for (int i = 0; i < 4; i++)
@@ -236,14 +226,16 @@ TEST(AssociationTracker, BackToBackAssociationsFromOneSenderAreTold)
 
 TEST(AssociationTracker, AnInstanceOfAnUnknownConnectionIsNeverLinkedToAKnownOne)
 {
-  IngestPerf::DicomConnections connections(FakeCookie);
+  IngestPerf::DicomConnections connections;
   AssociationTracker tracker(16, kTimeout, &connections);
   Read(connections, {{5, kIpA}}, 0);
   tracker.InstanceStored(1, kAet, 1 * kMs, 2 * kMs, kIpA, connections.Attribute(kIpA));
   EXPECT_EQ(8 * kMs, tracker.InstanceStored(1, kAet, 10 * kMs, 12 * kMs, kIpA, connections.Attribute(kIpA)));
-  // The association closed and another opened, not read yet: its descriptor says so.
-  openDescriptors.clear();
-  EXPECT_EQ(0u, connections.Attribute(kIpA));
+  // The association closed (read), and another opened, not read yet: no connection is known.
+  Read(connections, {}, 50 * kMs);
+  bool stale = false;
+  EXPECT_EQ(0u, connections.Attribute(kIpA, stale));
+  EXPECT_TRUE(stale);  // the plugin's thread is asked for a reading
   EXPECT_EQ(-1, tracker.InstanceStored(1, kAet, 100 * kMs, 110 * kMs, kIpA, 0));
   // Its next instance is linked to it (inferred), and the first association is over.
   EXPECT_EQ(10 * kMs, tracker.InstanceStored(1, kAet, 120 * kMs, 125 * kMs, kIpA, 0));
@@ -257,7 +249,7 @@ TEST(AssociationTracker, AnInstanceOfAnUnknownConnectionIsNeverLinkedToAKnownOne
 
 TEST(AssociationTracker, SeveralConnectionsFromOneAddressAreInferred)
 {
-  IngestPerf::DicomConnections connections(FakeCookie);
+  IngestPerf::DicomConnections connections;
   AssociationTracker tracker(16, kTimeout, &connections);
   Read(connections, {{5, kIpA}, {6, kIpA}, {7, kIpB}}, 0);
   EXPECT_EQ(0u, connections.Attribute(kIpA));  // which of the two is not known
@@ -280,7 +272,7 @@ TEST(AssociationTracker, AnAssociationGoesOnWhenOtherConnectionsOpenFromItsAddre
 {
   // Four storescu at once from one address: the first instance of one came while its connection
   // was the address's only one; the next ones, with four open, cannot be told by address.
-  IngestPerf::DicomConnections connections(FakeCookie);
+  IngestPerf::DicomConnections connections;
   AssociationTracker tracker(16, kTimeout, &connections);
   Read(connections, {{5, kIpA}}, 0);
   const uint64_t cookie = connections.Attribute(kIpA);
@@ -300,7 +292,7 @@ TEST(AssociationTracker, AnAssociationGoesOnWhenOtherConnectionsOpenFromItsAddre
 
 TEST(AssociationTracker, AfterAResetOnlyWhatStartedAfterItCounts)
 {
-  IngestPerf::DicomConnections connections(FakeCookie);
+  IngestPerf::DicomConnections connections;
   AssociationTracker tracker(16, kTimeout, &connections);
   Read(connections, {{5, kIpA}}, 0);
   tracker.InstanceStored(1, kAet, 1 * kMs, 2 * kMs, kIpA, 5);

@@ -2,10 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include "Platform/MonotonicClock.h"
+
+#include <sys/prctl.h>
+
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <functional>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 using namespace IngestPerf;
 
@@ -37,39 +45,91 @@ TEST(IngestWatcher, ItsThreadCountsItsOwnCpuTimeTicksApartFromIdleWakes)
 }
 
 
-TEST(IngestWatcher, ReleasesMemoryOnItsThreadWithoutLeavingItsIdleSleep)
+namespace
 {
-  std::atomic<int> releases{0};
-  std::atomic<std::thread::id> releasedOn{};
-  IngestWatcher::Hooks hooks;
-  hooks.read = [](uint16_t, uint16_t, std::vector<SocketInfo>&) { return true; };
-  hooks.activity = [] { return uint64_t(7); };  // Orthanc never ingests
-  hooks.releaseMemory = [&] {
-    releasedOn = std::this_thread::get_id();
-    releases++;
-  };
-  IngestWatcher watcher(4242, 8042, hooks);
-  watcher.Start();
-  const auto waitFor = [](const std::function<bool()>& done) {
+  bool WaitFor(const std::function<bool()>& done)
+  {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (!done() && std::chrono::steady_clock::now() < deadline)
     {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return done();
+  }
+
+  SocketInfo Connection(uint16_t port, const char* peer)
+  {
+    SocketInfo socket;
+    socket.localPort = port;
+    socket.state = kTcpEstablished;
+    snprintf(socket.peer, sizeof(socket.peer), "%s", peer);
+    return socket;
+  }
+}
+
+
+TEST(IngestWatcher, OnItsOwnNamedThreadItTakesTheLateHooksOnceAndReadsOnRequestAtABoundedRate)
+{
+  std::atomic<int> started{0};
+  std::atomic<int> readings{0};
+  std::atomic<bool> named{false};
+  std::atomic<std::thread::id> startedOn{};
+  std::vector<uint16_t> ports;  // of the last reading, written on the thread
+  std::mutex portsMutex;
+  IngestWatcher::Hooks hooks;
+  hooks.read = [](uint16_t, uint16_t, std::vector<SocketInfo>& sockets) {
+    sockets.push_back(Connection(8042, "10.0.0.2"));
+    sockets.push_back(Connection(4242, "10.0.0.1"));
+    SocketInfo listener = Connection(4242, "");
+    listener.listening = true;
+    sockets.push_back(listener);
+    return true;
   };
+  hooks.socketsRead = [&](const std::vector<SocketInfo>& sockets, int64_t) {
+    std::lock_guard<std::mutex> lock(portsMutex);
+    ports.clear();
+    for (const SocketInfo& socket : sockets)
+    {
+      ports.push_back(socket.localPort);
+    }
+    readings++;
+  };
+  hooks.activity = [] { return uint64_t(7); };  // Orthanc never ingests
+  hooks.orthancStarted = [&] {
+    char name[32] = {0};
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    named = std::string(name) == "ingest-perf";
+    startedOn = std::this_thread::get_id();
+    started++;
+  };
+  IngestWatcher watcher(4242, 8042, hooks);
+  watcher.Start();
   // Active for kQuietTicks ticks after the start, then asleep.
-  ASSERT_TRUE(waitFor([&] { return watcher.Cost().ticks >= uint64_t(IngestWatcher::kQuietTicks); }));
+  ASSERT_TRUE(WaitFor([&] { return watcher.Cost().ticks >= uint64_t(IngestWatcher::kQuietTicks); }));
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  const uint64_t ticks = watcher.Cost().ticks;
-  watcher.RequestMemoryRelease();
-  ASSERT_TRUE(waitFor([&] { return releases.load() == 1; }));
-  EXPECT_NE(std::this_thread::get_id(), releasedOn.load());
-  EXPECT_EQ(1u, watcher.Cost().answerMemoryReleases);
-  EXPECT_GE(watcher.Cost().answerMemoryCpuNs, 0);
-  // The wake for the release alone: no sampling for the next seconds (Orthanc is still idle).
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  EXPECT_EQ(ticks, watcher.Cost().ticks);
-  EXPECT_EQ(1, releases.load());
+  {
+    std::lock_guard<std::mutex> lock(portsMutex);
+    EXPECT_EQ((std::vector<uint16_t>{4242, 8042}), ports);  // connections only, DicomPort's first
+  }
+
+  watcher.OrthancStarted();
+  watcher.OrthancStarted();
+  ASSERT_TRUE(WaitFor([&] { return started.load() == 1; }));
+  EXPECT_NE(std::this_thread::get_id(), startedOn.load());
+  EXPECT_TRUE(named.load());
+
+  // A reading on request, while idle, soon; a second request within kReadingPeriodNs adds none.
+  const int before = readings.load();
+  const int64_t now = MonotonicNowNs();
+  watcher.RequestReading(now);
+  ASSERT_TRUE(WaitFor([&] { return readings.load() == before + 1; }));
+  watcher.RequestReading(now + 1000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(before + 1, readings.load());
+  watcher.RequestReading(MonotonicNowNs());
+  ASSERT_TRUE(WaitFor([&] { return readings.load() == before + 2; }));
+  watcher.OrthancStarted();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(1, started.load());  // once
   watcher.Stop();
 }

@@ -22,13 +22,13 @@ namespace
     PluginStatus status;
     status.pluginVersion = "test";
     status.orthancVersion = "1.10.1";
-    for (HookState* hook : {&status.hooks.httpRequestFilter, &status.hooks.instanceFilter, &status.hooks.cstoreFilter,
-                            &status.hooks.storedInstance, &status.hooks.change})
+    for (HookState* hook : {&status.hooks.httpRequestFilter, &status.hooks.instanceFilter, &status.hooks.storedInstance,
+                            &status.hooks.change})
     {
       hook->registered = true;
     }
-    status.hooks.receivedInstance.registered = receivedInstance;
-    status.hooks.receivedInstance.reason = receivedInstance ? "" : "owned by another plugin";
+    status.hooks.receivedInstance.Set(receivedInstance ? ReceivedInstanceHook::State::Held
+                                                       : ReceivedInstanceHook::State::Left);
     status.hooks.transcoder.reason = "IngestTranscoding is not configured";
     return status;
   }
@@ -218,16 +218,17 @@ TEST(JsonExporter, PluginCostPerStoredInstanceAndShareOfServerTotal)
 }
 
 
-TEST(JsonExporter, PluginCostAddsTheSocketReadingsAndThePluginsThreadWhileIngestingIdleApart)
+TEST(JsonExporter, PluginCostAddsThePluginsThreadWhileIngestingIdleApartAndTheTimeInsideItsHooks)
 {
   LabelledStats stats;
   stats.Stored(Instance(Transport::Dicom, 2000 * kMs, 2000 * kMs, 2001 * kMs, 2010 * kMs), -1);
   stats.Stored(Instance(Transport::Dicom, 3000 * kMs, 3000 * kMs, 3001 * kMs, 3010 * kMs), -1);
   PluginCost cost;
   cost.Record(Callback::StoredInstance, 1000);  // 17 us
-  cost.RecordApart(40000);                      // once, 40 us: not times 17
-  EXPECT_EQ(40000, PluginCost::TakeApartNs());  // taken out of the callback that made it, once
-  EXPECT_EQ(0, PluginCost::TakeApartNs());
+  cost.Record(Callback::InstanceFilter, 2000);  // 34 us
+  cost.AddInside(4000, false);                  // an instance's filter: 4 us
+  cost.AddInside(6000, true);                   // its OnStored: 6 us, the instance's 10 us recorded
+  cost.AddInside(3000, true);                   // the next instance: 3 us
 
   PluginThreadCost watcher;
   watcher.running = true;
@@ -236,13 +237,15 @@ TEST(JsonExporter, PluginCostAddsTheSocketReadingsAndThePluginsThreadWhileIngest
   watcher.idleCpuNs = 20000;
   watcher.idleWakes = 2;
   const Json::Value result = Export(stats, MakeStatus(true), StatsQuery(), &cost, true, watcher)["pluginCost"];
-  EXPECT_EQ(1u, result["socketReadings"]["count"].asUInt());
-  EXPECT_DOUBLE_EQ(0.057, result["callbacksMs"].asDouble());  // 17 + 40 us
+  EXPECT_EQ(2u, result["insideHooksPerInstanceMs"]["count"].asUInt());
+  EXPECT_NEAR(0.010, result["insideHooksPerInstanceMs"]["max"].asDouble(), 0.0002);
+  EXPECT_NEAR(0.003, result["insideHooksPerInstanceMs"]["min"].asDouble(), 0.0001);
+  EXPECT_DOUBLE_EQ(0.051, result["callbacksMs"].asDouble());  // 17 + 34 us
   EXPECT_DOUBLE_EQ(3.0, result["threadsMs"].asDouble());
-  EXPECT_DOUBLE_EQ(3.057, result["totalMs"].asDouble());  // the idle wakes are not the cost of ingest
+  EXPECT_DOUBLE_EQ(3.051, result["totalMs"].asDouble());  // the idle wakes are not the cost of ingest
   EXPECT_DOUBLE_EQ(0.02, result["idleCpuMs"].asDouble());
-  EXPECT_DOUBLE_EQ(1528.5, result["microsecondsPerStoredInstance"].asDouble());
-  EXPECT_DOUBLE_EQ(28.5, result["callbacksMicrosecondsPerStoredInstance"].asDouble());
+  EXPECT_DOUBLE_EQ(1525.5, result["microsecondsPerStoredInstance"].asDouble());
+  EXPECT_DOUBLE_EQ(25.5, result["callbacksMicrosecondsPerStoredInstance"].asDouble());
   EXPECT_DOUBLE_EQ(1500.0, result["threadsMicrosecondsPerStoredInstance"].asDouble());
   const Json::Value& thread = result["threads"]["ingestWatcher"];
   EXPECT_TRUE(thread["running"].asBool());
@@ -251,8 +254,8 @@ TEST(JsonExporter, PluginCostAddsTheSocketReadingsAndThePluginsThreadWhileIngest
 
   PluginCostSnapshot snapshot = cost.Snapshot();
   snapshot.watcher = watcher;
-  EXPECT_EQ(57000u, snapshot.CallbacksNs());
-  EXPECT_EQ(3057000u, snapshot.IngestNs());
+  EXPECT_EQ(51000u, snapshot.CallbacksNs());
+  EXPECT_EQ(3051000u, snapshot.IngestNs());
 }
 
 

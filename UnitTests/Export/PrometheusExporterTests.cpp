@@ -284,7 +284,7 @@ TEST(PrometheusExporter, DisabledPluginSaysSoAndNothingElse)
 TEST(PrometheusExporter, OnlyWhatCanBeMeasured)
 {
   Fixture fixture;
-  fixture.status.hooks.receivedInstance.registered = true;
+  fixture.status.hooks.receivedInstance.Set(ReceivedInstanceHook::State::Held);
   fixture.status.hooks.transcoder.registered = false;
   fixture.status.storage.active = false;
   fixture.status.restAnswers.active = false;

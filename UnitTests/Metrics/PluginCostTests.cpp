@@ -32,22 +32,29 @@ TEST(PluginCost, OneCallInThePeriodIsTimedOnEachThread)
 }
 
 
-TEST(PluginCost, RareWorkIsCountedOnceAndLeavesTheCallThatMadeIt)
+TEST(PluginCost, TheTimeInsideTheHooksIsSummedPerInstanceOnItsOwnThread)
 {
   PluginCost cost;
-  int64_t taken = -1;
   std::thread([&] {
-    cost.RecordApart(5000);
-    cost.RecordApart(-3);  // a clock share larger than the reading: counted as 0, never negative
-    taken = PluginCost::TakeApartNs();
+    cost.AddInside(2000, false);  // the HTTP filter
+    cost.AddInside(3000, false);  // the instance filter
+    cost.AddInside(-7, false);    // a clock read backwards: counts nothing
+    cost.AddInside(4000, true);   // OnStored: the instance's 9 us
   }).join();
-  EXPECT_EQ(4997, taken);
-  const PluginCostSnapshot snapshot = cost.Snapshot();
-  EXPECT_EQ(2u, snapshot.apart.Count());
-  EXPECT_EQ(5000u, snapshot.apart.Sum());
-  EXPECT_EQ(5000u, snapshot.CallbacksNs());    // not times the sampling period
-  cost.Record(Callback::StoredInstance, -10);  // the same for a timed call
-  EXPECT_EQ(5000u, cost.Snapshot().CallbacksNs());
+  std::thread([&] {
+    cost.AddInside(1000, false);  // another thread's instance is its own
+    cost.AddInside(1000, true);
+  }).join();
+  PluginCostSnapshot snapshot = cost.Snapshot();
+  ASSERT_EQ(2u, snapshot.insidePerInstance.Count());
+  EXPECT_NEAR(8993.0, static_cast<double>(snapshot.insidePerInstance.Max()), 100.0);
+  EXPECT_NEAR(2000.0, static_cast<double>(snapshot.insidePerInstance.Min()), 30.0);
+  EXPECT_EQ(0u, snapshot.CallbacksNs());       // wall time, not the CPU time of the timed calls
+  cost.Record(Callback::StoredInstance, -10);  // a clock share larger than the reading: counted as 0
+  EXPECT_EQ(0u, cost.Snapshot().CallbacksNs());
+  cost.Record(Callback::StoredInstance, 100);
+  EXPECT_EQ(1700u, cost.Snapshot().CallbacksNs());  // times the sampling period
   cost.Reset();
   EXPECT_EQ(0u, cost.Snapshot().CallbacksNs());
+  EXPECT_EQ(0u, cost.Snapshot().insidePerInstance.Count());
 }

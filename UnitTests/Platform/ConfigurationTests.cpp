@@ -42,7 +42,8 @@ TEST(Configuration, DefaultsWithoutASection)
 {
   const Configuration configuration = ParseConfiguration(Parse("{\"HttpPort\": 8042}"));
   EXPECT_TRUE(configuration.enable);
-  EXPECT_TRUE(configuration.receivedInstanceCallback);
+  EXPECT_FALSE(configuration.receivedInstanceCallback);  // left to the site's plugins
+  EXPECT_TRUE(configuration.httpConnectionIdentity);
   EXPECT_EQ(512u, configuration.maxThreads);
   EXPECT_EQ(16384u, configuration.changeTableSize);
   EXPECT_EQ(256u, configuration.maxPeers);

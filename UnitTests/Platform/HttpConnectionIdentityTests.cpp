@@ -32,88 +32,110 @@ namespace
     return info;
   }
 
-  int checks = 0;
-  bool Accept(const char*, uint16_t, uint16_t)
+  // The plugin's thread, with Orthanc's HTTP connections as `open` lists them.
+  int Verify(std::initializer_list<uint64_t> open)
   {
-    checks++;
-    return true;
-  }
-  bool Refuse(const char*, uint16_t, uint16_t)
-  {
-    checks++;
-    return false;
+    int checks = 0;
+    HttpConnectionIdentity::VerifyCandidate([&](uint64_t connection) {
+      checks++;
+      for (uint64_t key : open)
+      {
+        if (key == connection)
+        {
+          return true;
+        }
+      }
+      return false;
+    });
+    return checks;
   }
 
   class HttpConnectionIdentityTest : public ::testing::Test
   {
   protected:
-    void SetUp() override
-    {
-      HttpConnectionIdentity::ResetForTests();
-      checks = 0;
-    }
+    void SetUp() override { HttpConnectionIdentity::ResetForTests(); }
     void TearDown() override { HttpConnectionIdentity::ResetForTests(); }
   };
 }
 
 
-TEST_F(HttpConnectionIdentityTest, AClientsAddressAndPortNameItsConnectionOnceChecked)
+TEST_F(HttpConnectionIdentityTest, AClientsAddressAndPortNameItsConnectionOnceThePluginsThreadFoundIt)
 {
-  HttpConnectionIdentity::Configure(8042, true, Accept);
-  const RequestInfoTail first = Request("127.0.0.1", 50000);
-  const RequestInfoTail again = Request("127.0.0.1", 50000);
-  const RequestInfoTail next = Request("127.0.0.1", 50002);
+  HttpConnectionIdentity::Configure(8042, true);
+  const RequestInfoTail first = Request("::ffff:127.0.0.1", 50000);
+  const RequestInfoTail again = Request("::ffff:127.0.0.1", 50000);
+  const RequestInfoTail next = Request("::ffff:127.0.0.1", 50002);
   const RequestInfoTail elsewhere = Request("10.0.0.7", 50000);
-  const uint64_t key = HttpConnectionIdentity::Identify(first.remoteAddress);
-  EXPECT_NE(0u, key);
-  EXPECT_EQ(1, checks);  // checked once, against Orthanc's sockets
-  EXPECT_EQ(key, HttpConnectionIdentity::Identify(again.remoteAddress));
+  // The first request leaves a candidate and gets no connection; nothing is checked on its thread.
+  EXPECT_FALSE(HttpConnectionIdentity::CandidateWaiting());
+  EXPECT_EQ(0u, HttpConnectionIdentity::Identify(first.remoteAddress));
+  EXPECT_TRUE(HttpConnectionIdentity::CandidateWaiting());
+  EXPECT_EQ(0u, HttpConnectionIdentity::Identify(again.remoteAddress));
+  // The plugin's thread finds it among Orthanc's sockets, which name the client as IPv4.
+  EXPECT_EQ(1, Verify({HttpConnectionIdentity::KeyOf("127.0.0.1", 50000)}));
+  EXPECT_FALSE(HttpConnectionIdentity::CandidateWaiting());
+  EXPECT_EQ(0, Verify({}));  // decided: nothing left to check
+  const uint64_t key = HttpConnectionIdentity::Identify(again.remoteAddress);
+  EXPECT_EQ(HttpConnectionIdentity::KeyOf("127.0.0.1", 50000), key);
   EXPECT_NE(key, HttpConnectionIdentity::Identify(next.remoteAddress));
   EXPECT_NE(key, HttpConnectionIdentity::Identify(elsewhere.remoteAddress));
-  EXPECT_EQ(1, checks);
+  EXPECT_EQ(HttpConnectionIdentity::AddressKey("127.0.0.1"), HttpConnectionIdentity::AddressOf(key));
+  EXPECT_EQ(HttpConnectionIdentity::AddressKey("::ffff:127.0.0.1"), HttpConnectionIdentity::AddressOf(key));
+  EXPECT_NE(HttpConnectionIdentity::AddressKey("10.0.0.7"), HttpConnectionIdentity::AddressOf(key));
   EXPECT_EQ(nullptr, HttpConnectionIdentity::UnknownReason());
   EXPECT_EQ(0u, HttpConnectionIdentity::Identify(nullptr));
 }
 
 
-TEST_F(HttpConnectionIdentityTest, AnAddressThatIsNotCivetwebsIsRefusedAfterThreeChecksAndSaysWhy)
+TEST_F(HttpConnectionIdentityTest, AnAddressThatIsNotCivetwebsIsRefusedAfterThreeCopiesAndSaysWhy)
 {
-  HttpConnectionIdentity::Configure(8042, true, Accept);
+  HttpConnectionIdentity::Configure(8042, true);
   // Another server port where civetweb keeps it: not Orthanc's request information.
   const RequestInfoTail wrong = Request("127.0.0.1", 50000, 9999);
   for (int i = 0; i < 5; i++)
   {
     EXPECT_EQ(0u, HttpConnectionIdentity::Identify(wrong.remoteAddress));
+    EXPECT_FALSE(HttpConnectionIdentity::CandidateWaiting());  // never left for the sockets
   }
-  EXPECT_EQ(0, checks);  // never looked for among the sockets
   ASSERT_NE(nullptr, HttpConnectionIdentity::UnknownReason());
   EXPECT_NE(std::string::npos, std::string(HttpConnectionIdentity::UnknownReason()).find("civetweb"));
   // Refused for good, even for a right one.
   const RequestInfoTail right = Request("127.0.0.1", 50000);
   EXPECT_EQ(0u, HttpConnectionIdentity::Identify(right.remoteAddress));
+  EXPECT_FALSE(HttpConnectionIdentity::CandidateWaiting());
 }
 
 
-TEST_F(HttpConnectionIdentityTest, APortThatIsNoConnectionOfOrthancsIsRefused)
+TEST_F(HttpConnectionIdentityTest, ACandidateNotAmongOrthancsConnectionsIsTriedAgainThenRefused)
 {
-  HttpConnectionIdentity::Configure(8042, true, Refuse);
+  HttpConnectionIdentity::Configure(8042, true);
   const RequestInfoTail info = Request("127.0.0.1", 50000);
-  for (int i = 0; i < 3; i++)
+  int checks = 0;
+  for (int i = 0; i < 16; i++)
   {
+    ASSERT_EQ(nullptr, HttpConnectionIdentity::UnknownReason()) << i;  // a closed connection is a miss
     EXPECT_EQ(0u, HttpConnectionIdentity::Identify(info.remoteAddress));
+    checks += Verify({HttpConnectionIdentity::KeyOf("127.0.0.1", 50001)});
   }
-  EXPECT_EQ(3, checks);
+  EXPECT_EQ(16, checks);
   ASSERT_NE(nullptr, HttpConnectionIdentity::UnknownReason());
   EXPECT_NE(std::string::npos, std::string(HttpConnectionIdentity::UnknownReason()).find("not one of Orthanc"));
 }
 
 
-TEST_F(HttpConnectionIdentityTest, WithoutKeepAliveNoRequestHasAConnectionOfItsOwnAndTheReasonSaysSo)
+TEST_F(HttpConnectionIdentityTest, WithoutKeepAliveOrWhenTurnedOffNoRequestHasAConnectionAndTheReasonSaysSo)
 {
-  HttpConnectionIdentity::Configure(8042, false, Accept);
   const RequestInfoTail info = Request("127.0.0.1", 50000);
+  HttpConnectionIdentity::Configure(8042, false);
   EXPECT_EQ(0u, HttpConnectionIdentity::Identify(info.remoteAddress));
-  EXPECT_EQ(0, checks);
+  EXPECT_FALSE(HttpConnectionIdentity::CandidateWaiting());
   ASSERT_NE(nullptr, HttpConnectionIdentity::UnknownReason());
   EXPECT_NE(std::string::npos, std::string(HttpConnectionIdentity::UnknownReason()).find("KeepAlive"));
+
+  HttpConnectionIdentity::Configure(8042, true, false);
+  EXPECT_EQ(0u, HttpConnectionIdentity::Identify(info.remoteAddress));
+  EXPECT_FALSE(HttpConnectionIdentity::CandidateWaiting());
+  ASSERT_NE(nullptr, HttpConnectionIdentity::UnknownReason());
+  EXPECT_NE(std::string::npos,
+            std::string(HttpConnectionIdentity::UnknownReason()).find("IngestPerf.HttpConnectionIdentity"));
 }

@@ -108,7 +108,7 @@ TEST(PipelineConcurrency, SixteenClientsLoseNoInstance)
           timeline.HttpRequest(MonotonicNowNs(), true, true, transport, pipeline.recorder);
         }
         timeline.Received(MonotonicNowNs(), transport, 1000, i % 100 != 0, nullptr, pipeline.recorder);
-        timeline.Filtered(MonotonicNowNs(), transport, false, pipeline.recorder);
+        timeline.Filtered(MonotonicNowNs(), transport, pipeline.recorder);
         if (i % 100 == 0)
         {
           continue;  // rejected after the filter: closed by the next event on this thread
@@ -227,7 +227,7 @@ TEST(PipelineConcurrency, MoreThreadsThanSlotsStillWork)
       {
       }
       timeline.Received(MonotonicNowNs(), Transport::Rest, 10, true, nullptr, recorder);
-      timeline.Filtered(MonotonicNowNs(), Transport::Rest, false, recorder);
+      timeline.Filtered(MonotonicNowNs(), Transport::Rest, recorder);
       timeline.Stored(StoredNow(Transport::Rest, 1000 + t, 0), recorder);
     });
   }

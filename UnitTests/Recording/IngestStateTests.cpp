@@ -130,7 +130,7 @@ TEST(IngestState, AnOutcomeRecordedByItsThreadIsNotCountedTwice)
   const IngestReport report = pipeline.Collect(StatsQuery(), status);
   EXPECT_EQ(1u, RestOutcome(report, Outcome::NotDicom));
   EXPECT_EQ(0u, report.openRecords.count);
-  EXPECT_EQ(0u, pipeline.concluder.ConcludeEnded(MonotonicNowNs() + 10 * RecordConcluder::kMinAgeNs));
+  EXPECT_EQ(0u, pipeline.concluder.ConcludeEnded(MonotonicNowNs() + 10 * RecordConcluder::kMinAgeNs, {}));
   EXPECT_EQ(1u, RestOutcome(pipeline.Collect(StatsQuery(), status), Outcome::NotDicom));
 }
 
@@ -151,7 +151,7 @@ TEST(IngestState, RecentInstancesFromTheRecorderToCollectSlowest)
     const int64_t t0 = start + i * 100000000;
     timeline.HttpRequest(t0, true, true, Transport::Rest, pipeline.recorder);
     timeline.Received(t0 + 1000, Transport::Rest, 100, true, "1.2.840.10008.1.2.1", pipeline.recorder);
-    timeline.Filtered(t0 + 3000, Transport::Rest, false, pipeline.recorder);
+    timeline.Filtered(t0 + 3000, Transport::Rest, pipeline.recorder);
     StoredEvent event{};
     event.nowNs = t0 + 10000 + i * 5000;  // the second one is slower
     event.wallNowNs = WallNowNs();

@@ -11,12 +11,12 @@ namespace
   PluginStatus AllHooks()
   {
     PluginStatus status;
-    for (HookState* hook :
-         {&status.hooks.httpRequestFilter, &status.hooks.receivedInstance, &status.hooks.transcoder,
-          &status.hooks.instanceFilter, &status.hooks.cstoreFilter, &status.hooks.storedInstance, &status.hooks.change})
+    for (HookState* hook : {&status.hooks.httpRequestFilter, &status.hooks.transcoder, &status.hooks.instanceFilter,
+                            &status.hooks.storedInstance, &status.hooks.change})
     {
       hook->registered = true;
     }
+    status.hooks.receivedInstance.Set(ReceivedInstanceHook::State::Held);
     return status;
   }
 
@@ -38,8 +38,11 @@ TEST(Unobservable, InherentReasonsComeBeforeMissingHooks)
   // Merged over transports ("all"): only what this run lacks.
   EXPECT_EQ(nullptr, PhaseUnobservableReason(status, nullptr, Phase::Receive));
 
-  status.hooks.receivedInstance.registered = false;
-  EXPECT_TRUE(Contains(PhaseUnobservableReason(status, &rest, Phase::Receive), "ReceivedInstanceCallback"));
+  // Left to other plugins: preStore is not measured; receive and associationGap end at the filter.
+  status.hooks.receivedInstance.Set(ReceivedInstanceHook::State::Left);
+  EXPECT_TRUE(Contains(PhaseUnobservableReason(status, &rest, Phase::PreStore), "ReceivedInstanceCallback"));
+  EXPECT_EQ(nullptr, PhaseUnobservableReason(status, &rest, Phase::Receive));
+  EXPECT_EQ(nullptr, PhaseUnobservableReason(status, &dicom, Phase::AssociationGap));
   EXPECT_TRUE(Contains(PhaseUnobservableReason(status, &dicom, Phase::Receive), "DCMTK"));
 }
 

@@ -399,7 +399,7 @@ TEST(RestRoutes, MetricsQueryGivesTheWholeCollectionsText)
     labels.sopClass = "1.2.840.10008.5.1.4.1.1.2";
     const int64_t start = MonotonicNowNs();
     timeline.Received(start, transport, 1000 + i, true, "1.2.840.10008.1.2.1", pipeline.recorder);
-    timeline.Filtered(start + 1000, transport, false, pipeline.recorder);
+    timeline.Filtered(start + 1000, transport, pipeline.recorder);
     StoredEvent event{};
     event.nowNs = start + 2000 + i * 1000;
     event.wallNowNs = WallNowNs();

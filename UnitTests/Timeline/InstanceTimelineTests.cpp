@@ -44,7 +44,7 @@ TEST(InstanceTimeline, HttpInstancePhasesAddUpToTheTotal)
   timeline.HttpRequest(100 * kMs, true, true, Transport::Rest, sink);
   EXPECT_EQ(100 * kMs, timeline.OpenSinceNs());
   timeline.Received(103 * kMs, Transport::Rest, 5000, true, nullptr, sink);
-  timeline.Filtered(104 * kMs, Transport::Rest, false, sink);
+  timeline.Filtered(104 * kMs, Transport::Rest, sink);
   timeline.Stored(Stored(110 * kMs, Transport::Rest), sink);
 
   ASSERT_EQ(1u, sink.completed.size());
@@ -73,14 +73,14 @@ TEST(InstanceTimeline, CStoreInstanceHasNoReceivePhaseAndKeepsThePeer)
   InstanceTimeline timeline;
   RecordingSink sink;
   timeline.Received(10 * kMs, Transport::Dicom, 500, true, nullptr, sink);
-  timeline.Filtered(11 * kMs, Transport::Dicom, false, sink);
-  timeline.Filtered(12 * kMs, Transport::Dicom, true, sink);  // the C-STORE filter comes second
+  timeline.Filtered(12 * kMs, Transport::Dicom, sink);
   timeline.Stored(Stored(20 * kMs, Transport::Dicom, 1, 77), sink);
   ASSERT_EQ(1u, sink.completed.size());
   const CompletedInstance& c = sink.completed[0];
   EXPECT_FALSE(c.hasReceivePhase);
   EXPECT_EQ(10 * kMs, c.segmentStartNs);
-  EXPECT_EQ(12 * kMs, c.filteredNs);  // persist starts at the last filter
+  EXPECT_EQ(12 * kMs, c.filteredNs);  // persist starts at the plugin's filter
+  EXPECT_EQ(10 * kMs, c.ArrivalNs());
   EXPECT_EQ(77u, c.peerKey);
   EXPECT_TRUE(sink.abandoned.empty());
 }
@@ -95,7 +95,7 @@ TEST(InstanceTimeline, MultipartRequestChainsInstances)
   {
     const int64_t base = (10 + 10 * i) * kMs;
     timeline.Received(base, Transport::Plugin, 10, true, nullptr, sink);
-    timeline.Filtered(base + kMs, Transport::Plugin, false, sink);
+    timeline.Filtered(base + kMs, Transport::Plugin, sink);
     timeline.Stored(Stored(base + 5 * kMs, Transport::Plugin, 100 + i), sink);
   }
   ASSERT_EQ(3u, sink.completed.size());
@@ -117,12 +117,13 @@ TEST(InstanceTimeline, OpenRecordSaysHowFarItGot)
   InstanceTimeline timeline;
   RecordingSink sink;
   EXPECT_EQ(0u, timeline.Open().handle);
-  timeline.HttpRequest(kMs, true, true, Transport::Rest, sink, false, 9);
+  timeline.HttpRequest(kMs, true, true, Transport::Rest, sink, false, 9, HttpConnection{77, 78});
   // Uploading the body: no instance yet.
   OpenRecordView open = timeline.Open();
   EXPECT_EQ(kMs, open.sinceNs);
   EXPECT_EQ(RecordStage::Receiving, open.stage);
-  EXPECT_FALSE(open.restApiRequest);
+  EXPECT_EQ(77u, open.http.key);  // its connection, for the plugin's thread
+  EXPECT_EQ(78u, open.http.address);
   EXPECT_EQ(9, open.ended.remoteIp);
   const uint64_t request = open.handle;
 
@@ -130,7 +131,7 @@ TEST(InstanceTimeline, OpenRecordSaysHowFarItGot)
   open = timeline.Open();
   EXPECT_EQ(kMs, open.sinceNs);
   EXPECT_EQ(RecordStage::Received, open.stage);
-  EXPECT_TRUE(open.restApiRequest);
+  EXPECT_EQ(77u, open.http.key);  // a store inside the request ends with it
   EXPECT_FALSE(open.ended.hasPart10Header);
   EXPECT_EQ(request >> 16, open.handle >> 16);  // the same record, further on
   EXPECT_NE(request, open.handle);
@@ -138,7 +139,7 @@ TEST(InstanceTimeline, OpenRecordSaysHowFarItGot)
   timeline.HttpRequest(3 * kMs, true, true, Transport::Rest, sink);
   timeline.Received(4 * kMs, Transport::Rest, 5000, true, "1.2.840.10008.1.2.1", sink);
   EXPECT_EQ(RecordStage::Received, timeline.Open().stage);
-  timeline.Filtered(5 * kMs, Transport::Rest, false, sink);
+  timeline.Filtered(5 * kMs, Transport::Rest, sink);
   EXPECT_EQ(RecordStage::Filtered, timeline.Open().stage);
   EXPECT_EQ(Transport::Rest, timeline.Open().transport);
 
@@ -152,24 +153,25 @@ TEST(InstanceTimeline, OpenRecordSaysHowFarItGot)
 }
 
 
-TEST(InstanceTimeline, OnlyRestApiRecordsEndWithTheirRequest)
+TEST(InstanceTimeline, OnlyRecordsInsideAnHttpRequestHaveAConnection)
 {
   RecordingSink sink;
   InstanceTimeline dicom;  // a C-STORE association: its thread goes on with the next instance
   dicom.Received(kMs, Transport::Dicom, 5, false, nullptr, sink);
   EXPECT_NE(0u, dicom.Open().handle);
-  EXPECT_FALSE(dicom.Open().restApiRequest);
+  EXPECT_EQ(0u, dicom.Open().http.address);
 
   InstanceTimeline job;  // REST origin outside any HTTP request: one of Orthanc's jobs
   job.Received(kMs, Transport::Rest, 5, true, nullptr, sink);
-  EXPECT_FALSE(job.Open().restApiRequest);
+  EXPECT_EQ(0u, job.Open().http.address);
   EXPECT_EQ(Transport::Job, job.Open().transport);
 
-  InstanceTimeline stow;  // a plugin's route (STOW-RS): Orthanc does not count its requests
-  stow.HttpRequest(kMs, true, true, Transport::Plugin, sink);
+  InstanceTimeline stow;  // a plugin's route (STOW-RS): its parts are stored inside the request
+  stow.HttpRequest(kMs, true, true, Transport::Plugin, sink, false, kUnidentified, HttpConnection{0, 5});
   EXPECT_EQ(Transport::Plugin, stow.Open().transport);
   stow.Received(2 * kMs, Transport::Plugin, 5, true, nullptr, sink);
-  EXPECT_FALSE(stow.Open().restApiRequest);
+  EXPECT_EQ(5u, stow.Open().http.address);
+  EXPECT_EQ(0u, stow.Open().http.key);  // its port not known: the address alone
 }
 
 
@@ -193,7 +195,7 @@ TEST(InstanceTimeline, ARecordConcludedElsewhereEndsOnce)
 
   // A view of an earlier stage is refused: the record moved on since it was read.
   const OpenRecordView received = timeline.Open();
-  timeline.Filtered(3 * kMs, Transport::Dicom, true, sink);
+  timeline.Filtered(3 * kMs, Transport::Dicom, sink);
   EXPECT_FALSE(timeline.Conclude(received));
   // A wrong conclusion: OnStored comes after all. The instance is counted, and the error said.
   ASSERT_TRUE(timeline.Conclude(timeline.Open()));
@@ -234,7 +236,7 @@ TEST(InstanceTimeline, OutcomeDependsOnTheLastStageReached)
   {
     InstanceTimeline timeline;
     timeline.Received(0, Transport::Dicom, 5000, true, nullptr, sink);
-    timeline.Filtered(kMs, Transport::Dicom, false, sink);
+    timeline.Filtered(kMs, Transport::Dicom, sink);
     timeline.Received(10 * kMs, Transport::Dicom, 5000, true, nullptr, sink);
   }
   {
@@ -263,10 +265,10 @@ TEST(InstanceTimeline, AStaleRecordNeverCorruptsTheNextOne)
   InstanceTimeline timeline;
   RecordingSink sink;
   timeline.Received(0, Transport::Rest, 99, true, nullptr, sink);
-  timeline.Filtered(kMs, Transport::Rest, false, sink);
+  timeline.Filtered(kMs, Transport::Rest, sink);
   // never stored; the next instance on this thread:
   timeline.Received(100 * kMs, Transport::Dicom, 7, true, nullptr, sink);
-  timeline.Filtered(101 * kMs, Transport::Dicom, false, sink);
+  timeline.Filtered(101 * kMs, Transport::Dicom, sink);
   timeline.Stored(Stored(105 * kMs, Transport::Dicom), sink);
   ASSERT_EQ(1u, sink.abandoned.size());
   ASSERT_EQ(1u, sink.completed.size());
@@ -287,7 +289,7 @@ TEST(InstanceTimeline, AbandonedInstanceInsideARequestBreaksTheChain)
   timeline.HttpRequest(0, true, true, Transport::Rest, sink);
   timeline.Received(kMs, Transport::Rest, 5, false, nullptr, sink);
   timeline.Received(5 * kMs, Transport::Rest, 500, true, nullptr, sink);
-  timeline.Filtered(6 * kMs, Transport::Rest, false, sink);
+  timeline.Filtered(6 * kMs, Transport::Rest, sink);
   timeline.Stored(Stored(9 * kMs, Transport::Rest), sink);
   ASSERT_EQ(1u, sink.abandoned.size());
   EXPECT_FALSE(sink.abandoned[0].hasPart10Header);
@@ -304,7 +306,7 @@ TEST(InstanceTimeline, WithoutReceivedInstanceTheRecordStartsAtTheFilter)
   InstanceTimeline timeline;
   RecordingSink sink;
   timeline.HttpRequest(0, true, true, Transport::Rest, sink);
-  timeline.Filtered(4 * kMs, Transport::Rest, false, sink);
+  timeline.Filtered(4 * kMs, Transport::Rest, sink);
   timeline.Stored(Stored(9 * kMs, Transport::Rest), sink);
   ASSERT_EQ(1u, sink.completed.size());
   const CompletedInstance& c = sink.completed[0];
@@ -313,8 +315,8 @@ TEST(InstanceTimeline, WithoutReceivedInstanceTheRecordStartsAtTheFilter)
   EXPECT_EQ(4 * kMs, c.filteredNs);
 
   // Two generic filter calls without OnStored between them are two instances.
-  timeline.Filtered(20 * kMs, Transport::Dicom, false, sink);
-  timeline.Filtered(30 * kMs, Transport::Dicom, false, sink);
+  timeline.Filtered(20 * kMs, Transport::Dicom, sink);
+  timeline.Filtered(30 * kMs, Transport::Dicom, sink);
   timeline.Stored(Stored(35 * kMs, Transport::Dicom), sink);
   ASSERT_EQ(1u, sink.abandoned.size());
   EXPECT_EQ(RecordStage::Filtered, sink.abandoned[0].stage);
@@ -342,7 +344,7 @@ TEST(InstanceTimeline, TranscodeIsNotedOnlyInsideAnInstance)
   timeline.TranscodeStarted(kMs);  // out of order: ignored
   timeline.Received(2 * kMs, Transport::Rest, 1, true, nullptr, sink);
   timeline.TranscodeStarted(3 * kMs);
-  timeline.Filtered(4 * kMs, Transport::Rest, false, sink);
+  timeline.Filtered(4 * kMs, Transport::Rest, sink);
   timeline.Stored(Stored(5 * kMs, Transport::Rest), sink);
   ASSERT_EQ(1u, sink.completed.size());
   EXPECT_TRUE(sink.completed[0].transcodeAttempted);
@@ -368,7 +370,7 @@ TEST(InstanceTimeline, RestOriginOutsideAnHttpRequestIsAJob)
   RecordingSink sink;
   // A job thread: no HTTP request, REST origin (e.g. a modification job storing its result).
   timeline.Received(kMs, Transport::Rest, 10, true, nullptr, sink);
-  timeline.Filtered(2 * kMs, Transport::Rest, false, sink);
+  timeline.Filtered(2 * kMs, Transport::Rest, sink);
   timeline.Stored(Stored(3 * kMs, Transport::Rest), sink);
   // The same thread serving HTTP afterwards: REST again.
   timeline.HttpRequest(10 * kMs, true, true, Transport::Rest, sink);
@@ -452,18 +454,13 @@ TEST(InstanceTimeline, OneInstanceInThePeriodHasItsClocksReadAtEachBoundAndAtThe
   InstanceTimeline timeline;
   RecordingSink sink;
   std::vector<bool> readAtStored;
-  std::vector<bool> readAtGenericFilter;
   for (int i = 0; i < 6; i++)
   {
     const int64_t t = 100 * i;
     timeline.Received(t * kMs, Transport::Dicom, 500, true, nullptr, sink, nullptr,
                       IfDue(timeline, TimelineEvent::Received, kPeriod, Clocks(t, t)));
-    // The generic filter of a C-STORE instance reads nothing: the C-STORE filter follows, the last.
-    readAtGenericFilter.push_back(timeline.ClocksDue(TimelineEvent::Filtered, kPeriod));
-    timeline.Filtered((t + 1) * kMs, Transport::Dicom, false, sink,
+    timeline.Filtered((t + 1) * kMs, Transport::Dicom, sink,
                       IfDue(timeline, TimelineEvent::Filtered, kPeriod, Clocks(t + 1, t)));
-    timeline.Filtered((t + 1) * kMs, Transport::Dicom, true, sink,
-                      IfDue(timeline, TimelineEvent::CStoreFilter, kPeriod, Clocks(t + 1, t)));
     readAtStored.push_back(timeline.ClocksDue(TimelineEvent::Stored, kPeriod));
     timeline.Stored(Stored((t + 10) * kMs, Transport::Dicom), sink,
                     IfDue(timeline, TimelineEvent::Stored, kPeriod, Clocks(t + 3, t + 2)));
@@ -476,7 +473,6 @@ TEST(InstanceTimeline, OneInstanceInThePeriodHasItsClocksReadAtEachBoundAndAtThe
   {
     EXPECT_EQ(sampled[i], sink.completed[i].clocks.sampled) << i;
   }
-  EXPECT_EQ(std::vector<bool>(6, false), readAtGenericFilter);
   const InstanceClocks& fourth = sink.completed[3].clocks;
   EXPECT_EQ(300 * kMs, fourth.received.cpuNs);
   EXPECT_EQ(301 * kMs, fourth.filtered.cpuNs);
@@ -500,15 +496,15 @@ TEST(InstanceTimeline, EveryInstanceOfARequestIsASegmentOfItsOwn)
   InstanceTimeline timeline;
   RecordingSink sink;
   EXPECT_FALSE(timeline.ClocksDue(TimelineEvent::HttpRequest, 1, false));  // not an ingest route
-  timeline.HttpRequest(0, true, true, Transport::Rest, sink, false, kUnidentified, 7,
+  timeline.HttpRequest(0, true, true, Transport::Rest, sink, false, kUnidentified, HttpConnection{7, 7},
                        IfDue(timeline, TimelineEvent::HttpRequest, 1, Clocks(0, 0)));
   timeline.Received(2 * kMs, Transport::Rest, 10, true, nullptr, sink, nullptr,
                     IfDue(timeline, TimelineEvent::Received, 1, Clocks(1, 0)));
-  timeline.Filtered(3 * kMs, Transport::Rest, false, sink, IfDue(timeline, TimelineEvent::Filtered, 1, Clocks(2, 0)));
+  timeline.Filtered(3 * kMs, Transport::Rest, sink, IfDue(timeline, TimelineEvent::Filtered, 1, Clocks(2, 0)));
   timeline.Stored(Stored(5 * kMs, Transport::Rest), sink, IfDue(timeline, TimelineEvent::Stored, 1, Clocks(3, 1)));
   timeline.Received(6 * kMs, Transport::Rest, 10, true, nullptr, sink, nullptr,
                     IfDue(timeline, TimelineEvent::Received, 1, Clocks(4, 1)));
-  timeline.Filtered(7 * kMs, Transport::Rest, false, sink, IfDue(timeline, TimelineEvent::Filtered, 1, Clocks(5, 1)));
+  timeline.Filtered(7 * kMs, Transport::Rest, sink, IfDue(timeline, TimelineEvent::Filtered, 1, Clocks(5, 1)));
   timeline.Stored(Stored(9 * kMs, Transport::Rest), sink, IfDue(timeline, TimelineEvent::Stored, 1, Clocks(6, 2)));
   ASSERT_EQ(2u, sink.completed.size());
   const CompletedInstance& second = sink.completed[1];
@@ -526,11 +522,12 @@ TEST(InstanceTimeline, TheGapBetweenTwoRequestsOfOneConnection)
   InstanceTimeline timeline;
   RecordingSink sink;
   auto request = [&](int64_t startMs, uint64_t connection, bool ingest = true) {
-    timeline.HttpRequest(startMs * kMs, true, ingest, Transport::Rest, sink, false, kUnidentified, connection);
+    timeline.HttpRequest(startMs * kMs, true, ingest, Transport::Rest, sink, false, kUnidentified,
+                         HttpConnection{connection, connection});
     if (ingest)
     {
       timeline.Received((startMs + 1) * kMs, Transport::Rest, 10, true, nullptr, sink);
-      timeline.Filtered((startMs + 2) * kMs, Transport::Rest, false, sink);
+      timeline.Filtered((startMs + 2) * kMs, Transport::Rest, sink);
       timeline.Stored(Stored((startMs + 4) * kMs, Transport::Rest), sink);
     }
   };
@@ -558,7 +555,7 @@ TEST(InstanceTimeline, TimedStorageCreatesAddTheirClocks)
   InstanceTimeline timeline;
   RecordingSink sink;
   timeline.Received(0, Transport::Dicom, 10, true, nullptr, sink, nullptr, Clocks(0, 0));
-  timeline.Filtered(1 * kMs, Transport::Dicom, false, sink, Clocks(1, 0));
+  timeline.Filtered(1 * kMs, Transport::Dicom, sink, Clocks(1, 0));
   timeline.StorageCreated(2 * kMs, 5 * kMs, Clocks(2, 0), Clocks(3, 1));
   timeline.StorageCreated(6 * kMs, 8 * kMs, Clocks(4, 1), Clocks(5, 1));
   timeline.Stored(Stored(9 * kMs, Transport::Dicom), sink, Clocks(6, 1));
@@ -571,7 +568,7 @@ TEST(InstanceTimeline, TimedStorageCreatesAddTheirClocks)
 
   // A create whose clocks were not read leaves the sum unknown, never short.
   timeline.Received(10 * kMs, Transport::Dicom, 10, true, nullptr, sink, nullptr, Clocks(10, 0));
-  timeline.Filtered(11 * kMs, Transport::Dicom, false, sink, Clocks(11, 0));
+  timeline.Filtered(11 * kMs, Transport::Dicom, sink, Clocks(11, 0));
   timeline.StorageCreated(12 * kMs, 13 * kMs, Clocks(12, 0), ThreadClockReading());
   timeline.Stored(Stored(14 * kMs, Transport::Dicom), sink, Clocks(14, 0));
   EXPECT_EQ(ThreadClockReading::kUnknown, sink.completed[1].clocks.createCpuNs);
