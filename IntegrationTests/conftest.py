@@ -4,6 +4,7 @@ Run with: .venv/bin/python -m pytest IntegrationTests -q
 The plugin is taken from $INGEST_PERF_PLUGIN or <repo>/build/libOrthancIngestPerf.so.
 Under -q, each test file prints one line instead of a dot per test (FileLines, below).
 """
+import itertools
 import os
 import shutil
 import tempfile
@@ -14,6 +15,7 @@ import pytest
 
 from ingest_perf.generate_series import SeriesCache
 from ingest_perf.orthanc_process import BUILD_COMMAND, HOST_ORTHANC, OrthancFactory, default_plugin_path
+from ingest_perf.postgresql_server import PostgreSQLServer
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -217,3 +219,15 @@ def orthanc_factory(tmp_path, plugin_path, orthanc_version, request):
 def orthanc(orthanc_factory):
     """A started Orthanc with the plugin and its default configuration."""
     return orthanc_factory()
+
+
+@pytest.fixture(scope="module")
+def postgresql(wait_until_orthancs_stopped):
+    """One throw-away PostgreSQL server for the module (ingest_perf.postgresql_server);
+    `new_database()` gives each Orthanc its own database."""
+    server = PostgreSQLServer().start()
+    counter = itertools.count(1)
+    server.new_database = lambda: server.create_database("orthanc%d" % next(counter))
+    yield server
+    wait_until_orthancs_stopped()  # the last tests' Orthancs, stopping in the background, are its clients
+    server.stop()

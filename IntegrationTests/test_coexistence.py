@@ -25,73 +25,32 @@ the crash rates.
 Orthanc versions: conftest.py runs every test against 1.10.1 and 1.12.7 (ORTHANC_VERSIONS), with
 every plugin path from debian_plugins(version).
 """
-import hashlib
-import itertools
 import os
 import time
 
 import pytest
 import requests
 
+from ingest_comparison import (JPEG_LOSSLESS, debian_plugins, differences, gdcm_section, http_outcome, md5_of,
+                               series_with_study_time, storescu_outcome, stored_state, stow_outcome)
 from ingest_perf import clients
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, debian13_root, debian_plugin
-from ingest_perf.postgresql_server import PostgreSQLServer
+from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, debian13_root
 
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against each
 
 SOURCE_SYNTAX = "1.2.840.10008.1.2.1"  # explicit little endian, what series_factory writes
-JPEG_LOSSLESS = "1.2.840.10008.1.2.4.70"
 SERIES_SLICES = 6
 SERIES_SIZE = 256
 PLUGIN_NAME = "ingest-perf"
 TRANSPORT_OF_WORKLOAD = {"storescu": "dicom", "http": "rest", "stow": "plugin"}
 
 
-def debian_plugins(orthanc_version):
-    """Paths of Debian's ingest-related plugins as the Orthanc of `orthanc_version` sees them."""
-    return {
-        "gdcm": debian_plugin("libOrthancGdcm.so", orthanc_version),
-        "dicomweb": debian_plugin("libOrthancDicomWeb.so", orthanc_version),
-        "postgresql-index": debian_plugin("libOrthancPostgreSQLIndex.so", orthanc_version),
-        "postgresql-storage": debian_plugin("libOrthancPostgreSQLStorage.so", orthanc_version),
-    }
-
-
-def gdcm_section():
-    """orthanc-gdcm 1.8 and later default to JPEG 2000 only; name JPEG lossless explicitly so
-    that GDCM does the transcode with every version (1.5 handles it either way)."""
-    return {"Gdcm": {"Enable": True, "RestrictTransferSyntaxes": [JPEG_LOSSLESS]}}
-
-
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
-    """One series per workload, with a StudyTime: GDCM's writer fills a missing StudyTime with the
-    current time (and empties for other type 2 attributes), which would make two GDCM transcodes of
-    the same instance differ whatever else is loaded."""
-    import pydicom
-    from ingest_perf.generate_series import write_series
-
-    series = {}
-    for name, seed in (("storescu", 301), ("http", 302), ("stow", 303)):
-        folder = tmp_path_factory.mktemp("coexistence-%s" % name)
-        paths = write_series(str(folder), SERIES_SLICES, seed=seed, rows=SERIES_SIZE, columns=SERIES_SIZE)
-        for path in paths:
-            dataset = pydicom.dcmread(path)
-            dataset.StudyTime = "101500"
-            dataset.save_as(path, write_like_original=False)
-        series[name] = paths
-    return series
-
-
-@pytest.fixture(scope="module")
-def postgresql(wait_until_orthancs_stopped):
-    """One throw-away PostgreSQL server for the module; `create_database()` gives each Orthanc its own."""
-    server = PostgreSQLServer().start()
-    counter = itertools.count(1)
-    server.new_database = lambda: server.create_database("orthanc%d" % next(counter))
-    yield server
-    wait_until_orthancs_stopped()  # the last cases' Orthancs, stopping in the background, are its clients
-    server.stop()
+    """One series per workload (series_with_study_time)."""
+    return {name: series_with_study_time(tmp_path_factory.mktemp("coexistence-%s" % name), SERIES_SLICES, seed,
+                                         SERIES_SIZE)
+            for name, seed in (("storescu", 301), ("http", 302), ("stow", 303))}
 
 
 # --- the case matrix ------------------------------------------------------------------------------
@@ -181,58 +140,6 @@ def start_pair_member(orthanc_factory, case, orthanc_version, plugin_path, postg
 
 # --- workloads ------------------------------------------------------------------------------------
 
-def md5_of(data):
-    return hashlib.md5(data).hexdigest()
-
-
-def storescu_outcome(orthanc, files):
-    """Exit code of each association, and the DIMSE status of each file as storescu reports it."""
-    results = orthanc.storescu(files, extra_args=["-v"])
-    statuses, current = [], None
-    for result in results:
-        for line in result.stderr.splitlines():
-            if line.startswith("I: Sending file: "):
-                current = os.path.basename(line[len("I: Sending file: "):].strip())
-            elif line.startswith("I: Received Store Response"):
-                statuses.append((current, line[len("I: Received Store Response"):].strip()))
-    return {"exitCodes": [r.returncode for r in results], "statuses": statuses}
-
-
-def http_outcome(orthanc, files):
-    """Status and answer of every POST /instances, plus a duplicate and a body that is not DICOM."""
-    uploads = clients.http_upload(orthanc.url, files + [files[0], b"not DICOM at all"], expect=None, timeout=60)
-    return [(upload.status, upload.answer) for upload in uploads]
-
-
-def stow_outcome(orthanc, files):
-    answer = orthanc.stow_rs(files)
-    # The answer's URLs carry the port, which differs between the two Orthancs.
-    return {"status": answer.status_code, "answer": answer.text.replace(orthanc.url, "http://ORTHANC")}
-
-
-def stored_state(orthanc):
-    """Everything of the stored result that is not a time stamp or a random storage UUID."""
-    state = {}
-    for instance in sorted(orthanc.get("/instances").json()):
-        metadata = orthanc.get("/instances/%s/metadata?expand" % instance).json()
-        metadata.pop("ReceptionDate", None)
-        attachments = sorted(orthanc.get("/instances/%s/attachments" % instance).json())
-        infos = {}
-        for name in attachments:
-            info = orthanc.get("/instances/%s/attachments/%s/info" % (instance, name)).json()
-            info.pop("Uuid", None)
-            infos[name] = info
-        file_answer = orthanc.get("/instances/%s/file" % instance)
-        assert file_answer.status_code == 200, (instance, file_answer.status_code)
-        state[instance] = {"metadata": metadata, "attachments": infos, "fileMd5": md5_of(file_answer.content)}
-    changes = orthanc.get("/changes", params={"limit": 10000}).json()["Changes"]
-    return {
-        "instances": state,
-        "changes": [(c["ChangeType"], c["ResourceType"], c["ID"]) for c in changes],
-        "statistics": orthanc.get("/statistics").json(),
-    }
-
-
 def files_in(folder):
     return sum(len(names) for _, _, names in os.walk(folder))
 
@@ -250,21 +157,6 @@ def ingest(orthanc, case, inputs):
     outcome["transcodedByDcmtk"] = "DCMTK transcoding from" in orthanc.log_text()
     outcome["alive"] = orthanc.is_running()
     return outcome
-
-
-def differences(a, b, path=""):
-    """Paths where two JSON-like values differ, with both values (readable assertion messages)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        found = []
-        for key in sorted(set(a) | set(b), key=str):
-            if key not in a or key not in b:
-                found.append("%s/%s: only %s" % (path, key, "without" if key in a else "with"))
-            else:
-                found += differences(a[key], b[key], "%s/%s" % (path, key))
-        return found
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in differences(x, y, "%s[%d]" % (path, i))]
-    return [] if a == b else ["%s: without %r, with %r" % (path, a, b)]
 
 
 # --- checks that each run is a real ingest (so that "identical" cannot mean "both broken") -------
