@@ -1,15 +1,19 @@
-// The exporters (Export/JsonExporter, Export/PrometheusExporter) with label values of arbitrary
-// bytes, interned as the hooks intern them (LabelCatalog, LabelExposure): the input is cut at '\n'
-// into values, six per labelled stream (remoteAet, remoteIp, calledAet, receivedSyntax,
-// storedSyntax, sopClass), the stream's transport chosen by its first byte. Checked: the Prometheus
-// text is valid UTF-8 and every line a comment or a well-formed sample (name, labels whose values
-// hold only the format's three escapes, a number); the JSON of /perf/stats, plain and grouped by
-// a label (chosen by the input's length), parses back to the same document, and is valid UTF-8;
-// a UID label is a standard UID or a stand-in.
+// The exporters (Export/JsonExporter, Export/PrometheusExporter, Export/SlowestExporter,
+// Export/TraceExporter) with label values of arbitrary bytes, interned as the hooks intern them
+// (LabelCatalog, LabelExposure): the input is cut at '\n' into values, six per labelled stream
+// (remoteAet, remoteIp, calledAet, receivedSyntax, storedSyntax, sopClass), the stream's transport
+// chosen by its first byte. Checked: the Prometheus text is valid UTF-8 and every line a comment or
+// a well-formed sample (name, labels whose values hold only the format's three escapes, a number);
+// the JSON of /perf/stats, plain and grouped by a label (chosen by the input's length), and of
+// /perf/slowest and /perf/trace (a recent instance per stream, its Orthanc ID the stream's first
+// value, its bytes as they are; peers hashed or not, by the input's length) is one whole document
+// that a strict reader takes, and valid UTF-8; a UID label is a standard UID or a stand-in.
 #include "FuzzProperty.h"
 
 #include "Export/JsonExporter.h"
 #include "Export/PrometheusExporter.h"
+#include "Export/SlowestExporter.h"
+#include "Export/TraceExporter.h"
 #include "Labels/LabelCatalog.h"
 #include "Labels/LabelExposure.h"
 #include "Metrics/Histogram.h"
@@ -164,13 +168,14 @@ namespace
     return !number.empty() && end == number.c_str() + number.size();
   }
 
-  // The document of /perf/stats as the route writes it: one whole JSON document in valid UTF-8,
-  // which a strict reader (duplicate keys refused) takes whole.
-  void CheckStats(const IngestReport& report, const StatsQuery& query)
+  // A document as its route writes it (`write(JsonWriter&)`): one whole JSON document in valid
+  // UTF-8, which a strict reader (duplicate keys refused) takes whole.
+  template <typename Write>
+  void CheckDocument(Write write)
   {
     MappedText answer;
     JsonWriter out(answer);
-    WriteStats(out, report, query);
+    write(out);
     FUZZ_PROPERTY(out.OpenContainers() == 0);
     const std::string text(answer.Data(), answer.Size());
     FUZZ_PROPERTY(IsValidUtf8(text));
@@ -181,6 +186,33 @@ namespace
     std::string errors;
     FUZZ_PROPERTY(reader->parse(text.data(), text.data() + text.size(), &parsed, &errors));
     FUZZ_PROPERTY(parsed.isObject());
+  }
+
+  void CheckStats(const IngestReport& report, const StatsQuery& query)
+  {
+    CheckDocument([&](JsonWriter& out) { WriteStats(out, report, query); });
+  }
+
+  // An instance of the recent ring with these labels and Orthanc ID, its phases split or not.
+  RecentInstance Recent(const InstanceLabels& labels, const std::string& id, size_t k)
+  {
+    constexpr int64_t kMs = 1000000;
+    InstanceMeasurement measurement;
+    measurement.hasTimeline = true;
+    measurement.startNs = 1000000 * kMs + static_cast<int64_t>(k) * 3 * kMs;
+    measurement.storedNs = measurement.startNs + 2 * kMs;
+    measurement.Set(Phase::PreStore, measurement.startNs, kMs);
+    measurement.Set(Phase::Persist, measurement.startNs + kMs, kMs);
+    measurement.Set(Phase::ServerTotal, measurement.startNs, 2 * kMs);
+    measurement.Set(Phase::AssociationGap, measurement.startNs - kMs, kMs);
+    if (k % 2 == 1)
+    {
+      measurement.SetParts(Phase::ServerTotal, kMs, k % 3 == 0 ? InstanceMeasurement::kNotMeasured : kMs / 2);
+    }
+    RecentInstance instance;
+    FillRecentInstance(instance, measurement, 1795000000 * int64_t(1000000000), labels, Outcome::Stored,
+                       static_cast<uint32_t>(k), id.c_str());
+    return instance;
   }
 }
 
@@ -238,6 +270,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     FUZZ_PROPERTY(IsWellFormedLine(text.substr(start, end - start)));
     start = end + 1;
   }
+
+  // /perf/slowest and /perf/trace, a recent instance per labelled stream.
+  RecentReport recent;
+  recent.collected = true;
+  recent.nowNs = 1002000 * int64_t(1000000);
+  recent.nowWallNs = 1795000000 * int64_t(1000000000);
+  recent.catalog = &catalog;
+  recent.ring.capacity = 8;
+  for (size_t k = 0; k < report.eachStream.size(); k++)
+  {
+    recent.ring.instances.push_back(Recent(report.eachStream[k].first, values[k * 6], k));
+  }
+  recent.ring.held = recent.ring.pushed = recent.matched = recent.ring.instances.size();
+  recent.ring.oldestStoredNs = recent.ring.instances.empty() ? 0 : recent.ring.instances[0].measurement.storedNs;
+  const bool hashPeers = size % 2 == 1;
+  CheckDocument([&](JsonWriter& out) { WriteSlowest(out, recent, RecentQuery(), hashPeers); });
+  CheckDocument([&](JsonWriter& out) { WriteTrace(out, recent, 5, hashPeers); });
 
   StatsQuery query;
   CheckStats(report, query);

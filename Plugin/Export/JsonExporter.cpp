@@ -337,6 +337,10 @@ namespace IngestPerf
       out.Key(name);
       out.BeginObject();
       out.Member("registered", hook.registered);
+      if (!hook.state.empty())
+      {
+        out.Member("state", hook.state);
+      }
       if (!hook.registered)
       {
         out.Member("reason", hook.reason);
@@ -733,23 +737,6 @@ namespace IngestPerf
   }
 
 
-  Json::Value ExportInstanceParts(const InstanceMeasurement& measurement, Phase phase)
-  {
-    if (!measurement.HasParts(phase))
-    {
-      return Json::nullValue;
-    }
-    Json::Value parts;
-    parts["onCpu"_key] = NanosecondsToMilliseconds(measurement.CpuNs(phase));
-    if (measurement.RunDelayNs(phase) != InstanceMeasurement::kNotMeasured)
-    {
-      parts["waitingForCpu"_key] = NanosecondsToMilliseconds(measurement.RunDelayNs(phase));
-    }
-    parts["blocked"_key] = NanosecondsToMilliseconds(measurement.BlockedNs(phase));
-    return parts;
-  }
-
-
   Json::Value ExportSinceReset(const SinceReset& history)
   {
     Json::Value value;
@@ -804,8 +791,7 @@ namespace IngestPerf
         {
           add("IngestPerf.TranscodeTiming", status.hooks.transcoder.reason);
         }
-        if (configuration.receivedInstanceCallback &&
-            status.hooks.receivedInstance.Get() == ReceivedInstanceHook::State::Refused)
+        if (status.hooks.receivedInstance.Get() == ReceivedInstanceHook::State::Refused)
         {
           add("IngestPerf.ReceivedInstanceCallback", status.hooks.receivedInstance.View().reason);
         }
@@ -921,7 +907,7 @@ namespace IngestPerf
     out.Key("configuration");
     out.BeginObject();
     out.Member("Enable", configuration.enable);
-    out.Member("ReceivedInstanceCallback", configuration.receivedInstanceCallback);
+    out.Member("ReceivedInstanceCallback", ReceivedInstanceModeValue(configuration.receivedInstanceCallback));
     out.Member("MaxThreads", configuration.maxThreads);
     out.Member("ChangeTableSize", configuration.changeTableSize);
     out.Member("MaxPeers", configuration.maxPeers);
@@ -933,6 +919,7 @@ namespace IngestPerf
     out.Member("TimeRestAnswers", configuration.timeRestAnswers);
     out.Member("HashPeers", configuration.hashPeers);
     out.Member("DicomTcpNoDelay", configuration.dicomTcpNoDelay);
+    out.Member("HttpConnectionIdentity", configuration.httpConnectionIdentity);
     out.Member("PhasePartsSampling", configuration.phasePartsSampling);
     out.EndObject();
     out.Key("orthancOptions");
@@ -987,6 +974,7 @@ namespace IngestPerf
     out.Member("associationTrackingSkipped", input.associationSkipped);
     out.Member("sdkCallsFailed", snapshot.sdkCallsFailed);
     out.Member("concludedTooEarly", snapshot.concludedEarly);
+    out.Member("recordedOnOrthancsThread", snapshot.storedQueueFull);
     out.Member("changeTableEvictions", input.correlationEvicted);
     out.Member("failedAnswers", input.failedAnswers);
     out.EndObject();

@@ -23,10 +23,6 @@ namespace IngestPerf
   // "2026-11-23T12:00:00.123Z"
   std::string IsoUtc(int64_t wallNs);
 
-  // The parts of one phase of one instance, in ms: {"onCpu", "waitingForCpu" (absent when the kernel
-  // gave no run delay: then in blocked), "blocked"}; null when the phase was not split.
-  Json::Value ExportInstanceParts(const InstanceMeasurement& measurement, Phase phase);
-
   // The "sinceReset" block of /perf/stats and /perf/diagnosis: how much was stored since the reset,
   // and when the first and the last of it.
   Json::Value ExportSinceReset(const SinceReset& history);

@@ -1,7 +1,5 @@
 #include "Export/SlotsExporter.h"
 
-#include "Platform/JsonText.h"
-
 #include "Export/JsonExporter.h"
 
 #include <cmath>
@@ -16,15 +14,15 @@ namespace IngestPerf
     }
 
     // Only the phases with a sample in the slot: a chart draws nothing where there is none.
-    Json::Value ExportSlot(const TransportSnapshot& transport, int64_t startWallNs, int64_t coveredNs)
+    void WriteSlot(JsonWriter& out, const TransportSnapshot& transport, int64_t startWallNs, int64_t coveredNs)
     {
-      Json::Value slot;
-      slot["start"_key] = IsoUtc(startWallNs);
-      slot["seconds"_key] = Seconds(coveredNs);
-      slot["stored"_key] = Json::UInt64(transport.outcomes[static_cast<size_t>(Outcome::Stored)]);
-      slot["bytes"_key] = Json::UInt64(transport.storedBytes.Sum());
-      Json::Value& phases = slot["phases"_key];
-      phases = Json::objectValue;
+      out.BeginObject();
+      out.Member("start", IsoUtc(startWallNs));
+      out.Member("seconds", Seconds(coveredNs));
+      out.Member("stored", transport.outcomes[static_cast<size_t>(Outcome::Stored)]);
+      out.Member("bytes", transport.storedBytes.Sum());
+      out.Key("phases");
+      out.BeginObject();
       for (size_t p = 0; p < kPhaseCount; p++)
       {
         const HistogramSnapshot& histogram = transport.phases[p];
@@ -32,33 +30,39 @@ namespace IngestPerf
         {
           continue;
         }
-        Json::Value& phase = phases[DefinitionOf(static_cast<Phase>(p)).name];
-        phase["count"_key] = Json::UInt64(histogram.Count());
-        phase["mean"_key] = NanosecondsToMilliseconds(std::llround(histogram.Mean()));
-        phase["p50"_key] = NanosecondsToMilliseconds(histogram.ValueAtQuantile(0.5));
-        phase["p99"_key] = NanosecondsToMilliseconds(histogram.ValueAtQuantile(0.99));
+        out.Key(DefinitionOf(static_cast<Phase>(p)).name);
+        out.BeginObject();
+        out.Member("count", histogram.Count());
+        out.Member("mean", NanosecondsToMilliseconds(std::llround(histogram.Mean())));
+        out.Member("p50", NanosecondsToMilliseconds(histogram.ValueAtQuantile(0.5)));
+        out.Member("p99", NanosecondsToMilliseconds(histogram.ValueAtQuantile(0.99)));
+        out.EndObject();
       }
-      return slot;
+      out.EndObject();
+      out.EndObject();
     }
   }
 
 
-  Json::Value ExportSlots(const SlotsReport& report, const StatsQuery& query)
+  void WriteSlots(JsonWriter& out, const SlotsReport& report, const StatsQuery& query)
   {
     const WindowSlots& window = report.window;
-    Json::Value result;
-    result["window"_key] = WindowName(query.window);
-    result["slotSeconds"_key] = Seconds(window.slotNs);
-    result["fullSlots"_key] = window.fullSlots;
-    result["seconds"_key] = Seconds(window.coveredNs);
-    result["now"_key] = IsoUtc(report.nowWallNs);
-    result["droppedAtRotation"_key] = Json::UInt64(window.droppedAtRotation);
-    result["straddledRotation"_key] = Json::UInt64(window.straddledRotation);
-    result["units"_key]["durations"_key] = "milliseconds";
-    result["units"_key]["sizes"_key] = "bytes";
+    out.BeginObject();
+    out.Member("window", WindowName(query.window));
+    out.Member("slotSeconds", Seconds(window.slotNs));
+    out.Member("fullSlots", window.fullSlots);
+    out.Member("seconds", Seconds(window.coveredNs));
+    out.Member("now", IsoUtc(report.nowWallNs));
+    out.Member("droppedAtRotation", window.droppedAtRotation);
+    out.Member("straddledRotation", window.straddledRotation);
+    out.Key("units");
+    out.BeginObject();
+    out.Member("durations", "milliseconds");
+    out.Member("sizes", "bytes");
+    out.EndObject();
 
-    Json::Value& transports = result["transports"_key];
-    transports = Json::objectValue;
+    out.Key("transports");
+    out.BeginObject();
     for (size_t t = 0; t <= kTransportCount; t++)  // kTransportCount: "all", their merge
     {
       const bool merged = (t == kTransportCount);
@@ -66,8 +70,8 @@ namespace IngestPerf
       {
         continue;
       }
-      Json::Value& slots = transports[merged ? "all" : TransportName(static_cast<Transport>(t))];
-      slots = Json::arrayValue;
+      out.Key(merged ? "all" : TransportName(static_cast<Transport>(t)));
+      out.BeginArray();
       for (const SlotSnapshot& slot : window.slots)
       {
         TransportSnapshot figures;
@@ -79,9 +83,11 @@ namespace IngestPerf
           }
         }
         const TransportSnapshot& shown = merged ? figures : slot.transports[t];
-        slots.append(ExportSlot(shown, report.nowWallNs - (report.nowNs - slot.startNs), slot.coveredNs));
+        WriteSlot(out, shown, report.nowWallNs - (report.nowNs - slot.startNs), slot.coveredNs);
       }
+      out.EndArray();
     }
-    return result;
+    out.EndObject();
+    out.EndObject();
   }
 }

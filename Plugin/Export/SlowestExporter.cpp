@@ -1,7 +1,5 @@
 #include "Export/SlowestExporter.h"
 
-#include "Platform/JsonText.h"
-
 #include "Export/JsonExporter.h"
 #include "Labels/PeerPseudonym.h"
 
@@ -9,93 +7,127 @@
 
 namespace IngestPerf
 {
-  Json::Value ExportRecentInstance(const RecentInstance& instance, const LabelCatalog& catalog, bool hashPeers)
+  void WriteInstanceParts(JsonWriter& out, const InstanceMeasurement& measurement, Phase phase)
   {
-    Json::Value value;
-    value["instanceId"_key] = instance.instanceId;
-    value["arrival"_key] = IsoUtc(instance.startWallNs);
-    value["thread"_key] = Json::UInt(instance.thread);
-    value["transport"_key] = TransportName(instance.labels.GetTransport());
-    value["outcome"_key] = DefinitionOf(instance.outcome).name;
-    value["storedBytes"_key] = Json::UInt64(instance.measurement.storedBytes);
-    Json::Value& phases = value["phases"_key];
-    phases = Json::objectValue;
-    Json::Value parts = Json::objectValue;
+    out.BeginObject();
+    out.Member("onCpu", NanosecondsToMilliseconds(measurement.CpuNs(phase)));
+    if (measurement.RunDelayNs(phase) != InstanceMeasurement::kNotMeasured)
+    {
+      out.Member("waitingForCpu", NanosecondsToMilliseconds(measurement.RunDelayNs(phase)));
+    }
+    out.Member("blocked", NanosecondsToMilliseconds(measurement.BlockedNs(phase)));
+    out.EndObject();
+  }
+
+
+  void WriteRecentInstance(JsonWriter& out, const RecentInstance& instance, const LabelCatalog& catalog, bool hashPeers,
+                           RecentParts parts)
+  {
+    const InstanceMeasurement& measurement = instance.measurement;
+    out.BeginObject();
+    out.Member("instanceId", instance.instanceId);
+    out.Member("arrival", IsoUtc(instance.startWallNs));
+    out.Member("thread", instance.thread);
+    out.Member("transport", TransportName(instance.labels.GetTransport()));
+    out.Member("outcome", DefinitionOf(instance.outcome).name);
+    out.Member("storedBytes", measurement.storedBytes);
+    out.Key("phases");
+    out.BeginObject();
     for (size_t p = 0; p < kPhaseCount; p++)
     {
-      const Phase phase = static_cast<Phase>(p);
-      const int64_t ns = instance.measurement.phaseNs[p];
-      if (ns != InstanceMeasurement::kNotMeasured)
+      if (measurement.phaseNs[p] != InstanceMeasurement::kNotMeasured)
       {
-        phases[DefinitionOf(phase).name] = NanosecondsToMilliseconds(ns);
-        if (instance.measurement.HasParts(phase))
-        {
-          parts[DefinitionOf(phase).name] = ExportInstanceParts(instance.measurement, phase);
-        }
+        out.Member(DefinitionOf(static_cast<Phase>(p)).name, NanosecondsToMilliseconds(measurement.phaseNs[p]));
       }
     }
+    out.EndObject();
     // Where each phase's time went, for an instance whose phases were split (PhasePartsSampling).
-    value["parts"_key] = std::move(parts);
-    Json::Value& labels = value["labels"_key];
+    out.Key("parts");
+    if (parts == RecentParts::ServerTotalWhenSplit && measurement.HasParts(Phase::ServerTotal))
+    {
+      WriteInstanceParts(out, measurement, Phase::ServerTotal);
+    }
+    else
+    {
+      out.BeginObject();
+      for (size_t p = 0; p < kPhaseCount; p++)
+      {
+        const Phase phase = static_cast<Phase>(p);
+        if (measurement.HasParts(phase))
+        {
+          out.Key(DefinitionOf(phase).name);
+          WriteInstanceParts(out, measurement, phase);
+        }
+      }
+      out.EndObject();
+    }
+    out.Key("labels");
+    out.BeginObject();
     for (size_t d = 0; d < kLabelDimensions; d++)
     {
       const LabelDimension dimension = static_cast<LabelDimension>(d);
       if (dimension != LabelDimension::Transport)
       {
-        labels[LabelDimensionName(dimension)] =
-          ExportedLabelValue(dimension, catalog.Name(dimension, instance.labels.Get(dimension)), hashPeers);
+        out.Member(LabelDimensionName(dimension),
+                   ExportedLabelValue(dimension, catalog.Name(dimension, instance.labels.Get(dimension)), hashPeers));
       }
     }
-    return value;
+    out.EndObject();
+    out.EndObject();
   }
 
 
-  Json::Value ExportRing(const RecentReport& report)
+  void WriteRing(JsonWriter& out, const RecentReport& report, std::optional<bool> coversWindow)
   {
-    Json::Value ring;
-    ring["capacity"_key] = Json::UInt64(report.ring.capacity);
-    ring["held"_key] = Json::UInt64(report.ring.held);
-    ring["pushed"_key] = Json::UInt64(report.ring.pushed);
-    ring["skipped"_key] = Json::UInt64(report.ring.skipped);
+    out.BeginObject();
+    out.Member("capacity", report.ring.capacity);
+    out.Member("held", report.ring.held);
+    out.Member("pushed", report.ring.pushed);
+    out.Member("skipped", report.ring.skipped);
     if (report.ring.oldestStoredNs != 0)
     {
       const int64_t back = report.nowNs - report.ring.oldestStoredNs;
-      ring["oldest"_key] = IsoUtc(report.nowWallNs - back);
-      ring["reachesBackSeconds"_key] = std::round(static_cast<double>(back) / 1e6) / 1e3;
+      out.Member("oldest", IsoUtc(report.nowWallNs - back));
+      out.Member("reachesBackSeconds", std::round(static_cast<double>(back) / 1e6) / 1e3);
     }
     else
     {
-      ring["oldest"_key] = Json::nullValue;
-      ring["reachesBackSeconds"_key] = 0.0;
+      out.Member("oldest", nullptr);
+      out.Member("reachesBackSeconds", 0.0);
     }
-    return ring;
+    if (coversWindow.has_value())
+    {
+      out.Member("coversWindow", *coversWindow);
+    }
+    out.EndObject();
   }
 
 
-  Json::Value ExportSlowest(const RecentReport& report, const RecentQuery& query, bool hashPeers)
+  void WriteSlowest(JsonWriter& out, const RecentReport& report, const RecentQuery& query, bool hashPeers)
   {
-    Json::Value result;
-    result["phase"_key] = DefinitionOf(query.phase).name;
-    result["n"_key] = Json::UInt64(query.count);
-    result["window"_key] = query.window;
-    result["windowSeconds"_key] = Json::Int64(query.windowSeconds);
-    result["units"_key] = "ms";
-    result["ring"_key] = ExportRing(report);
+    out.BeginObject();
+    out.Member("phase", DefinitionOf(query.phase).name);
+    out.Member("n", query.count);
+    out.Member("window", query.window);
+    out.Member("windowSeconds", query.windowSeconds);
+    out.Member("units", "ms");
+    out.Member("matched", report.matched);
     // Whether the window was seen whole: nothing was overwritten since the reset, or what was is older.
-    result["ring"_key]["coversWindow"_key] =
-      report.ring.pushed <= report.ring.capacity ||
-      (report.ring.oldestStoredNs != 0 &&
-       report.nowNs - report.ring.oldestStoredNs >= query.windowSeconds * 1000000000);
-    result["matched"_key] = Json::UInt64(report.matched);
-    Json::Value& instances = result["instances"_key];
-    instances = Json::arrayValue;
+    out.Key("ring");
+    WriteRing(out, report,
+              report.ring.pushed <= report.ring.capacity ||
+                (report.ring.oldestStoredNs != 0 &&
+                 report.nowNs - report.ring.oldestStoredNs >= query.windowSeconds * 1000000000));
+    out.Key("instances");
+    out.BeginArray();
     if (report.catalog != nullptr)
     {
       for (const RecentInstance& instance : report.ring.instances)
       {
-        instances.append(ExportRecentInstance(instance, *report.catalog, hashPeers));
+        WriteRecentInstance(out, instance, *report.catalog, hashPeers);
       }
     }
-    return result;
+    out.EndArray();
+    out.EndObject();
   }
 }

@@ -1,13 +1,11 @@
 #include "Export/TraceExporter.h"
 
-#include "Platform/JsonText.h"
-
 #include "Export/JsonExporter.h"
 #include "Export/SlowestExporter.h"
 #include "Labels/PeerPseudonym.h"
+#include "Platform/MappedAllocator.h"
 
 #include <algorithm>
-#include <deque>
 #include <map>
 #include <string>
 #include <tuple>
@@ -20,71 +18,78 @@ namespace IngestPerf
     constexpr int kThreadsProcess = 1;
     constexpr int kAssociationsProcess = 2;
 
+    enum class EventKind : uint8_t
+    {
+      Instance,             // process 1: the instance's slice (serverTotal), args: the instance
+      Phase,                // process 1: a phase inside it, args: its parts when split
+      RequestGap,           // process 1: before an HTTP instance, args: its parts when split
+      Counter,              // process 1, track 0: instances stored in the second that starts at startNs
+      AssociationGap,       // process 2: before a C-STORE instance, args: instanceId, remoteAet, parts
+      AssociationInstance,  // process 2: the C-STORE instance, args: instanceId, remoteAet
+    };
+
+    // One event, as what it is written from (no text, no tree): the instance it belongs to, and
+    // where it goes.
     struct Event
     {
-      int pid;
       int64_t tid;
       int64_t startNs;
       int64_t durationNs;
-      Json::Value value;
+      const RecentInstance* instance;  // nullptr for a counter
+      uint64_t count;                  // a counter's value
+      uint32_t aet;                    // process 2: the index of the calling AET's exported name
+      uint8_t pid;
+      EventKind kind;
+      Phase phase;  // EventKind::Phase
+    };
+
+    // A metadata event (ph "M"): the name of a process or of a track.
+    struct Metadata
+    {
+      int pid;
+      int64_t tid;
+      const char* kind;  // "process_name" or "thread_name"
+      std::string name;
     };
 
     class TraceBuilder
     {
     public:
-      explicit TraceBuilder(int64_t originNs) :
+      TraceBuilder(int64_t originNs, size_t maxEvents) :
         originNs_(originNs)
       {
+        events_.reserve(maxEvents);  // never moved: pages of their own, the bound reserved once
       }
 
-      double Microseconds(int64_t ns) const { return static_cast<double>(ns) / 1000.0; }
-
-      void Slice(int pid, int64_t tid, const char* category, const std::string& name, int64_t startNs,
-                 int64_t durationNs, Json::Value args = Json::nullValue)
+      void Slice(int pid, int64_t tid, EventKind kind, int64_t startNs, int64_t durationNs,
+                 const RecentInstance* instance, Phase phase = Phase::Count, uint32_t aet = 0)
       {
-        Json::Value event;
-        event["name"_key] = name;
-        event["cat"_key] = category;
-        event["ph"_key] = "X";
-        event["ts"_key] = Microseconds(startNs - originNs_);
-        event["dur"_key] = Microseconds(durationNs);
-        event["pid"_key] = pid;
-        event["tid"_key] = Json::Int64(tid);
-        if (!args.isNull())
-        {
-          event["args"_key] = std::move(args);
-        }
-        events_.push_back(Event{pid, tid, startNs, durationNs, std::move(event)});
+        events_.push_back(Event{tid, startNs, durationNs, instance, 0, aet, static_cast<uint8_t>(pid), kind, phase});
       }
 
-      void Counter(int64_t atNs, const char* name, const char* series, uint64_t value)
+      void Counter(int64_t atNs, uint64_t value)
       {
-        Json::Value event;
-        event["name"_key] = name;
-        event["ph"_key] = "C";
-        event["ts"_key] = Microseconds(atNs - originNs_);
-        event["pid"_key] = kThreadsProcess;
-        event["tid"_key] = 0;
-        event["args"_key][series] = Json::UInt64(value);
-        events_.push_back(Event{kThreadsProcess, 0, atNs, 0, std::move(event)});
+        events_.push_back(Event{0, atNs, 0, nullptr, value, 0, static_cast<uint8_t>(kThreadsProcess),
+                                EventKind::Counter, Phase::Count});
       }
 
-      void Name(int pid, int64_t tid, const char* kind, const std::string& name)
+      void Name(int pid, int64_t tid, const char* kind, std::string name)
       {
-        Json::Value event;
-        event["name"_key] = kind;
-        event["ph"_key] = "M";
-        event["pid"_key] = pid;
-        event["tid"_key] = Json::Int64(tid);
-        event["args"_key]["name"_key] = name;
-        metadata_.append(std::move(event));
+        metadata_.push_back(Metadata{pid, tid, kind, std::move(name)});
       }
 
-      Json::Value Events()
+      uint32_t AddAet(std::string aet)
       {
-        // Per track in time order, an enclosing slice before the slices it encloses; the order of
-        // addition between equals (an index sort: 4 bytes per event, no second copy of the events).
-        std::vector<uint32_t> order(events_.size());
+        aets_.push_back(std::move(aet));
+        return static_cast<uint32_t>(aets_.size() - 1);
+      }
+
+      // The metadata in the order of addition, then the events: per track in time order, an
+      // enclosing slice before the slices it encloses; the order of addition between equals (an
+      // index sort: 4 bytes per event, the events never moved).
+      void WriteEvents(JsonWriter& out, const LabelCatalog* catalog, bool hashPeers) const
+      {
+        std::vector<uint32_t, MappedAllocator<uint32_t>> order(events_.size());
         for (size_t i = 0; i < order.size(); i++)
         {
           order[i] = static_cast<uint32_t>(i);
@@ -95,20 +100,118 @@ namespace IngestPerf
           return std::make_tuple(a.pid, a.tid, a.startNs, -a.durationNs, x) <
                  std::make_tuple(b.pid, b.tid, b.startNs, -b.durationNs, y);
         });
-        Json::Value all = metadata_;
+        out.BeginArray();
+        for (const Metadata& metadata : metadata_)
+        {
+          out.BeginObject();
+          out.Member("name", metadata.kind);
+          out.Member("ph", "M");
+          out.Member("pid", metadata.pid);
+          out.Member("tid", metadata.tid);
+          out.Key("args");
+          out.BeginObject();
+          out.Member("name", metadata.name);
+          out.EndObject();
+          out.EndObject();
+        }
         for (uint32_t index : order)
         {
-          all.append(std::move(events_[index].value));
+          WriteEvent(out, events_[index], catalog, hashPeers);
         }
-        return all;
+        out.EndArray();
       }
 
     private:
+      double Microseconds(int64_t ns) const { return static_cast<double>(ns) / 1000.0; }
+
+      void WriteEvent(JsonWriter& out, const Event& event, const LabelCatalog* catalog, bool hashPeers) const
+      {
+        out.BeginObject();
+        if (event.kind == EventKind::Counter)
+        {
+          out.Member("name", "throughput");
+          out.Member("ph", "C");
+          out.Member("ts", Microseconds(event.startNs - originNs_));
+          out.Member("pid", kThreadsProcess);
+          out.Member("tid", 0);
+          out.Key("args");
+          out.BeginObject();
+          out.Member("instancesPerSecond", event.count);
+          out.EndObject();
+          out.EndObject();
+          return;
+        }
+        const RecentInstance& instance = *event.instance;
+        const InstanceMeasurement& measurement = instance.measurement;
+        switch (event.kind)
+        {
+          case EventKind::Instance:
+            out.Member("name", std::string(TransportName(instance.labels.GetTransport())) + " instance");
+            out.Member("cat", "instance");
+            break;
+          case EventKind::Phase:
+            out.Member("name", DefinitionOf(event.phase).name);
+            out.Member("cat", "phase");
+            break;
+          case EventKind::RequestGap:
+            out.Member("name", "requestGap");
+            out.Member("cat", "requestGap");
+            break;
+          case EventKind::AssociationGap:
+            out.Member("name", "associationGap");
+            out.Member("cat", "associationGap");
+            break;
+          case EventKind::AssociationInstance:
+          default:
+            out.Member("name", "C-STORE instance");
+            out.Member("cat", "instance");
+            break;
+        }
+        out.Member("ph", "X");
+        out.Member("ts", Microseconds(event.startNs - originNs_));
+        out.Member("dur", Microseconds(event.durationNs));
+        out.Member("pid", static_cast<int>(event.pid));
+        out.Member("tid", event.tid);
+        switch (event.kind)
+        {
+          case EventKind::Instance:
+            // What /perf/slowest shows of it, with the instance's own parts (serverTotal's).
+            out.Key("args");
+            WriteRecentInstance(out, instance, *catalog, hashPeers, RecentParts::ServerTotalWhenSplit);
+            break;
+          case EventKind::Phase:
+          case EventKind::RequestGap:
+          {
+            const Phase phase = event.kind == EventKind::Phase ? event.phase : Phase::RequestGap;
+            if (measurement.HasParts(phase))
+            {
+              out.Key("args");
+              WriteInstanceParts(out, measurement, phase);
+            }
+            break;
+          }
+          default:
+            out.Key("args");
+            out.BeginObject();
+            out.Member("instanceId", instance.instanceId);
+            out.Member("remoteAet", aets_[event.aet]);
+            if (event.kind == EventKind::AssociationGap && measurement.HasParts(Phase::AssociationGap))
+            {
+              out.Key("parts");
+              WriteInstanceParts(out, measurement, Phase::AssociationGap);
+            }
+            out.EndObject();
+            break;
+        }
+        out.EndObject();
+      }
+
       int64_t originNs_;
-      Json::Value metadata_ = Json::arrayValue;
-      // A deque: tens of thousands of events in small blocks, never one large block that glibc,
-      // once freed, would answer by keeping more of every arena (Platform/MappedText explains).
-      std::deque<Event> events_;
+      // Up to 16 per instance: 4,096 instances are about 3 MB of records, in pages of their own
+      // (Platform/MappedAllocator), never in a malloc arena.
+      std::vector<Event, MappedAllocator<Event>> events_;
+      std::vector<Metadata> metadata_;  // a few per thread and association
+      std::vector<std::string> aets_;   // the calling AETs, as exported
     };
 
     int64_t EarliestNs(const RecentInstance& instance)
@@ -122,17 +225,11 @@ namespace IngestPerf
       return earliest;
     }
 
-    void AddInstance(TraceBuilder& trace, const RecentInstance& instance, const Json::Value& args)
+    void AddInstance(TraceBuilder& trace, const RecentInstance& instance)
     {
       const InstanceMeasurement& measurement = instance.measurement;
-      const std::string name = std::string(TransportName(instance.labels.GetTransport())) + " instance";
-      Json::Value instanceArgs = args;
-      if (measurement.HasParts(Phase::ServerTotal))
-      {
-        instanceArgs["parts"_key] = ExportInstanceParts(measurement, Phase::ServerTotal);
-      }
-      trace.Slice(kThreadsProcess, instance.thread, "instance", name, measurement.startNs,
-                  measurement.storedNs - measurement.startNs, std::move(instanceArgs));
+      trace.Slice(kThreadsProcess, instance.thread, EventKind::Instance, measurement.startNs,
+                  measurement.storedNs - measurement.startNs, &instance);
       // Inside the instance's slice, the phases the vocabulary places inside it, each within its
       // parent (receive, preStore > transcode, persist > storagePrepare, storageWrite, indexUpdate),
       // with their parts (ms) as args when the instance's phases were split.
@@ -142,16 +239,15 @@ namespace IngestPerf
         if (DefinitionOf(phase).place == PhasePlace::Inside &&
             measurement.Phase(phase) != InstanceMeasurement::kNotMeasured)
         {
-          trace.Slice(kThreadsProcess, instance.thread, "phase", DefinitionOf(phase).name,
-                      measurement.PhaseStart(phase), measurement.Phase(phase), ExportInstanceParts(measurement, phase));
+          trace.Slice(kThreadsProcess, instance.thread, EventKind::Phase, measurement.PhaseStart(phase),
+                      measurement.Phase(phase), &instance, phase);
         }
       }
       // Before it on the same thread, the time since the previous request of its HTTP connection.
       if (measurement.Phase(Phase::RequestGap) != InstanceMeasurement::kNotMeasured)
       {
-        trace.Slice(kThreadsProcess, instance.thread, "requestGap", "requestGap",
-                    measurement.PhaseStart(Phase::RequestGap), measurement.Phase(Phase::RequestGap),
-                    ExportInstanceParts(measurement, Phase::RequestGap));
+        trace.Slice(kThreadsProcess, instance.thread, EventKind::RequestGap, measurement.PhaseStart(Phase::RequestGap),
+                    measurement.Phase(Phase::RequestGap), &instance);
       }
     }
 
@@ -173,6 +269,7 @@ namespace IngestPerf
       {
         const std::string aet =
           ExportedLabelValue(LabelDimension::RemoteAet, catalog.Name(LabelDimension::RemoteAet, peer.first), hashPeers);
+        const uint32_t aetIndex = trace.AddAet(aet);
         std::vector<const RecentInstance*>& chain = peer.second;
         std::sort(chain.begin(), chain.end(),
                   [](const RecentInstance* a, const RecentInstance* b) { return EarliestNs(*a) < EarliestNs(*b); });
@@ -192,29 +289,21 @@ namespace IngestPerf
           }
           track->second = instance->measurement.storedNs;
           const InstanceMeasurement& measurement = instance->measurement;
-          Json::Value args;
-          args["instanceId"_key] = instance->instanceId;
-          args["remoteAet"_key] = aet;
           if (measurement.Phase(Phase::AssociationGap) != InstanceMeasurement::kNotMeasured)
           {
-            Json::Value gapArgs = args;
-            if (measurement.HasParts(Phase::AssociationGap))
-            {
-              gapArgs["parts"_key] = ExportInstanceParts(measurement, Phase::AssociationGap);
-            }
-            trace.Slice(kAssociationsProcess, track->first, "associationGap", "associationGap",
+            trace.Slice(kAssociationsProcess, track->first, EventKind::AssociationGap,
                         measurement.PhaseStart(Phase::AssociationGap), measurement.Phase(Phase::AssociationGap),
-                        std::move(gapArgs));
+                        instance, Phase::Count, aetIndex);
           }
-          trace.Slice(kAssociationsProcess, track->first, "instance", "C-STORE instance", measurement.startNs,
-                      measurement.storedNs - measurement.startNs, args);
+          trace.Slice(kAssociationsProcess, track->first, EventKind::AssociationInstance, measurement.startNs,
+                      measurement.storedNs - measurement.startNs, instance, Phase::Count, aetIndex);
         }
       }
     }
   }
 
 
-  Json::Value ExportTrace(const RecentReport& report, int64_t seconds, bool hashPeers)
+  void WriteTrace(JsonWriter& out, const RecentReport& report, int64_t seconds, bool hashPeers)
   {
     const RecentInstanceList& instances = report.ring.instances;
     const int64_t windowStartNs = report.nowNs - seconds * 1000000000;
@@ -223,7 +312,9 @@ namespace IngestPerf
     {
       originNs = std::min(originNs, EarliestNs(instance));
     }
-    TraceBuilder trace(originNs);
+    // Per instance at most: its slice, each phase, its requestGap, and in process 2 two more.
+    const size_t maxEvents = instances.size() * (kPhaseCount + 4) + static_cast<size_t>(std::max<int64_t>(seconds, 0));
+    TraceBuilder trace(originNs, maxEvents);
     trace.Name(kThreadsProcess, 0, "process_name", "Orthanc ingest threads");
     trace.Name(kAssociationsProcess, 0, "process_name", "C-STORE associations");
 
@@ -237,7 +328,7 @@ namespace IngestPerf
       }
       if (report.catalog != nullptr)
       {
-        AddInstance(trace, instance, ExportRecentInstance(instance, *report.catalog, hashPeers));
+        AddInstance(trace, instance);
       }
       const int64_t second = (instance.measurement.storedNs - windowStartNs) / 1000000000;
       if (instance.outcome == Outcome::Stored && second >= 0 && second < seconds)
@@ -247,23 +338,28 @@ namespace IngestPerf
     }
     for (size_t s = 0; s < perSecond.size(); s++)
     {
-      trace.Counter(windowStartNs + static_cast<int64_t>(s) * 1000000000, "throughput", "instancesPerSecond",
-                    perSecond[s]);
+      trace.Counter(windowStartNs + static_cast<int64_t>(s) * 1000000000, perSecond[s]);
     }
     if (report.catalog != nullptr)
     {
       AddAssociations(trace, instances, *report.catalog, hashPeers);
     }
 
-    Json::Value result;
-    result["traceEvents"_key] = trace.Events();
-    result["displayTimeUnit"_key] = "ms";
-    Json::Value& other = result["otherData"_key];
-    other["origin"_key] = IsoUtc(report.nowWallNs - (report.nowNs - originNs));
-    other["seconds"_key] = Json::Int64(seconds);
-    other["instances"_key] = Json::UInt64(instances.size());
-    other["threads"_key] = Json::UInt64(threads.size());
-    other["ring"_key] = ExportRing(report);
-    return result;
+    // displayTimeUnit and otherData before the events, as in jsoncpp's order of the keys: a reader
+    // that streams the document (Perfetto's) knows them before the first event.
+    out.BeginObject();
+    out.Member("displayTimeUnit", "ms");
+    out.Key("otherData");
+    out.BeginObject();
+    out.Member("origin", IsoUtc(report.nowWallNs - (report.nowNs - originNs)));
+    out.Member("seconds", seconds);
+    out.Member("instances", instances.size());
+    out.Member("threads", threads.size());
+    out.Key("ring");
+    WriteRing(out, report);
+    out.EndObject();
+    out.Key("traceEvents");
+    trace.WriteEvents(out, report.catalog, hashPeers);
+    out.EndObject();
   }
 }

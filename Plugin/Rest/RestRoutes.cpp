@@ -39,7 +39,7 @@ namespace IngestPerf
     std::unique_ptr<IngestReport> CollectReport(const StatsQuery& query)
     {
       std::unique_ptr<IngestReport> report;
-      if (const IngestState* state = ActiveIngestState())
+      if (IngestState* state = ActiveIngestState())
       {
         report.reset(new IngestReport(state->Collect(query, *status)));
       }
@@ -138,11 +138,14 @@ namespace IngestPerf
       }
       query.filter.hashedPeers = status->configuration.hashPeers;
       RecentReport report;
-      if (const IngestState* state = ActiveIngestState())
+      if (IngestState* state = ActiveIngestState())
       {
         report = state->CollectSlowest(query);
       }
-      OrthancSdk::AnswerJson(output, ExportSlowest(report, query, status->configuration.hashPeers));
+      MappedText text;
+      JsonWriter writer(text);
+      WriteSlowest(writer, report, query, status->configuration.hashPeers);
+      OrthancSdk::AnswerText(output, text, "application/json");
     }
 
     void AnswerTrace(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
@@ -155,11 +158,14 @@ namespace IngestPerf
         return;
       }
       RecentReport report;
-      if (const IngestState* state = ActiveIngestState())
+      if (IngestState* state = ActiveIngestState())
       {
         report = state->CollectRecent(seconds);
       }
-      OrthancSdk::AnswerJson(output, ExportTrace(report, seconds, status->configuration.hashPeers));
+      MappedText text;
+      JsonWriter writer(text);
+      WriteTrace(writer, report, seconds, status->configuration.hashPeers);
+      OrthancSdk::AnswerText(output, text, "application/json");
     }
 
     void AnswerSlots(OrthancPluginRestOutput* output, const OrthancPluginHttpRequest* request)
@@ -172,11 +178,14 @@ namespace IngestPerf
         return;
       }
       SlotsReport report;
-      if (const IngestState* state = ActiveIngestState())
+      if (IngestState* state = ActiveIngestState())
       {
         report = state->CollectSlots(query.window);
       }
-      OrthancSdk::AnswerJson(output, ExportSlots(report, query));
+      MappedText text;
+      JsonWriter writer(text);
+      WriteSlots(writer, report, query);
+      OrthancSdk::AnswerText(output, text, "application/json");
     }
 
     // The page's files. The page itself makes only same-origin requests (relative URLs, so that

@@ -27,8 +27,14 @@ namespace
     {
       hook->registered = true;
     }
-    status.hooks.receivedInstance.Set(receivedInstance ? ReceivedInstanceHook::State::Held
-                                                       : ReceivedInstanceHook::State::Left);
+    if (receivedInstance)
+    {
+      status.hooks.receivedInstance.Set(ReceivedInstanceHook::State::Held);
+    }
+    else
+    {
+      status.hooks.receivedInstance.Leave("Orthanc also loads libSite.so");
+    }
     status.hooks.transcoder.reason = "IngestTranscoding is not configured";
     return status;
   }

@@ -1,6 +1,6 @@
-// The document of GET /perf/stats as the route writes it (WriteStats), parsed back strictly: what
-// the tests read. A text that is not one whole JSON document, or that repeats a key of an object,
-// fails the test that asked for it.
+// The documents of the routes as they write them (WriteStats, WriteSlowest, WriteTrace,
+// WriteSlots), parsed back strictly: what the tests read. A text that is not one whole JSON
+// document, or that repeats a key of an object, fails the test that asked for it.
 #pragma once
 
 #include "Export/JsonExporter.h"
@@ -13,18 +13,20 @@
 
 namespace IngestPerf
 {
-  inline std::string StatsText(const IngestReport& report, const StatsQuery& query)
+  // The whole text that `write(JsonWriter&)` writes (every container closed).
+  template <typename Write>
+  std::string WrittenText(Write write)
   {
     MappedText text;
     JsonWriter writer(text);
-    WriteStats(writer, report, query);
+    write(writer);
     EXPECT_EQ(0u, writer.OpenContainers());
     return std::string(text.Data(), text.Size());
   }
 
-  inline Json::Value StatsDocument(const IngestReport& report, const StatsQuery& query)
+  // `text` parsed strictly: one whole document, no key repeated (a failure fails the test).
+  inline Json::Value StrictlyParsed(const std::string& text)
   {
-    const std::string text = StatsText(report, query);
     Json::CharReaderBuilder builder;
     Json::CharReaderBuilder::strictMode(&builder.settings_);  // duplicate keys refused too
     const std::unique_ptr<Json::CharReader> reader(builder.newCharReader());
@@ -32,5 +34,22 @@ namespace IngestPerf
     std::string errors;
     EXPECT_TRUE(reader->parse(text.data(), text.data() + text.size(), &document, &errors)) << errors;
     return document;
+  }
+
+  // The document that `write(JsonWriter&)` writes, parsed strictly.
+  template <typename Write>
+  Json::Value WrittenDocument(Write write)
+  {
+    return StrictlyParsed(WrittenText(write));
+  }
+
+  inline std::string StatsText(const IngestReport& report, const StatsQuery& query)
+  {
+    return WrittenText([&](JsonWriter& writer) { WriteStats(writer, report, query); });
+  }
+
+  inline Json::Value StatsDocument(const IngestReport& report, const StatsQuery& query)
+  {
+    return StrictlyParsed(StatsText(report, query));
   }
 }
