@@ -44,6 +44,10 @@ def route_cost_figures(plugin_path):
     return os.path.join(os.path.dirname(plugin_path), "route-cost-miniature.json")
 
 
+def contention_figures(plugin_path):
+    return os.path.join(os.path.dirname(plugin_path), "contention-miniature.json")
+
+
 def miniature_commands(plugin_path):
     """The benchmark command each *_command_in_miniature test runs, by test."""
     return {
@@ -61,6 +65,10 @@ def miniature_commands(plugin_path):
             sys.executable, "-m", "ingest_perf.benchmarks.route_cost", "--plugin", plugin_path, "--instances", "40",
             "--other-sockets", "300", "--requests", "4", "--rounds", "4", "--aets", "4", "--addresses", "3",
             "--json", route_cost_figures(plugin_path)],
+        "test_contention_command_in_miniature": [
+            sys.executable, "-m", "ingest_perf.benchmarks.contention", "--plugin", plugin_path, "--levels", "2,4",
+            "--rounds", "2", "--instances", "2", "--http-clients", "1", "--settle", "0.5", "--nice", "0",
+            "--json", contention_figures(plugin_path)],
     }
 
 
@@ -233,3 +241,38 @@ def test_route_cost_command_in_miniature(miniatures, plugin_path):
         for above, verdict in ((row[4], row[5]), (row[7], row[8])):
             assert verdict.strip().startswith("met") == (-0.5 <= float(above) <= (5.0 if "metrics" in row[1] else 2.0))
     assert "command: python -m ingest_perf.benchmarks.route_cost" in result.stdout
+
+
+def test_contention_command_in_miniature(miniatures, plugin_path):
+    """ingest_perf/benchmarks/contention.py, whose tables docs/measurements/plugin-cost.md gives: each
+    level's storescu associations (one calling AET each) and HTTP clients into A, B (the plugin) and A'
+    (the null) in alternating orders; every instance stored in each; B's pluginCost read per level, its
+    histogram of the time inside the hooks holding every stored instance; "met" only on a figure whose
+    spread supports it. No figure's size is judged here."""
+    result = miniatures["test_contention_command_in_miniature"].result(timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    document = json.load(open(contention_figures(plugin_path)))
+    assert [row["associations"] for row in document["rows"]] == [2, 4]
+    for row in document["rows"]:
+        per_round = (row["associations"] + 1) * 2
+        assert row["sustained"] and row["rounds"] == 2 and row["instancesPerSidePerRound"] == per_round
+        for side in "ABN":
+            assert row[side]["stored"] == row[side]["sent"] == 2 * per_round, side
+            assert row[side]["instancesPerSecond"] > 0 and row[side]["cpuMsPerInstance"] > 0
+        for figures in (row["withWithout"], row["null"], row["cpuWithWithout"], row["cpuNull"]):
+            assert figures["low"] <= figures["ratio"] <= figures["high"] and len(figures["rounds"]) == 2
+        plugin = row["plugin"]
+        assert plugin["histogramCounts"] == plugin["storedInstances"] == [per_round, per_round]
+        assert plugin["p50"][0] > 0 and plugin["p50"][0] <= plugin["p99"][0] <= plugin["max"][0]
+        assert plugin["microseconds"][0] > 0
+        if row["throughputVerdict"] == "met":  # an interval at or above 0.99, and not wholly above 1
+            assert 0.99 <= row["withWithout"]["low"] <= 1
+        if plugin["p50Verdict"] == "met":
+            assert plugin["p50"][2] <= 0.010
+        if plugin["p99Verdict"] == "met":
+            assert plugin["p99"][2] <= 0.050
+    orders = {level["order"] for r in document["rounds"] for level in r.values()}
+    assert len(orders) == 4  # two rounds, two levels: each in an order of its own
+    assert "throughput with / without" in result.stdout and "inside the hooks p50 ms" in result.stdout
+    assert "| 6 in each round |" in result.stdout and "| 10 in each round |" in result.stdout
+    assert "command: python -m ingest_perf.benchmarks.contention" in result.stdout

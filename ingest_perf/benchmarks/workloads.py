@@ -146,9 +146,10 @@ def run_clients(kind, items, count, target, env=None):
 
 # --- a pool of clients that stay up between runs (the overhead comparison) ------------------------
 
-def _pool_worker(kind, inbox, outbox, env):
+def _pool_worker(kind, index, inbox, outbox, env):
     """Sends whatever it is given, to whichever Orthanc it is told, until told None. HTTP keeps one
-    keep-alive session per Orthanc, as a real client would; storescu opens one association per job."""
+    keep-alive session per Orthanc, as a real client would; storescu opens one association per job
+    (with the target's "options", if any). Answers (index, error or None, seconds of the job)."""
     sessions, bodies = {}, {}
     while True:
         job = inbox.get()
@@ -156,6 +157,7 @@ def _pool_worker(kind, inbox, outbox, env):
             return
         target, paths = job
         error = None
+        begin = time.perf_counter()
         try:
             if kind == "http":
                 for path in paths:
@@ -164,41 +166,65 @@ def _pool_worker(kind, inbox, outbox, env):
                 session = sessions.setdefault(target["url"], clients.KeepAliveSession())
                 clients.http_upload(target["url"], [bodies[path] for path in paths], session=session, timeout=None)
             elif kind == "storescu":
-                runs = clients.storescu(target["port"], paths, target["calling"], target["aet"], env=env, check=False)
-                error = next((run.stderr[-500:] for run in runs if run.returncode), None)
+                runs = clients.storescu(target["port"], paths, target["calling"], target["aet"],
+                                        options=target.get("options", ()), env=env, check=False)
+                error = next((run.stderr[-500:] or "storescu exited with code %d" % run.returncode
+                              for run in runs if run.returncode), None)
             else:
                 error = "no pooled client for %s" % kind
         except Exception as failure:  # noqa: BLE001 - reported to the parent
             error = repr(failure)
-        outbox.put(error)
+        outbox.put((index, error, time.perf_counter() - begin))
 
 
 class ClientPool:
     """`count` client processes of `kind` ("http" or "storescu"), started once. run() splits a
     list of files between them, starts them together and returns the wall time until the last one
-    is done: no process start inside the measurement, unlike run_clients()."""
+    is done: no process start inside the measurement, unlike run_clients(). Client i calls itself
+    "SCU%02d" % i (storescu: one calling AET per association).
+
+    start() and wait() are run() in two halves, so that pools of different kinds send at the same
+    time (benchmarks/contention.py); start(..., clients=n) uses the first n processes only."""
 
     def __init__(self, kind, count, env=None):
         context = multiprocessing.get_context("fork")
         self._outbox = context.Queue()
         self._inboxes = [context.Queue() for _ in range(count)]
-        self._processes = [context.Process(target=_pool_worker, args=(kind, inbox, self._outbox, env or {}))
-                           for inbox in self._inboxes]
+        self._processes = [context.Process(target=_pool_worker, args=(kind, index, inbox, self._outbox, env or {}))
+                           for index, inbox in enumerate(self._inboxes)]
         for process in self._processes:
             process.start()
+        self._busy = []
+        self._begin = None
+
+    @property
+    def pids(self):
+        return [process.pid for process in self._processes]
 
     def run(self, target, files):
-        parts = split(list(files), len(self._inboxes))
-        busy = [(i, part) for i, part in enumerate(parts) if part]
-        begin = time.perf_counter()
-        for i, part in busy:
-            self._inboxes[i].put((dict(target, calling="SCU%02d" % i), part))
-        errors = [self._outbox.get(timeout=600) for _ in busy]
-        elapsed = time.perf_counter() - begin
-        errors = [e for e in errors if e]
+        self.start(target, files)
+        elapsed, outcomes = self.wait()
+        errors = [error for _, error, _ in outcomes if error]
         if errors:
             raise RuntimeError("pooled clients failed: %s" % errors[0])
         return elapsed
+
+    def start(self, target, files, clients=None):
+        """Deals `files` to the first `clients` processes (default: all) and lets them send, now."""
+        if self._busy:
+            raise RuntimeError("the pool is still sending: wait() first")
+        parts = split(list(files), clients or len(self._inboxes))
+        self._busy = [(i, part) for i, part in enumerate(parts) if part]
+        self._begin = time.perf_counter()
+        for i, part in self._busy:
+            self._inboxes[i].put((dict(target, calling="SCU%02d" % i), part))
+
+    def wait(self, timeout=600):
+        """(wall seconds from start() to the last client's end, [(client, error or None, its seconds)])."""
+        outcomes = sorted(self._outbox.get(timeout=timeout) for _ in self._busy)
+        elapsed = time.perf_counter() - self._begin
+        self._busy = []
+        return elapsed, outcomes
 
     def close(self):
         for inbox in self._inboxes:
