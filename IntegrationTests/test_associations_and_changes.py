@@ -60,7 +60,10 @@ def test_back_to_back_gdcmscu_processes_are_one_association_each(orthanc, series
     assert len(orthanc.get("/instances").json()) == 4
     peers, _ = finished_associations(orthanc, {"GDCMSCU": 4})
     gdcm = peers["GDCMSCU"]
-    assert (gdcm["finished"], gdcm["byConnection"], gdcm["instancesPerAssociation"]["max"]) == (4, 4, 1)
+    # One instance per association: its connection is mostly read by the plugin's thread only after
+    # the instance was stored (inferred), and seen closed before the next process's first instance.
+    assert (gdcm["finished"], gdcm["byConnection"] + gdcm["inferred"], gdcm["instancesPerAssociation"]["max"]) == \
+        (4, 4, 1)
     assert gdcm["gap"]["count"] == 0
     dicom = orthanc.stats(transport="dicom")["transports"]["dicom"]
     assert dicom["instances"]["stored"] == 4

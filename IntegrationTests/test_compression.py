@@ -25,7 +25,7 @@ def test_accepting_and_refusing_clients_are_counted(orthanc, series, orthanc_ver
     assert rest["httpAnswers"] == {"requests": 6, "clientAcceptsCompression": 3, "compressedByOrthanc": 3 if old else 0,
                                    "HttpCompressionEnabled": old, "smallestCompressedBytes": None if old else 2048}
     send = rest["phases"]["responseSend"]
-    assert send["observable"] is False and "no Orthanc up to 1.12.7 offers a hook" in send["reason"]
+    assert send["observable"] is False and "no Orthanc up to 1.13.0 offers a hook" in send["reason"]
     assert "responseCompressionAndSend" in {item["what"] for item in orthanc.stats()["unobservable"]}
 
 

@@ -57,26 +57,60 @@ def owner_plugin(plugin_path):
     return os.path.join(os.path.dirname(plugin_path), "libTestReceivedInstanceOwner.so")
 
 
-def test_another_plugin_owns_the_received_instance_callback(orthanc_factory, plugin_path, series):
-    orthanc = orthanc_factory(extra_config={"Plugins": [owner_plugin(plugin_path), plugin_path]})
+@pytest.mark.parametrize("owner_first", [True, False], ids=["owner-listed-first", "owner-listed-after"])
+def test_another_plugin_that_may_need_the_received_instance_callback_keeps_it(orthanc_factory, plugin_path, series,
+                                                                             owner_first):
+    """"Auto" (the default): with a plugin Orthanc loads that is not known to leave it, in either order,
+    the plugin never takes the single-owner ReceivedInstanceCallback; the other plugin's registration
+    succeeds, Orthanc logs no error, and the figures say what holding it would have added."""
+    owner = owner_plugin(plugin_path)
+    orthanc = orthanc_factory(extra_config={"Plugins": [owner, plugin_path] if owner_first else [plugin_path, owner]})
     assert orthanc.get("/test-owner/status").json() == {"registered": True}
     orthanc.storescu(series[:4])
     orthanc.http_upload(series[4:8])
     stats = orthanc.stats()
     hook = stats["hooks"]["receivedInstance"]
-    assert hook["registered"] is False and "another plugin" in hook["reason"]
-    assert "no ReceivedInstanceCallback" in orthanc.log_text()
+    assert (hook["registered"], hook["state"]) == (False, "left")
+    assert "libTestReceivedInstanceOwner.so" in hook["reason"] and "preStore" in hook["cost"]
+    assert "ReceivedInstanceCallback left to the site's plugins" in orthanc.log_text()
+    assert not [line for line in orthanc.log_text().splitlines() if line.startswith("E")]
     for name in ("rest", "dicom"):
         transport = stats["transports"][name]
         assert transport["instances"]["stored"] == 4
-        for phase in ("receive", "preStore", "associationGap"):
-            assert transport["phases"][phase]["observable"] is False
-            assert transport["phases"][phase]["reason"]
-        assert "ReceivedInstanceCallback" in transport["phases"]["preStore"]["reason"]
-        # the records start at the next visible hook: still timed from there
-        assert transport["phases"]["persist"]["count"] == 4
-        assert transport["phases"]["serverTotal"]["count"] == 4
+        phases = transport["phases"]
+        assert phases["preStore"]["observable"] is False
+        assert "ReceivedInstanceCallback" in phases["preStore"]["reason"]
+        # the records start at the instance filter: persist and serverTotal timed from there
+        assert phases["persist"]["count"] == 4
+        assert phases["serverTotal"]["count"] == 4
         assert transport["instances"]["storedWithoutTimeline"] == 0
+    # receive and the association's gaps end at the instance filter instead
+    assert stats["transports"]["rest"]["phases"]["receive"]["count"] == 4
+    assert stats["transports"]["dicom"]["phases"]["associationGap"]["count"] == 3
+
+
+def test_asked_for_it_takes_the_received_instance_callback_once_every_plugin_has_loaded(orthanc_factory,
+                                                                                        plugin_path, series):
+    """true: taken once Orthanc has started, so a plugin listed after it still gets it (and keeps it:
+    Orthanc refuses the plugin's late registration, and logs that); alone, it holds it."""
+    owner = owner_plugin(plugin_path)
+    orthanc = orthanc_factory(ingest_perf={"ReceivedInstanceCallback": True},
+                              extra_config={"Plugins": [plugin_path, owner]})
+    assert orthanc.get("/test-owner/status").json() == {"registered": True}
+    hook = orthanc.stats()["hooks"]["receivedInstance"]
+    assert (hook["registered"], hook["state"]) == (False, "refused")
+    assert "another plugin holds it" in hook["reason"]
+    assert {"option": "IngestPerf.ReceivedInstanceCallback", "reason": hook["reason"]} in \
+        orthanc.stats()["notInEffect"]
+    orthanc.http_upload(series[:2])
+    assert stored(orthanc.stats(), "rest") == 2
+
+    alone = orthanc_factory()  # "Auto", and no other plugin: held
+    hook = alone.stats()["hooks"]["receivedInstance"]
+    assert (hook["registered"], hook["state"]) == (True, "held")
+    assert "holds the ReceivedInstanceCallback, taken once every plugin had loaded" in alone.log_text()
+    alone.http_upload(series[:3])
+    assert alone.stats()["transports"]["rest"]["phases"]["preStore"]["count"] == 3
 
 
 def test_opt_out_leaves_the_callback_to_a_plugin_loaded_later(orthanc_factory, plugin_path, series):
@@ -84,7 +118,7 @@ def test_opt_out_leaves_the_callback_to_a_plugin_loaded_later(orthanc_factory, p
                               extra_config={"Plugins": [plugin_path, owner_plugin(plugin_path)]})
     assert orthanc.get("/test-owner/status").json() == {"registered": True}
     hook = orthanc.stats()["hooks"]["receivedInstance"]
-    assert hook["registered"] is False and "IngestPerf.ReceivedInstanceCallback" in hook["reason"]
+    assert hook["registered"] is False and "IngestPerf.ReceivedInstanceCallback is false" in hook["reason"]
     orthanc.http_upload(series[:2])
     assert stored(orthanc.stats(), "rest") == 2
 

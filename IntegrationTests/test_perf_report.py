@@ -25,7 +25,7 @@ NOT_CSTORE_REASON = "only a C-STORE association carries a sequence of instances 
 TIMED_STORAGE_REASON = ("needs the timed storage area (IngestPerf.TimedStorage, see storage.reason): Orthanc has no "
                         "hook between its storage write and its index transaction")
 ANSWER_REASON = ("Orthanc compresses and sends the REST answer in HttpOutput::Answer, after every plugin hook, and no "
-                 "Orthanc up to 1.12.7 offers a hook around it")
+                 "Orthanc up to 1.13.0 offers a hook around it")
 
 
 def not_measured(text):

@@ -471,6 +471,8 @@ def render(stats, width=None, context=True):
         out.append("Hooks not registered:")
         for name, hook in missing:
             out.extend(_wrap("%s: %s" % (name, hook.get("reason", "no reason given")), width, "  "))
+            if hook.get("cost"):
+                out.extend(_wrap("what it costs: %s" % hook["cost"], width, "    "))
 
     open_records = stats.get("openRecords") or {}
     receiving = open_records.get("receiving") or {}

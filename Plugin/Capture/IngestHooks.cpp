@@ -31,7 +31,7 @@ namespace IngestPerf
       }
     }
 
-    // A reading of Orthanc's connections by the plugin's thread, soon (at most every 100 ms).
+    // A reading of Orthanc's connections by the plugin's thread, soon (at most every 50 ms).
     void RequestReading(int64_t now)
     {
       if (IngestWatcher* watcher = ActiveIngestWatcher())
@@ -271,6 +271,7 @@ namespace IngestPerf
         {
           IdentifyCStore(timeline, instance);
         }
+        WakeWatcher();
         return 0;
       });
       return 1;
@@ -498,9 +499,8 @@ namespace IngestPerf
 
     result.httpRequestFilter = Registered(OrthancSdk::RegisterHttpFilter(OnHttpRequest), "the HTTP request filter");
 
-    // Taken only on request, and only once every plugin has loaded (RegisterLateHooks).
-    result.receivedInstance.Set(configuration.receivedInstanceCallback ? ReceivedInstanceHook::State::Waiting
-                                                                       : ReceivedInstanceHook::State::Left);
+    // The ReceivedInstanceCallback is the entry point's to decide (Host/LoadedPlugins), and taken only
+    // once every plugin has loaded (RegisterLateHooks).
 
     if (configuration.ingestTranscoding && configuration.transcodeTiming != TranscodeTiming::Off)
     {

@@ -10,6 +10,12 @@
 
 namespace IngestPerf
 {
+  // The folder Orthanc resolves its relative paths against ("Plugins", "StorageDirectory"...): the
+  // configuration folder given on the command line, or the folder of the configuration file, made
+  // absolute against `workingDirectory`; the working directory when there is no configuration.
+  std::string ConfigurationFolder(const std::string& configurationArgument, const std::string& workingDirectory,
+                                  const std::function<bool(const std::string&)>& isDirectory);
+
   // configurationArgument: the first command-line argument of Orthanc that is not an option
   // ("" if none); isDirectory tells whether a path is a folder; workingDirectory is absolute.
   std::string ResolveStorageRoot(const std::string& configurationArgument, const std::string& storageDirectory,

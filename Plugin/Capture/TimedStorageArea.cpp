@@ -138,19 +138,6 @@ namespace IngestPerf
     }
 
     // The configuration path Orthanc was started with: its first argument that is not an option.
-    std::string ConfigurationArgument()
-    {
-      const std::vector<std::string> arguments = OrthancSdk::CommandLineArguments();
-      for (size_t i = 1; i < arguments.size(); i++)
-      {
-        const std::string& value = arguments[i];
-        if (!value.empty() && value[0] != '-')
-        {
-          return value;
-        }
-      }
-      return "";
-    }
   }
 
 
@@ -171,7 +158,7 @@ namespace IngestPerf
       return state;
     }
 
-    state.root = ResolveStorageRoot(ConfigurationArgument(), configuration.storageDirectory,
+    state.root = ResolveStorageRoot(OrthancSdk::ConfigurationArgument(), configuration.storageDirectory,
                                     std::filesystem::current_path().string(),
                                     [](const std::string& path) { return std::filesystem::is_directory(path); });
     try

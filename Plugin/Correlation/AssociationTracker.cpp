@@ -93,19 +93,22 @@ namespace IngestPerf
     // the timeout or with no connection left from its address.
     bool Over(const Chain& chain, int64_t nowNs, int64_t maxGapNs, const DicomConnections* connections)
     {
+      // nowNs may be past (an instance recorded after it was stored): the table's answers are as of then.
       if (chain.connection != 0)
       {
-        return connections == nullptr || !connections->IsOpen(chain.connection);
+        return connections == nullptr || !connections->IsOpen(chain.connection, nowNs);
       }
       if (maxGapNs > 0 && nowNs - chain.lastEndNs > maxGapNs)
       {
         return true;
       }
-      // No connection open from its address, as of a reading made after its last instance (an
-      // earlier reading may not have seen the connection of a new association yet).
-      return connections != nullptr && connections->LastReadingNs() > chain.lastEndNs &&
+      // Every connection from its address that may have carried its last instance had closed by
+      // nowNs, as a reading made after that instance and by nowNs tells (an earlier reading may not
+      // have seen the connection of a new association yet; one that opened after its last instance
+      // is another association).
+      return connections != nullptr && connections->ReadBetween(chain.lastEndNs, nowNs) &&
              chain.remoteIp != kOtherLabel && chain.remoteIp != kNoneLabel &&
-             connections->OpenFrom(chain.remoteIp) == 0;
+             !connections->AnyOpenSince(chain.lastEndNs, chain.remoteIp, nowNs);
     }
   }
 
@@ -208,7 +211,7 @@ namespace IngestPerf
     size_t link = peer.count;
     // Only while its address has several connections open: a known chain whose connection is over
     // (none open, or the table behind Orthanc) is never continued by an instance of another.
-    const bool several = connection == 0 && connections_ != nullptr && connections_->OpenFrom(remoteIp) > 1;
+    const bool several = connection == 0 && connections_ != nullptr && connections_->OpenFrom(remoteIp, start) > 1;
     for (int pass = 0; pass < (several ? 2 : 1) && link == peer.count; pass++)
     {
       for (size_t k = 0; k < peer.count; k++)
@@ -217,11 +220,27 @@ namespace IngestPerf
         const bool waiting = receivedNs != 0 && chain.lastEndNs <= receivedNs;
         if (connection != 0
               ? (pass == 0 && chain.connection == connection)
-              : (waiting &&
-                 (pass == 0 ? chain.connection == 0 : chain.connection != 0 && connections_->IsOpen(chain.connection))))
+              : (waiting && (pass == 0 ? chain.connection == 0
+                                       : chain.connection != 0 && connections_->IsOpen(chain.connection, start))))
         {
           link = k;
           break;
+        }
+      }
+    }
+    if (link == peer.count && connection != 0 && connections_ != nullptr)
+    {
+      // The first instances of an association came before the plugin's thread had read its
+      // connection: the inferred chain they started from its address is its own if this connection
+      // is the only one from there that may have been open then.
+      for (size_t k = 0; k < peer.count && link == peer.count; k++)
+      {
+        const Chain& chain = peer.At(k);
+        const bool waiting = receivedNs != 0 && chain.lastEndNs <= receivedNs;
+        if (chain.connection == 0 && waiting && chain.remoteIp == remoteIp &&
+            connections_->OnlyOneFromAt(remoteIp, chain.startNs) == connection)
+        {
+          link = k;
         }
       }
     }

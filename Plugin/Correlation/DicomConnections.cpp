@@ -6,6 +6,17 @@
 
 namespace IngestPerf
 {
+  namespace
+  {
+    // Whether a connection may have been open at atNs: opened after a reading before it (openedNs is
+    // the reading before the one that first saw it) and not seen gone before it.
+    bool MayBeOpenAt(int64_t openedNs, int64_t closedNs, int64_t atNs)
+    {
+      return openedNs <= atNs && (closedNs == 0 || closedNs > atNs);
+    }
+  }
+
+
   void DicomConnections::Update(const Reading* open, size_t count, int64_t nowNs)
   {
     // One writer at a time changes the slots in place; a reader that sees a cookie sees the fields
@@ -31,6 +42,11 @@ namespace IngestPerf
       {
         slot.closedNs.store(nowNs, std::memory_order_release);
       }
+    }
+    std::vector<bool> knownBefore(count);  // the plugin's thread: a reading's worth of flags
+    for (size_t i = 0; i < count; i++)
+    {
+      knownBefore[i] = IsOpen(open[i].cookie);
     }
     for (size_t i = 0; i < count; i++)
     {
@@ -69,17 +85,69 @@ namespace IngestPerf
       target->cookie.store(0, std::memory_order_release);  // readers skip it while it changes
       target->fd.store(open[i].fd, std::memory_order_relaxed);
       target->peer.store(open[i].peer, std::memory_order_relaxed);
-      target->remoteAet.store(kUnidentified, std::memory_order_relaxed);
+      // The AET of an instance stored on it before it was read, if it is the one new from its peer.
+      LabelId aet = kUnidentified;
+      size_t newFromPeer = 0;
+      for (size_t j = 0; j < count; j++)
+      {
+        newFromPeer += (open[j].peer == open[i].peer && !knownBefore[j]) ? 1 : 0;
+      }
+      for (PendingAet& pending : pendingAets_)
+      {
+        if (newFromPeer == 1 && pending.peer.load(std::memory_order_relaxed) == open[i].peer)
+        {
+          aet = pending.remoteAet.load(std::memory_order_relaxed);
+          pending.peer.store(kUnidentified, std::memory_order_relaxed);
+        }
+      }
+      target->remoteAet.store(aet, std::memory_order_relaxed);
       target->openedNs.store(lastReadingNs_.load(std::memory_order_relaxed), std::memory_order_relaxed);
       target->closedNs.store(0, std::memory_order_relaxed);
       target->cookie.store(open[i].cookie, std::memory_order_release);
     }
+    readings_[nextReading_++ % kReadings].store(nowNs, std::memory_order_relaxed);
     lastReadingNs_.store(nowNs, std::memory_order_release);
     updating_.store(false, std::memory_order_release);
   }
 
 
-  uint64_t DicomConnections::Attribute(LabelId peer, bool& stale) const
+  bool DicomConnections::ReadBetween(int64_t fromNs, int64_t toNs) const
+  {
+    for (const std::atomic<int64_t>& reading : readings_)
+    {
+      const int64_t at = reading.load(std::memory_order_relaxed);
+      if (at > fromNs && at <= toNs)
+      {
+        return true;
+      }
+    }
+    return false;
+  }
+
+
+  size_t DicomConnections::CheckOpen(int64_t nowNs, CookieOf cookieOf)
+  {
+    if (!BoundedSpinLock(updating_))
+    {
+      return 0;
+    }
+    size_t closed = 0;
+    for (Slot& slot : slots_)
+    {
+      const uint64_t cookie = slot.cookie.load(std::memory_order_relaxed);
+      if (cookie != 0 && slot.closedNs.load(std::memory_order_relaxed) == 0 &&
+          cookieOf(slot.fd.load(std::memory_order_relaxed)) != cookie)
+      {
+        slot.closedNs.store(nowNs, std::memory_order_release);
+        closed++;
+      }
+    }
+    updating_.store(false, std::memory_order_release);
+    return closed;
+  }
+
+
+  uint64_t DicomConnections::Attribute(LabelId peer, LabelId remoteAet, int64_t atNs, bool& stale) const
   {
     stale = false;
     if (peer == kOtherLabel || peer == kNoneLabel || peer == kUnidentified)
@@ -87,11 +155,13 @@ namespace IngestPerf
       return 0;
     }
     uint64_t found = 0;
+    LabelId foundAet = kUnidentified;
     for (const Slot& slot : slots_)
     {
       const uint64_t cookie = slot.cookie.load(std::memory_order_acquire);
-      if (cookie == 0 || slot.closedNs.load(std::memory_order_relaxed) != 0 ||
-          slot.peer.load(std::memory_order_relaxed) != peer)
+      if (cookie == 0 || slot.peer.load(std::memory_order_relaxed) != peer ||
+          !MayBeOpenAt(slot.openedNs.load(std::memory_order_relaxed), slot.closedNs.load(std::memory_order_relaxed),
+                       atNs))
       {
         continue;
       }
@@ -100,6 +170,11 @@ namespace IngestPerf
         return 0;  // several associations from that address at once: which one is not known
       }
       found = cookie;
+      foundAet = slot.remoteAet.load(std::memory_order_relaxed);
+    }
+    if (found != 0 && remoteAet != kUnidentified && foundAet != kUnidentified && foundAet != remoteAet)
+    {
+      found = 0;  // another sender's association: this one's is newer than the last reading
     }
     stale = found == 0;  // none known yet: a new association the plugin's thread has not read
     return found;
@@ -119,26 +194,36 @@ namespace IngestPerf
   }
 
 
-  bool DicomConnections::IsOpen(uint64_t cookie) const
+  void DicomConnections::SetRemoteAetBeforeReading(LabelId peer, LabelId remoteAet)
+  {
+    PendingAet& pending = pendingAets_[nextPendingAet_.fetch_add(1, std::memory_order_relaxed) % kPendingAets];
+    pending.remoteAet.store(remoteAet, std::memory_order_relaxed);
+    pending.peer.store(peer, std::memory_order_relaxed);
+  }
+
+
+  bool DicomConnections::IsOpen(uint64_t cookie, int64_t atNs) const
   {
     for (const Slot& slot : slots_)
     {
       if (cookie != 0 && slot.cookie.load(std::memory_order_acquire) == cookie)
       {
-        return slot.closedNs.load(std::memory_order_acquire) == 0;
+        const int64_t closed = slot.closedNs.load(std::memory_order_acquire);
+        return closed == 0 || closed > atNs;
       }
     }
     return false;
   }
 
 
-  size_t DicomConnections::OpenFrom(LabelId peer) const
+  size_t DicomConnections::OpenFrom(LabelId peer, int64_t atNs) const
   {
     size_t count = 0;
     for (const Slot& slot : slots_)
     {
-      count += (slot.cookie.load(std::memory_order_acquire) != 0 &&
-                slot.closedNs.load(std::memory_order_relaxed) == 0 && slot.peer.load(std::memory_order_relaxed) == peer)
+      count += (slot.cookie.load(std::memory_order_acquire) != 0 && slot.peer.load(std::memory_order_relaxed) == peer &&
+                MayBeOpenAt(slot.openedNs.load(std::memory_order_relaxed),
+                            slot.closedNs.load(std::memory_order_relaxed), atNs))
                  ? 1
                  : 0;
     }
@@ -199,6 +284,43 @@ namespace IngestPerf
       }
     }
     return true;
+  }
+
+
+  uint64_t DicomConnections::OnlyOneFromAt(LabelId peer, int64_t atNs) const
+  {
+    uint64_t found = 0;
+    for (const Slot& slot : slots_)
+    {
+      const uint64_t cookie = slot.cookie.load(std::memory_order_acquire);
+      const int64_t closed = slot.closedNs.load(std::memory_order_relaxed);
+      if (cookie == 0 || slot.peer.load(std::memory_order_relaxed) != peer ||
+          slot.openedNs.load(std::memory_order_relaxed) > atNs || (closed != 0 && closed < atNs))
+      {
+        continue;
+      }
+      if (found != 0)
+      {
+        return 0;
+      }
+      found = cookie;
+    }
+    return found;
+  }
+
+
+  bool DicomConnections::AnyOpenSince(int64_t atNs, LabelId peer, int64_t untilNs) const
+  {
+    for (const Slot& slot : slots_)
+    {
+      const int64_t closed = slot.closedNs.load(std::memory_order_relaxed);
+      if (slot.cookie.load(std::memory_order_acquire) != 0 && (closed == 0 || closed > untilNs) &&
+          slot.peer.load(std::memory_order_relaxed) == peer && slot.openedNs.load(std::memory_order_relaxed) <= atNs)
+      {
+        return true;
+      }
+    }
+    return false;
   }
 
 

@@ -9,10 +9,13 @@
 // Read on the ingest path (Attribute: a scan of at most kCapacity slots of the plugin's own memory, no
 // system call, no lock, no allocation). Updated by the plugin's thread only, once a second while
 // Orthanc ingests, and soon after an instance's connection was not in the table (a new association:
-// its OnStored asks for a reading, at most every 100 ms). Orthanc gives no sign of an association's
+// its OnStored asks for a reading, at most every 50 ms). Orthanc gives no sign of an association's
 // arrival: a listener's readiness is gone as soon as Orthanc accepts, before a watcher could see it.
-// So the table is as old as its last reading: the first instance of a new association is not
-// attributed, and two associations of one sender less than a reading apart may be taken for one.
+// While C-STORE instances arrive, the thread also checks every 20 ms that each open connection still
+// holds its descriptor (CheckOpen, one system call per open association): an association that
+// closed is seen within that time, before the same sender's next one (a process per instance) sends
+// its first instance. The first instance of a new association is not attributed; the next ones are,
+// and AssociationTracker links them to it.
 #pragma once
 
 #include "Correlation/ProcessSockets.h"
@@ -57,24 +60,44 @@ namespace IngestPerf
     };
     void Update(const Reading* open, size_t count, int64_t nowNs);
 
-    // Ingest path: the cookie of the one connection open from `peer` as of the last reading; 0
-    // otherwise: several (stale false: which one is not known), or none (stale true: the table is
-    // behind Orthanc, read it again).
-    uint64_t Attribute(LabelId peer, bool& stale) const;
-    uint64_t Attribute(LabelId peer) const
+    // The plugin's thread, between readings: whether each connection still open holds its descriptor
+    // (`cookieOf(fd)`, one system call each); those that do not have closed (closedNs: nowNs). Returns
+    // how many did: a new connection may hold a descriptor now, and a reading tells.
+    using CookieOf = uint64_t (*)(int fd);
+    size_t CheckOpen(int64_t nowNs, CookieOf cookieOf);
+
+    // The questions below take the time they are about (`atNs`, monotonic): an instance is recorded
+    // by the plugin's thread after it was stored (IngestRecorder's queue), when its connection may
+    // have closed since. kNow asks about the connections open as of the last reading.
+    static constexpr int64_t kNow = INT64_MAX;
+
+    // The cookie of the one connection from `peer` that may have been open at `atNs`, unless it
+    // carries another calling AET than `remoteAet`; 0 otherwise: several (stale false: which one is
+    // not known), or none or another AET's (stale true: the table is behind Orthanc, read it again).
+    uint64_t Attribute(LabelId peer, LabelId remoteAet, int64_t atNs, bool& stale) const;
+    uint64_t Attribute(LabelId peer, LabelId remoteAet = kUnidentified, int64_t atNs = kNow) const
     {
       bool stale;
-      return Attribute(peer, stale);
+      return Attribute(peer, remoteAet, atNs, stale);
     }
     // Ingest path: the calling AET seen on a connection.
     void SetRemoteAet(uint64_t cookie, LabelId remoteAet);
-    // Whether a connection is still open as of the last reading (false for an unknown cookie).
-    bool IsOpen(uint64_t cookie) const;
+    // Ingest path: the calling AET of an instance whose connection was not read yet (Attribute said
+    // stale), for the one connection from `peer` that the next reading finds new.
+    void SetRemoteAetBeforeReading(LabelId peer, LabelId remoteAet);
+    // Whether a connection was still open at `atNs` (false for an unknown cookie).
+    bool IsOpen(uint64_t cookie, int64_t atNs = kNow) const;
     // Whether every connection that may have been open at `atNs` and may carry `remoteAet` (any, when
     // kUnidentified) has closed, as of the last reading.
     bool AllClosedSince(int64_t atNs, LabelId remoteAet) const;
-    // How many connections are open from `peer` as of the last reading.
-    size_t OpenFrom(LabelId peer) const;
+    // The one connection from `peer` that may have been open at `atNs`, if exactly one may; else 0.
+    uint64_t OnlyOneFromAt(LabelId peer, int64_t atNs) const;
+    // Whether a connection from `peer` that may have been open at `atNs` was still open at `untilNs`.
+    bool AnyOpenSince(int64_t atNs, LabelId peer, int64_t untilNs = kNow) const;
+    // How many connections from `peer` may have been open at `atNs`.
+    size_t OpenFrom(LabelId peer, int64_t atNs = kNow) const;
+    // Whether a reading was made after `fromNs` and at or before `toNs` (the last kReadings kept).
+    bool ReadBetween(int64_t fromNs, int64_t toNs) const;
     // The one connection that may have been open at `atNs` (opened after a reading before it, not
     // closed before it), if exactly one may.
     bool OnlyOpenAt(int64_t atNs, DicomConnection& connection) const;
@@ -97,8 +120,19 @@ namespace IngestPerf
       std::atomic<int64_t> closedNs{0};
     };
 
-    std::atomic<bool> updating_{false};  // one writer at a time (the plugin's thread, an OnStored)
+    std::atomic<bool> updating_{false};  // one writer at a time (the plugin's thread)
+    struct PendingAet
+    {
+      std::atomic<LabelId> peer{kUnidentified};
+      std::atomic<LabelId> remoteAet{kUnidentified};
+    };
+    static constexpr size_t kPendingAets = 8;
+    std::array<PendingAet, kPendingAets> pendingAets_;
+    std::atomic<uint32_t> nextPendingAet_{0};
     std::array<Slot, kCapacity> slots_;
     std::atomic<int64_t> lastReadingNs_{0};
+    static constexpr size_t kReadings = 64;  // at most 20 a second (one per kReadingPeriodNs)
+    std::array<std::atomic<int64_t>, kReadings> readings_{};
+    uint32_t nextReading_ = 0;  // the writer's
   };
 }

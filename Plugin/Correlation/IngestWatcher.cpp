@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 namespace IngestPerf
@@ -120,10 +121,18 @@ namespace IngestPerf
   }
 
 
-  void IngestWatcher::RequestReading(int64_t nowNs)
+  void IngestWatcher::RequestReading(int64_t)
   {
-    if (nowNs - lastReadingNs_.load(std::memory_order_relaxed) >= kReadingPeriodNs &&
-        !readingWanted_.load(std::memory_order_relaxed) && !readingWanted_.exchange(true, std::memory_order_acq_rel))
+    if (!readingWanted_.load(std::memory_order_relaxed) && !readingWanted_.exchange(true, std::memory_order_acq_rel))
+    {
+      Signal();
+    }
+  }
+
+
+  void IngestWatcher::RequestDrain()
+  {
+    if (!drainWanted_.load(std::memory_order_relaxed) && !drainWanted_.exchange(true, std::memory_order_acq_rel))
     {
       Signal();
     }
@@ -196,6 +205,27 @@ namespace IngestPerf
   }
 
 
+  int64_t IngestWatcher::NextWakeNs(bool idle, int64_t nowNs, int64_t nextTickNs) const
+  {
+    int64_t wake = idle ? INT64_MAX : nextTickNs;
+    if (!idle && Checking(nowNs))
+    {
+      wake = std::min(wake, std::max(nowNs, lastCheckNs_ + kCheckPeriodNs));
+    }
+    if (readingWanted_.load(std::memory_order_relaxed))
+    {
+      wake = std::min(wake, lastReadingNs_.load(std::memory_order_relaxed) + kReadingPeriodNs);
+    }
+    return wake;
+  }
+
+
+  bool IngestWatcher::Checking(int64_t nowNs) const
+  {
+    return hooks_.checkConnections && nowNs - lastDicomNs_.load(std::memory_order_relaxed) < kPeriodNs;
+  }
+
+
   void IngestWatcher::Run()
   {
     // Its name in top, gdb and /proc: the plugin's thread, not one of Orthanc's (prctl rather than
@@ -206,7 +236,6 @@ namespace IngestPerf
     while (!stopping_)
     {
       const bool idle = quietTicks_ > kQuietTicks;
-      int timeoutMs = -1;
       if (idle)
       {
         sleeping_.store(true, std::memory_order_seq_cst);
@@ -218,11 +247,11 @@ namespace IngestPerf
           continue;
         }
       }
-      else
-      {
-        // Rounded up: waking a little early would spin until the tick is due.
-        timeoutMs = static_cast<int>(std::max<int64_t>(0, (nextTickNs - MonotonicNowNs() + 999999) / 1000000));
-      }
+      // Rounded up: waking a little early would spin until the work is due.
+      const int64_t beforeNs = MonotonicNowNs();
+      const int64_t wakeNs = NextWakeNs(idle, beforeNs, nextTickNs);
+      const int timeoutMs =
+        wakeNs == INT64_MAX ? -1 : static_cast<int>(std::max<int64_t>(0, (wakeNs - beforeNs + 999999) / 1000000));
       epoll_event events[2];
       const int ready = epoll_wait(epoll_, events, 2, timeoutMs);
       wakes_.fetch_add(1, std::memory_order_relaxed);
@@ -230,16 +259,6 @@ namespace IngestPerf
       {
         break;
       }
-      if (idle && ready <= 0)
-      {
-        // Interrupted while Orthanc is idle (a signal; a debugger or callgrind_control attaching):
-        // back to sleep, without a tick.
-        const int64_t cpuAfterNs = ThreadCpuNowNs();
-        Account(cpuAfterNs - cpuNs, false);
-        cpuNs = cpuAfterNs;
-        continue;
-      }
-      bool ticked = false;
       if (ready > 0)
       {
         uint64_t count;
@@ -258,17 +277,6 @@ namespace IngestPerf
             // A registration that threw: the hook stays as it was, and /perf/stats says so.
           }
         }
-        if (readingWanted_.exchange(false, std::memory_order_acq_rel))
-        {
-          try
-          {
-            Add(ReadSockets(MonotonicNowNs()));
-            ticked = true;
-          }
-          catch (...)
-          {
-          }
-        }
         // Woken by a hook: Orthanc ingests again.
         if (idle && (!hooks_.activity || hooks_.activity() != lastActivity_))
         {
@@ -278,31 +286,64 @@ namespace IngestPerf
       }
       sleeping_.store(false, std::memory_order_relaxed);
       const int64_t now = MonotonicNowNs();
-      if (now >= nextTickNs)
+      bool worked = false;
+      bool ticked = false;
+      try
       {
-        try
+        // A reading asked for, once due; the checks while C-STORE instances arrive; the tick.
+        if (readingWanted_.load(std::memory_order_relaxed) &&
+            now - lastReadingNs_.load(std::memory_order_relaxed) >= kReadingPeriodNs &&
+            readingWanted_.exchange(false, std::memory_order_acq_rel))
         {
-          ticked = Tick(now) || ticked;
+          Add(ReadSockets(now));
+          worked = true;
         }
-        catch (...)
+        if (drainWanted_.exchange(false, std::memory_order_acq_rel) && hooks_.drain)
         {
-          // No memory, or an unreadable /proc: this tick is skipped, the next one may work.
+          hooks_.drain();
+          worked = true;
         }
-        nextTickNs = now + kPeriodNs;
+        if (quietTicks_ <= kQuietTicks && Checking(now) && now < nextTickNs && now - lastCheckNs_ >= kCheckPeriodNs)
+        {
+          lastCheckNs_ = now;
+          if (hooks_.drain)
+          {
+            hooks_.drain();  // awake anyway: the C-STORE instances' gaps are measured while fresh
+          }
+          if (hooks_.checkConnections(now))
+          {
+            Add(ReadSockets(now));
+          }
+          worked = true;
+        }
+        if (now >= nextTickNs)
+        {
+          nextTickNs = now + kPeriodNs;
+          ticked = Tick(now);
+          worked = ticked || worked;
+        }
       }
+      catch (...)
+      {
+        // No memory, or an unreadable /proc: this pass is skipped, the next one may work.
+      }
+      // A pass that did something is the cost of ingest (a wake for a reading not due yet is the
+      // reading's); one that found nothing to do (the quiet ticks after ingest, a wake while asleep)
+      // found Orthanc idle: the first of them after ingest says the thread is going back to sleep.
+      const bool active = worked || readingWanted_.load(std::memory_order_relaxed);
       const int64_t cpuAfterNs = ThreadCpuNowNs();
-      Account(cpuAfterNs - cpuNs, ticked);
+      Account(cpuAfterNs - cpuNs, active, ticked);
       cpuNs = cpuAfterNs;
     }
   }
 
 
-  void IngestWatcher::Account(int64_t cpuNs, bool ticked)
+  void IngestWatcher::Account(int64_t cpuNs, bool active, bool ticked)
   {
-    if (ticked)
+    if (active)
     {
       cost_.activeCpuNs.fetch_add(cpuNs, std::memory_order_relaxed);
-      cost_.ticks.fetch_add(1, std::memory_order_relaxed);
+      cost_.ticks.fetch_add(ticked ? 1 : 0, std::memory_order_relaxed);
     }
     else
     {

@@ -53,9 +53,10 @@ namespace IngestPerf
   {
   public:
     static constexpr int64_t kPeriodNs = 1000 * 1000000LL;
-    static constexpr int64_t kReadingPeriodNs = 100 * 1000000LL;  // readings on request, at most
-    static constexpr size_t kCapacity = 3600;                     // one hour
-    static constexpr int kQuietTicks = 4;                         // ticks after the last activity seen
+    static constexpr int64_t kReadingPeriodNs = 50 * 1000000LL;  // readings on request, at most
+    static constexpr int64_t kCheckPeriodNs = 20 * 1000000LL;    // connection checks while C-STORE goes on
+    static constexpr size_t kCapacity = 3600;                    // one hour
+    static constexpr int kQuietTicks = 4;                        // ticks after the last activity seen
 
     struct Hooks
     {
@@ -65,8 +66,14 @@ namespace IngestPerf
       std::function<void(const std::vector<SocketInfo>& sockets, int64_t nowNs)> socketsRead;
       // Once per tick while Orthanc ingests, after the reading.
       std::function<void(int64_t nowNs)> tick;
+      // On request (RequestDrain), and with the checks while C-STORE goes on: records the stored
+      // instances Orthanc's threads left.
+      std::function<void()> drain;
       // Once, after OrthancStarted.
       std::function<void()> orthancStarted;
+      // Every kCheckPeriodNs while C-STORE instances arrive (DicomActivity): a cheap check of the
+      // connections known; returns whether a reading should follow (one closed).
+      std::function<bool(int64_t nowNs)> checkConnections;
       // Lists the sockets of the two ports (ForEachProcessSocket by default; tests inject theirs).
       std::function<bool(uint16_t dicomPort, uint16_t httpPort, std::vector<SocketInfo>& sockets)> read;
     };
@@ -83,10 +90,16 @@ namespace IngestPerf
     // if the thread sleeps (once per idle period).
     void WakeIfSleeping();
     // From a hook that needs a newer reading of the connections (a C-STORE instance from a peer
-    // with no known association): an eventfd write at most every kReadingPeriodNs.
+    // with no known association): an eventfd write, once per reading; the thread reads at most every
+    // kReadingPeriodNs (later if it read less than that ago).
     void RequestReading(int64_t nowNs);
     // From Orthanc's OrthancStarted change: the thread runs hooks.orthancStarted once.
     void OrthancStarted();
+    // From a hook whose queue for the thread has grown: an eventfd write, once per drain.
+    void RequestDrain();
+    // From a C-STORE instance's OnStored: one relaxed store. For the next second, the thread checks
+    // the connections every kCheckPeriodNs.
+    void DicomActivity(int64_t nowNs) { lastDicomNs_.store(nowNs, std::memory_order_relaxed); }
 
     // One tick now, as the thread does (tests call it directly): returns whether it read.
     bool Tick(int64_t nowNs);
@@ -107,23 +120,31 @@ namespace IngestPerf
 
   private:
     void Run();
+    // When the thread must wake next (INT64_MAX: only when signalled).
+    int64_t NextWakeNs(bool idle, int64_t nowNs, int64_t nextTickNs) const;
+    // Whether C-STORE instances arrive: the connections are checked every kCheckPeriodNs.
+    bool Checking(int64_t nowNs) const;
     void Signal();  // an eventfd write
-    // The CPU time of one pass of the loop: to the ticks, or to the wakes that found Orthanc idle.
-    void Account(int64_t cpuNs, bool ticked);
+    // The CPU time of one pass of the loop: to ingest's (active: Orthanc ingests, or the pass served
+    // a request; ticked: it ran a tick), or to the wakes that found Orthanc idle.
+    void Account(int64_t cpuNs, bool active, bool ticked);
 
     const uint16_t dicomPort_;
     const uint16_t httpPort_;
     Hooks hooks_;
     uint64_t lastActivity_ = 0;
     int quietTicks_ = 0;               // active for kQuietTicks ticks at start: Orthanc opens its DICOM port then
+    int64_t lastCheckNs_ = 0;          // the thread's last CheckConnections
     std::vector<SocketInfo> sockets_;  // ReadSockets' list, the thread's own
     mutable std::mutex mutex_;
     std::vector<ConnectionSample> ring_;
     size_t next_ = 0;
     size_t held_ = 0;
     std::atomic<int64_t> lastReadingNs_{0};
+    std::atomic<int64_t> lastDicomNs_{0};
     std::atomic<bool> readingWanted_{false};
     std::atomic<bool> startedWanted_{false};
+    std::atomic<bool> drainWanted_{false};
     int epoll_ = -1;
     int wake_ = -1;  // eventfd
     std::atomic<bool> sleeping_{false};

@@ -7,10 +7,12 @@
 //            which reads the routes over HTTP).
 #include "Capture/IngestHooks.h"
 #include "Capture/RestAnswerRefusal.h"
+#include "Capture/StorageRoot.h"
 #include "Capture/TimedStorageArea.h"
 #include "Correlation/IngestWatcher.h"
 #include "Host/DicomTcpNoDelay.h"
 #include "Host/LoadedCopy.h"
+#include "Host/LoadedPlugins.h"
 #include "Host/OrthancMetrics.h"
 #include "Platform/Configuration.h"
 #include "Platform/FaultInjection.h"
@@ -24,6 +26,7 @@
 
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,7 +73,7 @@ namespace
       hook->registered = false;
       hook->reason = reason;
     }
-    status.hooks.receivedInstance.Set(ReceivedInstanceHook::State::Left);
+    status.hooks.receivedInstance.Leave(reason);
   }
 
   // Loaded, answering /perf, timing nothing: the rule for every start-up failure.
@@ -149,11 +152,47 @@ namespace
     }
   }
 
+  // Whether to take the ReceivedInstanceCallback once Orthanc has started: not where a plugin Orthanc
+  // loads may need it, unless asked to.
+  void DecideReceivedInstanceHook(ReceivedInstanceHook& hook)
+  {
+    switch (status.configuration.receivedInstanceCallback)
+    {
+      case ReceivedInstanceMode::Leave:
+        hook.Leave("IngestPerf.ReceivedInstanceCallback is false");
+        return;
+      case ReceivedInstanceMode::Take:
+        hook.Wait();
+        return;
+      case ReceivedInstanceMode::Auto:
+        break;
+    }
+    const std::string folder =
+      ConfigurationFolder(OrthancSdk::ConfigurationArgument(), std::filesystem::current_path().string(),
+                          [](const std::string& path) { return std::filesystem::is_directory(path); });
+    const std::vector<std::string> others =
+      PluginsThatMayTakeTheReceivedInstanceCallback(LoadedPluginFiles(status.configuration.plugins, folder));
+    if (others.empty())
+    {
+      hook.Wait();
+      return;
+    }
+    std::string names;
+    for (const std::string& name : others)
+    {
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    hook.Leave("Orthanc also loads " + names +
+               ", which may need it (Orthanc lets only one plugin hold it); set IngestPerf.ReceivedInstanceCallback "
+               "to true where none of them does");
+  }
+
   void Start()
   {
     ingestState.reset(new IngestState(status.configuration));
     SetActiveIngestState(ingestState.get());
     status.hooks = RegisterIngestHooks(status.configuration);
+    DecideReceivedInstanceHook(status.hooks.receivedInstance);
     status.storage = RegisterTimedStorageArea(status.configuration);
     status.restAnswers = RefuseRestAnswerTiming(status.configuration.timeRestAnswers);
     RegisterPublishedOrthancMetrics(status);
@@ -164,16 +203,28 @@ namespace
       ingest->SocketsRead(sockets, nowNs);
     };
     hooks.tick = [ingest](int64_t nowNs) { ingest->Tick(nowNs); };
+    hooks.drain = [ingest] { ingest->recorder.Drain(); };
+    ingest->recorder.SetDrainWanted([] {
+      if (IngestWatcher* active = ActiveIngestWatcher())
+      {
+        active->RequestDrain();
+      }
+    });
     hooks.orthancStarted = [] {
       RegisterLateHooks(status.hooks.receivedInstance);
       LogReceivedInstanceHook();
     };
+    hooks.checkConnections = [ingest](int64_t nowNs) { return ingest->CheckConnections(nowNs); };
     watcher.reset(new IngestWatcher(static_cast<uint16_t>(status.configuration.dicomPort),
                                     static_cast<uint16_t>(status.configuration.httpPort), std::move(hooks)));
-    ingest->requestReading = [](int64_t nowNs) {
+    ingest->dicomStored = [](int64_t nowNs, bool unknown) {
       if (IngestWatcher* active = ActiveIngestWatcher())
       {
-        active->RequestReading(nowNs);
+        active->DicomActivity(nowNs);
+        if (unknown)
+        {
+          active->RequestReading(nowNs);
+        }
       }
     };
     watcher->Start();

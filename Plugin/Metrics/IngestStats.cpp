@@ -136,6 +136,7 @@ namespace IngestPerf
     callbackErrors_.store(0, std::memory_order_relaxed);
     sdkCallsFailed_.store(0, std::memory_order_relaxed);
     concludedEarly_.store(0, std::memory_order_relaxed);
+    storedQueueFull_.store(0, std::memory_order_relaxed);
     resetNs_.store(nowNs, std::memory_order_relaxed);
     resetWallNs_.store(wallNowNs, std::memory_order_relaxed);
     countsFromNs_.store(nowNs, std::memory_order_relaxed);
@@ -161,6 +162,7 @@ namespace IngestPerf
     snapshot.callbackErrors = stats_.callbackErrors_.load(std::memory_order_relaxed);
     snapshot.sdkCallsFailed = stats_.sdkCallsFailed_.load(std::memory_order_relaxed);
     snapshot.concludedEarly = stats_.concludedEarly_.load(std::memory_order_relaxed);
+    snapshot.storedQueueFull = stats_.storedQueueFull_.load(std::memory_order_relaxed);
     snapshot.firstStoredNs = stats_.firstStoredNs_.load(std::memory_order_relaxed);
     snapshot.lastStoredNs = stats_.lastStoredNs_.load(std::memory_order_relaxed);
     const int64_t nowSecond = nowNs / kNsPerSecond;

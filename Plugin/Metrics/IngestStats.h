@@ -67,6 +67,8 @@ namespace IngestPerf
     int64_t CountsFromNs() const { return countsFromNs_.load(std::memory_order_relaxed); }
     // OnStored of an instance that the plugin's thread had concluded as ended before (an error).
     void RecordConcludedEarly() { concludedEarly_.fetch_add(1, std::memory_order_relaxed); }
+    // A stored instance recorded on Orthanc's thread: the plugin's thread's queue was full.
+    void RecordStoredQueueFull() { storedQueueFull_.fetch_add(1, std::memory_order_relaxed); }
 
     // What a reader takes of the recorded values (the streams merged per transport, the parts'
     // quantiles, the failing streams, the association gaps, the recent windows) is kept from one
@@ -167,6 +169,7 @@ namespace IngestPerf
     std::atomic<uint64_t> callbackErrors_;
     std::atomic<uint64_t> sdkCallsFailed_;
     std::atomic<uint64_t> concludedEarly_{0};
+    std::atomic<uint64_t> storedQueueFull_{0};
     std::atomic<int64_t> countsFromNs_{INT64_MIN};
     std::atomic<int64_t> resetNs_;
     std::atomic<int64_t> resetWallNs_;

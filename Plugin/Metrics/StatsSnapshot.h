@@ -98,7 +98,8 @@ namespace IngestPerf
     std::array<TransportSnapshot, kTransportCount> transports;
     uint64_t callbackErrors = 0;
     uint64_t sdkCallsFailed = 0;
-    uint64_t concludedEarly = 0;  // stores concluded as ended that reached OnStored after all
+    uint64_t concludedEarly = 0;   // stores concluded as ended that reached OnStored after all
+    uint64_t storedQueueFull = 0;  // stored instances recorded on Orthanc's thread (the queue was full)
     int64_t takenNs = 0;
     int64_t resetNs = 0;
     int64_t resetWallNs = 0;

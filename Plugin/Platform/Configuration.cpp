@@ -11,6 +11,20 @@ namespace IngestPerf
 {
   const char* const kConfigurationSection = "IngestPerf";
 
+
+  Json::Value ReceivedInstanceModeValue(ReceivedInstanceMode mode)
+  {
+    switch (mode)
+    {
+      case ReceivedInstanceMode::Take:
+        return true;
+      case ReceivedInstanceMode::Leave:
+        return false;
+      default:
+        return "Auto";
+    }
+  }
+
   namespace
   {
     std::string Describe(const Json::Value& value)
@@ -229,6 +243,16 @@ namespace IngestPerf
       {
         configuration.luaScripts = 1;
       }
+      if (orthancConfiguration["Plugins"].isArray())
+      {
+        for (const Json::Value& entry : orthancConfiguration["Plugins"])
+        {
+          if (entry.isString())
+          {
+            configuration.plugins.push_back(entry.asString());
+          }
+        }
+      }
       configuration.indexPluginSection = FindIndexPluginSection(orthancConfiguration);
       readBool("SyncStorageArea", configuration.syncStorageArea);
       readBool("StoreDicom", configuration.storeDicom);
@@ -277,8 +301,24 @@ namespace IngestPerf
     }
 
     configuration.enable = ReadBool(section, "Enable", configuration.enable);
-    configuration.receivedInstanceCallback =
-      ReadBool(section, "ReceivedInstanceCallback", configuration.receivedInstanceCallback);
+    if (section.isMember("ReceivedInstanceCallback"))
+    {
+      const Json::Value& value = section["ReceivedInstanceCallback"];
+      if (value.isBool())
+      {
+        configuration.receivedInstanceCallback =
+          value.asBool() ? ReceivedInstanceMode::Take : ReceivedInstanceMode::Leave;
+      }
+      else if (value.isString() && value.asString() == "Auto")
+      {
+        configuration.receivedInstanceCallback = ReceivedInstanceMode::Auto;
+      }
+      else
+      {
+        throw ConfigurationError(KeyName("ReceivedInstanceCallback") + ": expected \"Auto\", true or false, got " +
+                                 Describe(value));
+      }
+    }
     configuration.maxThreads = ReadInteger(section, "MaxThreads", configuration.maxThreads, 1, 65536);
     configuration.changeTableSize =
       ReadInteger(section, "ChangeTableSize", configuration.changeTableSize, 16, 16777216);

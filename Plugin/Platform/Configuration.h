@@ -34,6 +34,18 @@ namespace IngestPerf
 
   const char* TranscodeTimingName(TranscodeTiming timing);
 
+  // IngestPerf.ReceivedInstanceCallback: whether the plugin takes the ReceivedInstanceCallback, which
+  // only one plugin may hold (always once every plugin has loaded).
+  enum class ReceivedInstanceMode
+  {
+    Auto,  // only when every plugin Orthanc loads is one known not to take it (Host/LoadedPlugins)
+    Take,  // true: whatever else is loaded (a plugin that holds it keeps it; Orthanc logs the refusal)
+    Leave  // false
+  };
+
+  // "Auto", true or false, as the option is written.
+  Json::Value ReceivedInstanceModeValue(ReceivedInstanceMode mode);
+
   // A key of the IngestPerf section that the plugin does not know: ignored, and said.
   struct UnknownOption
   {
@@ -62,8 +74,7 @@ namespace IngestPerf
   struct Configuration
   {
     bool enable = true;
-    // Take the ReceivedInstanceCallback, which only one plugin may hold (once every plugin has loaded).
-    bool receivedInstanceCallback = false;
+    ReceivedInstanceMode receivedInstanceCallback = ReceivedInstanceMode::Auto;
     size_t maxThreads = 512;
     size_t changeTableSize = 16384;
     size_t maxPeers = 256;
@@ -108,7 +119,8 @@ namespace IngestPerf
     unsigned int dicomThreadsCount = 4;
     unsigned int httpThreadsCount = 50;
     unsigned int httpPort = 8042;
-    size_t luaScripts = 0;  // entries of LuaScripts
+    size_t luaScripts = 0;             // entries of LuaScripts
+    std::vector<std::string> plugins;  // entries of Plugins: files and folders, as written
     // The configuration section of a database plugin that holds the index ("PostgreSQL", "MySQL",
     // "Odbc"), or "" for Orthanc's own SQLite.
     std::string indexPluginSection;

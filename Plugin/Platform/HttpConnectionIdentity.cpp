@@ -113,30 +113,49 @@ namespace IngestPerf
       state.store(kUnverified, std::memory_order_release);
     }
 
-    // One request, on its thread: the fields copied safely and checked, left for the plugin's thread.
-    void LeaveCandidate(const char* ip)
+    // The fields copied safely and checked; false (and the failure counted) when they do not look
+    // like civetweb's request information, or the system refused the copy.
+    bool CopyChecked(const char* ip, char* address, uint16_t& clientPort)
     {
-      int expected = kUnverified;
-      if (!state.compare_exchange_strong(expected, kCopying, std::memory_order_acq_rel))
-      {
-        return;  // another request copies now, or it is decided
-      }
       Ports ports{};
-      char address[kAddressLength];
       const int copied = CopySafely(ip, ports, address);
       if (copied < 0)
       {
         Refuse(kCopyRefused);
-        return;
+        return false;
       }
       if (copied == 0 || memchr(address, '\0', kAddressLength) == nullptr || !Plausible(address, ports))
       {
-        Failed(false);
-        return;
+        return false;
+      }
+      clientPort = static_cast<uint16_t>(ports.remotePort);
+      return true;
+    }
+
+    // One request, on its thread: the fields copied safely and checked, left for the plugin's thread
+    // to find among Orthanc's sockets. Returns the connection they name, 0 when they do not look
+    // right.
+    uint64_t LeaveCandidate(const char* ip)
+    {
+      int expected = kUnverified;
+      if (!state.compare_exchange_strong(expected, kCopying, std::memory_order_acq_rel))
+      {
+        return 0;  // another request copies now, or it is decided
+      }
+      char address[kAddressLength];
+      uint16_t clientPort = 0;
+      if (!CopyChecked(ip, address, clientPort))
+      {
+        if (state.load(std::memory_order_relaxed) != kRefused)
+        {
+          Failed(false);
+        }
+        return 0;
       }
       memcpy(candidateAddress, address, kAddressLength);
-      candidatePort = static_cast<uint16_t>(ports.remotePort);
+      candidatePort = clientPort;
       state.store(kCandidate, std::memory_order_release);
+      return HttpConnectionIdentity::KeyOf(address, clientPort);
     }
   }
 
@@ -217,8 +236,14 @@ namespace IngestPerf
     const int current = state.load(std::memory_order_acquire);
     if (current == kUnverified)
     {
-      LeaveCandidate(ip);
-      return 0;
+      return LeaveCandidate(ip);
+    }
+    if (current == kCopying || current == kCandidate)
+    {
+      // Until the plugin's thread has looked: the fields copied safely and checked again, each time.
+      char address[kAddressLength];
+      uint16_t clientPort = 0;
+      return CopyChecked(ip, address, clientPort) ? KeyOf(address, clientPort) : 0;
     }
     if (current != kVerified)
     {

@@ -8,14 +8,15 @@
 // on a thread (a new connection from the same client has another source port).
 //
 // Reading past the string relies on that layout, the one read of another library's memory the plugin
-// makes, so nothing is trusted before it is checked: the first ingest request copies the fields with
-// process_vm_readv (an unmapped address gives an error, never a fault), checks that the server's port
-// is Orthanc's HttpPort and the ports are in range, and leaves the connection they name as a
+// makes, so nothing is read plainly before it is checked: the first ingest request copies the fields
+// with process_vm_readv (an unmapped address gives an error, never a fault), checks that the server's
+// port is Orthanc's HttpPort and the ports are in range, and leaves the connection they name as a
 // candidate; the plugin's own thread looks for it among Orthanc's sockets (VerifyCandidate), never
-// the request's thread. Until then, and for good after a failed check (or when
-// IngestPerf.HttpConnectionIdentity is false, or the system refuses the copy), no request has a
-// connection, and requestGap says why. After it, one plain read of two integers per ingest request:
-// no system call, no allocation.
+// the request's thread. Until it has looked, each ingest request copies and checks the fields the
+// same way (a system call per request, for the first milliseconds); once it found the connection,
+// one plain read of two integers per ingest request: no system call, no allocation. After a failed
+// check (or when IngestPerf.HttpConnectionIdentity is false, or the system refuses the copy), no
+// request has a connection, for good, and requestGap says why.
 #pragma once
 
 #include <cstdint>

@@ -332,6 +332,21 @@ namespace IngestPerf
   }
 
 
+  std::string OrthancSdk::ConfigurationArgument()
+  {
+    const std::vector<std::string> arguments = CommandLineArguments();
+    for (size_t i = 1; i < arguments.size(); i++)
+    {
+      const std::string& value = arguments[i];
+      if (!value.empty() && value[0] != '-')
+      {
+        return value;
+      }
+    }
+    return "";
+  }
+
+
   std::vector<std::string> OrthancSdk::CommandLineArguments()
   {
     std::vector<std::string> arguments;

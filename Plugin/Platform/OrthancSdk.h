@@ -87,6 +87,9 @@ namespace IngestPerf
 
     // Orthanc's command line, argument `index` ("" when absent).
     std::vector<std::string> CommandLineArguments();
+    // The first argument of Orthanc's command line that is not an option: its configuration file or
+    // folder ("" if none).
+    std::string ConfigurationArgument();
 
     // What OnStored asks of the instance: strings owned by the instance, valid during the callback.
     // Each can fail the SDK's way (Unknown origin, false for the size, null), which the hooks count

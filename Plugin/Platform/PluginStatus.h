@@ -16,69 +16,87 @@ namespace IngestPerf
     bool registered = false;
     std::string reason;  // why not, when not registered
     std::string cost;    // what not holding it costs the figures, when not registered and it matters
+    std::string state;   // a hook decided after start-up: "left", "waiting", "held" or "refused"
   };
 
   // The ReceivedInstanceCallback, which Orthanc lets one plugin hold (a second registration fails,
-  // and the site's own callback would be lost). The plugin takes it only when asked to
-  // (IngestPerf.ReceivedInstanceCallback), and only once every plugin has loaded, from its own thread
-  // when Orthanc has started: a plugin that needs it has it by then. Set by that thread, read by the
-  // routes: one atomic.
+  // and the site's own callback would be lost). The plugin takes it only when no other plugin may
+  // need it (IngestPerf.ReceivedInstanceCallback, Host/LoadedPlugins), and only once every plugin has
+  // loaded, from its own thread when Orthanc has started. Decided at start-up (Leave, Wait), then set
+  // once by that thread (Held, Refused) while the routes read it: the state is one atomic.
   class ReceivedInstanceHook
   {
   public:
     enum class State : uint8_t
     {
-      Left,     // left to the site's plugins (the default)
-      Waiting,  // asked for: registered once Orthanc has started
+      Left,     // left to the site's plugins
+      Waiting,  // to be registered once Orthanc has started
       Held,
       Refused  // Orthanc refused it: another plugin holds it
     };
 
     ReceivedInstanceHook() = default;
     ReceivedInstanceHook(const ReceivedInstanceHook& other) :
-      state_(other.state_.load())
+      state_(other.state_.load()),
+      leftBecause_(other.leftBecause_)
     {
     }
     ReceivedInstanceHook& operator=(const ReceivedInstanceHook& other)
     {
       state_.store(other.state_.load());
+      leftBecause_ = other.leftBecause_;
       return *this;
     }
 
+    // At start-up only.
+    void Leave(const std::string& because)
+    {
+      leftBecause_ = because;
+      state_.store(State::Left, std::memory_order_release);
+    }
+    void Wait() { state_.store(State::Waiting, std::memory_order_release); }
+    // By the plugin's thread, once, from Waiting.
     void Set(State state) { state_.store(state, std::memory_order_release); }
+
     State Get() const { return state_.load(std::memory_order_acquire); }
     HookState View() const
     {
       HookState view;
-      view.registered = Get() == State::Held;
-      view.reason = Reason(Get());
-      view.cost = view.registered ? "" : kCost;
-      return view;
-    }
-    static constexpr const char* kCost =
-      "preStore is not measured; receive (HTTP) and associationGap (C-STORE) end at this plugin's instance filter "
-      "instead, so they also hold Orthanc's parsing, ingest transcoding and summary of the instance (preStore: "
-      "0.2-0.4 ms for a 0.5 MB CT slice here) and the ReceivedInstanceCallback of the plugin that holds it";
-    static const char* Reason(State state)
-    {
+      const State state = Get();
+      view.registered = state == State::Held;
       switch (state)
       {
         case State::Left:
-          return "left to the site's plugins: Orthanc lets only one plugin hold it; set "
-                 "IngestPerf.ReceivedInstanceCallback to true to take it where no other plugin needs it";
+          view.state = "left";
+          view.reason = "left to the site's plugins: " + leftBecause_;
+          break;
         case State::Waiting:
-          return "IngestPerf.ReceivedInstanceCallback is true: registered once Orthanc has started, so that no "
-                 "plugin's own registration fails";
+          view.state = "waiting";
+          view.reason = "to be registered once Orthanc has started, so that no plugin's own registration fails";
+          break;
         case State::Refused:
-          return "another plugin holds it (Orthanc lets only one plugin hold it, and refused this plugin's "
-                 "registration once every plugin had loaded)";
+          view.state = "refused";
+          view.reason = "another plugin holds it: Orthanc lets one plugin hold it, and refused this plugin's "
+                        "registration once every plugin had loaded";
+          break;
         default:
-          return "";
+          view.state = "held";
+          break;
       }
+      view.cost = view.registered ? "" : kCost;
+      return view;
     }
+
+    static constexpr const char* kCost =
+      "preStore is not measured; receive (HTTP) and associationGap (C-STORE) end at this plugin's instance filter "
+      "instead, so they also hold Orthanc's parsing, ingest transcoding and summary of the instance (preStore: "
+      "0.2-0.4 ms for a 0.5 MB CT slice here) and the ReceivedInstanceCallback of the plugin that holds it; an "
+      "instance that ends before the instance filters (not DICOM, unreadable, refused by Lua) is not seen over "
+      "C-STORE, and counted requestWithoutInstance over HTTP";
 
   private:
     std::atomic<State> state_{State::Left};
+    std::string leftBecause_ = "the plugin is not running";
   };
 
   struct HookRegistrations

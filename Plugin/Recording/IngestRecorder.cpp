@@ -196,40 +196,26 @@ namespace IngestPerf
 
   void IngestRecorder::InstanceCompleted(const CompletedInstance& instance)
   {
+    // On Orthanc's storing thread: what must be decided in OnStored's order (the labels, whether it
+    // was stored already, its pairing with its NewInstance change, which the change thread reads),
+    // then the rest of its recording is left to the plugin's thread (Drain).
     if (instance.concludedEarly)
     {
       stats_.RecordConcludedEarly();
     }
-    const InstanceLabels labels = labels_.Intern(instance.transport, instance.labels, instance.storedBytes,
-                                                 {instance.remoteAet, instance.remoteIp, instance.calledAet});
-    // Every C-STORE instance, duplicate or not, ends a gap and starts the next one, before a reset
-    // as after it (the association goes on).
-    int64_t associationGap = -1;
-    if (instance.transport == Transport::Dicom && instance.peerKey != 0)
+    StoredEntry entry;
+    entry.instance = instance;
+    entry.instance.labels = RawLabels();
+    entry.instance.instanceId = nullptr;
+    entry.labels = labels_.Intern(instance.transport, instance.labels, instance.storedBytes,
+                                  {instance.remoteAet, instance.remoteIp, instance.calledAet});
+    entry.threadNumber = CurrentThreadNumber();
+    if (instance.instanceId != nullptr)
     {
-      const LabelId address = labels.Get(LabelDimension::RemoteIp);
-      const uint64_t connection = connectionOf_             ? connectionOf_(address, instance.storedNs)
-                                  : connections_ != nullptr ? connections_->Attribute(address)
-                                                            : 0;
-      if (connection != 0)
-      {
-        connections_->SetRemoteAet(connection, labels.Get(LabelDimension::RemoteAet));
-      }
-      associationGap = associations_.InstanceStored(instance.peerKey, labels.Get(LabelDimension::RemoteAet),
-                                                    instance.ArrivalNs(), instance.storedNs, address, connection);
+      strncpy(entry.instanceId, instance.instanceId, sizeof(entry.instanceId) - 1);
     }
-    // Started before the last POST /perf/reset: every figure counts what started after it, but
-    // Orthanc's own count since start (storedInstancesSinceStart) and the pairing of its NewInstance
-    // change go on.
-    const bool beforeReset = instance.segmentStartNs < stats_.CountsFromNs();
-    if (!beforeReset && instance.httpAnswerEncoding != 0)
-    {
-      stats_.Count(instance.httpAnswerEncoding == 1 ? Counter::AnswersAcceptingCompression
-                                                    : Counter::AnswersWithoutCompression,
-                   labels, instance.storedNs);
-    }
-    bool alreadyStored = instance.removedAfterCreate;  // timed storage saw Orthanc remove what it wrote
-    if (!alreadyStored && !overwriteInstances_)
+    entry.alreadyStored = instance.removedAfterCreate;  // timed storage saw Orthanc remove what it wrote
+    if (!entry.alreadyStored && !overwriteInstances_)
     {
       DuplicateEvidence evidence{instance.receptionSecond, instance.startWallNs, false, 0};
       int64_t changeNs = 0;
@@ -238,48 +224,113 @@ namespace IngestPerf
         evidence.hasEarlierChange = true;
         evidence.earlierChangeWallNs = instance.startWallNs - (instance.segmentStartNs - changeNs);
       }
-      alreadyStored = IsAlreadyStored(evidence);
+      entry.alreadyStored = IsAlreadyStored(evidence);
     }
-    if (beforeReset)
+    if (!entry.alreadyStored)
     {
-      if (!alreadyStored)
+      // Orthanc's own count since start and the pairing of its NewInstance change go on whatever a
+      // reset says (Record leaves out what started before it).
+      changes_.InstanceStored();
+      entry.pairing = correlator_.Stored(instance.instanceKey, instance.storedNs, entry.labels.Key());
+      entry.transcodedWithoutHook = !instance.transcodeAttempted && instance.labels.receivedSyntax != nullptr &&
+                                    instance.labels.storedSyntax != nullptr &&
+                                    strcmp(instance.labels.receivedSyntax, instance.labels.storedSyntax) != 0;
+    }
+    if (instance.transport == Transport::Dicom && instance.peerKey != 0)
+    {
+      // Its connection as the table knows it now (the plugin's thread may see it closed by the time it
+      // records the instance), and the calling AET seen on it: a scan of the table's slots.
+      const LabelId address = entry.labels.Get(LabelDimension::RemoteIp);
+      const LabelId aet = entry.labels.Get(LabelDimension::RemoteAet);
+      entry.connection = connectionOf_             ? connectionOf_(address, aet, instance.storedNs)
+                         : connections_ != nullptr ? connections_->Attribute(address, aet)
+                                                   : 0;
+      if (entry.connection != 0)
       {
-        changes_.InstanceStored();
-        (void) correlator_.Stored(instance.instanceKey, instance.storedNs, labels.Key());  // pairing not timed
+        connections_->SetRemoteAet(entry.connection, aet);
       }
+      else if (connections_ != nullptr)
+      {
+        connections_->SetRemoteAetBeforeReading(address, aet);
+      }
+    }
+    size_t position = 0;
+    if (!queue_.Push(entry, position))
+    {
+      stats_.RecordStoredQueueFull();
+      Record(entry);  // the plugin's thread is behind by a whole queue: recorded here, as it used to be
+    }
+    else if ((position + 1) % kDrainEvery == 0 && drainWanted_)
+    {
+      drainWanted_();  // a quarter of the queue since the last: the plugin's thread drains it now
+    }
+  }
+
+
+  size_t IngestRecorder::Drain()
+  {
+    std::lock_guard<std::mutex> lock(drainMutex_);
+    size_t drained = 0;
+    while (queue_.Pop(drainEntry_))
+    {
+      Record(drainEntry_);
+      drained++;
+    }
+    return drained;
+  }
+
+
+  void IngestRecorder::Record(const StoredEntry& entry)
+  {
+    const CompletedInstance& instance = entry.instance;
+    const InstanceLabels& labels = entry.labels;
+    // Every C-STORE instance, duplicate or not, ends a gap and starts the next one, before a reset
+    // as after it (the association goes on).
+    int64_t associationGap = -1;
+    if (instance.transport == Transport::Dicom && instance.peerKey != 0)
+    {
+      associationGap =
+        associations_.InstanceStored(instance.peerKey, labels.Get(LabelDimension::RemoteAet), instance.ArrivalNs(),
+                                     instance.storedNs, labels.Get(LabelDimension::RemoteIp), entry.connection);
+    }
+    // Started before the last POST /perf/reset: every figure counts what started after it.
+    if (instance.segmentStartNs < stats_.CountsFromNs())
+    {
       return;
     }
+    if (instance.httpAnswerEncoding != 0)
+    {
+      stats_.Count(instance.httpAnswerEncoding == 1 ? Counter::AnswersAcceptingCompression
+                                                    : Counter::AnswersWithoutCompression,
+                   labels, instance.storedNs);
+    }
     const InstanceMeasurement measurement = Measure(instance, associationGap);
-    if (alreadyStored)
+    if (entry.alreadyStored)
     {
       stats_.RecordOutcome(Outcome::AlreadyStored, labels, instance.storedNs);
       // The sender waited for this answer like any other: its gap is the association's, or the
       // connection's.
       stats_.RecordPhaseOf(measurement, Phase::AssociationGap, labels);
       stats_.RecordPhaseOf(measurement, Phase::RequestGap, labels);
-      Remember(instance, measurement, labels, Outcome::AlreadyStored);
+      Remember(entry, measurement, Outcome::AlreadyStored);
       return;
     }
     stats_.RecordStored(measurement, labels);
-    Remember(instance, measurement, labels, Outcome::Stored);
-    changes_.InstanceStored();
-    if (!instance.transcodeAttempted && instance.labels.receivedSyntax != nullptr &&
-        instance.labels.storedSyntax != nullptr &&
-        strcmp(instance.labels.receivedSyntax, instance.labels.storedSyntax) != 0)
+    Remember(entry, measurement, Outcome::Stored);
+    if (entry.transcodedWithoutHook)
     {
       // Transcoded by a transcoder that ran before this plugin's (e.g. a plugin loaded earlier).
       stats_.Count(Counter::TranscodedWithoutHook, labels, instance.storedNs);
     }
-    RecordPairing(correlator_.Stored(instance.instanceKey, instance.storedNs, labels.Key()), instance.storedNs);
+    RecordPairing(entry.pairing, instance.storedNs);
   }
 
 
-  void IngestRecorder::Remember(const CompletedInstance& instance, const InstanceMeasurement& measurement,
-                                const InstanceLabels& labels, Outcome outcome)
+  void IngestRecorder::Remember(const StoredEntry& entry, const InstanceMeasurement& measurement, Outcome outcome)
   {
     RecentInstance recent;
-    FillRecentInstance(recent, measurement, instance.startWallNs, labels, outcome, CurrentThreadNumber(),
-                       instance.instanceId);
+    FillRecentInstance(recent, measurement, entry.instance.startWallNs, entry.labels, outcome, entry.threadNumber,
+                       entry.instanceId[0] != '\0' ? entry.instanceId : nullptr);
     recent_.Push(recent);
   }
 

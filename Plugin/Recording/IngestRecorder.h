@@ -1,7 +1,9 @@
 // Turns closed timelines into statistics: decides stored vs already stored, pairs the instance
-// with its NewInstance change and (C-STORE) with the previous instance of its peer, and records into IngestStats.
-// Called on the ingesting thread (InstanceCompleted, InstanceAbandoned) and on Orthanc's change thread
-// (NewInstanceChange).
+// with its NewInstance change and (C-STORE) with the previous instance of its peer, and records into
+// IngestStats. Called on the ingesting thread (InstanceCompleted, RecordEnded), which decides what
+// must be decided in Orthanc's order and leaves the rest of a stored instance's recording in a queue
+// (StoredQueue) that the plugin's thread drains (Drain), off Orthanc's locks; and on Orthanc's change
+// thread (NewInstanceChange).
 #pragma once
 
 #include "Correlation/AssociationTracker.h"
@@ -13,10 +15,12 @@
 #include "Metrics/InstanceMeasurement.h"
 #include "Metrics/RecentInstances.h"
 #include "Labels/LabelCatalog.h"
+#include "Recording/StoredQueue.h"
 #include "Timeline/InstanceTimeline.h"
 
 #include <atomic>
 #include <functional>
+#include <mutex>
 
 namespace IngestPerf
 {
@@ -39,11 +43,20 @@ namespace IngestPerf
                    bool overwriteInstances, const StorageCondition* storage = nullptr, bool timedStorage = false,
                    DicomConnections* connections = nullptr);
 
-    // Both count only what started after the last reset. A record that ended after the filters is
-    // counted by ClassifyPending, when the plugin's thread has looked at the storage (why it failed
-    // depends on it); the others at once.
+    // Both count only what started after the last reset. A stored instance is recorded once drained. A record that
+    // ended after the filters is counted by ClassifyPending, when the plugin's thread has looked at the storage (why it
+    // failed depends on it); the others at once.
     void InstanceCompleted(const CompletedInstance& instance) override;
     void RecordEnded(const EndedRecord& record) override;
+
+    // The plugin's thread, at its ticks and every kDrainEvery instances, and a reader before it reads:
+    // records the stored instances queued so far (one drainer at a time). Returns how many.
+    size_t Drain();
+    static constexpr size_t kQueueCapacity = 1024;
+    static constexpr size_t kDrainEvery = kQueueCapacity / 4;
+    // Asks the plugin's thread to drain soon (every kDrainEvery instances; it drains at its ticks
+    // anyway). Set by the entry point.
+    void SetDrainWanted(std::function<void()> drainWanted) { drainWanted_ = std::move(drainWanted); }
 
     // The plugin's thread, after assessing the storage: counts the records ended after the filters
     // since the last call. Returns how many.
@@ -60,17 +73,18 @@ namespace IngestPerf
 
     // How a C-STORE instance's connection is found (IngestState::ConnectionOf); without it, the
     // table of connections as it is.
-    void SetConnectionOf(std::function<uint64_t(LabelId peer, int64_t nowNs)> connectionOf)
+    void SetConnectionOf(std::function<uint64_t(LabelId peer, LabelId remoteAet, int64_t nowNs)> connectionOf)
     {
       connectionOf_ = std::move(connectionOf);
     }
 
   private:
+    // A stored instance's recording, from its entry: durations, histograms, windows, the association.
+    void Record(const StoredEntry& entry);
     void Count(const EndedRecord& record);
     // nowNs: when the pairing was made (OnStored or the change), for the time windows.
     void RecordPairing(const ChangeCorrelator::Pairing& pairing, int64_t nowNs);
-    void Remember(const CompletedInstance& instance, const InstanceMeasurement& measurement,
-                  const InstanceLabels& labels, Outcome outcome);
+    void Remember(const StoredEntry& entry, const InstanceMeasurement& measurement, Outcome outcome);
 
     IngestStats& stats_;
     LabelCatalog& labels_;
@@ -83,7 +97,11 @@ namespace IngestPerf
     bool timedStorage_;
     DicomConnections* connections_;
     std::atomic<uint64_t> failuresAfterFilters_{0};
-    std::function<uint64_t(LabelId, int64_t)> connectionOf_;
+    std::function<uint64_t(LabelId, LabelId, int64_t)> connectionOf_;
+    std::function<void()> drainWanted_;
+    StoredQueue queue_{kQueueCapacity};
+    std::mutex drainMutex_;
+    StoredEntry drainEntry_;  // Drain's, under drainMutex_
     std::atomic<bool> pendingLocked_{false};
     size_t pendingCount_ = 0;
     EndedRecord pending_[kPendingCapacity];

@@ -38,7 +38,8 @@ namespace IngestPerf
     concluder(timelines, recorder, connections),
     dicomPort_(static_cast<uint16_t>(configuration.dicomPort))
   {
-    recorder.SetConnectionOf([this](LabelId peer, int64_t nowNs) { return ConnectionOf(peer, nowNs); });
+    recorder.SetConnectionOf(
+      [this](LabelId peer, LabelId remoteAet, int64_t nowNs) { return ConnectionOf(peer, remoteAet, nowNs); });
     ThreadCpuClockShareNs();  // measured once, before the first timed call
     // The storage folder, unless a storage plugin owns the storage area (its free space says nothing).
     storageLimits.folder = configuration.storagePluginSection.empty() ? configuration.storageDirectory : "";
@@ -52,6 +53,7 @@ namespace IngestPerf
     // The storage first, so that the stores concluded next say why they failed: its free space
     // (one statvfs).
     storageCondition.Assess(storageLimits);
+    recorder.Drain();
     recorder.ClassifyPending();
     concluder.ConcludeEnded(nowNs, httpSockets_);
     recorder.ClassifyPending();
@@ -84,20 +86,27 @@ namespace IngestPerf
   }
 
 
-  uint64_t IngestState::ConnectionOf(LabelId peer, int64_t nowNs)
+  bool IngestState::CheckConnections(int64_t nowNs)
+  {
+    return connections.CheckOpen(nowNs, SocketCookie) > 0;
+  }
+
+
+  uint64_t IngestState::ConnectionOf(LabelId peer, LabelId remoteAet, int64_t nowNs)
   {
     bool stale = false;
-    const uint64_t cookie = connections.Attribute(peer, stale);
-    if (stale && requestReading)
+    const uint64_t cookie = connections.Attribute(peer, remoteAet, DicomConnections::kNow, stale);
+    if (dicomStored)
     {
-      requestReading(nowNs);  // a new association: the plugin's thread reads Orthanc's connections
+      dicomStored(nowNs, stale);  // stale: a new association, which the plugin's thread reads
     }
     return cookie;
   }
 
 
-  IngestReport IngestState::Collect(const StatsQuery& query, const PluginStatus& status) const
+  IngestReport IngestState::Collect(const StatsQuery& query, const PluginStatus& status)
   {
+    recorder.Drain();
     const int64_t now = MonotonicNowNs();
     IngestReport report;
     report.status = &status;
@@ -151,7 +160,7 @@ namespace IngestPerf
   }
 
 
-  RecentReport IngestState::CollectSlowest(const RecentQuery& query) const
+  RecentReport IngestState::CollectSlowest(const RecentQuery& query)
   {
     RecentReport report = CollectRecent(query.windowSeconds);
     const auto matches = MakeStreamPredicate(query.filter, labels);
@@ -170,8 +179,9 @@ namespace IngestPerf
   }
 
 
-  RecentReport IngestState::CollectRecent(int64_t seconds) const
+  RecentReport IngestState::CollectRecent(int64_t seconds)
   {
+    recorder.Drain();
     RecentReport report;
     report.collected = true;
     report.nowNs = MonotonicNowNs();
@@ -183,8 +193,9 @@ namespace IngestPerf
   }
 
 
-  SlotsReport IngestState::CollectSlots(Window window) const
+  SlotsReport IngestState::CollectSlots(Window window)
   {
+    recorder.Drain();
     SlotsReport report;
     report.collected = true;
     report.windowsKept = stats.HasWindows();
@@ -200,6 +211,7 @@ namespace IngestPerf
 
   void IngestState::Reset()
   {
+    recorder.Drain();  // what was stored before the reset is recorded as such
     const int64_t now = MonotonicNowNs();
     stats.Reset(now, WallNowNs());
     storage.Reset();

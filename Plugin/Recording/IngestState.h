@@ -36,14 +36,16 @@ namespace IngestPerf
   {
     explicit IngestState(const Configuration& configuration);
 
-    // Everything a reader may show, for this query, as plain copies: nothing is changed.
-    IngestReport Collect(const StatsQuery& query, const PluginStatus& status) const;
+    // Everything a reader may show, for this query, as plain copies. Each Collect first records the
+    // stored instances still queued for the plugin's thread (IngestRecorder::Drain): a reader sees
+    // every instance stored before it asked; nothing a reader sees is changed otherwise.
+    IngestReport Collect(const StatsQuery& query, const PluginStatus& status);
     // GET /perf/slowest: the slowest recent instances that match the query.
-    RecentReport CollectSlowest(const RecentQuery& query) const;
+    RecentReport CollectSlowest(const RecentQuery& query);
     // GET /perf/trace: every recent instance stored in the last `seconds`, oldest first.
-    RecentReport CollectRecent(int64_t seconds) const;
+    RecentReport CollectRecent(int64_t seconds);
     // GET /perf/slots: the slots of one time window, each on its own.
-    SlotsReport CollectSlots(Window window) const;
+    SlotsReport CollectSlots(Window window);
     // POST /perf/reset: every figure from then on counts only what started after it; the state that
     // follows what is in progress (open records, association chains, pending changes) goes on.
     void Reset();
@@ -53,18 +55,21 @@ namespace IngestPerf
     void Tick(int64_t nowNs);
     // The plugin's thread: Orthanc's connections just read (the DICOM and HTTP ports').
     void SocketsRead(const std::vector<SocketInfo>& sockets, int64_t nowNs);
+    // The plugin's thread, between readings: whether a known DICOM connection closed.
+    bool CheckConnections(int64_t nowNs);
     // The ingest path (OnStored of a C-STORE instance): the one connection the plugin's thread last
     // saw open from `peer`, 0 when not known (several, or none yet: then a new reading is asked for).
     // A read of the plugin's own table: no system call.
-    uint64_t ConnectionOf(LabelId peer, int64_t nowNs);
+    uint64_t ConnectionOf(LabelId peer, LabelId remoteAet, int64_t nowNs);
 
     ThreadTimelines timelines;
     LabelCatalog labels;
     DicomConnections connections;
     StorageCondition storageCondition;
     StorageLimits storageLimits;
-    // Asks the plugin's thread for a reading of Orthanc's connections soon (set by the entry point).
-    std::function<void(int64_t nowNs)> requestReading;
+    // Tells the plugin's thread that a C-STORE instance was stored, and whether its connection was
+    // not known (then a reading of Orthanc's connections soon). Set by the entry point.
+    std::function<void(int64_t nowNs, bool unknown)> dicomStored;
     ChangeCorrelator correlator;
     AssociationTracker associations;
     IngestStats stats;

@@ -234,7 +234,7 @@ TEST(AssociationTracker, AnInstanceOfAnUnknownConnectionIsNeverLinkedToAKnownOne
   // The association closed (read), and another opened, not read yet: no connection is known.
   Read(connections, {}, 50 * kMs);
   bool stale = false;
-  EXPECT_EQ(0u, connections.Attribute(kIpA, stale));
+  EXPECT_EQ(0u, connections.Attribute(kIpA, IngestPerf::kUnidentified, IngestPerf::DicomConnections::kNow, stale));
   EXPECT_TRUE(stale);  // the plugin's thread is asked for a reading
   EXPECT_EQ(-1, tracker.InstanceStored(1, kAet, 100 * kMs, 110 * kMs, kIpA, 0));
   // Its next instance is linked to it (inferred), and the first association is over.
@@ -358,4 +358,76 @@ TEST(AssociationTracker, AetsBeyondTheLabelValuesShareOneOtherRow)
   EXPECT_EQ(46u, finished);
   EXPECT_EQ(40u, aets);
   EXPECT_EQ(126u, instances);
+}
+
+
+TEST(AssociationTracker, AnAssociationsFirstInstancesBeforeItsConnectionWasReadAreItsOwn)
+{
+  // The plugin's thread reads the connections after the association's first instance: that instance
+  // was inferred, the next one's connection is known, and the gap between them is the association's.
+  IngestPerf::DicomConnections connections;
+  AssociationTracker tracker(16, kTimeout, &connections);
+  Read(connections, {}, 0);
+  EXPECT_EQ(-1, tracker.InstanceStored(1, kAet, 10 * kMs, 12 * kMs, kIpA, 0));
+  Read(connections, {{5, kIpA}}, 15 * kMs);  // opened after the reading at 0
+  EXPECT_EQ(8 * kMs, tracker.InstanceStored(1, kAet, 20 * kMs, 22 * kMs, kIpA, 5));
+  std::vector<IngestPerf::PeerAssociations> peers = tracker.Snapshot(25 * kMs);
+  ASSERT_EQ(1u, peers.size());
+  EXPECT_EQ(1u, peers[0].inProgress);
+  EXPECT_EQ(1u, peers[0].byConnection);
+  EXPECT_EQ(0u, peers[0].inferred);
+
+  // An inferred chain that started before a connection opened is not that connection's.
+  EXPECT_EQ(-1, tracker.InstanceStored(2, kAet + 1, 31 * kMs, 32 * kMs, kIpB, 0));
+  Read(connections, {{5, kIpA}}, 40 * kMs);
+  Read(connections, {{5, kIpA}, {6, kIpB}}, 50 * kMs);  // 6 opened after the reading at 40
+  EXPECT_EQ(-1, tracker.InstanceStored(2, kAet + 1, 55 * kMs, 56 * kMs, kIpB, 6));
+}
+
+
+TEST(AssociationTracker, AConnectionThatCarriesAnotherAetIsNotAnInstancesOwn)
+{
+  // Two senders from one address: the second's association opened after the last reading, which
+  // knows only the first's connection (with its AET): the second's instance is not attributed to it.
+  IngestPerf::DicomConnections connections;
+  Read(connections, {{5, kIpA}}, 0);
+  connections.SetRemoteAet(5, 11);
+  bool stale = false;
+  EXPECT_EQ(5u, connections.Attribute(kIpA, 11, IngestPerf::DicomConnections::kNow, stale));
+  EXPECT_FALSE(stale);
+  EXPECT_EQ(0u, connections.Attribute(kIpA, 12, IngestPerf::DicomConnections::kNow, stale));
+  EXPECT_TRUE(stale);  // read again: its own connection is new
+  EXPECT_EQ(5u, connections.Attribute(kIpA, IngestPerf::kUnidentified, IngestPerf::DicomConnections::kNow, stale));
+}
+
+
+TEST(AssociationTracker, InstancesRecordedAfterTheirAssociationClosedAreAsOfTheirTime)
+{
+  // The plugin's thread records instances after they were stored (IngestRecorder's queue): by then
+  // their association's connection may have closed. A fast association of 12 instances in 60 ms.
+  for (const bool readDuringIt : {true, false})
+  {
+    IngestPerf::DicomConnections connections;
+    AssociationTracker tracker(16, kTimeout, &connections);
+    Read(connections, {}, 0);
+    if (readDuringIt)
+    {
+      Read(connections, {{5, kIpA}}, 30 * kMs);  // seen open once
+    }
+    Read(connections, {}, 100 * kMs);  // gone: the association ended
+    int gaps = 0;
+    for (int i = 0; i < 12; i++)  // recorded at 110 ms
+    {
+      const int64_t stored = (i + 1) * 5 * kMs;
+      const uint64_t cookie = connections.Attribute(kIpA, kAet, stored);
+      EXPECT_EQ(readDuringIt ? 5u : 0u, cookie);
+      gaps += tracker.InstanceStored(1, kAet, stored - 2 * kMs, stored, kIpA, cookie) >= 0 ? 1 : 0;
+    }
+    EXPECT_EQ(11, gaps) << readDuringIt;  // one association: every instance but the first ends a gap
+    const std::vector<IngestPerf::PeerAssociations> peers = tracker.Snapshot(110 * kMs);
+    ASSERT_EQ(1u, peers.size());
+    EXPECT_EQ(1u, peers[0].finished) << readDuringIt;  // over: no connection from its address is left
+    EXPECT_EQ(12, peers[0].instancesPerAssociation.Max());
+    EXPECT_EQ(readDuringIt ? 1u : 0u, peers[0].byConnection);
+  }
 }

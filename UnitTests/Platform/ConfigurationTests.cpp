@@ -42,7 +42,7 @@ TEST(Configuration, DefaultsWithoutASection)
 {
   const Configuration configuration = ParseConfiguration(Parse("{\"HttpPort\": 8042}"));
   EXPECT_TRUE(configuration.enable);
-  EXPECT_FALSE(configuration.receivedInstanceCallback);  // left to the site's plugins
+  EXPECT_EQ(ReceivedInstanceMode::Auto, configuration.receivedInstanceCallback);
   EXPECT_TRUE(configuration.httpConnectionIdentity);
   EXPECT_EQ(512u, configuration.maxThreads);
   EXPECT_EQ(16384u, configuration.changeTableSize);
@@ -66,7 +66,7 @@ TEST(Configuration, ReadsEveryKey)
   EXPECT_EQ(100u, configuration.recentInstances);
   EXPECT_TRUE(configuration.dicomTcpNoDelay);
   EXPECT_FALSE(configuration.enable);
-  EXPECT_FALSE(configuration.receivedInstanceCallback);
+  EXPECT_EQ(ReceivedInstanceMode::Leave, configuration.receivedInstanceCallback);
   EXPECT_EQ(64u, configuration.maxThreads);
   EXPECT_EQ(1024u, configuration.changeTableSize);
   EXPECT_EQ(8u, configuration.maxPeers);
@@ -208,4 +208,32 @@ TEST(Configuration, HttpCompressionDefaultFollowsTheRunningOrthanc)
   EXPECT_TRUE(enabled.httpCompressionEnabled);
   EXPECT_FALSE(ParseConfiguration(Parse("{\"HttpCompressionEnabled\": false}"), OrthancVersion::Parse("1.10.1"))
                  .httpCompressionEnabled);
+}
+
+
+TEST(Configuration, ReceivedInstanceCallbackIsAutoTrueOrFalse)
+{
+  const auto mode = [](const char* value) {
+    return ParseConfiguration(Parse(std::string(R"({"IngestPerf": {"ReceivedInstanceCallback": )") + value + "}}"))
+      .receivedInstanceCallback;
+  };
+  EXPECT_EQ(ReceivedInstanceMode::Auto, mode("\"Auto\""));
+  EXPECT_EQ(ReceivedInstanceMode::Take, mode("true"));
+  EXPECT_EQ(ReceivedInstanceMode::Leave, mode("false"));
+  for (const char* wrong : {"\"auto\"", "1", "null", "\"true\""})
+  {
+    EXPECT_THROW(mode(wrong), ConfigurationError) << wrong;
+  }
+  EXPECT_EQ(Json::Value("Auto"), ReceivedInstanceModeValue(ReceivedInstanceMode::Auto));
+  EXPECT_EQ(Json::Value(true), ReceivedInstanceModeValue(ReceivedInstanceMode::Take));
+  EXPECT_EQ(Json::Value(false), ReceivedInstanceModeValue(ReceivedInstanceMode::Leave));
+}
+
+
+TEST(Configuration, ThePluginsOrthancLoadsAreKeptAsWritten)
+{
+  const Configuration configuration =
+    ParseConfiguration(Parse(R"({"Plugins": ["/usr/share/orthanc/plugins/", "plugins/libSite.so", 7]})"));
+  EXPECT_EQ((std::vector<std::string>{"/usr/share/orthanc/plugins/", "plugins/libSite.so"}), configuration.plugins);
+  EXPECT_TRUE(ParseConfiguration(Parse("{}")).plugins.empty());
 }

@@ -66,11 +66,13 @@ TEST_F(HttpConnectionIdentityTest, AClientsAddressAndPortNameItsConnectionOnceTh
   const RequestInfoTail again = Request("::ffff:127.0.0.1", 50000);
   const RequestInfoTail next = Request("::ffff:127.0.0.1", 50002);
   const RequestInfoTail elsewhere = Request("10.0.0.7", 50000);
-  // The first request leaves a candidate and gets no connection; nothing is checked on its thread.
+  // The first request leaves a candidate, and has its connection from the fields copied safely;
+  // nothing is looked for among the sockets on its thread.
+  const uint64_t expected = HttpConnectionIdentity::KeyOf("127.0.0.1", 50000);
   EXPECT_FALSE(HttpConnectionIdentity::CandidateWaiting());
-  EXPECT_EQ(0u, HttpConnectionIdentity::Identify(first.remoteAddress));
+  EXPECT_EQ(expected, HttpConnectionIdentity::Identify(first.remoteAddress));
   EXPECT_TRUE(HttpConnectionIdentity::CandidateWaiting());
-  EXPECT_EQ(0u, HttpConnectionIdentity::Identify(again.remoteAddress));
+  EXPECT_EQ(expected, HttpConnectionIdentity::Identify(again.remoteAddress));  // copied again meanwhile
   // The plugin's thread finds it among Orthanc's sockets, which name the client as IPv4.
   EXPECT_EQ(1, Verify({HttpConnectionIdentity::KeyOf("127.0.0.1", 50000)}));
   EXPECT_FALSE(HttpConnectionIdentity::CandidateWaiting());
@@ -114,10 +116,11 @@ TEST_F(HttpConnectionIdentityTest, ACandidateNotAmongOrthancsConnectionsIsTriedA
   for (int i = 0; i < 16; i++)
   {
     ASSERT_EQ(nullptr, HttpConnectionIdentity::UnknownReason()) << i;  // a closed connection is a miss
-    EXPECT_EQ(0u, HttpConnectionIdentity::Identify(info.remoteAddress));
+    EXPECT_EQ(HttpConnectionIdentity::KeyOf("127.0.0.1", 50000), HttpConnectionIdentity::Identify(info.remoteAddress));
     checks += Verify({HttpConnectionIdentity::KeyOf("127.0.0.1", 50001)});
   }
   EXPECT_EQ(16, checks);
+  EXPECT_EQ(0u, HttpConnectionIdentity::Identify(info.remoteAddress));  // refused for good
   ASSERT_NE(nullptr, HttpConnectionIdentity::UnknownReason());
   EXPECT_NE(std::string::npos, std::string(HttpConnectionIdentity::UnknownReason()).find("not one of Orthanc"));
 }

@@ -91,6 +91,7 @@ TEST_F(SdkFailure, StoredInstanceIsCountedWithUnknownLabelsAndNoBogusSize)
   // syntax, the SOP class and the reception date, and every call fails.
   EXPECT_EQ(state.onStored(nullptr, "0a1b2c3d-4e5f6a7b-8c9d0e1f-2a3b4c5d-6e7f8a9b"), OrthancPluginErrorCode_Success);
 
+  pipeline.recorder.Drain();
   const StatsSnapshot snapshot = pipeline.stats.Snapshot(0);
   EXPECT_EQ(snapshot.callbackErrors, 0u);
   EXPECT_EQ(snapshot.sdkCallsFailed, 5u);  // origin, size, TransferSyntax, SopClassUid, ReceptionDate

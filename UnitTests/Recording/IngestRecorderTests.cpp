@@ -35,8 +35,10 @@ namespace
     return configuration;
   }
 
-  TransportSnapshot Rest(const IngestState& pipeline)
+  // The recorder's queue drained first, as the plugin's thread or a reader does.
+  TransportSnapshot Rest(IngestState& pipeline)
   {
+    pipeline.recorder.Drain();
     return pipeline.stats.Snapshot(0).transports[static_cast<size_t>(Transport::Rest)];
   }
 }
@@ -121,6 +123,7 @@ TEST(IngestRecorder, RecordsEachStoredInstanceOnceInItsTransport)
   EXPECT_EQ(3u, rest.storedBytes.Count());
   EXPECT_EQ(1u, rest.Count(Counter::AnswersAcceptingCompression));
   EXPECT_EQ(0u, rest.Count(Counter::AnswersWithoutCompression));
+  pipeline.recorder.Drain();
   EXPECT_EQ(0u, pipeline.stats.Snapshot(0).transports[static_cast<size_t>(Transport::Dicom)].outcomes[0]);
   EXPECT_EQ(3u, pipeline.changes.Snapshot().storedInstances);
 }
@@ -297,6 +300,7 @@ TEST(IngestRecorder, TheSplitPartsAreSummedPerStreamAndTheirQuantilesKeptPerTran
     }
     pipeline.recorder.InstanceCompleted(instance);
   }
+  pipeline.recorder.Drain();
   const StatsSnapshot snapshot = pipeline.stats.Snapshot(0);
   const TransportSnapshot& rest = snapshot.transports[static_cast<size_t>(Transport::Rest)];
   const PhasePartsSnapshot& persist = rest.PartsOf(Phase::Persist);
@@ -313,6 +317,7 @@ TEST(IngestRecorder, TheSplitPartsAreSummedPerStreamAndTheirQuantilesKeptPerTran
   EXPECT_EQ(2u, quantiles.blocked.Count());
   EXPECT_NEAR(2 * kMs, quantiles.onCpu.ValueAtQuantile(0.5), 2 * kMs / 8);  // a coarse bucket
   pipeline.Reset();
+  pipeline.recorder.Drain();
   const StatsSnapshot after = pipeline.stats.Snapshot(0);
   EXPECT_EQ(0u, after.transports[static_cast<size_t>(Transport::Rest)].PartsOf(Phase::Persist).sampled);
   EXPECT_EQ(0u, after.PartQuantilesOf(Transport::Rest)[static_cast<size_t>(Phase::Persist)].onCpu.Count());

@@ -39,7 +39,7 @@ TEST(Unobservable, InherentReasonsComeBeforeMissingHooks)
   EXPECT_EQ(nullptr, PhaseUnobservableReason(status, nullptr, Phase::Receive));
 
   // Left to other plugins: preStore is not measured; receive and associationGap end at the filter.
-  status.hooks.receivedInstance.Set(ReceivedInstanceHook::State::Left);
+  status.hooks.receivedInstance.Leave("IngestPerf.ReceivedInstanceCallback is false");
   EXPECT_TRUE(Contains(PhaseUnobservableReason(status, &rest, Phase::PreStore), "ReceivedInstanceCallback"));
   EXPECT_EQ(nullptr, PhaseUnobservableReason(status, &rest, Phase::Receive));
   EXPECT_EQ(nullptr, PhaseUnobservableReason(status, &dicom, Phase::AssociationGap));

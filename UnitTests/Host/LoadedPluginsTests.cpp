@@ -1,0 +1,81 @@
+#include "Host/LoadedPlugins.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+using namespace IngestPerf;
+
+namespace
+{
+  class TemporaryFolder
+  {
+  public:
+    TemporaryFolder() :
+      path_(std::filesystem::temp_directory_path() /
+            ("loaded-plugins-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+    {
+      std::filesystem::remove_all(path_);
+      std::filesystem::create_directories(path_);
+    }
+    ~TemporaryFolder() { std::filesystem::remove_all(path_); }
+
+    std::string Touch(const std::string& relative) const
+    {
+      const std::filesystem::path file = path_ / relative;
+      std::filesystem::create_directories(file.parent_path());
+      std::ofstream(file.string()) << "x";
+      return file.string();
+    }
+    std::string Path() const { return path_.string(); }
+
+  private:
+    std::filesystem::path path_;
+  };
+
+  std::vector<std::string> Names(std::vector<std::string> files)
+  {
+    for (std::string& file : files)
+    {
+      file = std::filesystem::path(file).filename().string();
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+  }
+}
+
+
+TEST(LoadedPlugins, AFolderGivesItsFilesEndingInSoAFileItselfRelativeToTheConfiguration)
+{
+  TemporaryFolder folder;
+  folder.Touch("plugins/libOrthancDicomWeb.so");
+  folder.Touch("plugins/libOrthancPython.so");
+  folder.Touch("plugins/libOrthancPostgreSQLIndex.so.4.0");  // not loaded from a folder: its extension is .0
+  folder.Touch("plugins/README.txt");
+  folder.Touch("plugins/nested/libOrthancGdcm.so");  // folders are not scanned recursively
+  folder.Touch("site/libSiteFilters.so.1");          // an explicit file is loaded whatever its name
+  const std::vector<std::string> files =
+    LoadedPluginFiles({folder.Path() + "/plugins", "site/libSiteFilters.so.1", "missing.so"}, folder.Path());
+  EXPECT_EQ(
+    (std::vector<std::string>{"libOrthancDicomWeb.so", "libOrthancPython.so", "libSiteFilters.so.1", "missing.so"}),
+    Names(files));
+  EXPECT_TRUE(LoadedPluginFiles({}, folder.Path()).empty());
+}
+
+
+TEST(LoadedPlugins, OnlyPluginsKnownToLeaveTheReceivedInstanceCallbackLetThePluginTakeIt)
+{
+  EXPECT_TRUE(
+    PluginsThatMayTakeTheReceivedInstanceCallback(
+      {"/usr/share/orthanc/plugins/libOrthancDicomWeb.so", "/usr/share/orthanc/plugins/libOrthancGdcm.so",
+       "/usr/lib/orthanc/libOrthancPostgreSQLIndex.so.4.0", "/opt/libOrthancIngestPerf.so",
+       "/tmp/copy/libOrthancIngestPerf.so.0.1.0", "build/libOrthancIngestPerfFaults.so", "libModalityWorklists.so"})
+      .empty());
+  EXPECT_EQ((std::vector<std::string>{"libOrthancPython.so", "libSiteFilters.so", "OrthancDicomWeb.so"}),
+            PluginsThatMayTakeTheReceivedInstanceCallback({"/usr/share/orthanc/plugins/libOrthancPython.so",
+                                                           "/usr/share/orthanc/plugins/libOrthancDicomWeb.so",
+                                                           "/site/libSiteFilters.so", "/renamed/OrthancDicomWeb.so"}));
+}
