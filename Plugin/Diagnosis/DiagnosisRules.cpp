@@ -1223,7 +1223,9 @@ namespace IngestPerf
         f.explanation +=
           split ? "Its split: " + PartsText(gap) +
                     Format("; Orthanc's CPU in it is %.2f ms, the client's turnaround the rest.", gap.parts.onCpuMs)
-                : "Not split yet (no instance sampled): whose time it is is not known.";
+                : Format("Split for %.0f of its %.0f gaps (the page shows them), fewer than the %.0f a judgement "
+                         "needs: whose time it is is not judged here.",
+                         double(gap.parts.sampled), double(gap.count), double(kMinimumSplit));
         if (orthancsAnswer)
         {
           f.fix.configuration.emplace_back("HttpCompressionEnabled", false);
@@ -1241,7 +1243,7 @@ namespace IngestPerf
         }
         f.confidence = split ? "high" : "medium";
         f.confidenceReason = split ? "the gap is measured on each connection and split on the HTTP thread"
-                                   : "the gap is measured; whose time it is is not split yet";
+                                   : "the gap is measured; too few of the gaps are split to say whose time it is";
       }
 
       void CompressedAnswers()
