@@ -298,13 +298,20 @@
   }
 
   // The switches (on/off, or a mode) first: which opt-ins are on; then the sizes of the fixed tables.
+  // A hook decided once Orthanc has started shows what was decided beside what was asked (held, left
+  // to another plugin, waiting, refused): "on" only while the plugin holds it.
+  const DECIDED_HOOKS = { ReceivedInstanceCallback: "receivedInstance" };
   function renderPlugin(stats) {
     const entries = Object.entries(stats.configuration || {});
     const option = ([key, value]) => {
-      const on = value === true || (typeof value === "string" && value !== "Off");
+      const hook = DECIDED_HOOKS[key] && get(stats, `hooks/${DECIDED_HOOKS[key]}`);
+      const on = hook ? hook.registered === true
+        : value === true || (typeof value === "string" && value !== "Off");
       const text = typeof value === "boolean" ? (value ? "on" : "off") : String(value);
-      return el("li", { class: on ? "on" : "" }, `${key}: `,
-        figure("strong", "stats", stats, `configuration/${key}`, () => text));
+      return el("li", { class: on ? "on" : "", title: hook && hook.reason ? hook.reason : "" }, `${key}: `,
+        figure("strong", "stats", stats, `configuration/${key}`, () => text),
+        ...(hook && hook.state ? [" (", figure("span", "stats", stats, `hooks/${DECIDED_HOOKS[key]}/state`, String),
+          ")"] : []));
     };
     $("options").replaceChildren(...entries.filter(([, value]) => typeof value !== "number").map(option));
     $("sizes").replaceChildren(...entries.filter(([, value]) => typeof value === "number").map(option));
