@@ -41,7 +41,11 @@ def test_every_window_holds_what_was_sent(ingested):
         dicom = answer["transports"]["dicom"]
         assert dicom["instances"]["stored"] == 6
         assert dicom["phases"]["associationGap"]["count"] == 5
-        assert dicom["throughput"]["instancesPerSecond"] == pytest.approx(6 / window["seconds"], rel=0.01)
+        # over the time the instances arrived in, not the window's length (an idle window keeps its rate)
+        active = dicom["throughput"]["activeSeconds"]
+        assert 0 < active < window["seconds"]
+        assert active == pytest.approx(since_start["transports"]["dicom"]["throughput"]["activeSeconds"], abs=0.001)
+        assert dicom["throughput"]["instancesPerSecond"] == pytest.approx(6 / active, rel=0.01)
         assert answer["transports"]["rest"]["instances"]["stored"] == 3
         # a coarse histogram: within one bucket (1/8) of the since-start quantile
         server_total = dicom["phases"]["serverTotal"]
@@ -58,10 +62,12 @@ def test_recent_block(ingested):
     for transport, stored in (("dicom", 6), ("rest", 3), ("all", 9), ("job", 0)):
         for name in ("1m", "5m"):
             block = recent[transport][name]
-            assert set(block) == {"seconds", "stored", "instancesPerSecond", "serverTotalMs"}
+            assert set(block) == {"seconds", "stored", "activeSeconds", "instancesPerSecond", "serverTotalMs"}
             assert block["stored"] == stored
             assert 0 < block["seconds"] <= answer["elapsedSeconds"] + 0.01
-            assert block["instancesPerSecond"] == pytest.approx(stored / block["seconds"], rel=0.01)
+            assert 0 <= block["activeSeconds"] <= block["seconds"]
+            assert block["instancesPerSecond"] == (
+                pytest.approx(stored / block["activeSeconds"], rel=0.01) if stored else 0)
             p50, p99 = block["serverTotalMs"]["p50"], block["serverTotalMs"]["p99"]
             if stored:
                 assert 0 < p50 <= p99

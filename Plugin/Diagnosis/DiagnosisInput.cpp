@@ -141,18 +141,19 @@ namespace IngestPerf
       input.seconds = Ms(report.window.coveredNs) / 1000;
     }
 
-    // The span with ingest: from the first instance (or the window's start, if later) to the last
-    // store; idle minutes before or after would dilute the rates and pool occupancies.
+    // The span with ingest: from the first instance of the figures judged (or the window's start, if
+    // later) to their last store; idle minutes before or after would dilute the rates and pool
+    // occupancies. The same span as the throughput of /perf/stats for the same query.
     int64_t firstStartNs = 0;
     int64_t lastStoredNs = 0;
     for (size_t t = 0; t < kTransportCount; t++)
     {
-      const int64_t start = snapshot.transports[t].firstStartNs;
+      const int64_t start = (*source)[t].firstStartNs;
       if (start != 0 && (firstStartNs == 0 || start < firstStartNs))
       {
         firstStartNs = start;
       }
-      lastStoredNs = std::max(lastStoredNs, snapshot.transports[t].lastStoredNs);
+      lastStoredNs = std::max(lastStoredNs, (*source)[t].lastStoredNs);
     }
     const int64_t windowStartNs = snapshot.takenNs - static_cast<int64_t>(input.seconds * 1e9);
     const int64_t fromNs = std::max(firstStartNs, windowStartNs);

@@ -223,18 +223,18 @@ namespace IngestPerf
       const double megabytes = static_cast<double>(transport.storedBytes.Sum()) / 1e6;
       out.Key("throughput");
       out.BeginObject();
+      // Over the time ingest was active (the first start to the last store), in a window as since the
+      // start: idle minutes before or after do not dilute the rate.
+      const int64_t span = transport.ActiveSpanNs();
       if (form.windowNs != nullptr)
       {
         out.Member("seconds", Seconds(*form.windowNs));
-        out.Member("instancesPerSecond", PerSecond(static_cast<double>(stored), *form.windowNs));
-        out.Member("megabytesPerSecond", PerSecond(megabytes, *form.windowNs));
       }
-      else
+      out.Member("activeSeconds", Round(static_cast<double>(span) / 1e9, 0.000001));
+      out.Member("instancesPerSecond", PerSecond(static_cast<double>(stored), span));
+      out.Member("megabytesPerSecond", PerSecond(megabytes, span));
+      if (form.windowNs == nullptr)
       {
-        const int64_t span = transport.ActiveSpanNs();
-        out.Member("activeSeconds", Round(static_cast<double>(span) / 1e9, 0.000001));
-        out.Member("instancesPerSecond", PerSecond(static_cast<double>(stored), span));
-        out.Member("megabytesPerSecond", PerSecond(megabytes, span));
         if (form.includeRates)
         {
           out.Key("last10s");
@@ -822,7 +822,9 @@ namespace IngestPerf
       out.BeginObject();
       out.Member("seconds", Seconds(coveredNs));
       out.Member("stored", stored);
-      out.Member("instancesPerSecond", PerSecond(static_cast<double>(stored), coveredNs));
+      const int64_t span = transport.ActiveSpanNs();
+      out.Member("activeSeconds", Round(static_cast<double>(span) / 1e9, 0.000001));
+      out.Member("instancesPerSecond", PerSecond(static_cast<double>(stored), span));
       out.Key("serverTotalMs");
       out.BeginObject();
       for (const Quantile& quantile : {kQuantiles[0], kQuantiles[2]})

@@ -31,9 +31,9 @@ namespace IngestPerf
       }
       const TransportSnapshot& recent = lastMinute->transports[t];
       const HistogramSnapshot& recentTotal = recent.phases[static_cast<size_t>(Phase::ServerTotal)];
-      const double covered = static_cast<double>(lastMinute->coveredNs) / 1e9;
+      const double active = static_cast<double>(recent.ActiveSpanNs()) / 1e9;  // as /perf/stats?window=1m
       const double stored = static_cast<double>(recent.outcomes[static_cast<size_t>(Outcome::Stored)]);
-      values.emplace_back(prefix + "_instances_per_second_1m", static_cast<float>(covered > 0 ? stored / covered : 0));
+      values.emplace_back(prefix + "_instances_per_second_1m", static_cast<float>(active > 0 ? stored / active : 0));
       values.emplace_back(prefix + "_server_total_p50_seconds_1m", seconds(recentTotal.ValueAtQuantile(0.5)));
       values.emplace_back(prefix + "_server_total_p99_seconds_1m", seconds(recentTotal.ValueAtQuantile(0.99)));
       if (static_cast<Transport>(t) == Transport::Dicom)

@@ -4,38 +4,13 @@
 
 namespace IngestPerf
 {
-  namespace
-  {
-    void StoreMin(std::atomic<int64_t>& target, int64_t value)
-    {
-      int64_t current = target.load(std::memory_order_relaxed);
-      while ((current == 0 || value < current) &&
-             !target.compare_exchange_weak(current, value, std::memory_order_relaxed))
-      {
-      }
-    }
-
-    void StoreMax(std::atomic<int64_t>& target, int64_t value)
-    {
-      int64_t current = target.load(std::memory_order_relaxed);
-      while (value > current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed))
-      {
-      }
-    }
-  }
-
-
   void StreamStats::RecordStored(const InstanceMeasurement& measurement)
   {
     storedBytes.Record(static_cast<int64_t>(measurement.storedBytes));
-    StoreMax(lastStoredNs, measurement.storedNs);
+    active.Record(measurement.hasTimeline ? measurement.startNs : 0, measurement.storedNs);
     if (!measurement.hasTimeline)
     {
       Count(Counter::StoredWithoutTimeline);
-    }
-    else
-    {
-      StoreMin(firstStartNs, measurement.startNs);
     }
     if (measurement.transcodeAttempted)
     {
@@ -116,8 +91,7 @@ namespace IngestPerf
     {
       counter.store(0, std::memory_order_relaxed);
     }
-    firstStartNs.store(0, std::memory_order_relaxed);
-    lastStoredNs.store(0, std::memory_order_relaxed);
+    active.Clear();
   }
 
 
@@ -188,11 +162,6 @@ namespace IngestPerf
     {
       target.counters[c] += counters[c].load(std::memory_order_relaxed);
     }
-    const int64_t first = firstStartNs.load(std::memory_order_relaxed);
-    if (first != 0)
-    {
-      target.firstStartNs = (target.firstStartNs == 0) ? first : std::min(target.firstStartNs, first);
-    }
-    target.lastStoredNs = std::max(target.lastStoredNs, lastStoredNs.load(std::memory_order_relaxed));
+    active.AddTo(target);
   }
 }

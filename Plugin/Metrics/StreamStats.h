@@ -5,6 +5,7 @@
 // can live in lazily mapped memory.
 #pragma once
 
+#include "Metrics/ActiveSpan.h"
 #include "Metrics/Histogram.h"
 #include "Vocabulary/IngestVocabulary.h"
 #include "Metrics/InstanceMeasurement.h"
@@ -25,8 +26,7 @@ namespace IngestPerf
     Histogram storedBytes;
     std::array<std::atomic<uint64_t>, kOutcomeCount> outcomes;
     std::array<std::atomic<uint64_t>, kCounterCount> counters;
-    std::atomic<int64_t> firstStartNs;
-    std::atomic<int64_t> lastStoredNs;
+    ActiveSpan active;
 
     void RecordStored(const InstanceMeasurement& measurement);
     void RecordOutcome(Outcome outcome);

@@ -55,6 +55,7 @@ namespace IngestPerf
     WindowHistogram storedBytes;
     std::array<std::atomic<uint64_t>, kOutcomeCount> outcomes;
     std::array<std::atomic<uint64_t>, kCounterCount> counters;
+    ActiveSpan active;  // a window's throughput is over the time instances arrived in it
 
     void Clear()
     {
@@ -79,6 +80,7 @@ namespace IngestPerf
       {
         counter.store(0, std::memory_order_relaxed);
       }
+      active.Clear();
     }
 
     void AddTo(TransportSnapshot& target) const
@@ -101,6 +103,7 @@ namespace IngestPerf
       {
         target.counters[c] += counters[c].load(std::memory_order_relaxed);
       }
+      active.AddTo(target);
     }
   };
 
@@ -212,6 +215,7 @@ namespace IngestPerf
     RecordInSlots(transport, nowNs, [&](Slot& slot) {
       slot.outcomes[static_cast<size_t>(Outcome::Stored)].fetch_add(1, std::memory_order_relaxed);
       slot.storedBytes.Record(static_cast<int64_t>(measurement.storedBytes));
+      slot.active.Record(measurement.hasTimeline ? measurement.startNs : 0, measurement.storedNs);
       if (!measurement.hasTimeline)
       {
         slot.counters[static_cast<size_t>(Counter::StoredWithoutTimeline)].fetch_add(1, std::memory_order_relaxed);

@@ -18,6 +18,7 @@
 // space the kernel backs only where written: see BytesReserved().
 #pragma once
 
+#include "Metrics/ActiveSpan.h"
 #include "Metrics/InstanceMeasurement.h"
 #include "Metrics/StatsSnapshot.h"
 #include "Metrics/WindowHistogram.h"
@@ -48,7 +49,7 @@ namespace IngestPerf
 
   struct WindowSnapshot
   {
-    std::array<TransportSnapshot, kTransportCount> transports;  // no active span, no rate windows
+    std::array<TransportSnapshot, kTransportCount> transports;  // active span (ActiveSpan), no rate windows
     int64_t slotNs = 0;
     int fullSlots = 0;
     // The current slot's elapsed part and the full slots, no longer than since the last reset.
@@ -62,7 +63,7 @@ namespace IngestPerf
   {
     int64_t startNs = 0;    // monotonic, the slot's first nanosecond
     int64_t coveredNs = 0;  // the part of the slot before now and after the last reset (0: none of it)
-    // Only the outcomes, counters, byte and phase histograms: no active span, no rate windows.
+    // The outcomes, counters, byte and phase histograms and the active span: no rate windows.
     std::array<TransportSnapshot, kTransportCount> transports;
   };
 

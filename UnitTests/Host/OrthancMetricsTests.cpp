@@ -36,6 +36,9 @@ TEST(OrthancMetrics, PublishedFiguresOfTheLastMinute)
   lastMinute.coveredNs = 60 * int64_t(1000000000);
   TransportSnapshot& dicom = lastMinute.transports[static_cast<size_t>(Transport::Dicom)];
   dicom.outcomes[static_cast<size_t>(Outcome::Stored)] = 120;
+  // 120 instances over the last 40 s of the minute: the rate is over the time they arrived in.
+  dicom.firstStartNs = 120 * int64_t(1000000000);
+  dicom.lastStoredNs = 160 * int64_t(1000000000);
   Histogram serverTotal{};
   Histogram gap{};
   for (int i = 0; i < 120; i++)
@@ -50,7 +53,7 @@ TEST(OrthancMetrics, PublishedFiguresOfTheLastMinute)
   const auto values = PublishedOrthancMetrics(snapshot, &lastMinute);
   ASSERT_EQ(6 * kTransportCount + 1, values.size());
   std::map<std::string, float> byName(values.begin(), values.end());
-  EXPECT_FLOAT_EQ(2.0f, byName.at("orthanc_ingest_perf_dicom_instances_per_second_1m"));
+  EXPECT_FLOAT_EQ(3.0f, byName.at("orthanc_ingest_perf_dicom_instances_per_second_1m"));
   EXPECT_NEAR(0.003, byName.at("orthanc_ingest_perf_dicom_server_total_p50_seconds_1m"), 0.00003);
   EXPECT_NEAR(0.050, byName.at("orthanc_ingest_perf_dicom_server_total_p99_seconds_1m"), 0.0005);
   EXPECT_NEAR(0.020, byName.at("orthanc_ingest_perf_dicom_association_gap_p50_seconds_1m"), 0.0002);

@@ -368,3 +368,28 @@ TEST(TimeWindows, TheSplitPartsOfAPhaseAreSummedInTheWindowsAndClearedWithTheirS
   const WindowSnapshot later = windows.Snapshot(Window::OneMinute, 1321 * kSecond);
   EXPECT_EQ(0u, later.transports[static_cast<size_t>(Transport::Rest)].PartsOf(Phase::Persist).sampled);
 }
+
+
+TEST(TimeWindows, AWindowsActiveSpanIsFromItsFirstStartToItsLastStore)
+{
+  // An upload of 20 instances over 10 s, then 4 minutes idle: its rate in the 5m window is 2 a
+  // second (over the 10 s), not 20 over the window's 300 s.
+  TimeWindows windows(0);
+  for (int i = 0; i < 20; i++)
+  {
+    InstanceMeasurement measurement = Measurement(kSecond / 10, 1000);
+    measurement.startNs = (1000 * kSecond) + i * kSecond / 2;
+    measurement.storedNs = measurement.startNs + kSecond / 2;
+    windows.RecordStored(Transport::Rest, measurement.storedNs, measurement);
+  }
+  const WindowSnapshot five = windows.Snapshot(Window::FiveMinutes, 1250 * kSecond);
+  const TransportSnapshot& rest = five.transports[static_cast<size_t>(Transport::Rest)];
+  EXPECT_EQ(20u, rest.outcomes[static_cast<size_t>(Outcome::Stored)]);
+  EXPECT_EQ(1000 * kSecond, rest.firstStartNs);
+  EXPECT_EQ(1010 * kSecond, rest.lastStoredNs);
+  EXPECT_EQ(10 * kSecond, rest.ActiveSpanNs());
+  // Once the slots of the upload have left the window, nothing is left of its span.
+  EXPECT_EQ(0, windows.Snapshot(Window::OneMinute, 1250 * kSecond)
+                 .transports[static_cast<size_t>(Transport::Rest)]
+                 .ActiveSpanNs());
+}
