@@ -19,6 +19,7 @@ packages=(
   dcmtk python3 python3-venv curl procps busybox
   dicom3tools libgdcm-tools  # called by Orthanc's own suite (Resources/run-orthanc-suite.sh)
   valgrind  # callgrind: instructions per instance (ingest_perf/benchmarks/instruction_count.py)
+  strace  # the plugin's system calls inside a running Orthanc (IntegrationTests/test_guest_rules.py)
   clang-14 libclang-rt-14-dev  # libFuzzer and its sanitizers (Resources/run-fuzzers.sh)
   prometheus  # promtool and a real server scraping /perf/metrics (IntegrationTests/test_prometheus*.py)
   chromium chromium-driver  # the page of /perf/ui/ in a real, headless browser (IntegrationTests/test_ui.py)
