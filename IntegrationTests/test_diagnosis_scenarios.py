@@ -180,6 +180,28 @@ def healthy_premise(orthanc, stats):
     assert phases(stats, "rest")["requestGap"]["count"] >= orthanc.scenario["sent"]["http"] - 1
 
 
+def site_code_premise(orthanc, stats):
+    variant, delay = orthanc.scenario["variant"], orthanc.scenario["delayMs"]
+    if variant == "python-onstored-after":  # timed between this plugin's two OnStored callbacks
+        assert stats["hooks"]["otherPlugins"]["loadedAfter"] == ["libOrthancPython.so"]
+        for transport in ("rest", "dicom"):
+            assert p50(stats, transport, "otherOnStored") >= 0.8 * delay
+    elif variant == "python-onstored-before":  # in persist, after the index commit
+        assert stats["hooks"]["otherPlugins"]["loadedBefore"] == ["libOrthancPython.so"]
+        assert phases(stats, "rest")["otherOnStored"]["observable"] is False
+        for transport in ("rest", "dicom"):
+            assert p50(stats, transport, "onStoredWait") >= 0.8 * delay
+    elif variant == "python-cstore-filter":  # C-STORE only, in persist
+        assert p50(stats, "dicom", "persist") - p50(stats, "rest", "persist") >= 0.8 * delay
+    elif variant == "python-cstore-refusing":  # every C-STORE instance refused, with its calling AET
+        dicom = stats["transports"]["dicom"]["instances"]
+        assert dicom["stored"] == 0
+        assert dicom["failed"] == dicom["failureReasons"]["afterFilters"] == orthanc.scenario["sent"]["storescu"]
+    else:  # Lua's OnStoredInstance holds the lock every HTTP request's filter waits for
+        assert p50(stats, "rest", "receive") >= 0.5 * delay
+        assert p50(stats, "dicom", "serverTotal") < delay
+
+
 def cpu_starved_premise(orthanc, stats):
     assert phases(stats, "rest")["serverTotal"]["parts"]["waitingForCpu"]["share"] >= 0.3
 
@@ -205,6 +227,18 @@ PARTS = {
     "index_bound-postgresql-slow": ("rest", "indexUpdate", "blocked", 0.5, "blocked (the database server"),
     "slow_filter": ("rest", "preStore", "onCpu", 0.6, None),
     "slow_upload": ("rest", "receive", "blocked", 0.6, None),
+    "site_code-python-onstored-after": ("rest", "otherOnStored", "blocked", 0.8, None),
+}
+
+
+# What the top finding's verdict names of the site's code.
+NAMED = {
+    "site_code-python-onstored-after": ("OnStoredInstance", "libOrthancPython.so", "loaded after this plugin"),
+    "site_code-python-onstored-before": ("OnStoredInstance", "libOrthancPython.so", "loaded before this plugin"),
+    "site_code-python-cstore-filter": ("C-STORE filters", "IncomingCStoreInstanceFilter"),
+    "site_code-python-cstore-refusing": ("Refused by the site's C-STORE filter", "IncomingCStoreInstanceFilter",
+                                         "calling AET STORESCU"),
+    "site_code-lua-onstored": ("Lua lock", "OnStoredInstance"),
 }
 
 
@@ -260,10 +294,21 @@ CASES = [
     ("slow_http_client", "slow_http_client", {"instances": 20}, slow_http_client_premise, "slow-http-client",
      "slow-http-client"),
     ("healthy", "healthy", {"instances": 20}, healthy_premise, None, None),
+    ("site_code-python-onstored-after", "site_code", {"variant": "python-onstored-after", "instances": 15},
+     site_code_premise, "site-callbacks", "site-callbacks"),
+    ("site_code-python-onstored-before", "site_code", {"variant": "python-onstored-before", "instances": 15},
+     site_code_premise, "site-callbacks", "site-callbacks"),
+    ("site_code-python-cstore-filter", "site_code", {"variant": "python-cstore-filter", "instances": 15},
+     site_code_premise, "cstore-filters", "cstore-filters"),
+    ("site_code-python-cstore-refusing", "site_code", {"variant": "python-cstore-refusing", "instances": 15},
+     site_code_premise, "stores-failing", "stores-failing"),
+    ("site_code-lua-onstored", "site_code", {"variant": "lua-onstored", "instances": 15}, site_code_premise,
+     "lua-lock", "lua-lock"),
 ]
 ON_BOTH = {"nagle_stall", "sender_stall-storescu", "dicom_pool_saturated", "http_threads_saturated",
            "compressed_answers", "stores_failing-disk-full", "stores_failing-quota", "stores_failing-refused",
-           "slow_http_client", "healthy"}
+           "slow_http_client", "healthy", "site_code-python-onstored-after", "site_code-python-onstored-before",
+           "site_code-python-cstore-filter", "site_code-python-cstore-refusing", "site_code-lua-onstored"}
 
 
 def params():
@@ -366,6 +411,8 @@ def test_the_diagnosis_names_the_scenario_and_nothing_else(orthanc_version, case
         else:
             assert finding["verdict"] == answer["verdict"]
         assert finding["fix"]["action"] and finding["confidence"] in ("high", "medium", "low")
+        for said in NAMED.get(name, ()):  # the site's code by Orthanc's names, never the disk or the sender
+            assert said in finding["verdict"], finding["verdict"]
         assert finding["evidence"]
         if "cycleMs" in finding["evidence"]:
             # One base: the cycle is the page's bar of "Where the time goes" (the window's means), and the

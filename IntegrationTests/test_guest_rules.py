@@ -28,7 +28,8 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RULES = [
     (r"\bmalloc_trim\b|\bmallopt\b|\bmalloc_info\b", [], "acts on the whole process's heap"),
     (r"RestApi(Get|Post|Put|Delete)", [], "a call of Orthanc's REST API: database transactions, locks"),
-    (r"RegisterIncomingCStoreInstanceFilter|RegisterCStoreFilter", [],
+    # a call or a declaration (the name alone may be text: the site's Python script is searched for it)
+    (r"RegisterIncomingCStoreInstanceFilter\s*\(|RegisterCStoreFilter\s*\(", [],
      "Orthanc stops at the first C-STORE filter that accepts: the site's filters after it would not run"),
     (r"RegisterReceivedInstance\b", ["Plugin/Capture/IngestHooks.cpp", "Plugin/Platform/OrthancSdk.h",
                                      "Plugin/Platform/OrthancSdk.cpp"],

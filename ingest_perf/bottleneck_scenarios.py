@@ -120,6 +120,12 @@ cpu_starved            Orthanc's threads and 3 processes that only burn CPU on o
 slow_http_client       one keep-alive HTTP client waiting 7 ms after each answer; 30 instances. rest
                        requestGap 9-11 ms, 90% of it blocked (the client), serverTotal 3-5. 1 s.
                        pause=0: the client's own turnaround, requestGap 1-4 ms.
+site_code              the site's own code, 30 instances by HTTP then 30 by storescu (TCP_NODELAY):
+                       an orthanc-python OnStoredInstance sleeping 30 ms, listed after this plugin
+                       (otherOnStored p50 30.3 on both) or before it (onStoredWait 30.5, persist
+                       35.4); a C-STORE filter sleeping 30 ms (dicom persist 35.4, rest 4.4), or
+                       refusing every instance (failed, afterFilters); a Lua OnStoredInstance
+                       burning 30 ms (rest receive 28.7, C-STORE untouched). 2-3 s each.
 healthy                60 instances by HTTP (identity), then another 60 by storescu, TCP_NODELAY on
                        both sides. serverTotal 2.7 on both, associationGap 0.9. 1 s.
 """
@@ -772,6 +778,94 @@ def slow_http_client(orthanc_factory, series_factory, instances=30, pause=0.007)
                      requestMs=_request_ms(uploads))
 
 
+PYTHON_SITE_CODE = """# The site_code scenario: a site's orthanc-python script whose %(hook)s waits %(ms)d ms per instance
+# (a call to a web service, a synchronous forward), as sites' scripts do.
+import time
+
+import orthanc
+
+
+def on_stored(dicom, instance_id):
+    time.sleep(%(seconds)f)
+
+
+def cstore_filter(received):
+    time.sleep(%(seconds)f)
+    return %(answer)d  # 0: accepted; else the DIMSE status of a refusal
+
+
+if "%(hook)s" == "OnStoredInstance":
+    orthanc.RegisterOnStoredInstanceCallback(on_stored)
+else:
+    orthanc.RegisterIncomingCStoreInstanceFilter(cstore_filter)
+"""
+
+LUA_SITE_CODE = """-- The site_code scenario: a site's Lua OnStoredInstance that burns %(ms)d ms of CPU per instance.
+function OnStoredInstance(instanceId, tags, metadata, origin)
+  local start = os.clock()
+  while os.clock() - start < %(seconds)f do end
+end
+"""
+
+# (variant: the site's code, which plugin list)
+SITE_CODE_VARIANTS = ("python-onstored-after", "python-onstored-before", "python-cstore-filter",
+                      "python-cstore-refusing", "lua-onstored")
+SITE_REFUSAL_STATUS = 0xA801
+
+
+def site_code(orthanc_factory, series_factory, variant="python-onstored-after", delay_ms=30, instances=30):
+    """The site's own code slows ingest: an orthanc-python OnStoredInstance that waits `delay_ms`,
+    listed after this plugin ("-after": timed in otherOnStored) or before it ("-before": in persist,
+    after the index commit: onStoredWait); an orthanc-python C-STORE filter that waits (in persist, no
+    hook of this plugin around it); a Lua OnStoredInstance that holds Orthanc's Lua lock. One keep-alive
+    HTTP client, then one storescu association, TCP_NODELAY on both sides."""
+    hook = "IncomingCStoreInstanceFilter" if variant.startswith("python-cstore") else "OnStoredInstance"
+
+    def prepare(orthanc):
+        os.makedirs(orthanc.work_dir, exist_ok=True)
+        values = {"hook": hook, "ms": delay_ms, "seconds": delay_ms / 1000.0,
+                  "answer": SITE_REFUSAL_STATUS if variant == "python-cstore-refusing" else 0}
+        if variant.startswith("lua"):
+            script = os.path.join(orthanc.work_dir, "site-code.lua")
+            with open(script, "w") as stream:
+                stream.write(LUA_SITE_CODE % values)
+            orthanc.extra_config["LuaScripts"] = [script]
+            return
+        script = os.path.join(orthanc.work_dir, "site_code.py")
+        with open(script, "w") as stream:
+            stream.write(PYTHON_SITE_CODE % values)
+        orthanc.extra_config["PythonScript"] = script
+        python = debian_plugin("libOrthancPython.so", orthanc.orthanc)
+        if variant.endswith("-before"):
+            _load_plugins(orthanc, before=[python])
+        else:
+            _load_plugins(orthanc, after=[python])
+
+    orthanc = _start(orthanc_factory, prepare, env=NODELAY)
+    begin = time.monotonic()
+    _http_upload(orthanc, read_files(series_factory(instances, 25)))
+    if variant == "python-cstore-refusing":
+        # --no-halt: every file is sent whatever Orthanc answers (refusals make storescu exit non-zero)
+        storescu(orthanc.dicom_port, series_factory(instances, 26), called_aet=orthanc.aet, options=["--no-halt"],
+                 env=NODELAY, check=False)
+        _wait_concluded(orthanc, 2 * instances)
+    else:
+        orthanc.storescu(series_factory(instances, 26), env=NODELAY)
+    expected = {
+        "python-onstored-after": "otherOnStored ~%d ms on both transports (orthanc-python loaded after this plugin)",
+        "python-onstored-before": "persist +%d ms on both transports, onStoredWait ~the same (orthanc-python loaded "
+                                  "before this plugin)",
+        "python-cstore-filter": "dicom persist +%d ms (a C-STORE filter: no hook of this plugin around it), HTTP "
+                                "unchanged",
+        "python-cstore-refusing": "every C-STORE instance refused by the site's filter after %d ms: failed, "
+                                  "afterFilters (a refusal; a failed write looks the same without TimedStorage)",
+        "lua-onstored": "rest receive up to ~%d ms, blocked (Lua's OnStoredInstance holds the Lua lock that every "
+                        "HTTP request's filter waits for); C-STORE unchanged",
+    }[variant] % delay_ms
+    return _describe(orthanc, "site_code", expected, {"http": instances, "storescu": instances},
+                     time.monotonic() - begin, variant=variant, delayMs=delay_ms)
+
+
 def healthy(orthanc_factory, series_factory, instances=60):
     """Nothing slow: HTTP with identity answers, then C-STORE with TCP_NODELAY at both ends."""
     orthanc = _start(orthanc_factory, env=NODELAY)
@@ -785,4 +879,4 @@ def healthy(orthanc_factory, series_factory, instances=60):
 SCENARIOS = {function.__name__: function for function in (
     nagle_stall, sender_stall, slow_sender, dicom_pool_saturated, http_threads_saturated, transcoding_bound,
     storage_bound, index_bound, slow_change_consumer, slow_filter, slow_upload, compressed_answers,
-    duplicates_and_rejects, stores_failing, cpu_starved, slow_http_client, healthy)}
+    duplicates_and_rejects, stores_failing, cpu_starved, slow_http_client, site_code, healthy)}

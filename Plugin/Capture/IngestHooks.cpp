@@ -45,6 +45,8 @@ namespace IngestPerf
     bool needsReceptionDate = true;  // duplicate detection: not under OverwriteInstances
     bool ingestTranscoding = false;  // Orthanc may store another syntax than it received
     uint32_t partsPeriod = 0;        // IngestPerf.PhasePartsSampling (0: no phase is split)
+    // The second instance filter and OnStored, last in Orthanc's chains (set before registration).
+    LaterPluginsHooks* laterHooks = nullptr;
 
     Transport TransportOf(OrthancPluginInstanceOrigin origin)
     {
@@ -253,6 +255,31 @@ namespace IngestPerf
                           HashKey(aet));
     }
 
+    int32_t OnLaterInstanceFilter(const OrthancPluginDicomInstance* instance);
+    OrthancPluginErrorCode OnLaterStoredInstance(const OrthancPluginDicomInstance* instance, const char* instanceId);
+
+    // Registers the second callback of a chain from inside the first one, at the first instance: Orthanc
+    // holds the mutex under which it walks that chain (invokeServiceMutex_ for the instance filters,
+    // storedCallbackMutex_ for OnStored, 1.10.1 to 1.12.x), so no other thread walks the list while the
+    // callback is appended; Orthanc calls it last, for this instance already. Every plugin has loaded
+    // by then (Orthanc starts its servers after loading them). Returns whether it is registered.
+    template <typename Register>
+    bool LaterHookRegistered(LaterPluginsHooks::State (LaterPluginsHooks::*get)() const,
+                             void (LaterPluginsHooks::*set)(LaterPluginsHooks::State), Register doRegister)
+    {
+      if (laterHooks == nullptr)
+      {
+        return false;
+      }
+      LaterPluginsHooks::State state = (laterHooks->*get)();
+      if (state == LaterPluginsHooks::State::Waiting)
+      {
+        state = doRegister() ? LaterPluginsHooks::State::Registered : LaterPluginsHooks::State::Refused;
+        (laterHooks->*set)(state);
+      }
+      return state == LaterPluginsHooks::State::Registered;
+    }
+
     // The instance filter always answers 1: Orthanc goes on to the filters registered after it (a
     // C-STORE filter answering 1 would stop Orthanc's loop there, which is why the plugin has none).
     int32_t OnInstanceFilter(const OrthancPluginDicomInstance* instance)
@@ -262,7 +289,10 @@ namespace IngestPerf
         const ThreadClockReading clocks = ClocksIfDue(timeline, TimelineEvent::Filtered);
         // The origin is one more SDK call: only paid when no ReceivedInstance opened the record.
         const Transport transport = timeline.HasOpenInstance() ? timeline.OpenTransport() : TransportFromSdk(instance);
-        timeline.Filtered(now, transport, Pipeline().recorder, clocks);
+        const bool later = LaterHookRegistered(&LaterPluginsHooks::Filter, &LaterPluginsHooks::SetFilter, [] {
+          return OrthancSdk::RegisterInstanceFilter(OnLaterInstanceFilter) == OrthancPluginErrorCode_Success;
+        });
+        timeline.Filtered(now, transport, Pipeline().recorder, clocks, later);
         if (!timeline.OpenedByReceivedInstance())
         {
           DescribeAtFilter(timeline, instance);
@@ -338,13 +368,52 @@ namespace IngestPerf
       return event;
     }
 
+    // The second instance filter, last in Orthanc's chain: the other plugins' filters are over.
+    int32_t OnLaterInstanceFilter(const OrthancPluginDicomInstance* /*instance*/)
+    {
+      Guarded(Callback::InstanceFilter, [&](int64_t now) -> int64_t {
+        InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
+        timeline.FiltersPassed(now, ClocksIfDue(timeline, TimelineEvent::FiltersPassed));
+        return 0;
+      });
+      return 1;
+    }
+
+    void StoredHere(int64_t now, const OrthancPluginDicomInstance* instance, const char* instanceId)
+    {
+      InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
+      // Read first: DescribeStored's SDK calls belong to the gap after this instance, not to it.
+      const ThreadClockReading clocks = ClocksIfDue(timeline, TimelineEvent::Stored);
+      timeline.Stored(DescribeStored(now, timeline, instance, instanceId), Pipeline().recorder, clocks);
+    }
+
+    // The instance ends here, unless a second OnStored of this plugin follows the other plugins'.
     OrthancPluginErrorCode OnStoredInstance(const OrthancPluginDicomInstance* instance, const char* instanceId)
     {
       Guarded(Callback::StoredInstance, [&](int64_t now) -> int64_t {
-        InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
-        // Read first: DescribeStored's SDK calls belong to the gap after this instance, not to it.
-        const ThreadClockReading clocks = ClocksIfDue(timeline, TimelineEvent::Stored);
-        timeline.Stored(DescribeStored(now, timeline, instance, instanceId), Pipeline().recorder, clocks);
+        const bool later = LaterHookRegistered(&LaterPluginsHooks::Stored, &LaterPluginsHooks::SetStored, [] {
+          OrthancSdk::RegisterOnStored(OnLaterStoredInstance);  // Orthanc answers no error for this one
+          return true;
+        });
+        if (later)
+        {
+          InstanceTimeline& timeline = Pipeline().timelines.ForCurrentThread();
+          timeline.OwnStored(now, ClocksIfDue(timeline, TimelineEvent::OwnStored));
+        }
+        else
+        {
+          StoredHere(now, instance, instanceId);
+        }
+        return 0;
+      });
+      return OrthancPluginErrorCode_Success;
+    }
+
+    // The second OnStored, last in Orthanc's chain: the other plugins' callbacks are over.
+    OrthancPluginErrorCode OnLaterStoredInstance(const OrthancPluginDicomInstance* instance, const char* instanceId)
+    {
+      Guarded(Callback::StoredInstance, [&](int64_t now) -> int64_t {
+        StoredHere(now, instance, instanceId);
         return 0;
       });
       return OrthancPluginErrorCode_Success;
@@ -486,8 +555,9 @@ namespace IngestPerf
     "be stored); the calling AET is read at the instance filter instead";
 
 
-  HookRegistrations RegisterIngestHooks(const Configuration& configuration)
+  HookRegistrations RegisterIngestHooks(const Configuration& configuration, LaterPluginsHooks& later)
   {
+    laterHooks = &later;
     transcodeTiming = configuration.transcodeTiming;
     needsReceptionDate = !configuration.overwriteInstances;
     ingestTranscoding = configuration.ingestTranscoding;

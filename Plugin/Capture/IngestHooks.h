@@ -20,9 +20,11 @@ namespace IngestPerf
   extern const char* const kCStoreFilterReason;
 
   // Registers every ingest hook the configuration asks for, at start-up; the ReceivedInstanceCallback,
-  // which only one plugin may hold, is left for RegisterLateHooks. The ingest state must outlive
-  // Orthanc's use of the callbacks (the whole plugin lifetime).
-  HookRegistrations RegisterIngestHooks(const Configuration& configuration);
+  // which only one plugin may hold, is left for RegisterLateHooks. The second instance filter and
+  // OnStored are registered at the first instance where `later` says Waiting (its states are set
+  // there); `later` and the ingest state must outlive Orthanc's use of the callbacks (the whole plugin
+  // lifetime).
+  HookRegistrations RegisterIngestHooks(const Configuration& configuration, LaterPluginsHooks& later);
 
   // Once Orthanc has started (every plugin has loaded), from the plugin's own thread: takes the
   // ReceivedInstanceCallback if it was asked for (state Waiting), and says whether Orthanc let it.

@@ -117,6 +117,8 @@ namespace IngestPerf
                          : status.storage.heldByAnotherPlugin               ? "a storage plugin loaded before this one"
                                                                             : "";
     input.transcoderHook = status.hooks.transcoder.registered;
+    input.pluginsBefore = status.laterPlugins.loadedBefore;
+    input.pluginsAfter = status.laterPlugins.loadedAfter;
     input.dicomTcpNoDelay = status.dicomTcpNoDelay.inEffect;
     input.sinceReset = report.snapshot.History();
     if (!report.collected)

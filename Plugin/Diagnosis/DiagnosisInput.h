@@ -127,7 +127,10 @@ namespace IngestPerf
     // Who owns Orthanc's storage area when it is not Orthanc's folder: a known storage plugin's
     // section, or "a plugin loaded before this one" (the timed storage was refused); "" otherwise.
     std::string storageOwner;
-    bool transcoderHook = false;          // the transcode phase can be measured
+    bool transcoderHook = false;  // the transcode phase can be measured
+    // The other plugins whose callbacks run before this plugin's and after them (hooks.otherPlugins).
+    std::vector<std::string> pluginsBefore;
+    std::vector<std::string> pluginsAfter;
     int64_t dicomConnectionsNow = -1;     // Orthanc's DICOM connections as last read; -1 unknown
     int64_t httpConnectionsNow = -1;      // to HttpPort, in the last sample if it is recent; -1 unknown
     uint64_t associationsInProgress = 0;  // inferred chains, all calling AETs

@@ -32,6 +32,7 @@ namespace IngestPerf
     constexpr double kStorageMs = 5;
     constexpr double kIndexMs = 5;
     constexpr double kPersistUntimedMs = 20;
+    constexpr double kCallbacksMs = 5;       // the other plugins' callbacks, per instance
     constexpr double kShareOfServer = 0.25;  // of serverTotal, for the server-side rules
     constexpr double kDominantShare = 0.4;
     constexpr double kUploadMs = 20;
@@ -180,11 +181,12 @@ namespace IngestPerf
         HttpThreadsSaturated();
         WaitingForCpu();
         const bool transcoding = TranscodingBound();
-        StorageBound();
+        SiteCallbacks();
+        StorageBound(CStoreFilters());
         IndexBound();
         SlowChangeConsumer();
         SlowFilters(transcoding);
-        SlowUploads();
+        SlowUploads(LuaLock());
         SlowHttpClient();
         CompressedAnswers();
         RejectedOrDuplicate();
@@ -787,7 +789,262 @@ namespace IngestPerf
         }
       }
 
-      void StorageBound()
+
+      // The OnStored wait per stored instance: onStoredWait is measured for the instances whose change
+      // came first, so its mean stands for those only; spread over every instance stored.
+      double OnStoredWaitPerInstanceMs(const TransportFigures& figures) const
+      {
+        const PhaseFigures& wait = figures[Phase::OnStoredWait];
+        const uint64_t persisted = figures[Phase::Persist].count;
+        return persisted == 0 ? 0.0 : wait.meanMs * static_cast<double>(wait.count) / static_cast<double>(persisted);
+      }
+
+      static std::string Names(const std::vector<std::string>& names)
+      {
+        std::string text;
+        for (const std::string& name : names)
+        {
+          text += (text.empty() ? "" : ", ") + name;
+        }
+        return text.empty() ? std::string("(none)") : text;
+      }
+
+      bool PythonRegisters(const char* hook) const
+      {
+        const std::vector<std::string>& hooks = input_.configuration.pythonCallbacks;
+        return std::find(hooks.begin(), hooks.end(), hook) != hooks.end();
+      }
+
+      // " (orthanc-python's script registers OnStoredInstance)" when it does, else "".
+      std::string PythonText(const char* hook) const
+      {
+        return PythonRegisters(hook) ? std::string(" (orthanc-python's script registers ") + hook + ")" : "";
+      }
+
+      static Evidence NameList(const std::vector<std::string>& names)
+      {
+        Evidence list = Evidence::List();
+        for (const std::string& name : names)
+        {
+          list.Append(name);
+        }
+        return list;
+      }
+
+      // The site's own plugins: their instance filters and OnStoredInstance callbacks, timed between
+      // this plugin's two callbacks of each chain (the plugins loaded after it), and the time between
+      // the index commit and this plugin's OnStored (the plugins loaded before it, or the OnStored lock).
+      // Orthanc runs every plugin's OnStoredInstance under one lock: a slow one holds every store.
+      bool SiteCallbacks()
+      {
+        const char* id = "site-callbacks";
+        const TransportFigures& all = input_.all;
+        const PhaseFigures& server = all[Phase::ServerTotal];
+        if (all.stored < kMinimumSamples)
+        {
+          Check(id, false, Format("not judged: %.0f instances stored", double(all.stored)));
+          return false;
+        }
+        const PhaseFigures& filters = all[Phase::OtherFilters];
+        const PhaseFigures& stored = all[Phase::OtherOnStored];
+        const PhaseFigures& wait = all[Phase::OnStoredWait];
+        const double later = filters.meanMs + stored.meanMs;
+        const double earlier = OnStoredWaitPerInstanceMs(all);
+        const double cost = later + earlier;
+        const std::string seen = Format("otherFilters %.1f + otherOnStored %.1f + onStoredWait %.1f ms per instance "
+                                        "of serverTotal %.1f ms",
+                                        filters.meanMs, stored.meanMs, earlier, server.meanMs);
+        if (cost < kCallbacksMs || cost < kShareOfServer * server.meanMs)
+        {
+          Check(id, false, seen);
+          return false;
+        }
+        Check(id, true, seen);
+        Finding& f = Add(id, "all", cost, CostKind::Measured, AllCycleMs());
+        std::string where;
+        if (stored.meanMs >= filters.meanMs && stored.meanMs >= earlier)
+        {
+          where = Format("their OnStoredInstance callbacks take %.1f ms", stored.meanMs) + " (" +
+                  Names(input_.pluginsAfter) + ", loaded after this plugin)";
+        }
+        else if (filters.meanMs >= earlier)
+        {
+          where = Format("their instance filters (IncomingDicomInstanceFilter) take %.1f ms", filters.meanMs) + " (" +
+                  Names(input_.pluginsAfter) + ", loaded after this plugin)";
+        }
+        else
+        {
+          where = Format("%.1f ms pass between the index commit and this plugin's OnStoredInstance", wait.meanMs) +
+                  (input_.pluginsBefore.empty()
+                     ? std::string(" (Orthanc's OnStored lock, held while other stores' callbacks run)")
+                     : " (the OnStoredInstance callbacks of " + Names(input_.pluginsBefore) +
+                         ", loaded before this plugin, or Orthanc's OnStored lock)");
+        }
+        f.verdict =
+          Format("The site's plugin callbacks: %.1f ms of each instance's %.1f ms in Orthanc; ", cost, server.meanMs) +
+          where + PythonText("OnStoredInstance");
+        f.evidence["otherFilters"] = filters.count > 0 ? PhaseEvidence(filters) : Evidence();
+        f.evidence["otherOnStored"] = stored.count > 0 ? PhaseEvidence(stored) : Evidence();
+        f.evidence["onStoredWait"] = wait.count > 0 ? PhaseEvidence(wait) : Evidence();
+        f.evidence["onStoredWaitPerInstanceMs"] = Round(earlier);
+        if (PartsKnown(stored))
+        {
+          f.evidence["otherOnStoredParts"] = PartsEvidence(stored);
+        }
+        f.evidence["serverTotal"] = PhaseEvidence(server);
+        f.evidence["pluginsLoadedBefore"] = NameList(input_.pluginsBefore);
+        f.evidence["pluginsLoadedAfter"] = NameList(input_.pluginsAfter);
+        f.evidence["pythonCallbacks"] = NameList(input_.configuration.pythonCallbacks);
+        f.explanation = "Orthanc calls the plugins' instance filters and OnStoredInstance callbacks on the storing "
+                        "thread, in the order the plugins registered them, before it answers the sender; this plugin "
+                        "times what lies between its own two callbacks of each chain (otherFilters, otherOnStored) "
+                        "and, from the instance's NewInstance change, the time between the index commit and its "
+                        "OnStoredInstance (onStoredWait). Every plugin's OnStoredInstance runs under one lock of "
+                        "Orthanc's, so a slow one holds the stores of every sender.";
+        f.fix.action = "Make these callbacks return at once: hand the slow work (forwarding, web service calls, "
+                       "edits) to a queue, a thread or an Orthanc job that runs after the instance is stored "
+                       "(orthanc-python: a thread of the script's own, or OnChange, which orthanc-python runs on a "
+                       "queue of its own)";
+        f.fix.effect = "Not a configuration change: each store shortens by the callbacks' time, and the stores of "
+                       "the other senders stop waiting for them (the rule's scenario, an orthanc-python "
+                       "OnStoredInstance of 30 ms: docs/diagnosis.md#site-callbacks)";
+        if (later >= earlier)
+        {
+          f.confidence = "high";
+          f.confidenceReason = "timed between this plugin's two callbacks of Orthanc's chain: nothing but the other "
+                               "plugins' callbacks runs there";
+        }
+        else
+        {
+          f.confidence = input_.pluginsBefore.empty() ? "low" : "medium";
+          f.confidenceReason = "the time between the index commit and this plugin's OnStoredInstance holds the "
+                               "callbacks of the plugins loaded before it and the wait for Orthanc's OnStored lock, "
+                               "not told apart; list this plugin first in \"Plugins\" to time the callbacks alone";
+        }
+        return true;
+      }
+
+
+      // Persist longer for C-STORE than for HTTP, on one storage and one index: what persist holds for
+      // C-STORE alone is the C-STORE filters (IncomingCStoreInstanceFilter), which Orthanc calls after
+      // every instance filter and around which this plugin has no hook (it registers no C-STORE filter).
+      bool CStoreFilters()
+      {
+        const char* id = "cstore-filters";
+        const PhaseFigures& dicom = dicom_[Phase::Persist];
+        const PhaseFigures& rest = rest_[Phase::Persist];
+        const PhaseFigures& server = dicom_[Phase::ServerTotal];
+        if (dicom.count < kMinimumSamples || rest.count < kMinimumSamples)
+        {
+          Check(id, false,
+                Format("not judged: persist of %.0f C-STORE and %.0f HTTP instances (both needed, %.0f each)",
+                       double(dicom.count), double(rest.count), double(kMinimumSamples)));
+          return false;
+        }
+        const double extra = dicom.p50Ms - rest.p50Ms;
+        const std::string seen =
+          Format("persist p50 %.1f ms over C-STORE, %.1f ms over HTTP, C-STORE serverTotal p50 %.1f ms", dicom.p50Ms,
+                 rest.p50Ms, server.p50Ms);
+        if (extra < kCallbacksMs || extra < kShareOfServer * server.p50Ms)
+        {
+          Check(id, false, seen);
+          return false;
+        }
+        Check(id, true, seen);
+        Finding& f = Add(id, "dicom", extra, CostKind::Measured, CycleMs(dicom_));
+        const std::vector<std::string> plugins = AllOtherPlugins();
+        f.verdict = Format("C-STORE filters: each C-STORE instance spends %.1f ms more in persist than an HTTP one "
+                           "(p50 %.1f against %.1f ms), on the same storage and index",
+                           extra, dicom.p50Ms, rest.p50Ms) +
+                    (plugins.empty() ? std::string() : "; plugins loaded: " + Names(plugins)) +
+                    PythonText("IncomingCStoreInstanceFilter");
+        f.evidence["dicomPersist"] = PhaseEvidence(dicom);
+        f.evidence["restPersist"] = PhaseEvidence(rest);
+        f.evidence["otherPlugins"] = NameList(plugins);
+        f.evidence["pythonCallbacks"] = NameList(input_.configuration.pythonCallbacks);
+        f.explanation = "Orthanc calls the plugins' C-STORE filters (IncomingCStoreInstanceFilter) for C-STORE "
+                        "instances only, after the instance filters and before the storage write, so their time "
+                        "is in persist; the storage write and the index transaction are the same for both "
+                        "transports. This plugin registers no C-STORE filter (Orthanc stops at the first that "
+                        "accepts), so it cannot time them on their own.";
+        f.fix.action = "Make the C-STORE filter of the site's plugin (IncomingCStoreInstanceFilter: in "
+                       "orthanc-python, the function the script registers as one) decide from the instance alone, "
+                       "without network calls or heavy work; what must wait can run after the instance is stored";
+        f.fix.effect = "Not a configuration change: each C-STORE instance shortens by the difference (the rule's "
+                       "scenario, an orthanc-python C-STORE filter of 30 ms: docs/diagnosis.md#cstore-filters)";
+        f.confidence = PythonRegisters("IncomingCStoreInstanceFilter") ? "high" : plugins.empty() ? "low" : "medium";
+        f.confidenceReason = "persist differs between the transports; the C-STORE filters are the only step of "
+                             "Orthanc's store that C-STORE alone runs, but they are not timed on their own" +
+                             std::string(PythonRegisters("IncomingCStoreInstanceFilter")
+                                           ? ", and the site's orthanc-python script registers one"
+                                           : "");
+        return true;
+      }
+
+      std::vector<std::string> AllOtherPlugins() const
+      {
+        std::vector<std::string> all = input_.pluginsBefore;
+        all.insert(all.end(), input_.pluginsAfter.begin(), input_.pluginsAfter.end());
+        return all;
+      }
+
+      // The HTTP receive blocked while Lua's callbacks hold Orthanc's Lua lock: Orthanc takes that lock in
+      // every HTTP request's filter, before the body is read, and holds it while Lua's OnStoredInstance,
+      // OnChange and stable-resource callbacks run on Lua's thread.
+      bool LuaLock()
+      {
+        const char* id = "lua-lock";
+        const PhaseFigures& receive = rest_[Phase::Receive];
+        const PhaseFigures& server = rest_[Phase::ServerTotal];
+        const std::vector<std::string>& callbacks = input_.configuration.luaCallbacks;
+        if (callbacks.empty())
+        {
+          Check(id, false, "no Lua callback defined (LuaScripts)");
+          return false;
+        }
+        if (receive.count < kMinimumSamples || receive.meanMs < kUploadMs ||
+            receive.meanMs < kDominantShare * server.meanMs)
+        {
+          Check(id, false,
+                Format("receive %.1f ms of serverTotal %.1f ms (%.0f samples)", receive.meanMs, server.meanMs,
+                       double(receive.count)));
+          return false;
+        }
+        if (PartsKnown(receive) && DominantPart(receive.parts) != Dominant::Blocked)
+        {
+          Check(id, false, Format("receive %.1f ms, ", receive.meanMs) + PartsText(receive) + ": not a wait");
+          return false;
+        }
+        Check(id, true,
+              Format("receive %.1f ms of serverTotal %.1f ms with Lua callbacks", receive.meanMs, server.meanMs));
+        Finding& f = Add(id, "rest", receive.meanMs, CostKind::Measured, CycleMs(rest_));
+        f.verdict =
+          Format("Orthanc's Lua lock: each HTTP request waits %.1f ms before its body is read", receive.meanMs) +
+          " while Lua's callbacks (" + Names(callbacks) + ") hold the lock" +
+          (PartsKnown(receive) ? Format(" (%.0f%% of it blocked)", 100 * receive.parts.BlockedShare()) : "");
+        f.evidence["receive"] = PhaseEvidence(receive);
+        if (PartsKnown(receive))
+        {
+          f.evidence["receiveParts"] = PartsEvidence(receive);
+        }
+        f.evidence["luaCallbacks"] = NameList(callbacks);
+        f.evidence["LuaScripts"] = input_.configuration.luaScripts;
+        f.explanation = "Orthanc runs every Lua callback under one lock, and takes it in the filter of every HTTP "
+                        "request, whether or not the scripts define IncomingHttpRequestFilter; Lua's "
+                        "OnStoredInstance runs later on Lua's own thread (C-STORE does not wait for it), holding "
+                        "the lock: the next HTTP request waits in receive, before its body is read.";
+        f.fix.action = "Make the Lua callbacks (" + Names(callbacks) +
+                       ") return at once: no HTTP calls or loops in them; move slow work to a job (Orthanc's "
+                       "/modalities/.../store with Asynchronous) or to a plugin's own thread";
+        f.fix.effect = "Not a configuration change: each HTTP request stops waiting for the lock (the rule's "
+                       "scenario, a Lua OnStoredInstance of 30 ms: docs/diagnosis.md#lua-lock)";
+        f.confidence = "medium";
+        f.confidenceReason = "the Lua callbacks are configured and the HTTP receive waits; a slow upload would look "
+                             "the same (the wait is not timed on its own)";
+        return true;
+      }
+
+      void StorageBound(bool cstoreFilters)
       {
         const char* id = "storage-bound";
         const TransportFigures& all = input_.all;
@@ -869,11 +1126,22 @@ namespace IngestPerf
           return;
         }
         const PhaseFigures& persist = all[Phase::Persist];
-        if (persist.meanMs < kPersistUntimedMs || persist.meanMs < kDominantShare * server.meanMs)
+        if (cstoreFilters && rest_[Phase::Persist].meanMs < kPersistUntimedMs)
         {
           Check(id, false,
-                Format("persist %.1f ms of serverTotal %.1f ms (untimed storage: %.0f ms needed)", persist.meanMs,
-                       server.meanMs, kPersistUntimedMs));
+                Format("persist %.1f ms over HTTP: the longer C-STORE persist is the cstore-filters rule's",
+                       rest_[Phase::Persist].meanMs));
+          return;
+        }
+        // The part of persist after the index commit is the site-callbacks rule's.
+        const double onStoredWait = OnStoredWaitPerInstanceMs(all);
+        if (persist.meanMs - onStoredWait < kPersistUntimedMs ||
+            persist.meanMs - onStoredWait < kDominantShare * server.meanMs)
+        {
+          Check(id, false,
+                Format("persist %.1f ms (%.1f of it after the index commit) of serverTotal %.1f ms (untimed storage: "
+                       "%.0f ms needed)",
+                       persist.meanMs, onStoredWait, server.meanMs, kPersistUntimedMs));
           return;
         }
         const bool split = PartsKnown(persist);
@@ -973,11 +1241,13 @@ namespace IngestPerf
           Check(id, false, "not judged: indexUpdate needs IngestPerf.TimedStorage");
           return;
         }
-        if (index.count < kMinimumSamples || index.meanMs < kIndexMs || index.meanMs < kDominantShare * server.meanMs)
+        // The part after the index commit is the site-callbacks rule's.
+        const double transaction = index.meanMs - OnStoredWaitPerInstanceMs(all);
+        if (index.count < kMinimumSamples || transaction < kIndexMs || transaction < kDominantShare * server.meanMs)
         {
           Check(id, false,
-                Format("indexUpdate %.1f ms of serverTotal %.1f ms (%.0f samples)", index.meanMs, server.meanMs,
-                       double(index.count)));
+                Format("indexUpdate %.1f ms (%.1f of it after the index commit) of serverTotal %.1f ms (%.0f samples)",
+                       index.meanMs, index.meanMs - transaction, server.meanMs, double(index.count)));
           return;
         }
         if (PartsKnown(index) && DominantPart(index.parts) == Dominant::Waiting)
@@ -1114,9 +1384,14 @@ namespace IngestPerf
                                : "no Lua script is configured: a plugin's filter, or very large instances";
       }
 
-      void SlowUploads()
+      void SlowUploads(bool luaLock)
       {
         const char* id = "slow-uploads";
+        if (luaLock)
+        {
+          Check(id, false, "the HTTP receive is explained by lua-lock");
+          return;
+        }
         const PhaseFigures& receive = rest_[Phase::Receive];
         const PhaseFigures& server = rest_[Phase::ServerTotal];
         if (receive.count < kMinimumSamples)
@@ -1325,9 +1600,26 @@ namespace IngestPerf
                 (first.remoteIp.empty() || first.remoteIp == "(none)" ? "" : " at " + first.remoteIp) + ": " +
                 std::to_string(first.failed) + ")";
         }
-        f.verdict = Format("Orthanc is losing instances: %.0f of %.0f stores failed (%.0f%%)", double(failed),
-                           double(failed + stored), share * 100) +
-                    who + ", mostly " + DefinitionOf(main).name;
+        // Every failure a C-STORE one ended after the filters, where the site's script registers a C-STORE
+        // filter: its refusals look the same as a failed write or index without the timed storage.
+        const uint64_t dicomFailed = input_.transports[static_cast<size_t>(Transport::Dicom)].Outcomes(Outcome::Failed);
+        const bool maybeRefused = all.failures[static_cast<size_t>(FailureReason::AfterFilters)] == failed &&
+                                  dicomFailed == failed && PythonRegisters("IncomingCStoreInstanceFilter");
+        if (maybeRefused)
+        {
+          const TransportFigures& dicom = input_.transports[static_cast<size_t>(Transport::Dicom)];
+          const uint64_t dicomStores = failed + dicom.stored + dicom.Outcomes(Outcome::AlreadyStored);
+          f.verdict = Format("Refused by the site's C-STORE filter, or lost: %.0f of %.0f C-STORE stores ended after "
+                             "the instance filters without being stored (%.0f%%)",
+                             double(failed), double(dicomStores), 100.0 * double(failed) / double(dicomStores)) +
+                      who + "; orthanc-python's script registers IncomingCStoreInstanceFilter";
+        }
+        else
+        {
+          f.verdict = Format("Orthanc is losing instances: %.0f of %.0f stores failed (%.0f%%)", double(failed),
+                             double(failed + stored), share * 100) +
+                      who + ", mostly " + DefinitionOf(main).name;
+        }
         for (size_t r = 0; r < kFailureReasonCount; r++)
         {
           if (all.failures[r] != 0)
@@ -1396,6 +1688,13 @@ namespace IngestPerf
             f.fix.action = "Look at Orthanc's log for \"Store failure\" and storage errors; set "
                            "IngestPerf.TimedStorage to tell a failed write, a failed index and a filter apart";
             break;
+        }
+        if (maybeRefused)
+        {
+          f.fix.configuration.emplace_back("IngestPerf.TimedStorage", true);
+          f.fix.action = "If the site's C-STORE filter refuses these instances on purpose, nothing is lost: turn on "
+                         "IngestPerf.TimedStorage to count them as rejected; otherwise look at Orthanc's log for "
+                         "\"Store failure\" and storage errors";
         }
         f.fix.effect = "every instance stored instead of lost: " + std::to_string(failed) + " so far";
         f.confidence = main == FailureReason::AfterFilters ? "medium" : "high";

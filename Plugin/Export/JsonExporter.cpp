@@ -352,6 +352,27 @@ namespace IngestPerf
       out.EndObject();
     }
 
+    // Which plugins' callbacks run before this plugin's and which after, and its second callbacks.
+    void WriteOtherPlugins(JsonWriter& out, const LaterPluginsHooks& later)
+    {
+      out.Key("otherPlugins");
+      out.BeginObject();
+      for (const auto& list :
+           {std::make_pair("loadedBefore", &later.loadedBefore), std::make_pair("loadedAfter", &later.loadedAfter)})
+      {
+        out.Key(list.first);
+        out.BeginArray();
+        for (const std::string& name : *list.second)
+        {
+          out.String(name);
+        }
+        out.EndArray();
+      }
+      out.Member("laterInstanceFilter", LaterPluginsHooks::Name(later.Filter()));
+      out.Member("laterStoredInstance", LaterPluginsHooks::Name(later.Stored()));
+      out.EndObject();
+    }
+
     void WriteUnobservableSteps(JsonWriter& out, const PluginStatus& status)
     {
       out.BeginArray();
@@ -948,6 +969,7 @@ namespace IngestPerf
     WriteHook(out, "cstoreFilter", status.hooks.cstoreFilter);
     WriteHook(out, "storedInstance", status.hooks.storedInstance);
     WriteHook(out, "change", status.hooks.change);
+    WriteOtherPlugins(out, status.laterPlugins);
     out.EndObject();
 
     // The records are read after the statistics: one opened in between is 0 ms old.

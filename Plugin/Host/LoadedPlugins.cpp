@@ -1,8 +1,12 @@
 #include "Host/LoadedPlugins.h"
 
+#include <link.h>
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <system_error>
 
 namespace IngestPerf
@@ -48,6 +52,27 @@ namespace IngestPerf
       const size_t so = fileName.find(".so");
       return so == std::string::npos ? fileName : fileName.substr(0, so);
     }
+
+    bool IsThisPlugin(const std::string& fileName)
+    {
+      return NameUpToSo(fileName).compare(0, strlen(kThisPlugin), kThisPlugin) == 0;
+    }
+
+    // The shared objects of the process (their paths as the loader opened them), read once.
+    std::vector<std::string> SharedObjects()
+    {
+      std::vector<std::string> objects;
+      dl_iterate_phdr(
+        [](struct dl_phdr_info* info, size_t, void* data) -> int {
+          if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0')
+          {
+            static_cast<std::vector<std::string>*>(data)->push_back(info->dlpi_name);
+          }
+          return 0;
+        },
+        &objects);
+      return objects;
+    }
   }
 
 
@@ -88,12 +113,127 @@ namespace IngestPerf
     {
       const std::string name = std::filesystem::path(file).filename().string();
       const std::string stem = NameUpToSo(name);
-      if (stem.compare(0, strlen(kThisPlugin), kThisPlugin) != 0 &&
+      if (!IsThisPlugin(name) &&
           std::find(std::begin(kKnownToLeaveIt), std::end(kKnownToLeaveIt), stem) == std::end(kKnownToLeaveIt))
       {
         unknown.push_back(name);
       }
     }
     return unknown;
+  }
+
+
+  std::vector<std::string> PythonCallbacksRegistered(const std::string& script, const std::string& configurationFolder)
+  {
+    // orthanc-python's registration functions, and the hooks of Orthanc they register.
+    static const std::pair<const char*, const char*> kRegistrations[] = {
+      {"RegisterIncomingHttpRequestFilter", "IncomingHttpRequestFilter"},
+      {"RegisterReceivedInstanceCallback", "ReceivedInstanceCallback"},
+      {"RegisterIncomingCStoreInstanceFilter", "IncomingCStoreInstanceFilter"},
+      {"RegisterOnStoredInstanceCallback", "OnStoredInstance"},
+      {"RegisterOnChangeCallback", "OnChange"},
+    };
+    std::vector<std::string> registered;
+    if (script.empty())
+    {
+      return registered;
+    }
+    std::filesystem::path path(script);
+    if (path.is_relative())
+    {
+      path = std::filesystem::path(configurationFolder) / path;
+    }
+    std::ifstream stream(path, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+    for (const auto& registration : kRegistrations)
+    {
+      const std::string call = std::string(registration.first) + "(";
+      if (text.find(call) != std::string::npos)
+      {
+        registered.push_back(registration.second);
+      }
+    }
+    return registered;
+  }
+
+
+  std::vector<std::string> LuaCallbacksDefined(const std::vector<std::string>& scripts,
+                                               const std::string& configurationFolder)
+  {
+    // Orthanc's Lua callbacks that run on ingest or hold the Lua lock while instances arrive.
+    static const char* const kCallbacks[] = {"IncomingHttpRequestFilter",
+                                             "ReceivedInstanceFilter",
+                                             "IncomingInstanceFilter",
+                                             "OnStoredInstance",
+                                             "OnStableSeries",
+                                             "OnStableStudy",
+                                             "OnStablePatient",
+                                             "OnChange"};
+    std::string text;
+    for (const std::string& script : scripts)
+    {
+      std::filesystem::path path(script);
+      if (path.is_relative())
+      {
+        path = std::filesystem::path(configurationFolder) / path;
+      }
+      std::ifstream stream(path, std::ios::binary);
+      text.append(std::istreambuf_iterator<char>(stream), std::istreambuf_iterator<char>());
+      text += '\n';
+    }
+    std::vector<std::string> defined;
+    for (const char* name : kCallbacks)
+    {
+      // "function Name(" with any spaces, the way Lua defines a global function.
+      for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1))
+      {
+        size_t before = at;
+        while (before > 0 && (text[before - 1] == ' ' || text[before - 1] == '\t'))
+        {
+          before--;
+        }
+        size_t after = at + strlen(name);
+        while (after < text.size() && (text[after] == ' ' || text[after] == '\t'))
+        {
+          after++;
+        }
+        if (before >= 8 && text.compare(before - 8, 8, "function") == 0 && after < text.size() && text[after] == '(')
+        {
+          defined.push_back(name);
+          break;
+        }
+      }
+    }
+    return defined;
+  }
+
+
+  void SplitByLoadOrder(const std::vector<std::string>& files, std::vector<std::string>& before,
+                        std::vector<std::string>& after, const std::function<bool(const std::string&)>& loaded)
+  {
+    std::vector<std::string> objects;
+    if (!loaded)
+    {
+      objects = SharedObjects();
+    }
+    for (const std::string& file : files)
+    {
+      const std::string name = std::filesystem::path(file).filename().string();
+      if (IsThisPlugin(name))
+      {
+        continue;
+      }
+      bool isLoaded = false;
+      if (loaded)
+      {
+        isLoaded = loaded(file);
+      }
+      for (size_t i = 0; i < objects.size() && !isLoaded; i++)
+      {
+        std::error_code error;
+        isLoaded = std::filesystem::equivalent(objects[i], file, error);
+      }
+      (isLoaded ? before : after).push_back(name);
+    }
   }
 }

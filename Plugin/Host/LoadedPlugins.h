@@ -7,6 +7,7 @@
 // Read once at start-up, on Orthanc's main thread: a listing of the configured folders.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,4 +21,22 @@ namespace IngestPerf
   // The file names (without their folder) of those that may hold the ReceivedInstanceCallback: not
   // this plugin, not a plugin known to leave it.
   std::vector<std::string> PluginsThatMayTakeTheReceivedInstanceCallback(const std::vector<std::string>& files);
+
+  // The other plugins of `files` (not this one, nor a copy of it), by file name, split by whether the
+  // process holds them already: at this plugin's initialization, those Orthanc loaded before it
+  // (their callbacks come before this plugin's in each of Orthanc's chains) and those it loads after.
+  // `loaded`: whether a file is loaded now (by default, among the process's shared objects).
+  // The callbacks of Orthanc's Lua (by Orthanc's names: OnStoredInstance, ReceivedInstanceFilter...)
+  // that the scripts of "LuaScripts" define, read once at start-up; relative paths are resolved
+  // against `configurationFolder`. Only known names come out, whatever the scripts hold.
+  std::vector<std::string> LuaCallbacksDefined(const std::vector<std::string>& scripts,
+                                               const std::string& configurationFolder);
+
+  // The hooks orthanc-python's script (PythonScript) registers, by Orthanc's names (OnStoredInstance,
+  // IncomingCStoreInstanceFilter...), from the registration calls its text holds; read once at start-up.
+  std::vector<std::string> PythonCallbacksRegistered(const std::string& script, const std::string& configurationFolder);
+
+  void SplitByLoadOrder(const std::vector<std::string>& files, std::vector<std::string>& before,
+                        std::vector<std::string>& after,
+                        const std::function<bool(const std::string&)>& loaded = nullptr);
 }

@@ -152,9 +152,44 @@ namespace
     }
   }
 
+  std::string OrthancConfigurationFolder()
+  {
+    return ConfigurationFolder(OrthancSdk::ConfigurationArgument(), std::filesystem::current_path().string(),
+                               [](const std::string& path) { return std::filesystem::is_directory(path); });
+  }
+
+  // The files Orthanc loads as plugins ("Plugins"), read once at start-up.
+  std::vector<std::string> PluginFiles()
+  {
+    return LoadedPluginFiles(status.configuration.plugins, OrthancConfigurationFolder());
+  }
+
+  // Which plugins run their callbacks before this plugin's and which after; the second callbacks wait
+  // for the first instance where some plugin is loaded after this one.
+  void DecideLaterPluginsHooks(LaterPluginsHooks& later, const std::vector<std::string>& files)
+  {
+    SplitByLoadOrder(files, later.loadedBefore, later.loadedAfter);
+    const LaterPluginsHooks::State state =
+      later.loadedAfter.empty() ? LaterPluginsHooks::State::None : LaterPluginsHooks::State::Waiting;
+    later.SetFilter(state);
+    later.SetStored(state);
+    if (!later.loadedBefore.empty())
+    {
+      std::string names;
+      for (const std::string& name : later.loadedBefore)
+      {
+        names += (names.empty() ? "" : ", ") + name;
+      }
+      OrthancSdk::LogWarning("IngestPerf: " + names +
+                             " loaded before this plugin: their instance filters and OnStoredInstance callbacks "
+                             "run before this plugin's, inside preStore and persist, not timed apart; list this "
+                             "plugin first in \"Plugins\" to time them (otherFilters, otherOnStored)");
+    }
+  }
+
   // Whether to take the ReceivedInstanceCallback once Orthanc has started: not where a plugin Orthanc
   // loads may need it, unless asked to.
-  void DecideReceivedInstanceHook(ReceivedInstanceHook& hook)
+  void DecideReceivedInstanceHook(ReceivedInstanceHook& hook, const std::vector<std::string>& files)
   {
     switch (status.configuration.receivedInstanceCallback)
     {
@@ -167,11 +202,7 @@ namespace
       case ReceivedInstanceMode::Auto:
         break;
     }
-    const std::string folder =
-      ConfigurationFolder(OrthancSdk::ConfigurationArgument(), std::filesystem::current_path().string(),
-                          [](const std::string& path) { return std::filesystem::is_directory(path); });
-    const std::vector<std::string> others =
-      PluginsThatMayTakeTheReceivedInstanceCallback(LoadedPluginFiles(status.configuration.plugins, folder));
+    const std::vector<std::string> others = PluginsThatMayTakeTheReceivedInstanceCallback(files);
     if (others.empty())
     {
       hook.Wait();
@@ -191,8 +222,14 @@ namespace
   {
     ingestState.reset(new IngestState(status.configuration));
     SetActiveIngestState(ingestState.get());
-    status.hooks = RegisterIngestHooks(status.configuration);
-    DecideReceivedInstanceHook(status.hooks.receivedInstance);
+    const std::vector<std::string> pluginFiles = PluginFiles();
+    status.configuration.luaCallbacks =
+      LuaCallbacksDefined(status.configuration.luaScriptPaths, OrthancConfigurationFolder());
+    status.configuration.pythonCallbacks =
+      PythonCallbacksRegistered(status.configuration.pythonScript, OrthancConfigurationFolder());
+    DecideLaterPluginsHooks(status.laterPlugins, pluginFiles);
+    status.hooks = RegisterIngestHooks(status.configuration, status.laterPlugins);
+    DecideReceivedInstanceHook(status.hooks.receivedInstance, pluginFiles);
     status.storage = RegisterTimedStorageArea(status.configuration);
     status.restAnswers = RefuseRestAnswerTiming(status.configuration.timeRestAnswers);
     RegisterPublishedOrthancMetrics(status);

@@ -238,10 +238,22 @@ namespace IngestPerf
       if (orthancConfiguration["LuaScripts"].isArray())
       {
         configuration.luaScripts = orthancConfiguration["LuaScripts"].size();
+        for (const Json::Value& entry : orthancConfiguration["LuaScripts"])
+        {
+          if (entry.isString())
+          {
+            configuration.luaScriptPaths.push_back(entry.asString());
+          }
+        }
       }
       else if (orthancConfiguration["LuaScripts"].isString())
       {
         configuration.luaScripts = 1;
+        configuration.luaScriptPaths.push_back(orthancConfiguration["LuaScripts"].asString());
+      }
+      if (orthancConfiguration["PythonScript"].isString())
+      {
+        configuration.pythonScript = orthancConfiguration["PythonScript"].asString();
       }
       if (orthancConfiguration["Plugins"].isArray())
       {

@@ -119,7 +119,13 @@ namespace IngestPerf
     unsigned int dicomThreadsCount = 4;
     unsigned int httpThreadsCount = 50;
     unsigned int httpPort = 8042;
-    size_t luaScripts = 0;             // entries of LuaScripts
+    size_t luaScripts = 0;                    // entries of LuaScripts
+    std::vector<std::string> luaScriptPaths;  // those entries, as written
+    // The callbacks of Orthanc's Lua that the scripts define (Host/LoadedPlugins reads them at start-up).
+    std::vector<std::string> luaCallbacks;
+    std::string pythonScript;  // orthanc-python's PythonScript, as written ("" if none)
+    // The hooks orthanc-python's script registers, by Orthanc's names (Host/LoadedPlugins, at start-up).
+    std::vector<std::string> pythonCallbacks;
     std::vector<std::string> plugins;  // entries of Plugins: files and folders, as written
     // The configuration section of a database plugin that holds the index ("PostgreSQL", "MySQL",
     // "Odbc"), or "" for Orthanc's own SQLite.

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace IngestPerf
 {
@@ -99,6 +100,66 @@ namespace IngestPerf
     std::string leftBecause_ = "the plugin is not running";
   };
 
+  // The plugin's second instance filter and second OnStoredInstance callback, registered last in
+  // Orthanc's chains so that what lies between its two callbacks is the other plugins' (otherFilters,
+  // otherOnStored). Orthanc calls the plugins' callbacks in the order they registered, and the plugins
+  // loaded after this one registered theirs after its first ones. Each second callback is registered
+  // from inside the first one, at the first instance, under the mutex Orthanc holds while it walks
+  // that chain (Capture/IngestHooks), and only when a plugin is loaded after this one. The plugin
+  // lists are set at start-up; the two states by the storing thread that registers, read by the routes.
+  class LaterPluginsHooks
+  {
+  public:
+    enum class State : uint8_t
+    {
+      None,        // no plugin is loaded after this one: nothing runs between the two callbacks
+      Waiting,     // to be registered at the first instance
+      Registered,  // called last in Orthanc's chain
+      Refused      // Orthanc refused the registration
+    };
+
+    LaterPluginsHooks() = default;
+    LaterPluginsHooks(const LaterPluginsHooks& other) { *this = other; }
+    LaterPluginsHooks& operator=(const LaterPluginsHooks& other)
+    {
+      loadedBefore = other.loadedBefore;
+      loadedAfter = other.loadedAfter;
+      filter_.store(other.filter_.load());
+      stored_.store(other.stored_.load());
+      return *this;
+    }
+
+    State Filter() const { return filter_.load(std::memory_order_acquire); }
+    State Stored() const { return stored_.load(std::memory_order_acquire); }
+    void SetFilter(State state) { filter_.store(state, std::memory_order_release); }
+    void SetStored(State state) { stored_.store(state, std::memory_order_release); }
+
+    static const char* Name(State state)
+    {
+      switch (state)
+      {
+        case State::Waiting:
+          return "waiting";
+        case State::Registered:
+          return "registered";
+        case State::Refused:
+          return "refused";
+        default:
+          return "none";
+      }
+    }
+
+    // The file names of the other plugins Orthanc loaded before this one (their callbacks run before
+    // this plugin's: inside receive, preStore, associationGap and persist, not told apart) and after it
+    // (timed apart once the second callbacks are registered).
+    std::vector<std::string> loadedBefore;
+    std::vector<std::string> loadedAfter;
+
+  private:
+    std::atomic<State> filter_{State::None};
+    std::atomic<State> stored_{State::None};
+  };
+
   struct HookRegistrations
   {
     HookState httpRequestFilter;
@@ -169,6 +230,7 @@ namespace IngestPerf
     std::string stateReason;  // why it is disabled or inert; "" when running
     bool Running() const { return state == PluginState::Running; }
     HookRegistrations hooks;
+    LaterPluginsHooks laterPlugins;
     StorageAreaState storage;
     RestAnswerState restAnswers;
     DicomTcpNoDelayStatus dicomTcpNoDelay;

@@ -54,13 +54,17 @@ namespace IngestPerf
       Split(measurement, Phase::PreStore, clocks.received, clocks.filtered);
       Split(measurement, Phase::Transcode, clocks.transcodeStart,
             instance.transcodeEndNs != 0 ? clocks.transcodeEnd : clocks.filtered);
-      Split(measurement, Phase::Persist, clocks.filtered, clocks.stored);
-      Split(measurement, Phase::StoragePrepare, clocks.filtered, clocks.firstCreateStart);
+      const ThreadClockReading& filtersEnd = instance.filtersPassedNs != 0 ? clocks.filtersPassed : clocks.filtered;
+      const ThreadClockReading& ownStored = instance.ownStoredNs != 0 ? clocks.ownStored : clocks.stored;
+      Split(measurement, Phase::OtherFilters, clocks.filtered, clocks.filtersPassed);
+      Split(measurement, Phase::Persist, filtersEnd, ownStored);
+      Split(measurement, Phase::OtherOnStored, clocks.ownStored, clocks.stored);
+      Split(measurement, Phase::StoragePrepare, filtersEnd, clocks.firstCreateStart);
       if (clocks.createCpuNs != ThreadClockReading::kUnknown)
       {
         SplitSums(measurement, Phase::StorageWrite, clocks.createCpuNs, clocks.createRunDelayNs);
       }
-      Split(measurement, Phase::IndexUpdate, clocks.lastCreateEnd, clocks.stored);
+      Split(measurement, Phase::IndexUpdate, clocks.lastCreateEnd, ownStored);
       Split(measurement, Phase::ServerTotal, start, clocks.stored);
       // A gap before the instance is this thread's own only if it started at the thread's previous
       // OnStored (an association stays on its worker; a keep-alive connection on its civetweb thread).
@@ -77,7 +81,7 @@ namespace IngestPerf
   }
 
 
-  InstanceMeasurement Measure(const CompletedInstance& instance, int64_t associationGapNs)
+  InstanceMeasurement Measure(const CompletedInstance& instance, int64_t associationGapNs, int64_t changeFirstNs)
   {
     InstanceMeasurement measurement;
     measurement.storedBytes = instance.storedBytes;
@@ -113,13 +117,32 @@ namespace IngestPerf
     }
     if (instance.filteredNs != 0)
     {
-      measurement.Set(Phase::Persist, instance.filteredNs, instance.storedNs - instance.filteredNs);
+      // Between the plugin's two filters, and between its two OnStored: the callbacks of the plugins
+      // loaded after it. Persist is what lies between those.
+      const int64_t filtersEnd = instance.FiltersEndNs();
+      const int64_t ownStored = instance.OwnStoredNs();
+      if (instance.filtersPassedNs != 0)
+      {
+        measurement.Set(Phase::OtherFilters, instance.filteredNs, filtersEnd - instance.filteredNs);
+      }
+      measurement.Set(Phase::Persist, filtersEnd, ownStored - filtersEnd);
       if (instance.firstCreateStartNs != 0)
       {
-        measurement.Set(Phase::StoragePrepare, instance.filteredNs, instance.firstCreateStartNs - instance.filteredNs);
+        measurement.Set(Phase::StoragePrepare, filtersEnd, instance.firstCreateStartNs - filtersEnd);
         measurement.Set(Phase::StorageWrite, instance.firstCreateStartNs, instance.createTotalNs);
-        measurement.Set(Phase::IndexUpdate, instance.lastCreateEndNs, instance.storedNs - instance.lastCreateEndNs);
+        measurement.Set(Phase::IndexUpdate, instance.lastCreateEndNs, ownStored - instance.lastCreateEndNs);
       }
+    }
+    // Orthanc queues the change when the index commits: what comes after that, up to this plugin's
+    // OnStored, is the wait for the OnStored lock and the callbacks of the plugins loaded before it.
+    if (changeFirstNs != 0 && instance.filteredNs != 0 && changeFirstNs >= instance.FiltersEndNs() &&
+        changeFirstNs <= instance.OwnStoredNs())
+    {
+      measurement.Set(Phase::OnStoredWait, changeFirstNs, instance.OwnStoredNs() - changeFirstNs);
+    }
+    if (instance.ownStoredNs != 0)
+    {
+      measurement.Set(Phase::OtherOnStored, instance.ownStoredNs, instance.storedNs - instance.ownStoredNs);
     }
     measurement.Set(Phase::ServerTotal, instance.segmentStartNs, instance.storedNs - instance.segmentStartNs);
     if (associationGapNs >= 0)
@@ -150,6 +173,10 @@ namespace IngestPerf
         return Outcome::RequestWithoutInstance;
       case RecordStage::Received:
         return record.hasPart10Header ? Outcome::Failed : Outcome::NotDicom;
+      case RecordStage::OtherFilters:
+        return Outcome::Rejected;  // the instance filter of a plugin loaded after this one refused it
+      case RecordStage::OtherOnStored:
+        return Outcome::Stored;  // indexed; the OnStoredInstance callback of a later plugin failed
       case RecordStage::Filtered:
         break;
     }
@@ -304,7 +331,9 @@ namespace IngestPerf
                                                     : Counter::AnswersWithoutCompression,
                    labels, instance.storedNs);
     }
-    const InstanceMeasurement measurement = Measure(instance, associationGap);
+    const int64_t changeFirstNs =
+      (entry.pairing.paired && entry.pairing.lagNs < 0) ? instance.storedNs + entry.pairing.lagNs : 0;
+    const InstanceMeasurement measurement = Measure(instance, associationGap, changeFirstNs);
     if (entry.alreadyStored)
     {
       stats_.RecordOutcome(Outcome::AlreadyStored, labels, instance.storedNs);

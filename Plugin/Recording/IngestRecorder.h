@@ -26,7 +26,8 @@ namespace IngestPerf
 {
   // The one place where a closed timeline becomes durations: every phase observed for this
   // instance, kNotMeasured for the others. associationGapNs: -1 when not measured.
-  InstanceMeasurement Measure(const CompletedInstance& instance, int64_t associationGapNs);
+  // changeFirstNs: when the instance's NewInstance change reached OnChange, if before its OnStored; 0 if not.
+  InstanceMeasurement Measure(const CompletedInstance& instance, int64_t associationGapNs, int64_t changeFirstNs = 0);
 
   // The outcome of a record that ended without OnStored, and for a failure its reason: from how far
   // it got, what timed storage saw of it (when active), and the state of the storage then.

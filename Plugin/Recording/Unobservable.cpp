@@ -43,6 +43,23 @@ namespace IngestPerf
                    ? nullptr
                    : "needs the ReceivedInstanceCallback, which this plugin does not hold (see "
                      "hooks.receivedInstance): its work is in receive (HTTP) or associationGap (C-STORE)";
+        case PhaseNeed::LaterPlugins:
+          switch (phase == Phase::OtherFilters ? status.laterPlugins.Filter() : status.laterPlugins.Stored())
+          {
+            case LaterPluginsHooks::State::None:
+              return status.laterPlugins.loadedBefore.empty()
+                       ? "no other plugin is loaded: nothing runs between this plugin's callback and the end of "
+                         "Orthanc's chain"
+                       : "no plugin is loaded after this one: the callbacks of the plugins loaded before it (see "
+                         "hooks.otherPlugins) run before this plugin's, inside preStore or receive and persist; list "
+                         "this plugin first in \"Plugins\" to time them apart";
+            case LaterPluginsHooks::State::Waiting:
+              return "this plugin's second callback, last in Orthanc's chain, is registered at the first instance";
+            case LaterPluginsHooks::State::Refused:
+              return "Orthanc refused the registration of this plugin's second callback (see hooks.otherPlugins)";
+            default:
+              return nullptr;
+          }
         default:
           return nullptr;
       }

@@ -112,6 +112,9 @@ namespace IngestPerf
     receivedBytes_ = 0;
     receivedNs_ = 0;
     filteredNs_ = 0;
+    filtersPassedNs_ = 0;
+    laterFilter_ = false;
+    ownStoredNs_ = 0;
     transcodeStartNs_ = 0;
     transcodeEndNs_ = 0;
     firstCreateStartNs_ = 0;
@@ -182,7 +185,9 @@ namespace IngestPerf
         stage = RecordStage::Received;
         break;
       case Stage::Filtered:
-        stage = RecordStage::Filtered;
+        stage = ownStoredNs_ != 0                         ? RecordStage::OtherOnStored
+                : (laterFilter_ && filtersPassedNs_ == 0) ? RecordStage::OtherFilters
+                                                          : RecordStage::Filtered;
         break;
       case Stage::Idle:
         break;
@@ -277,7 +282,10 @@ namespace IngestPerf
       case TimelineEvent::Transcode:
         return stage_ == Stage::Received && clocks_.sampled;
       case TimelineEvent::StorageCreate:
+      case TimelineEvent::FiltersPassed:
         return stage_ == Stage::Filtered && clocks_.sampled;
+      case TimelineEvent::OwnStored:
+        return HasOpenInstance() && clocks_.sampled;
       case TimelineEvent::Stored:
         // The end of a sampled instance, or the start of the gap before the next one, if it is sampled.
         return (HasOpenInstance() && clocks_.sampled) || NextSegmentSampled(period);
@@ -492,7 +500,7 @@ namespace IngestPerf
 
 
   void InstanceTimeline::Filtered(int64_t nowNs, Transport transport, TimelineSink& sink,
-                                  const ThreadClockReading& clocks)
+                                  const ThreadClockReading& clocks, bool laterFilter)
   {
     if (stage_ == Stage::Filtered)
     {
@@ -507,8 +515,32 @@ namespace IngestPerf
     }
     stage_ = Stage::Filtered;
     filteredNs_ = nowNs;
+    laterFilter_ = laterFilter;
     clocks_.filtered = clocks;
     PublishOpen(segmentStartNs_);
+  }
+
+
+  void InstanceTimeline::FiltersPassed(int64_t nowNs, const ThreadClockReading& clocks)
+  {
+    if (stage_ == Stage::Filtered && filtersPassedNs_ == 0 && ownStoredNs_ == 0)
+    {
+      filtersPassedNs_ = nowNs;
+      clocks_.filtersPassed = clocks;
+      PublishOpen(segmentStartNs_);
+    }
+  }
+
+
+  void InstanceTimeline::OwnStored(int64_t nowNs, const ThreadClockReading& clocks)
+  {
+    if (HasOpenInstance())
+    {
+      ownStoredNs_ = nowNs;
+      clocks_.ownStored = clocks;
+      stage_ = Stage::Filtered;  // an instance stored without the filters (none seen) is past them all
+      PublishOpen(segmentStartNs_);
+    }
   }
 
 
@@ -556,6 +588,8 @@ namespace IngestPerf
       instance.segmentStartNs = segmentStartNs_;
       instance.receivedNs = receivedNs_;
       instance.filteredNs = filteredNs_;
+      instance.filtersPassedNs = filtersPassedNs_;
+      instance.ownStoredNs = ownStoredNs_;
       instance.transcodeStartNs = transcodeStartNs_;
       instance.transcodeEndNs = transcodeEndNs_;
       instance.firstCreateStartNs = firstCreateStartNs_;

@@ -30,11 +30,13 @@ namespace IngestPerf
     int64_t segmentStartNs = 0;           // when segmentStart was read (it is the start only if equal)
     ThreadClockReading received;          // ReceivedInstanceCallback
     ThreadClockReading filtered;          // the plugin's instance filter
+    ThreadClockReading filtersPassed;     // its second instance filter, last in Orthanc's chain
     ThreadClockReading transcodeStart;    // TranscoderCallback
     ThreadClockReading transcodeEnd;      // end of a delegated transcode
     ThreadClockReading firstCreateStart;  // timed storage
     ThreadClockReading lastCreateEnd;
-    ThreadClockReading stored;  // OnStored
+    ThreadClockReading ownStored;  // the plugin's OnStored, where a second one follows the other plugins'
+    ThreadClockReading stored;     // OnStored: the end of Orthanc's OnStoredInstance callbacks
     // Timed storage: the clocks' advance inside the creates, summed (unknown if one was not read).
     int64_t createCpuNs = ThreadClockReading::kUnknown;
     int64_t createRunDelayNs = ThreadClockReading::kUnknown;
@@ -54,6 +56,7 @@ namespace IngestPerf
     int64_t segmentStartNs;      // first visible event of the instance
     int64_t receivedNs;          // ReceivedInstanceCallback
     int64_t filteredNs;          // the plugin's instance filter
+    int64_t filtersPassedNs;     // its second instance filter, the last of Orthanc's chain (0: none)
     int64_t transcodeStartNs;    // TranscoderCallback
     int64_t transcodeEndNs;      // end of a delegated transcode (0: ends at the filter)
     int64_t firstCreateStartNs;  // timed storage: start of the first create of the instance
@@ -63,7 +66,10 @@ namespace IngestPerf
     // First stored instance of an HTTP request: the answer this request will get. 0: not the
     // first (or not HTTP), 1: the client accepts gzip/deflate, 2: it does not.
     uint8_t httpAnswerEncoding;
-    int64_t storedNs;     // OnStored
+    int64_t storedNs;  // OnStored: the end of Orthanc's OnStoredInstance callbacks as the plugin sees it
+    // The plugin's first OnStored where its second one, last in Orthanc's chain, ended the instance
+    // (storedNs): the OnStoredInstance callbacks of the plugins loaded after it ran in between. 0: none.
+    int64_t ownStoredNs;
     int64_t startWallNs;  // wall clock (UTC epoch ns) at segmentStartNs
     uint64_t receivedBytes;
     uint64_t storedBytes;
@@ -86,6 +92,11 @@ namespace IngestPerf
     int64_t requestGapNs = -1;
     InstanceClocks clocks;
 
+    // Where persist starts: the end of the instance filters, as far as the plugin sees it.
+    int64_t FiltersEndNs() const { return filtersPassedNs != 0 ? filtersPassedNs : filteredNs; }
+    // Where persist ends: the plugin's own OnStored.
+    int64_t OwnStoredNs() const { return ownStoredNs != 0 ? ownStoredNs : storedNs; }
+
     // When the instance arrived, as far as the plugin sees it: ReceivedInstanceCallback where the
     // plugin holds it, else its instance filter (after Orthanc parsed, transcoded and summarised it,
     // and ran the ReceivedInstanceCallback of the plugin that holds it). 0: neither was seen.
@@ -106,17 +117,21 @@ namespace IngestPerf
     Received,
     Transcode,
     StorageCreate,
-    Filtered,  // IncomingDicomInstanceFilter
+    Filtered,       // IncomingDicomInstanceFilter
+    FiltersPassed,  // the plugin's second instance filter, last in Orthanc's chain
+    OwnStored,      // the plugin's OnStored, where its second one follows the other plugins'
     Stored
   };
 
   // How far an instance got before its record ended without OnStored.
   enum class RecordStage : uint8_t
   {
-    None,       // nothing open
-    Receiving,  // an HTTP ingest request whose body is being read: no instance yet
-    Received,   // past ReceivedInstance, before the instance filters
-    Filtered    // past the instance filters: the write, the index, a later filter
+    None,          // nothing open
+    Receiving,     // an HTTP ingest request whose body is being read: no instance yet
+    Received,      // past ReceivedInstance, before the instance filters
+    Filtered,      // past the instance filters: the write, the index, a C-STORE filter
+    OtherFilters,  // past this plugin's instance filter, inside those of the plugins loaded after it
+    OtherOnStored  // stored, inside the OnStoredInstance callbacks of the plugins loaded after this one
   };
 
   // What timed storage saw of the open instance.
@@ -212,11 +227,17 @@ namespace IngestPerf
     // The labels a hook interned for the open record (the instance filter of a C-STORE instance: its
     // calling AET); kUnidentified leaves one as it is.
     void Identified(LabelId remoteAet, LabelId remoteIp, LabelId calledAet, uint64_t peerKey);
+    // laterFilter: the plugin's second instance filter, last in Orthanc's chain, will follow
+    // (FiltersPassed) unless a plugin loaded after this one refuses the instance.
     void Filtered(int64_t nowNs, Transport transport, TimelineSink& sink,
-                  const ThreadClockReading& clocks = ThreadClockReading());
+                  const ThreadClockReading& clocks = ThreadClockReading(), bool laterFilter = false);
+    void FiltersPassed(int64_t nowNs, const ThreadClockReading& clocks = ThreadClockReading());
     // At the filter of an instance that no ReceivedInstance described: its bytes as Orthanc will store
     // them (after any ingest transcoding), from their meta header; syntax and sopClass nullptr if none.
     void Described(uint64_t bytes, bool hasPart10Header, const char* syntax, const char* sopClass);
+    // The plugin's first OnStored where its second one, last in Orthanc's chain, will end the instance
+    // (Stored): the OnStoredInstance callbacks of the plugins loaded after it run in between.
+    void OwnStored(int64_t nowNs, const ThreadClockReading& clocks = ThreadClockReading());
     void Stored(const StoredEvent& event, TimelineSink& sink, const ThreadClockReading& clocks = ThreadClockReading());
 
     // This thread's descriptor of its schedstat file (Platform/ThreadClocks), owned by the timeline.
@@ -298,6 +319,9 @@ namespace IngestPerf
     int64_t segmentStartNs_;
     int64_t receivedNs_;
     int64_t filteredNs_;
+    int64_t filtersPassedNs_;
+    bool laterFilter_;     // a second instance filter of this plugin follows the other plugins'
+    int64_t ownStoredNs_;  // this plugin's first OnStored, when a second one follows
     int64_t transcodeStartNs_;
     int64_t transcodeEndNs_;
     int64_t firstCreateStartNs_;

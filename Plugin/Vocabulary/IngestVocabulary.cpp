@@ -29,18 +29,36 @@ namespace IngestPerf
        "TranscodeTiming FallThrough: this plugin's instance filter (the transcoding, then reading back and "
        "summarising the transcoded instance); Delegate: the end of the transcoding the plugin delegated",
        PhasePlace::Inside, Phase::PreStore, PhaseNeed::TranscoderHook},
-      {"persist", "this plugin's IncomingDicomInstance filter", "OnStoredInstanceCallback", PhasePlace::Inside,
-       Phase::ServerTotal, PhaseNeed::Nothing},
+      {"otherFilters", "this plugin's IncomingDicomInstance filter",
+       "this plugin's second instance filter, the last of Orthanc's chain: the instance filters of the plugins "
+       "loaded after this one (hooks.otherPlugins names them)",
+       PhasePlace::Inside, Phase::ServerTotal, PhaseNeed::LaterPlugins},
+      {"persist", "the last IncomingDicomInstance filter (this plugin's second one where it has one)",
+       "this plugin's OnStoredInstanceCallback (the C-STORE filters, the storage write, the index transaction, "
+       "the wait for Orthanc's OnStored lock and the OnStoredInstance callbacks of plugins loaded before this one)",
+       PhasePlace::Inside, Phase::ServerTotal, PhaseNeed::Nothing},
       {"storagePrepare", "this plugin's IncomingDicomInstance filter",
        "first StorageArea create of the instance (MD5 and StorageCompression happen in between)", PhasePlace::Inside,
        Phase::Persist, PhaseNeed::TimedStorage},
       {"storageWrite", "start of each StorageArea create of the instance", "its end (summed over the instance's files)",
        PhasePlace::Inside, Phase::Persist, PhaseNeed::TimedStorage},
       {"indexUpdate", "end of the last StorageArea create of the instance",
-       "OnStoredInstanceCallback (the index transaction, then the wait for Orthanc's OnStored lock)",
+       "this plugin's OnStoredInstanceCallback (the index transaction, then the wait for Orthanc's OnStored lock)",
        PhasePlace::Inside, Phase::Persist, PhaseNeed::TimedStorage},
-      {"serverTotal", "first event of the instance seen by the plugin", "OnStoredInstanceCallback",
-       PhasePlace::Instance, kNoParent, PhaseNeed::Nothing},
+      {"onStoredWait",
+       "the instance's NewInstance change reaching OnChangeCallback (Orthanc queues it when the index transaction "
+       "commits; measured for the instances whose change came before their OnStored, as it does when Orthanc's "
+       "change thread is idle)",
+       "this plugin's OnStoredInstanceCallback: the wait for Orthanc's OnStored lock (held while other instances' "
+       "callbacks run) and the OnStoredInstance callbacks of the plugins loaded before this one",
+       PhasePlace::Inside, Phase::Persist, PhaseNeed::Nothing},
+      {"otherOnStored", "this plugin's OnStoredInstanceCallback",
+       "this plugin's second OnStoredInstanceCallback, the last of Orthanc's chain: the OnStoredInstance callbacks "
+       "of the plugins loaded after this one (hooks.otherPlugins names them), before Orthanc answers the sender",
+       PhasePlace::Inside, Phase::ServerTotal, PhaseNeed::LaterPlugins},
+      {"serverTotal", "first event of the instance seen by the plugin",
+       "the end of Orthanc's OnStoredInstance callbacks (this plugin's last one)", PhasePlace::Instance, kNoParent,
+       PhaseNeed::Nothing},
       {"changeDispatch", "OnStoredInstanceCallback", "OnChangeCallback(NewInstance)", PhasePlace::After, kNoParent,
        PhaseNeed::Nothing},
       {"associationGap",
@@ -208,6 +226,7 @@ namespace IngestPerf
     switch (phase)
     {
       case Phase::ChangeDispatch:
+      case Phase::OnStoredWait:
         return "it spans two threads (the storing thread's OnStored, then Orthanc's change thread): no one "
                "thread's clocks bound it";
       case Phase::ResponseSend:

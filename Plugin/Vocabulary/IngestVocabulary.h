@@ -23,10 +23,13 @@ namespace IngestPerf
     Receive,         // HTTP: request arrival (or previous instance of the request) -> ReceivedInstance
     PreStore,        // ReceivedInstance -> last instance filter: parse, transcode, hash, DICOM-as-JSON
     Transcode,       // transcoder callback -> last filter (FallThrough) or end of the delegated transcode
+    OtherFilters,    // this plugin's instance filter -> its second one, last in Orthanc's chain: later plugins'
     Persist,         // last instance filter -> OnStored: storage write, index transaction, OnStored queue
     StoragePrepare,  // last filter -> first storage create (MD5, compression): timed storage only
     StorageWrite,    // storage create calls of the instance: timed storage only
     IndexUpdate,     // end of the last storage create -> OnStored: timed storage only
+    OnStoredWait,    // the NewInstance change (index committed) -> this plugin's OnStored, when it came first
+    OtherOnStored,   // this plugin's OnStored -> its second one, last in Orthanc's chain: later plugins'
     ServerTotal,     // first visible event of the instance -> OnStored
     ChangeDispatch,  // OnStored -> NewInstance change delivered to OnChange
     AssociationGap,  // C-STORE: previous OnStored from the same calling AET -> next ReceivedInstance
@@ -117,7 +120,8 @@ namespace IngestPerf
     TranscoderHook,        // the transcoder callback (IngestTranscoding and IngestPerf.TranscodeTiming)
     TimedStorage,          // the timed storage area (IngestPerf.TimedStorage)
     RestAnswerHook,        // a hook around Orthanc's REST answer, which no Orthanc has
-    HttpConnection         // the HTTP connection a request came on (Platform/HttpConnectionIdentity)
+    HttpConnection,        // the HTTP connection a request came on (Platform/HttpConnectionIdentity)
+    LaterPlugins           // plugins loaded after this one, and this plugin's second callback after theirs
   };
 
   struct PhaseDefinition

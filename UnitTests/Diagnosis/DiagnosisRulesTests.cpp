@@ -167,7 +167,7 @@ TEST(DiagnosisRules, HealthyIngestHasNoFindingAndEveryRuleSaysWhy)
   DiagnosisInput input = Healthy();
   const Diagnosis diagnosis = Diagnose(Merge(input));
   EXPECT_TRUE(diagnosis.findings.empty());
-  ASSERT_EQ(16u, diagnosis.checks.size());
+  ASSERT_EQ(19u, diagnosis.checks.size());
   std::set<std::string> ids;
   for (const RuleCheck& check : diagnosis.checks)
   {
@@ -175,8 +175,8 @@ TEST(DiagnosisRules, HealthyIngestHasNoFindingAndEveryRuleSaysWhy)
     EXPECT_FALSE(check.reason.empty()) << check.id;
     ids.insert(check.id);
   }
-  EXPECT_EQ(16u, ids.size());
-  EXPECT_EQ(16u, DiagnosisRuleIds().size());
+  EXPECT_EQ(19u, ids.size());
+  EXPECT_EQ(19u, DiagnosisRuleIds().size());
 }
 
 
@@ -466,6 +466,94 @@ TEST(DiagnosisRules, StorageAndIndexAreToldApartOnlyWithTheTimedStorage)
   ASSERT_EQ(1u, diagnosis.findings.size());
   EXPECT_FALSE(SetTo(diagnosis.findings[0], "StorageCompression").AsBool());
   EXPECT_TRUE(QuotesItsMeasurement(diagnosis.findings[0]));
+}
+
+
+TEST(DiagnosisRules, TheSitesPluginCallbacksAreNamedAndNeverTheStorage)
+{
+  // An orthanc-python OnStoredInstance of 30 ms, loaded after this plugin: timed between its two
+  // OnStored callbacks.
+  DiagnosisInput input = Healthy();
+  input.pluginsAfter = {"libOrthancPython.so"};
+  for (TransportFigures* transport : {&Rest(input), &Dicom(input)})
+  {
+    At(*transport, Phase::OtherOnStored) = Phase_(200, 30.2);
+    At(*transport, Phase::ServerTotal) = Phase_(200, 35.5);
+  }
+  Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  const Finding& after = diagnosis.findings[0];
+  EXPECT_EQ("site-callbacks", after.id);
+  EXPECT_EQ("high", after.confidence);
+  EXPECT_NE(std::string::npos, after.verdict.find("OnStoredInstance")) << after.verdict;
+  EXPECT_NE(std::string::npos, after.verdict.find("libOrthancPython.so")) << after.verdict;
+  EXPECT_NE(std::string::npos, after.fix.action.find("queue")) << after.fix.action;
+
+  // The same plugin loaded before this one: its 30 ms lie in persist, after the index commit.
+  input = Healthy();
+  input.pluginsBefore = {"libOrthancPython.so"};
+  for (TransportFigures* transport : {&Rest(input), &Dicom(input)})
+  {
+    At(*transport, Phase::Persist) = Phase_(200, 34);
+    At(*transport, Phase::OnStoredWait) = Phase_(180, 31);  // the others' changes came after OnStored
+    At(*transport, Phase::ServerTotal) = Phase_(200, 35.5);
+  }
+  diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size()) << diagnosis.findings[1].id;
+  const Finding& before = diagnosis.findings[0];
+  EXPECT_EQ("site-callbacks", before.id);
+  EXPECT_EQ("medium", before.confidence);
+  EXPECT_NE(std::string::npos, before.verdict.find("loaded before this plugin")) << before.verdict;
+}
+
+
+TEST(DiagnosisRules, APersistLongerForCStoreThanForHttpIsTheCStoreFilters)
+{
+  // An orthanc-python C-STORE filter of 30 ms: persist +30 ms over C-STORE only.
+  DiagnosisInput input = Healthy();
+  input.pluginsBefore = {"libOrthancPython.so"};
+  At(Dicom(input), Phase::Persist) = Phase_(200, 35.4);
+  At(Dicom(input), Phase::ServerTotal) = Phase_(200, 35.7);
+  const Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size()) << diagnosis.findings[1].id;
+  EXPECT_EQ("cstore-filters", diagnosis.findings[0].id);
+  EXPECT_EQ("dicom", diagnosis.findings[0].transport);
+  EXPECT_NE(std::string::npos, diagnosis.findings[0].verdict.find("libOrthancPython.so"));
+  EXPECT_NEAR(30.9, diagnosis.findings[0].costMsPerInstance, 0.01);
+}
+
+
+TEST(DiagnosisRules, CStoreFailuresAfterTheFiltersWithASiteCStoreFilterMayBeItsRefusals)
+{
+  DiagnosisInput input = Healthy();
+  TransportFigures& dicom = Dicom(input);
+  dicom.outcomes[static_cast<size_t>(Outcome::Failed)] = 30;
+  dicom.failures[static_cast<size_t>(FailureReason::AfterFilters)] = 30;
+  Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_FALSE(diagnosis.findings.empty());
+  EXPECT_EQ(0u, diagnosis.findings[0].verdict.find("Orthanc is losing instances")) << diagnosis.findings[0].verdict;
+  input.configuration.pythonCallbacks = {"IncomingCStoreInstanceFilter"};
+  diagnosis = Diagnose(Merge(input));
+  ASSERT_FALSE(diagnosis.findings.empty());
+  const Finding& f = diagnosis.findings[0];
+  EXPECT_EQ("stores-failing", f.id);
+  EXPECT_EQ(0u, f.verdict.find("Refused by the site's C-STORE filter, or lost")) << f.verdict;
+  EXPECT_TRUE(SetTo(f, "IngestPerf.TimedStorage").AsBool());
+}
+
+
+TEST(DiagnosisRules, AnHttpReceiveThatWaitsWhileLuaCallbacksRunIsTheLuaLock)
+{
+  DiagnosisInput input = Healthy();
+  At(Rest(input), Phase::Receive) = Phase_(200, 28.7);
+  At(Rest(input), Phase::ServerTotal) = Phase_(200, 34.9);
+  EXPECT_EQ(std::set<std::string>{"slow-uploads"}, Fired(Merge(input)));  // no Lua: the client's
+  input.configuration.luaScripts = 1;
+  input.configuration.luaCallbacks = {"OnStoredInstance"};
+  const Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_EQ("lua-lock", diagnosis.findings[0].id);
+  EXPECT_NE(std::string::npos, diagnosis.findings[0].verdict.find("OnStoredInstance"));
 }
 
 

@@ -79,3 +79,53 @@ TEST(LoadedPlugins, OnlyPluginsKnownToLeaveTheReceivedInstanceCallbackLetThePlug
                                                            "/usr/share/orthanc/plugins/libOrthancDicomWeb.so",
                                                            "/site/libSiteFilters.so", "/renamed/OrthancDicomWeb.so"}));
 }
+
+
+TEST(LoadedPlugins, PluginsAreSplitByWhetherTheyWereLoadedBeforeThisOne)
+{
+  std::vector<std::string> before;
+  std::vector<std::string> after;
+  SplitByLoadOrder({"/p/libOrthancPython.so", "/p/libOrthancIngestPerf.so", "/p/libOrthancDicomWeb.so"}, before, after,
+                   [](const std::string& file) { return file == "/p/libOrthancPython.so"; });
+  EXPECT_EQ(std::vector<std::string>{"libOrthancPython.so"}, before);
+  EXPECT_EQ(std::vector<std::string>{"libOrthancDicomWeb.so"}, after);
+
+  // By default, the process's shared objects: this test's own executable is no plugin file, the C
+  // library is loaded already.
+  before.clear();
+  after.clear();
+  SplitByLoadOrder({"/nonexistent/libOrthancPython.so"}, before, after);
+  EXPECT_TRUE(before.empty());
+  EXPECT_EQ(std::vector<std::string>{"libOrthancPython.so"}, after);
+}
+
+
+TEST(LoadedPlugins, TheLuaCallbacksTheScriptsDefineAreNamedAndNothingElse)
+{
+  TemporaryFolder folder;
+  {
+    std::ofstream(folder.Path() + "/a.lua") << "-- OnChange in a comment\n"
+                                               "function  OnStoredInstance (instanceId, tags, metadata, origin)\n"
+                                               "  print('function ReceivedInstanceFilter')\n"
+                                               "end\n";
+    std::ofstream(folder.Path() + "/b.lua") << "function IncomingHttpRequestFilter(method, uri, ip)\n"
+                                               "  return true\nend\nfunction MyOwn() end\n";
+  }
+  EXPECT_EQ((std::vector<std::string>{"IncomingHttpRequestFilter", "OnStoredInstance"}),
+            LuaCallbacksDefined({"a.lua", folder.Path() + "/b.lua", "missing.lua"}, folder.Path()));
+  EXPECT_TRUE(LuaCallbacksDefined({}, folder.Path()).empty());
+}
+
+
+TEST(LoadedPlugins, TheHooksOrthancPythonsScriptRegistersAreNamedByOrthancsNames)
+{
+  TemporaryFolder folder;
+  std::ofstream(folder.Path() + "/site.py") << "import orthanc\n"
+                                               "orthanc.RegisterOnStoredInstanceCallback(on_stored)\n"
+                                               "orthanc.RegisterIncomingCStoreInstanceFilter(refuse)\n"
+                                               "# orthanc.RegisterOnChangeCallback is not called: no parenthesis\n";
+  EXPECT_EQ((std::vector<std::string>{"IncomingCStoreInstanceFilter", "OnStoredInstance"}),
+            PythonCallbacksRegistered("site.py", folder.Path()));
+  EXPECT_TRUE(PythonCallbacksRegistered("", folder.Path()).empty());
+  EXPECT_TRUE(PythonCallbacksRegistered("missing.py", folder.Path()).empty());
+}

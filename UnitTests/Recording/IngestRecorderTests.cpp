@@ -88,6 +88,37 @@ TEST(Measure, WithoutReceivedInstanceOrTimedStorageThosePhasesAreNotMeasured)
 }
 
 
+TEST(Measure, OtherPluginsCallbacksAreTheirOwnPhasesAndPersistLiesBetween)
+{
+  // This plugin's filter at 104, its second one (after the later plugins' filters) at 106; its
+  // OnStored at 115, its second one (after the later plugins' OnStored) at 145; the instance's
+  // NewInstance change reached OnChange at 112 (the index had committed).
+  CompletedInstance instance = Http(100 * kMs, 103 * kMs, 104 * kMs, 145 * kMs);
+  instance.filtersPassedNs = 106 * kMs;
+  instance.ownStoredNs = 115 * kMs;
+  const InstanceMeasurement measurement = Measure(instance, -1, 112 * kMs);
+  EXPECT_EQ(2 * kMs, measurement.Phase(Phase::OtherFilters));
+  EXPECT_EQ(9 * kMs, measurement.Phase(Phase::Persist));
+  EXPECT_EQ(106 * kMs, measurement.PhaseStart(Phase::Persist));
+  EXPECT_EQ(3 * kMs, measurement.Phase(Phase::OnStoredWait));
+  EXPECT_EQ(30 * kMs, measurement.Phase(Phase::OtherOnStored));
+  EXPECT_EQ(45 * kMs, measurement.Phase(Phase::ServerTotal));
+  // serverTotal is the sum of the phases right inside it.
+  int64_t sum = 0;
+  for (size_t p = 0; p < kPhaseCount; p++)
+  {
+    if (PhasePartOfServerTotal(static_cast<Phase>(p)) && measurement.phaseNs[p] != InstanceMeasurement::kNotMeasured)
+    {
+      sum += measurement.phaseNs[p];
+    }
+  }
+  EXPECT_EQ(measurement.Phase(Phase::ServerTotal), sum);
+  // A change after this plugin's OnStored, or none: no wait measured.
+  EXPECT_EQ(InstanceMeasurement::kNotMeasured, Measure(instance, -1, 120 * kMs).Phase(Phase::OnStoredWait));
+  EXPECT_EQ(InstanceMeasurement::kNotMeasured, Measure(instance, -1).Phase(Phase::OnStoredWait));
+}
+
+
 TEST(Measure, OnStoredWithoutTimelineGivesOnlyTheSize)
 {
   CompletedInstance instance{};

@@ -72,7 +72,7 @@ TEST(IngestVocabulary, PhasesNestInsideTheInstanceAndServerTotalIsTheSumOfItsChi
       children.insert(definition.name);
     }
   }
-  EXPECT_EQ((std::set<std::string>{"receive", "preStore", "persist"}), children);
+  EXPECT_EQ((std::set<std::string>{"receive", "preStore", "otherFilters", "persist", "otherOnStored"}), children);
   EXPECT_EQ(PhasePlace::Instance, DefinitionOf(Phase::ServerTotal).place);
   EXPECT_EQ(Phase::PreStore, DefinitionOf(Phase::Transcode).parent);
   EXPECT_EQ(Phase::Persist, DefinitionOf(Phase::IndexUpdate).parent);

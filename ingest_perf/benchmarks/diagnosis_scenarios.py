@@ -45,7 +45,7 @@ RUNS = [
     ("compressed_answers", "compressed_answers", {}),
     ("duplicates_and_rejects", "duplicates_and_rejects", {}),
     ("healthy", "healthy", {}),
-]
+] + [("site_code-" + v, "site_code", {"variant": v}) for v in scenarios.SITE_CODE_VARIANTS]
 DURING = {"dicom_pool_saturated", "http_threads_saturated"}
 
 
@@ -117,10 +117,10 @@ def summary(name, document):
     changes = stats["changes"]
     per_instance = changes["perInstanceWhileBackloggedMs"]
     lines.append("   associations: %d open now; changes: backlog %d, perInstanceWhileBacklogged p50 %s ms; "
-                 "openRecords %d (restRequestsInProgress %s)" % (
+                 "openRecords %d (receiving %s)" % (
                      stats["associations"]["openConnections"]["count"], changes["newInstanceBacklog"],
                      _number(per_instance["p50"]), stats["openRecords"]["count"],
-                     stats["openRecords"]["restRequestsInProgress"]))
+                     stats["openRecords"]["receiving"]["count"]))
     if document.get("statsDrained"):
         later = document["statsDrained"]
         dispatch = later["transports"]["all"]["phases"]["changeDispatch"]
