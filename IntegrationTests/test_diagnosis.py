@@ -16,8 +16,9 @@ ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 
 AHEAD_OF_OTHER_WORK = True  # "nothing else is slow" needs Orthancs in memory, ahead of other work (conftest.py)
 
 RULES = ["dicom-workers-saturated", "cstore-answer-stall", "sender-stall", "slow-sender", "http-threads-saturated",
-         "waiting-for-cpu", "transcoding-bound", "storage-bound", "index-bound", "slow-change-consumer", "slow-filters",
-         "slow-uploads", "slow-http-client", "compressed-answers", "rejected-or-duplicate", "stores-failing"]
+         "waiting-for-cpu", "transcoding-bound", "site-callbacks", "cstore-filters", "storage-bound", "index-bound",
+         "slow-change-consumer", "slow-filters", "lua-lock", "slow-uploads", "slow-http-client", "compressed-answers",
+         "rejected-or-duplicate", "stores-failing"]
 
 
 def diagnosis(orthanc, **params):

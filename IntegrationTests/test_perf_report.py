@@ -46,8 +46,9 @@ def not_measured(text):
 # The lists of a hand-made answer, in the plugin's order, as its definitions.order carries them (a real
 # answer's come from the plugin's vocabulary; the report takes them from the answer).
 ORDER = {"transports": ["rest", "dicom", "plugin", "job"],
-         "phases": ["receive", "preStore", "transcode", "persist", "storagePrepare", "storageWrite", "indexUpdate",
-                    "serverTotal", "changeDispatch", "associationGap", "requestGap", "responseSend"],
+         "phases": ["receive", "preStore", "transcode", "otherFilters", "persist", "storagePrepare", "storageWrite",
+                    "indexUpdate", "onStoredWait", "otherOnStored", "serverTotal", "changeDispatch", "associationGap",
+                    "requestGap", "responseSend"],
          "phaseParts": ["onCpu", "waitingForCpu", "blocked"],
          "outcomes": ["stored", "alreadyStored", "notDicom", "rejected", "failed", "requestWithoutInstance"]}
 

@@ -352,11 +352,23 @@ namespace IngestPerf
       out.EndObject();
     }
 
-    // Which plugins' callbacks run before this plugin's and which after, and its second callbacks.
+    // This plugin's second callbacks (a hook like the others: registered, or why not), and which
+    // plugins' callbacks run before this plugin's and which after.
     void WriteOtherPlugins(JsonWriter& out, const LaterPluginsHooks& later)
     {
       out.Key("otherPlugins");
       out.BeginObject();
+      const bool registered = later.Filter() == LaterPluginsHooks::State::Registered &&
+                              later.Stored() == LaterPluginsHooks::State::Registered;
+      out.Member("registered", registered);
+      if (!registered)
+      {
+        out.Member("reason", later.loadedAfter.empty()
+                               ? "no other plugin is loaded after this one: nothing runs between this plugin's "
+                                 "callbacks and the end of Orthanc's chains"
+                               : "registered at the first instance, from inside this plugin's first callbacks "
+                                 "(see laterInstanceFilter, laterStoredInstance)");
+      }
       for (const auto& list :
            {std::make_pair("loadedBefore", &later.loadedBefore), std::make_pair("loadedAfter", &later.loadedAfter)})
       {
