@@ -15,7 +15,7 @@ from ingest_perf.stats_checks import without_findings_of_a_busy_machine
 ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
 AHEAD_OF_OTHER_WORK = True  # "nothing else is slow" needs Orthancs in memory, ahead of other work (conftest.py)
 
-RULES = ["dicom-workers-saturated", "cstore-answer-stall", "sender-stall", "slow-sender", "http-threads-saturated",
+RULES = ["dicom-workers-saturated", "cstore-answer-stall", "sender-stall", "received-instance-callback", "slow-sender", "http-threads-saturated",
          "waiting-for-cpu", "transcoding-bound", "site-callbacks", "cstore-filters", "storage-bound", "index-bound",
          "slow-change-consumer", "slow-filters", "lua-lock", "slow-uploads", "slow-http-client", "compressed-answers",
          "rejected-or-duplicate", "stores-failing"]

@@ -193,6 +193,12 @@ def site_code_premise(orthanc, stats):
             assert p50(stats, transport, "onStoredWait") >= 0.8 * delay
     elif variant == "python-cstore-filter":  # C-STORE only, in persist
         assert p50(stats, "dicom", "persist") - p50(stats, "rest", "persist") >= 0.8 * delay
+    elif variant == "python-received":  # the script holds the ReceivedInstanceCallback: in receive and the gap
+        assert stats["hooks"]["receivedInstance"]["state"] == "left"
+        assert p50(stats, "rest", "receive") >= 0.8 * delay
+        assert p50(stats, "dicom", "associationGap") >= 0.8 * delay
+    elif variant == "python-onchange":  # orthanc-python's own queue: the store does not wait
+        assert p50(stats, "rest", "serverTotal") < delay and p50(stats, "dicom", "associationGap") < delay
     elif variant == "python-cstore-refusing":  # every C-STORE instance refused, with its calling AET
         dicom = stats["transports"]["dicom"]["instances"]
         assert dicom["stored"] == 0
@@ -238,6 +244,7 @@ NAMED = {
     "site_code-python-cstore-filter": ("C-STORE filters", "IncomingCStoreInstanceFilter"),
     "site_code-python-cstore-refusing": ("Refused by the site's C-STORE filter", "IncomingCStoreInstanceFilter",
                                          "calling AET STORESCU"),
+    "site_code-python-received": ("ReceivedInstanceCallback",),
     "site_code-lua-onstored": ("Lua lock", "OnStoredInstance"),
 }
 
@@ -302,13 +309,18 @@ CASES = [
      site_code_premise, "cstore-filters", "cstore-filters"),
     ("site_code-python-cstore-refusing", "site_code", {"variant": "python-cstore-refusing", "instances": 15},
      site_code_premise, "stores-failing", "stores-failing"),
+    ("site_code-python-received", "site_code", {"variant": "python-received", "instances": 15}, site_code_premise,
+     "received-instance-callback", "received-instance-callback"),
+    ("site_code-python-onchange", "site_code", {"variant": "python-onchange", "instances": 15}, site_code_premise,
+     None, None),
     ("site_code-lua-onstored", "site_code", {"variant": "lua-onstored", "instances": 15}, site_code_premise,
      "lua-lock", "lua-lock"),
 ]
 ON_BOTH = {"nagle_stall", "sender_stall-storescu", "dicom_pool_saturated", "http_threads_saturated",
            "compressed_answers", "stores_failing-disk-full", "stores_failing-quota", "stores_failing-refused",
            "slow_http_client", "healthy", "site_code-python-onstored-after", "site_code-python-onstored-before",
-           "site_code-python-cstore-filter", "site_code-python-cstore-refusing", "site_code-lua-onstored"}
+           "site_code-python-cstore-filter", "site_code-python-cstore-refusing", "site_code-python-received",
+           "site_code-python-onchange", "site_code-lua-onstored"}
 
 
 def params():

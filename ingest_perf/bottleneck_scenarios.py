@@ -169,7 +169,7 @@ def _start(orthanc_factory, prepare=None, config=None, **kwargs):
     configuration (extra_config, env) before it starts. config: orthanc.json keys applied last, over
     the scenario's own (a fix to measure); a key set to None is left out, so Orthanc's default applies.
     Every instance has its phases split (PhasePartsSampling 1, PARTS_SAMPLING): a scenario of 15
-    instances then gives the rules the 5 split instances they read, where the default (the first, then one in 50) needs 201."""
+    instances then gives the rules the 5 split instances they read, where the default (the first 5 of each thread, then one in 50) needs 5 on one thread."""
     kwargs["ingest_perf"] = dict({"PhasePartsSampling": PARTS_SAMPLING}, **kwargs.get("ingest_perf", {}))
     orthanc = orthanc_factory(start=False, **kwargs)
     if prepare is not None:
@@ -794,8 +794,21 @@ def cstore_filter(received):
     return %(answer)d  # 0: accepted; else the DIMSE status of a refusal
 
 
+def on_received(received, origin):
+    time.sleep(%(seconds)f)
+    return orthanc.ReceivedInstanceAction.KEEP_AS_IS, None
+
+
+def on_change(change_type, level, resource_id):
+    time.sleep(%(seconds)f)
+
+
 if "%(hook)s" == "OnStoredInstance":
     orthanc.RegisterOnStoredInstanceCallback(on_stored)
+elif "%(hook)s" == "ReceivedInstanceCallback":
+    orthanc.RegisterReceivedInstanceCallback(on_received)
+elif "%(hook)s" == "OnChange":
+    orthanc.RegisterOnChangeCallback(on_change)
 else:
     orthanc.RegisterIncomingCStoreInstanceFilter(cstore_filter)
 """
@@ -809,7 +822,7 @@ end
 
 # (variant: the site's code, which plugin list)
 SITE_CODE_VARIANTS = ("python-onstored-after", "python-onstored-before", "python-cstore-filter",
-                      "python-cstore-refusing", "lua-onstored")
+                      "python-cstore-refusing", "python-received", "python-onchange", "lua-onstored")
 SITE_REFUSAL_STATUS = 0xA801
 
 
@@ -817,9 +830,14 @@ def site_code(orthanc_factory, series_factory, variant="python-onstored-after", 
     """The site's own code slows ingest: an orthanc-python OnStoredInstance that waits `delay_ms`,
     listed after this plugin ("-after": timed in otherOnStored) or before it ("-before": in persist,
     after the index commit: onStoredWait); an orthanc-python C-STORE filter that waits (in persist, no
-    hook of this plugin around it); a Lua OnStoredInstance that holds Orthanc's Lua lock. One keep-alive
-    HTTP client, then one storescu association, TCP_NODELAY on both sides."""
-    hook = "IncomingCStoreInstanceFilter" if variant.startswith("python-cstore") else "OnStoredInstance"
+    hook of this plugin around it) or refuses every instance ("-refusing"); an orthanc-python
+    ReceivedInstanceCallback that waits (in receive and associationGap: this plugin leaves it to the
+    script); an orthanc-python OnChange that waits (on orthanc-python's own queue: nothing slower); a
+    Lua OnStoredInstance that holds Orthanc's Lua lock. One keep-alive HTTP client, then one storescu
+    association, TCP_NODELAY on both sides."""
+    hook = ("IncomingCStoreInstanceFilter" if variant.startswith("python-cstore") else
+            "ReceivedInstanceCallback" if variant == "python-received" else
+            "OnChange" if variant == "python-onchange" else "OnStoredInstance")
 
     def prepare(orthanc):
         os.makedirs(orthanc.work_dir, exist_ok=True)
@@ -859,6 +877,9 @@ def site_code(orthanc_factory, series_factory, variant="python-onstored-after", 
                                 "unchanged",
         "python-cstore-refusing": "every C-STORE instance refused by the site's filter after %d ms: failed, "
                                   "afterFilters (a refusal; a failed write looks the same without TimedStorage)",
+        "python-received": "rest receive and dicom associationGap +%d ms (the site's ReceivedInstanceCallback, which "
+                           "this plugin leaves to it: no hook around it)",
+        "python-onchange": "nothing slower (orthanc-python runs OnChange, %d ms each, on a queue of its own)",
         "lua-onstored": "rest receive up to ~%d ms, blocked (Lua's OnStoredInstance holds the Lua lock that every "
                         "HTTP request's filter waits for); C-STORE unchanged",
     }[variant] % delay_ms

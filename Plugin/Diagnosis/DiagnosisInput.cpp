@@ -119,6 +119,7 @@ namespace IngestPerf
     input.transcoderHook = status.hooks.transcoder.registered;
     input.pluginsBefore = status.laterPlugins.loadedBefore;
     input.pluginsAfter = status.laterPlugins.loadedAfter;
+    input.receivedInstanceHeld = status.hooks.receivedInstance.Get() == ReceivedInstanceHook::State::Held;
     input.dicomTcpNoDelay = status.dicomTcpNoDelay.inEffect;
     input.sinceReset = report.snapshot.History();
     if (!report.collected)

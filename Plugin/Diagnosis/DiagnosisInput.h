@@ -131,6 +131,7 @@ namespace IngestPerf
     // The other plugins whose callbacks run before this plugin's and after them (hooks.otherPlugins).
     std::vector<std::string> pluginsBefore;
     std::vector<std::string> pluginsAfter;
+    bool receivedInstanceHeld = false;    // this plugin holds Orthanc's single ReceivedInstanceCallback
     int64_t dicomConnectionsNow = -1;     // Orthanc's DICOM connections as last read; -1 unknown
     int64_t httpConnectionsNow = -1;      // to HttpPort, in the last sample if it is recent; -1 unknown
     uint64_t associationsInProgress = 0;  // inferred chains, all calling AETs

@@ -177,7 +177,8 @@ namespace IngestPerf
           stalled = CStoreAnswerStall();
         }
         const bool senderStalled = SenderStall(saturated || stalled);
-        SlowSender(saturated || stalled || senderStalled);
+        const bool received = SiteReceivedInstanceCallback();
+        SlowSender(saturated || stalled || senderStalled || received);
         HttpThreadsSaturated();
         WaitingForCpu();
         const bool transcoding = TranscodingBound();
@@ -186,7 +187,7 @@ namespace IngestPerf
         IndexBound();
         SlowChangeConsumer();
         SlowFilters(transcoding);
-        SlowUploads(LuaLock());
+        SlowUploads(LuaLock() || received);
         SlowHttpClient();
         CompressedAnswers();
         RejectedOrDuplicate();
@@ -363,7 +364,9 @@ namespace IngestPerf
           Check(id, false, "TCP_NODELAY is in effect on Orthanc's DICOM associations: its answers do not stall");
           return false;
         }
-        if (band < kStallShareOfGaps || server.p50Ms * 2 > gap.p50Ms)
+        // The stall's signature is the gaps at the timer, whatever Orthanc's own store takes (a slow
+        // callback of the site's lengthens serverTotal; the stall is a cost of its own beside it).
+        if (band < kStallShareOfGaps)
         {
           Check(id, false,
                 Format("%.0f%% of the gaps at one or two delayed-ACK timers (", band * 100) + BandText(kOneDelayedAck) +
@@ -1044,6 +1047,77 @@ namespace IngestPerf
         return true;
       }
 
+
+      // The site's ReceivedInstanceCallback, which Orthanc lets one plugin hold: where the site's
+      // orthanc-python script registers it, this plugin leaves it, and it runs before the instance
+      // filters, inside HTTP receive and the C-STORE associationGap, with no hook of this plugin around it.
+      bool SiteReceivedInstanceCallback()
+      {
+        const char* id = "received-instance-callback";
+        if (input_.receivedInstanceHeld || !PythonRegisters("ReceivedInstanceCallback"))
+        {
+          Check(id, false,
+                input_.receivedInstanceHeld ? "this plugin holds the ReceivedInstanceCallback"
+                                            : "no site script registers the ReceivedInstanceCallback");
+          return false;
+        }
+        const PhaseFigures& receive = rest_[Phase::Receive];
+        const PhaseFigures& gap = dicom_[Phase::AssociationGap];
+        const bool http = receive.count >= kMinimumSamples && receive.meanMs >= kUploadMs &&
+                          receive.meanMs >= kDominantShare * rest_[Phase::ServerTotal].meanMs;
+        // With TCP_NODELAY on Orthanc's side, a gap at the delayed-ACK timer is the sender's stall instead.
+        const bool dicom = gap.count >= kMinimumSamples && input_.dicomTcpNoDelay && gap.p50Ms >= kSlowGapMs &&
+                           ShareAtDelayedAckTimers() < kStallShareOfGaps;
+        const std::string seen =
+          Format("HTTP receive mean %.1f ms, C-STORE associationGap p50 %.1f ms", receive.meanMs, gap.p50Ms);
+        if (!http && !dicom)
+        {
+          Check(id, false, seen);
+          return false;
+        }
+        Check(id, true, seen);
+        const double cost = std::max(http ? receive.meanMs : 0.0, dicom ? gap.p50Ms : 0.0);
+        Finding& f = Add(id,
+                         http && dicom ? "all"
+                         : http        ? "rest"
+                                       : "dicom",
+                         cost, CostKind::Measured,
+                         http && dicom ? AllCycleMs()
+                         : http        ? CycleMs(rest_)
+                                       : CycleMs(dicom_));
+        std::string where;
+        if (http)
+        {
+          where += Format("HTTP receive mean %.1f ms", receive.meanMs);
+        }
+        if (dicom)
+        {
+          where += (where.empty() ? "" : ", ") + Format("C-STORE associationGap p50 %.1f ms", gap.p50Ms);
+        }
+        f.verdict = "The site's ReceivedInstanceCallback (orthanc-python's script registers it): it runs before the "
+                    "store, in " +
+                    where + ", which no hook of this plugin separates from the upload or the sender";
+        f.evidence["receive"] = receive.count > 0 ? PhaseEvidence(receive) : Evidence();
+        f.evidence["associationGap"] = gap.count > 0 ? PhaseEvidence(gap) : Evidence();
+        if (PartsKnown(receive))
+        {
+          f.evidence["receiveParts"] = PartsEvidence(receive);
+        }
+        f.evidence["pythonCallbacks"] = NameList(input_.configuration.pythonCallbacks);
+        f.explanation = "Orthanc lets one plugin hold the ReceivedInstanceCallback and calls it first in its store, "
+                        "before parsing the instance; this plugin leaves it to the site's script, so the callback's "
+                        "time lies in HTTP receive and the C-STORE gap, with the client's and the sender's.";
+        f.fix.action = "Make the site's ReceivedInstanceCallback return at once: only the edit of the instance "
+                       "there, anything slow (lookups, web services) after the store or in a job";
+        f.fix.effect = "Not a configuration change: each instance arrives sooner by the callback's time (the "
+                       "rule's scenario, an orthanc-python ReceivedInstanceCallback of 20 ms: "
+                       "docs/diagnosis.md#received-instance-callback)";
+        f.confidence = "medium";
+        f.confidenceReason = "the site's script registers the callback and the phase that holds it is long; the "
+                             "callback is not timed on its own, and a slow upload or sender looks the same";
+        return true;
+      }
+
       void StorageBound(bool cstoreFilters)
       {
         const char* id = "storage-bound";
@@ -1389,7 +1463,7 @@ namespace IngestPerf
         const char* id = "slow-uploads";
         if (luaLock)
         {
-          Check(id, false, "the HTTP receive is explained by lua-lock");
+          Check(id, false, "the HTTP receive is explained by lua-lock or received-instance-callback");
           return;
         }
         const PhaseFigures& receive = rest_[Phase::Receive];

@@ -3,6 +3,7 @@
 #include <link.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -143,14 +144,30 @@ namespace IngestPerf
     {
       path = std::filesystem::path(configurationFolder) / path;
     }
+    // The functions' names, called or passed on (orthanc.RegisterOnChangeCallback(f), or as a value),
+    // outside the script's comment lines.
     std::ifstream stream(path, std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+    std::string code;
+    for (std::string line; std::getline(stream, line);)
+    {
+      const size_t first = line.find_first_not_of(" \t");
+      if (first != std::string::npos && line[first] != '#')
+      {
+        code += line + '\n';
+      }
+    }
     for (const auto& registration : kRegistrations)
     {
-      const std::string call = std::string(registration.first) + "(";
-      if (text.find(call) != std::string::npos)
+      const size_t length = strlen(registration.first);
+      for (size_t at = code.find(registration.first); at != std::string::npos;
+           at = code.find(registration.first, at + 1))
       {
-        registered.push_back(registration.second);
+        const char next = at + length < code.size() ? code[at + length] : '\n';
+        if (!isalnum(static_cast<unsigned char>(next)) && next != '_')
+        {
+          registered.push_back(registration.second);
+          break;
+        }
       }
     }
     return registered;

@@ -258,8 +258,10 @@ namespace IngestPerf
 
   bool InstanceTimeline::NextSegmentSampled(uint32_t period) const
   {
-    // The thread's first instance, then one in `period`: a short run has a split instance too.
-    return period != 0 && segmentsOpened_ % period == 0;
+    // The thread's first instances, then one in `period`: a short run, or a few threads, give the
+    // diagnosis the split instances it reads (kMinimumSplit) while the evidence is thin.
+    constexpr uint64_t kFirstSampled = 5;
+    return period != 0 && (segmentsOpened_ < kFirstSampled || segmentsOpened_ % period == 0);
   }
 
 

@@ -167,7 +167,7 @@ TEST(DiagnosisRules, HealthyIngestHasNoFindingAndEveryRuleSaysWhy)
   DiagnosisInput input = Healthy();
   const Diagnosis diagnosis = Diagnose(Merge(input));
   EXPECT_TRUE(diagnosis.findings.empty());
-  ASSERT_EQ(19u, diagnosis.checks.size());
+  ASSERT_EQ(20u, diagnosis.checks.size());
   std::set<std::string> ids;
   for (const RuleCheck& check : diagnosis.checks)
   {
@@ -175,8 +175,8 @@ TEST(DiagnosisRules, HealthyIngestHasNoFindingAndEveryRuleSaysWhy)
     EXPECT_FALSE(check.reason.empty()) << check.id;
     ids.insert(check.id);
   }
-  EXPECT_EQ(19u, ids.size());
-  EXPECT_EQ(19u, DiagnosisRuleIds().size());
+  EXPECT_EQ(20u, ids.size());
+  EXPECT_EQ(20u, DiagnosisRuleIds().size());
 }
 
 
@@ -271,6 +271,41 @@ TEST(DiagnosisRules, GapsAtTheDelayedAckTimerAreTheAnswerStall)
   Dicom(input).gapsNearDelayedAck = 40;
   Dicom(input).gapMsNearDelayedAcks = 40 * 44.0;
   EXPECT_EQ(std::set<std::string>{"slow-sender"}, Fired(Merge(input)));
+}
+
+
+TEST(DiagnosisRules, TheAnswerStallIsNamedBesideASlowStore)
+{
+  // Every gap at the timer while a site's OnStoredInstance of 30 ms lengthens the store: two causes,
+  // each named (the stall's rule once wanted serverTotal under half the gap).
+  DiagnosisInput input = Healthy();
+  input.dicomTcpNoDelay = false;
+  input.pluginsAfter = {"libOrthancPython.so"};
+  At(Dicom(input), Phase::AssociationGap) = Phase_(199, 44.5, 43.8);
+  Dicom(input).gapsNearDelayedAck = 199;
+  Dicom(input).gapMsNearDelayedAcks = 199 * 44.0;
+  At(Dicom(input), Phase::OtherOnStored) = Phase_(200, 30.3);
+  At(Dicom(input), Phase::ServerTotal) = Phase_(200, 35.1);
+  EXPECT_EQ((std::set<std::string>{"cstore-answer-stall", "site-callbacks"}), Fired(Merge(input)));
+}
+
+
+TEST(DiagnosisRules, TheSitesReceivedInstanceCallbackIsNamedWhereItsScriptRegistersIt)
+{
+  // An orthanc-python ReceivedInstanceCallback of 20 ms: in HTTP receive and the C-STORE gap.
+  DiagnosisInput input = Healthy();
+  At(Rest(input), Phase::Receive) = Phase_(200, 20.9);
+  At(Rest(input), Phase::ServerTotal) = Phase_(200, 25.5);
+  At(Dicom(input), Phase::AssociationGap) = Phase_(199, 22.6, 22.4);
+  EXPECT_EQ((std::set<std::string>{"slow-uploads", "slow-sender"}), Fired(Merge(input)));  // no script: the clients'
+  input.configuration.pythonCallbacks = {"ReceivedInstanceCallback", "OnStoredInstance"};
+  const Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  EXPECT_EQ("received-instance-callback", diagnosis.findings[0].id);
+  EXPECT_EQ("all", diagnosis.findings[0].transport);
+  EXPECT_NE(std::string::npos, diagnosis.findings[0].verdict.find("ReceivedInstanceCallback"));
+  input.receivedInstanceHeld = true;  // this plugin holds it: the site's script could not have it
+  EXPECT_EQ((std::set<std::string>{"slow-uploads", "slow-sender"}), Fired(Merge(input)));
 }
 
 

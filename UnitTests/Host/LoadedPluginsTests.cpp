@@ -122,8 +122,10 @@ TEST(LoadedPlugins, TheHooksOrthancPythonsScriptRegistersAreNamedByOrthancsNames
   TemporaryFolder folder;
   std::ofstream(folder.Path() + "/site.py") << "import orthanc\n"
                                                "orthanc.RegisterOnStoredInstanceCallback(on_stored)\n"
-                                               "orthanc.RegisterIncomingCStoreInstanceFilter(refuse)\n"
-                                               "# orthanc.RegisterOnChangeCallback is not called: no parenthesis\n";
+                                               "for register in (orthanc.RegisterIncomingCStoreInstanceFilter,):\n"
+                                               "    register(refuse)\n"
+                                               "  # orthanc.RegisterOnChangeCallback(f): a comment\n"
+                                               "orthanc.RegisterReceivedInstanceCallbackOfMine(f)\n";
   EXPECT_EQ((std::vector<std::string>{"IncomingCStoreInstanceFilter", "OnStoredInstance"}),
             PythonCallbacksRegistered("site.py", folder.Path()));
   EXPECT_TRUE(PythonCallbacksRegistered("", folder.Path()).empty());

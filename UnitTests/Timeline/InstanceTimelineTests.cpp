@@ -450,13 +450,14 @@ namespace
 
 TEST(InstanceTimeline, OneInstanceInThePeriodHasItsClocksReadAtEachBoundAndAtTheOnStoredBeforeIt)
 {
-  constexpr uint32_t kPeriod = 3;
+  constexpr uint32_t kPeriod = 7;
+  constexpr size_t kCount = 10;
   InstanceTimeline timeline;
   RecordingSink sink;
   std::vector<bool> readAtStored;
-  for (int i = 0; i < 6; i++)
+  for (size_t i = 0; i < kCount; i++)
   {
-    const int64_t t = 100 * i;
+    const int64_t t = 100 * static_cast<int64_t>(i);
     timeline.Received(t * kMs, Transport::Dicom, 500, true, nullptr, sink, nullptr,
                       IfDue(timeline, TimelineEvent::Received, kPeriod, Clocks(t, t)));
     timeline.Filtered((t + 1) * kMs, Transport::Dicom, sink,
@@ -465,11 +466,12 @@ TEST(InstanceTimeline, OneInstanceInThePeriodHasItsClocksReadAtEachBoundAndAtThe
     timeline.Stored(Stored((t + 10) * kMs, Transport::Dicom), sink,
                     IfDue(timeline, TimelineEvent::Stored, kPeriod, Clocks(t + 3, t + 2)));
   }
-  ASSERT_EQ(6u, sink.completed.size());
-  // The thread's 1st and 4th instance, and the OnStored before each (the gap's start).
-  const std::vector<bool> sampled = {true, false, false, true, false, false};
-  EXPECT_EQ((std::vector<bool>{true, false, true, true, false, true}), readAtStored);
-  for (size_t i = 0; i < 6; i++)
+  ASSERT_EQ(kCount, sink.completed.size());
+  // The thread's first 5 instances and the 8th (one in the period), and the OnStored before each
+  // (the gap's start).
+  const std::vector<bool> sampled = {true, true, true, true, true, false, false, true, false, false};
+  EXPECT_EQ((std::vector<bool>{true, true, true, true, true, false, true, true, false, false}), readAtStored);
+  for (size_t i = 0; i < kCount; i++)
   {
     EXPECT_EQ(sampled[i], sink.completed[i].clocks.sampled) << i;
   }
@@ -481,7 +483,7 @@ TEST(InstanceTimeline, OneInstanceInThePeriodHasItsClocksReadAtEachBoundAndAtThe
   EXPECT_EQ(210 * kMs, fourth.previousStoredNs);  // the third instance's OnStored
   EXPECT_EQ(203 * kMs, fourth.previousStored.cpuNs);
   EXPECT_EQ(0, sink.completed[0].clocks.previousStoredNs);  // the thread's first: no gap before it
-  EXPECT_FALSE(sink.completed[2].clocks.stored.HasCpu());   // the end of an instance not sampled is not kept
+  EXPECT_FALSE(sink.completed[5].clocks.stored.HasCpu());   // the end of an instance not sampled is not kept
 
   // Period 0: never.
   InstanceTimeline off;
