@@ -20,6 +20,7 @@ the module runs its Orthancs and clients ahead of other work, their storage in m
 """
 import json
 import os
+import re
 
 import pytest
 import requests
@@ -69,6 +70,13 @@ def without_gaps_across_failed_stores(answer, fired):
               % (findings["sender-stall"]["gapsAtDelayedAckTimer"], findings["stores-failing"]["failed"]))
         return [rule for rule in fired if rule != "sender-stall"]
     return fired
+
+
+def sender_stalled_too_rarely(answer):
+    """Whether sender-stall did not judge for want of gaps at the timer: fewer than its minimum of 3."""
+    reason = next(rule["reason"] for rule in answer["rules"] if rule["id"] == "sender-stall")
+    found = re.match(r"(\d+) gaps of \d+ at the delayed-ACK timer", reason)
+    return found is not None and int(found.group(1)) < 3
 
 
 # --- the premises: what each scenario must show in /perf/stats ------------------------------------
@@ -375,11 +383,15 @@ def test_the_diagnosis_names_the_scenario_and_nothing_else(orthanc_version, case
         answer = orthanc.scenario["during"]["diagnosis"] if "during" in options else diagnosis_now(orthanc)
         hidden = expected and answer["findings"] and not without_findings_of_a_busy_machine(
             answer, [], expected)[1]
-        if not hidden or attempt == 2:
+        rare = expected == "sender-stall" and sender_stalled_too_rarely(answer)
+        if not (hidden or rare) or attempt == 2:
             break
         # The machine's other work took the scenario's time (every finding is the busy machine's, its
-        # evidence checked): the scenario once more, as an administrator would look again.
-        print("%s: every finding was the machine's other work; once more" % name)
+        # evidence checked), or the sender stalled on fewer gaps than the rule's minimum (its own
+        # behaviour, which varies from one association to the next: 2 of 59 in a run): the scenario
+        # once more, as an administrator would look again.
+        print("%s: %s; once more" % (name, "the sender stalled on too few gaps" if rare else
+                                     "every finding was the machine's other work"))
     fired = [rule["id"] for rule in answer["rules"] if rule["fired"]]
     top = answer["findings"][0]["id"] if answer["findings"] else None
     row = {"orthanc": orthanc_version, "case": name, "expected": expected, "top": top, "fired": fired}
