@@ -17,11 +17,32 @@ namespace IngestPerf
   }
 
 
+  bool DicomConnections::ReadSlot(const Slot& slot, DicomConnection& view)
+  {
+    // The writer sets the cookie to 0, fences, writes the fields, then publishes the new cookie
+    // (release). The reader reads the cookie (acquire), the fields, fences (acquire) and reads the
+    // cookie again: the same cookie, the fields are that record's (a seqlock, as in Linux's and
+    // Boehm's "Can seqlocks get along with programming language memory models?", 2012). closedNs may
+    // still move on its own while the record stays (CheckOpen): a reader sees it closed or not yet.
+    const uint64_t cookie = slot.cookie.load(std::memory_order_acquire);
+    if (cookie == 0)
+    {
+      return false;
+    }
+    view.cookie = cookie;
+    view.peer = slot.peer.load(std::memory_order_relaxed);
+    view.remoteAet = slot.remoteAet.load(std::memory_order_relaxed);
+    view.openedNs = slot.openedNs.load(std::memory_order_relaxed);
+    view.closedNs = slot.closedNs.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return slot.cookie.load(std::memory_order_relaxed) == cookie;
+  }
+
+
   void DicomConnections::Update(const Reading* open, size_t count, int64_t nowNs)
   {
-    // One writer at a time changes the slots in place; a reader that sees a cookie sees the fields
-    // written before it (release/acquire). A writer that finds another one at work leaves it the
-    // update (the other reading is as recent).
+    // One writer at a time changes the slots in place (a seqlock: ReadSlot). A writer that finds
+    // another one at work leaves it the update (the other reading is as recent).
     if (!BoundedSpinLock(updating_))
     {
       return;
@@ -82,7 +103,8 @@ namespace IngestPerf
       {
         continue;  // more open DICOM connections than slots: the others are not attributed
       }
-      target->cookie.store(0, std::memory_order_release);  // readers skip it while it changes
+      target->cookie.store(0, std::memory_order_relaxed);   // readers skip it while it changes
+      std::atomic_thread_fence(std::memory_order_release);  // ... and no field is seen before the 0
       target->fd.store(open[i].fd, std::memory_order_relaxed);
       target->peer.store(open[i].peer, std::memory_order_relaxed);
       // The AET of an instance stored on it before it was read, if it is the one new from its peer.
@@ -158,10 +180,8 @@ namespace IngestPerf
     LabelId foundAet = kUnidentified;
     for (const Slot& slot : slots_)
     {
-      const uint64_t cookie = slot.cookie.load(std::memory_order_acquire);
-      if (cookie == 0 || slot.peer.load(std::memory_order_relaxed) != peer ||
-          !MayBeOpenAt(slot.openedNs.load(std::memory_order_relaxed), slot.closedNs.load(std::memory_order_relaxed),
-                       atNs))
+      DicomConnection view;
+      if (!ReadSlot(slot, view) || view.peer != peer || !MayBeOpenAt(view.openedNs, view.closedNs, atNs))
       {
         continue;
       }
@@ -169,8 +189,8 @@ namespace IngestPerf
       {
         return 0;  // several associations from that address at once: which one is not known
       }
-      found = cookie;
-      foundAet = slot.remoteAet.load(std::memory_order_relaxed);
+      found = view.cookie;
+      foundAet = view.remoteAet;
     }
     if (found != 0 && remoteAet != kUnidentified && foundAet != kUnidentified && foundAet != remoteAet)
     {
@@ -221,11 +241,8 @@ namespace IngestPerf
     size_t count = 0;
     for (const Slot& slot : slots_)
     {
-      count += (slot.cookie.load(std::memory_order_acquire) != 0 && slot.peer.load(std::memory_order_relaxed) == peer &&
-                MayBeOpenAt(slot.openedNs.load(std::memory_order_relaxed),
-                            slot.closedNs.load(std::memory_order_relaxed), atNs))
-                 ? 1
-                 : 0;
+      DicomConnection view;
+      count += (ReadSlot(slot, view) && view.peer == peer && MayBeOpenAt(view.openedNs, view.closedNs, atNs)) ? 1 : 0;
     }
     return count;
   }
@@ -236,10 +253,8 @@ namespace IngestPerf
     size_t found = 0;
     for (const Slot& slot : slots_)
     {
-      const uint64_t cookie = slot.cookie.load(std::memory_order_acquire);
-      const int64_t opened = slot.openedNs.load(std::memory_order_relaxed);
-      const int64_t closed = slot.closedNs.load(std::memory_order_relaxed);
-      if (cookie == 0 || opened > atNs || (closed != 0 && closed < atNs))
+      DicomConnection view;
+      if (!ReadSlot(slot, view) || view.openedNs > atNs || (view.closedNs != 0 && view.closedNs < atNs))
       {
         continue;
       }
@@ -247,8 +262,7 @@ namespace IngestPerf
       {
         return false;
       }
-      connection = DicomConnection{cookie, slot.peer.load(std::memory_order_relaxed),
-                                   slot.remoteAet.load(std::memory_order_relaxed), opened, closed};
+      connection = view;
     }
     return found == 1;
   }
@@ -258,9 +272,10 @@ namespace IngestPerf
   {
     for (const Slot& slot : slots_)
     {
-      if (cookie != 0 && slot.cookie.load(std::memory_order_acquire) == cookie)
+      DicomConnection view;
+      if (cookie != 0 && ReadSlot(slot, view) && view.cookie == cookie)
       {
-        return slot.openedNs.load(std::memory_order_relaxed);
+        return view.openedNs;
       }
     }
     return 0;
@@ -271,13 +286,12 @@ namespace IngestPerf
   {
     for (const Slot& slot : slots_)
     {
-      const uint64_t cookie = slot.cookie.load(std::memory_order_acquire);
-      if (cookie == 0 || slot.closedNs.load(std::memory_order_relaxed) != 0 ||
-          slot.openedNs.load(std::memory_order_relaxed) > atNs)
+      DicomConnection view;
+      if (!ReadSlot(slot, view) || view.closedNs != 0 || view.openedNs > atNs)
       {
         continue;  // closed, or opened after atNs
       }
-      const LabelId aet = slot.remoteAet.load(std::memory_order_relaxed);
+      const LabelId aet = view.remoteAet;
       if (remoteAet == kUnidentified || aet == kUnidentified || aet == remoteAet)
       {
         return false;  // may be its association, still open
@@ -292,10 +306,9 @@ namespace IngestPerf
     uint64_t found = 0;
     for (const Slot& slot : slots_)
     {
-      const uint64_t cookie = slot.cookie.load(std::memory_order_acquire);
-      const int64_t closed = slot.closedNs.load(std::memory_order_relaxed);
-      if (cookie == 0 || slot.peer.load(std::memory_order_relaxed) != peer ||
-          slot.openedNs.load(std::memory_order_relaxed) > atNs || (closed != 0 && closed < atNs))
+      DicomConnection view;
+      if (!ReadSlot(slot, view) || view.peer != peer || view.openedNs > atNs ||
+          (view.closedNs != 0 && view.closedNs < atNs))
       {
         continue;
       }
@@ -303,7 +316,7 @@ namespace IngestPerf
       {
         return 0;
       }
-      found = cookie;
+      found = view.cookie;
     }
     return found;
   }
@@ -313,9 +326,9 @@ namespace IngestPerf
   {
     for (const Slot& slot : slots_)
     {
-      const int64_t closed = slot.closedNs.load(std::memory_order_relaxed);
-      if (slot.cookie.load(std::memory_order_acquire) != 0 && (closed == 0 || closed > untilNs) &&
-          slot.peer.load(std::memory_order_relaxed) == peer && slot.openedNs.load(std::memory_order_relaxed) <= atNs)
+      DicomConnection view;
+      if (ReadSlot(slot, view) && (view.closedNs == 0 || view.closedNs > untilNs) && view.peer == peer &&
+          view.openedNs <= atNs)
       {
         return true;
       }
@@ -329,9 +342,8 @@ namespace IngestPerf
     size_t count = 0;
     for (const Slot& slot : slots_)
     {
-      count += (slot.cookie.load(std::memory_order_acquire) != 0 && slot.closedNs.load(std::memory_order_relaxed) == 0)
-                 ? 1
-                 : 0;
+      DicomConnection view;
+      count += (ReadSlot(slot, view) && view.closedNs == 0) ? 1 : 0;
     }
     return count;
   }
@@ -342,12 +354,10 @@ namespace IngestPerf
     std::vector<DicomConnection> result;
     for (const Slot& slot : slots_)
     {
-      const uint64_t cookie = slot.cookie.load(std::memory_order_acquire);
-      if (cookie != 0)
+      DicomConnection view;
+      if (ReadSlot(slot, view))
       {
-        result.push_back(DicomConnection{
-          cookie, slot.peer.load(std::memory_order_relaxed), slot.remoteAet.load(std::memory_order_relaxed),
-          slot.openedNs.load(std::memory_order_relaxed), slot.closedNs.load(std::memory_order_relaxed)});
+        result.push_back(view);
       }
     }
     return result;

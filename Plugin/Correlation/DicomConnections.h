@@ -120,6 +120,9 @@ namespace IngestPerf
       std::atomic<int64_t> closedNs{0};
     };
 
+    // A seqlock read of one slot: false when it is free or changed while read (its cookie differs).
+    static bool ReadSlot(const Slot& slot, DicomConnection& view);
+
     std::atomic<bool> updating_{false};  // one writer at a time (the plugin's thread)
     struct PendingAet
     {

@@ -22,6 +22,8 @@ namespace IngestPerf
       }
 #if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+      __asm__ __volatile__("yield" ::: "memory");  // the same hint on Arm (Linux's cpu_relax)
 #endif
     }
     return false;
