@@ -40,16 +40,17 @@ def test_an_unknown_key_is_a_warning_with_the_closest_known_one(orthanc_factory,
     assert stored(orthanc.stats(), "rest") == 2
 
 
-def test_max_series_is_read_as_max_streams_for_one_release(orthanc_factory):
-    """MaxSeries, MaxStreams' former name (a label stream, not a DICOM series), is still read and
-    said deprecated in the log; the answers give the new name."""
+def test_max_series_is_ignored_and_said_with_its_new_name(orthanc_factory):
+    """MaxSeries, MaxStreams' former name (a label stream, not a DICOM series), is ignored since 0.2,
+    said in the log and in notInEffect with the name to use."""
     orthanc = orthanc_factory(ingest_perf={"MaxSeries": 3})
-    assert "IngestPerf: option MaxSeries is deprecated, its name is now MaxStreams: read as MaxStreams" in \
-        orthanc.log_text()
+    said = "option MaxSeries was removed (its name is MaxStreams): ignored"
+    assert "IngestPerf: " + said in orthanc.log_text()
     stats = orthanc.stats()
-    assert stats["state"] == "running" and stats["notInEffect"] == []
-    assert stats["configuration"]["MaxStreams"] == 3 and "MaxSeries" not in stats["configuration"]
-    assert stats["labels"]["streams"]["capacity"] == 3 == stats["labels"]["series"]["capacity"]
+    assert stats["state"] == "running"
+    assert stats["notInEffect"] == [{"option": "IngestPerf.MaxSeries", "reason": said}]
+    assert stats["configuration"]["MaxStreams"] == 128 and "MaxSeries" not in stats["configuration"]
+    assert stats["labels"]["streams"]["capacity"] == 128 and "series" not in stats["labels"]
 
 
 def owner_plugin(plugin_path):

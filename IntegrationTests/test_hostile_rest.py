@@ -156,7 +156,7 @@ def stats_parameter(rng, names):
 RECENT_VALUES = {
     "n": ["1", "20", "1000", "0", "1001", "-1", "1e3", "20x"],
     "window": ["1m", "5m", "1h", "90s", "24h", "0s", "25h", "5d", "m", "1.5m"],
-    "phase": ["serverTotal", "persist", "associationGap", "changeDispatch", "responseSend", "ServerTotal"],
+    "phase": ["serverTotal", "persist", "associationGap", "changeDispatch", "otherOnStored", "ServerTotal"],
     "seconds": ["1", "60", "3600", "0", "3601", "60s", "-60"],
 }
 

@@ -65,9 +65,6 @@ def test_the_vocabulary_names_every_route_and_each_answers_its_method_only(ortha
         for other in {"GET", "POST", "PUT", "DELETE"} - {route["method"]}:
             refused = orthanc._request(other, path)
             assert (refused.status_code, refused.headers.get("Allow")) == (405, route["method"]), (other, route)
-    for alias in (route for route in vocabulary["routes"] if route.get("aliasOf")):  # a former name, for one release
-        former, current = (orthanc.get(path + "?window=5m").json() for path in (alias["path"], alias["aliasOf"]))
-        assert former["window"] == current["window"] == "5m" and set(former) == set(current), alias
     refused = orthanc.get("/perf/vocabulary?phase=receive")
     assert refused.status_code == 400 and refused.json()["parameter"] == "phase"
 

@@ -20,8 +20,6 @@ MODES = {
                       "the plugin's timed storage area stores every file (the generated PostgreSQL, MySQL "
                       "and Odbc `EnableStorage` set to false on both sides; the run fails unless "
                       "`storage.timed` is true)"),
-    "rest-answers": ({"IngestPerf": {"TimeRestAnswers": True}}, True,
-                     "the REST answer timing, refused on every Orthanc up to 1.12.7 (checked transparent)"),
     "transcoding": ({"IngestPerf": {}, "IngestTranscoding": "1.2.840.10008.1.2.4.50",
                      "IngestTranscodingOfUncompressed": False}, True,
                     "Orthanc transcodes at ingest, on both sides, the compressed instances that JPEG baseline "

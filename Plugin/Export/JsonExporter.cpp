@@ -661,17 +661,13 @@ namespace IngestPerf
         out.EndArray();
         out.EndObject();
       }
-      // "series": its former name, for one release (NEWS).
-      for (const char* name : {"streams", "series"})
-      {
-        out.Key(name);
-        out.BeginObject();
-        out.Member("capacity", info.capacity);
-        out.Member("used", info.used);
-        out.Member("overflowed", info.overflowed);
-        out.Member("bytesEach", info.bytesEach);
-        out.EndObject();
-      }
+      out.Key("streams");
+      out.BeginObject();
+      out.Member("capacity", info.capacity);
+      out.Member("used", info.used);
+      out.Member("overflowed", info.overflowed);
+      out.Member("bytesEach", info.bytesEach);
+      out.EndObject();
       out.EndObject();
     }
 
@@ -806,6 +802,10 @@ namespace IngestPerf
       {
         add(std::string(kConfigurationSection) + "." + unknown.key, unknown.Message() + ": ignored");
       }
+      for (const RemovedOption& removed : configuration.removedOptions)
+      {
+        add(std::string(kConfigurationSection) + "." + removed.key, removed.Message());
+      }
       if (status.state == PluginState::Inert)
       {
         add(kConfigurationSection, status.stateReason);
@@ -815,10 +815,6 @@ namespace IngestPerf
         if (configuration.timedStorage && !status.storage.active)
         {
           add("IngestPerf.TimedStorage", status.storage.reason);
-        }
-        if (configuration.timeRestAnswers && !status.restAnswers.active)
-        {
-          add("IngestPerf.TimeRestAnswers", status.restAnswers.reason);
         }
         if (configuration.transcodeTiming != TranscodeTiming::Off && !status.hooks.transcoder.registered)
         {
@@ -951,7 +947,6 @@ namespace IngestPerf
     out.Member("RecentInstances", configuration.recentInstances);
     out.Member("TranscodeTiming", TranscodeTimingName(configuration.transcodeTiming));
     out.Member("TimedStorage", configuration.timedStorage);
-    out.Member("TimeRestAnswers", configuration.timeRestAnswers);
     out.Member("HashPeers", configuration.hashPeers);
     out.Member("DicomTcpNoDelay", configuration.dicomTcpNoDelay);
     out.Member("HttpConnectionIdentity", configuration.httpConnectionIdentity);

@@ -89,10 +89,6 @@ namespace IngestPerf
       value["path"_key] = definition.path;
       value["method"_key] = RouteMethodName(definition.method);
       value["answer"_key] = definition.answer;
-      if (definition.aliasOf != nullptr)
-      {
-        value["aliasOf"_key] = definition.aliasOf;
-      }
       return value;
     }
   }

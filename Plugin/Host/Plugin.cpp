@@ -6,7 +6,6 @@
 //            SlowestExporter / TraceExporter -> RestRoutes (and the page of /perf/ui/, Ui/UiFiles,
 //            which reads the routes over HTTP).
 #include "Capture/IngestHooks.h"
-#include "Capture/RestAnswerRefusal.h"
 #include "Capture/StorageRoot.h"
 #include "Capture/TimedStorageArea.h"
 #include "Correlation/IngestWatcher.h"
@@ -121,9 +120,9 @@ namespace
       StayInert("cannot read the configuration: " + CurrentExceptionText());
       return;
     }
-    for (const DeprecatedOption& deprecated : status.configuration.deprecatedOptions)
+    for (const RemovedOption& removed : status.configuration.removedOptions)
     {
-      OrthancSdk::LogWarning(std::string("IngestPerf: ") + deprecated.Message() + " (in the " + kConfigurationSection +
+      OrthancSdk::LogWarning(std::string("IngestPerf: ") + removed.Message() + " (in the " + kConfigurationSection +
                              " section)");
     }
     for (const UnknownOption& unknown : status.configuration.unknownOptions)
@@ -231,7 +230,6 @@ namespace
     status.hooks = RegisterIngestHooks(status.configuration, status.laterPlugins);
     DecideReceivedInstanceHook(status.hooks.receivedInstance, pluginFiles);
     status.storage = RegisterTimedStorageArea(status.configuration);
-    status.restAnswers = RefuseRestAnswerTiming(status.configuration.timeRestAnswers);
     RegisterPublishedOrthancMetrics(status);
     IngestState* ingest = ingestState.get();
     IngestWatcher::Hooks hooks;

@@ -28,7 +28,7 @@
 
 namespace IngestPerf
 {
-  // Every labelled stream's snapshot (GET /perf/metrics: 180 KB with MaxSeries 128), in pages of
+  // Every labelled stream's snapshot (GET /perf/metrics: 180 KB with MaxStreams 128), in pages of
   // their own (MappedAllocator).
   using StreamSnapshots = std::vector<std::pair<InstanceLabels, TransportSnapshot>,
                                       MappedAllocator<std::pair<InstanceLabels, TransportSnapshot>>>;

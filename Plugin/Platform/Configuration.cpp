@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -36,12 +37,32 @@ namespace IngestPerf
 
     const std::set<std::string>& KnownOptions()
     {
-      static const std::set<std::string> known = {
-        "Enable",          "ReceivedInstanceCallback", "MaxThreads", "ChangeTableSize",
-        "MaxPeers",        "MaxLabelValues",           "MaxStreams", "TranscodeTiming",
-        "TimedStorage",    "TimeRestAnswers",          "HashPeers",  "RecentInstances",
-        "DicomTcpNoDelay", "HttpConnectionIdentity",   "MaxSeries",  "PhasePartsSampling"};
+      static const std::set<std::string> known = {"Enable",
+                                                  "ReceivedInstanceCallback",
+                                                  "MaxThreads",
+                                                  "ChangeTableSize",
+                                                  "MaxPeers",
+                                                  "MaxLabelValues",
+                                                  "MaxStreams",
+                                                  "TranscodeTiming",
+                                                  "TimedStorage",
+                                                  "HashPeers",
+                                                  "RecentInstances",
+                                                  "DicomTcpNoDelay",
+                                                  "HttpConnectionIdentity",
+                                                  "PhasePartsSampling"};
       return known;
+    }
+
+    // The options of earlier releases, and why they are gone.
+    const std::map<std::string, std::string>& FormerOptions()
+    {
+      static const std::map<std::string, std::string> former = {
+        {"MaxSeries", "its name is MaxStreams"},
+        {"TimeRestAnswers", "no Orthanc has a hook around its REST answer, whose compression and sending stay "
+                            "unobservable (docs/phases.md#http-answers)"},
+      };
+      return former;
     }
 
     // Edits (insert, delete, substitute, ignoring case) from `a` to `b`; an adjacent swap counts one.
@@ -179,10 +200,9 @@ namespace IngestPerf
   }
 
 
-  std::string DeprecatedOption::Message() const
+  std::string RemovedOption::Message() const
   {
-    return "option " + key + " is deprecated, its name is now " + replacement +
-           (ignored ? ": ignored, since " + replacement + " is given too" : ": read as " + replacement + " for now");
+    return "option " + key + " was removed (" + reason + "): ignored";
   }
 
 
@@ -306,7 +326,12 @@ namespace IngestPerf
 
     for (const std::string& key : section.getMemberNames())
     {
-      if (KnownOptions().count(key) == 0)
+      const auto former = FormerOptions().find(key);
+      if (former != FormerOptions().end())
+      {
+        configuration.removedOptions.push_back(RemovedOption{key, former->second});
+      }
+      else if (KnownOptions().count(key) == 0)
       {
         configuration.unknownOptions.push_back(UnknownOption{key, ClosestKnownOption(key)});
       }
@@ -336,19 +361,10 @@ namespace IngestPerf
       ReadInteger(section, "ChangeTableSize", configuration.changeTableSize, 16, 16777216);
     configuration.maxPeers = ReadInteger(section, "MaxPeers", configuration.maxPeers, 1, 65536);
     configuration.maxLabelValues = ReadInteger(section, "MaxLabelValues", configuration.maxLabelValues, 1, 253);
-    // MaxSeries: MaxStreams' former name (a label stream, not a DICOM series), read for one release.
-    if (section.isMember("MaxSeries"))
-    {
-      const size_t former = ReadInteger(section, "MaxSeries", configuration.maxStreams, 1, 65536);
-      const bool ignored = section.isMember("MaxStreams");
-      configuration.deprecatedOptions.push_back(DeprecatedOption{"MaxSeries", "MaxStreams", ignored});
-      configuration.maxStreams = ignored ? configuration.maxStreams : former;
-    }
     configuration.maxStreams = ReadInteger(section, "MaxStreams", configuration.maxStreams, 1, 65536);
     configuration.recentInstances =
       ReadInteger(section, "RecentInstances", configuration.recentInstances, kMinRecentInstances, kMaxRecentInstances);
     configuration.timedStorage = ReadBool(section, "TimedStorage", configuration.timedStorage);
-    configuration.timeRestAnswers = ReadBool(section, "TimeRestAnswers", configuration.timeRestAnswers);
     configuration.hashPeers = ReadBool(section, "HashPeers", configuration.hashPeers);
     configuration.dicomTcpNoDelay = ReadBool(section, "DicomTcpNoDelay", configuration.dicomTcpNoDelay);
     configuration.httpConnectionIdentity =

@@ -54,13 +54,12 @@ namespace IngestPerf
     std::string Message() const;  // "unknown option DicomTcpNodelay; did you mean DicomTcpNoDelay?"
   };
 
-  // A key of the IngestPerf section under its former name: still read for one release, and said.
-  struct DeprecatedOption
+  // A key of the IngestPerf section that an earlier release knew: ignored, and said with why.
+  struct RemovedOption
   {
-    std::string key;          // the former name, as written: "MaxSeries"
-    std::string replacement;  // its name now: "MaxStreams"
-    bool ignored = false;     // the replacement was given too, and won
-    std::string Message() const;
+    std::string key;              // as written: "MaxSeries"
+    std::string reason;           // "its name is MaxStreams"
+    std::string Message() const;  // "option MaxSeries was removed (its name is MaxStreams): ignored"
   };
 
   // The known key closest to `key` (case and at most a few edits apart), or "".
@@ -79,11 +78,10 @@ namespace IngestPerf
     size_t changeTableSize = 16384;
     size_t maxPeers = 256;
     size_t maxLabelValues = 32;
-    size_t maxStreams = 128;        // MaxStreams (formerly MaxSeries): labelled streams with histograms of their own
+    size_t maxStreams = 128;        // MaxStreams: labelled streams with histograms of their own
     size_t recentInstances = 4096;  // the ring of /perf/slowest and /perf/trace (Metrics/RecentInstances.h)
     TranscodeTiming transcodeTiming = TranscodeTiming::Off;
     bool timedStorage = false;
-    bool timeRestAnswers = false;
     // AETs and client addresses exported as stable short hashes (Labels/PeerPseudonym.h).
     bool hashPeers = false;
     // Disable Nagle's algorithm on Orthanc's DICOM associations, through DCMTK's TCP_NODELAY
@@ -96,7 +94,7 @@ namespace IngestPerf
     uint32_t phasePartsSampling = 50;
     // Keys of the section that were ignored, and those read under their former names.
     std::vector<UnknownOption> unknownOptions;
-    std::vector<DeprecatedOption> deprecatedOptions;
+    std::vector<RemovedOption> removedOptions;
 
     // The running Orthanc, and what it does by default.
     OrthancVersion orthanc;

@@ -1,5 +1,5 @@
 // An allocator for the large, short-lived arrays a REST answer copies (the recent instances of
-// /perf/slowest and /perf/trace, the slots of /perf/series, the streams of /perf/metrics): from
+// /perf/slowest and /perf/trace, the slots of /perf/slots, the streams of /perf/metrics): from
 // kMappedBytes up, pages of their own (mmap), unmapped when freed; below, operator new. Freeing a
 // block of 128 KB or more that malloc had mapped raises glibc's mmap and trim thresholds to its
 // size, for good and for every thread: each of Orthanc's HTTP threads' heaps then keeps what later

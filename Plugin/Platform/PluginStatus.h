@@ -181,12 +181,6 @@ namespace IngestPerf
     std::string root;
   };
 
-  struct RestAnswerState
-  {
-    bool active = false;
-    std::string reason;
-  };
-
   // Whether DCMTK disables Nagle's algorithm on Orthanc's DICOM associations (TCP_NODELAY), and
   // who decided it (Host/DicomTcpNoDelay.h).
   struct DicomTcpNoDelayStatus
@@ -232,7 +226,6 @@ namespace IngestPerf
     HookRegistrations hooks;
     LaterPluginsHooks laterPlugins;
     StorageAreaState storage;
-    RestAnswerState restAnswers;
     DicomTcpNoDelayStatus dicomTcpNoDelay;
   };
 }

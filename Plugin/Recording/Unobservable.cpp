@@ -20,8 +20,6 @@ namespace IngestPerf
     {
       switch (DefinitionOf(phase).need)
       {
-        case PhaseNeed::RestAnswerHook:
-          return status.restAnswers.active ? nullptr : status.restAnswers.reason.c_str();
         case PhaseNeed::TimedStorage:
           return status.storage.active
                    ? nullptr

@@ -311,7 +311,6 @@ namespace IngestPerf
       {Route::Trace, Protect<Route::Trace, AnswerTrace>},
       {Route::Diagnosis, Protect<Route::Diagnosis, AnswerDiagnosis>},
       {Route::Slots, Protect<Route::Slots, AnswerSlots>},
-      {Route::SeriesAlias, Protect<Route::SeriesAlias, AnswerSlots>},
       {Route::Vocabulary, Protect<Route::Vocabulary, AnswerVocabulary>},
       {Route::Reset, Protect<Route::Reset, AnswerReset>},
       {Route::Ui, Protect<Route::Ui, AnswerUi>},

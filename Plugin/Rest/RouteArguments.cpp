@@ -302,7 +302,7 @@ namespace IngestPerf
         {
           const Phase phase = static_cast<Phase>(p);
           // Only what is known when the instance's record is written (not changeDispatch, which
-          // comes later on Orthanc's change thread, nor responseSend, never measured).
+          // comes later on Orthanc's change thread).
           if (!PhaseInRecentInstances(phase))
           {
             continue;

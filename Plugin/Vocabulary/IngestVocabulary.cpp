@@ -74,11 +74,8 @@ namespace IngestPerf
        "client sends the next request)",
        "HTTP request filter of this request (its headers read)", PhasePlace::Before, kNoParent,
        PhaseNeed::HttpConnection},
-      {"responseSend", "Orthanc starts compressing the ingest request's answer (no hook: never measured)",
-       "Orthanc has written it to the socket", PhasePlace::After, kNoParent, PhaseNeed::RestAnswerHook},
     };
 
-    const char* const kNoAnswerOfItsOwn = "only an HTTP ingest request has an answer of its own to send";
     const char* const kNotAnAssociation = "only a C-STORE association carries a sequence of instances from one peer";
     const char* const kNotAnHttpConnection = "only an HTTP connection carries a sequence of requests";
 
@@ -95,9 +92,6 @@ namespace IngestPerf
       {Phase::Receive, Transport::Dicom,
        "DCMTK reads the whole C-STORE dataset before the first plugin hook fires; the network "
        "receive of a dataset is inside 'associationGap' (together with client idle time)"},
-      {Phase::ResponseSend, Transport::Dicom, kNoAnswerOfItsOwn},
-      {Phase::ResponseSend, Transport::Plugin, kNoAnswerOfItsOwn},
-      {Phase::ResponseSend, Transport::Job, kNoAnswerOfItsOwn},
       {Phase::AssociationGap, Transport::Rest, kNotAnAssociation},
       {Phase::AssociationGap, Transport::Plugin, kNotAnAssociation},
       {Phase::AssociationGap, Transport::Job, kNotAnAssociation},
@@ -229,8 +223,6 @@ namespace IngestPerf
       case Phase::OnStoredWait:
         return "it spans two threads (the storing thread's OnStored, then Orthanc's change thread): no one "
                "thread's clocks bound it";
-      case Phase::ResponseSend:
-        return "the phase itself is not measured";
       default:
         return nullptr;
     }

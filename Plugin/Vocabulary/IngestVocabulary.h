@@ -34,7 +34,6 @@ namespace IngestPerf
     ChangeDispatch,  // OnStored -> NewInstance change delivered to OnChange
     AssociationGap,  // C-STORE: previous OnStored from the same calling AET -> next ReceivedInstance
     RequestGap,      // HTTP: OnStored of a request -> the next request's filter on the same keep-alive connection
-    ResponseSend,    // HTTP: compressing and sending the answer of an ingest request (unobservable)
     Count
   };
 
@@ -119,7 +118,6 @@ namespace IngestPerf
     ReceivedInstanceHook,  // the ReceivedInstanceCallback, which only one plugin may hold
     TranscoderHook,        // the transcoder callback (IngestTranscoding and IngestPerf.TranscodeTiming)
     TimedStorage,          // the timed storage area (IngestPerf.TimedStorage)
-    RestAnswerHook,        // a hook around Orthanc's REST answer, which no Orthanc has
     HttpConnection,        // the HTTP connection a request came on (Platform/HttpConnectionIdentity)
     LaterPlugins           // plugins loaded after this one, and this plugin's second callback after theirs
   };

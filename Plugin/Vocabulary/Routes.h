@@ -15,7 +15,6 @@ namespace IngestPerf
     Trace,
     Diagnosis,
     Slots,
-    SeriesAlias,  // the former name of Slots, for one release
     Vocabulary,
     Reset,
     Ui,
@@ -37,7 +36,6 @@ namespace IngestPerf
     const char* pattern;  // as registered with Orthanc (a regular expression)
     RouteMethod method;   // the only one it answers; any other gets 405
     const char* answer;   // what it answers
-    const char* aliasOf;  // the path of the route it answers as, under a former name; nullptr for none
   };
 
   const RouteDefinition& DefinitionOf(Route route);

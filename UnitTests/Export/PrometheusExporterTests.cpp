@@ -287,7 +287,6 @@ TEST(PrometheusExporter, OnlyWhatCanBeMeasured)
   fixture.status.hooks.receivedInstance.Set(ReceivedInstanceHook::State::Held);
   fixture.status.hooks.transcoder.registered = false;
   fixture.status.storage.active = false;
-  fixture.status.restAnswers.active = false;
   const std::string idle = ExportPrometheus(fixture.report);
   EXPECT_EQ(std::string::npos, idle.find("orthanc_ingest_phase_duration_seconds_bucket")) << idle;
   EXPECT_LT(idle.size(), 30u * 1024);
@@ -305,7 +304,7 @@ TEST(PrometheusExporter, OnlyWhatCanBeMeasured)
   EXPECT_FALSE(has("rest", "associationGap"));  // C-STORE only
   EXPECT_FALSE(has("rest", "storageWrite"));    // the timed storage is off
   EXPECT_FALSE(has("rest", "transcode"));       // no transcoder registered
-  EXPECT_FALSE(has("rest", "responseSend"));    // no Orthanc has the hook
+  EXPECT_FALSE(has("rest", "otherOnStored"));   // no plugin is loaded after this one
   EXPECT_FALSE(has("job", "serverTotal"));      // no instance by a job yet
   // Counters stay complete from the start, zeros included: rate() and alerts need them.
   EXPECT_EQ("0", samples.at("orthanc_ingest_instances_total{transport=\"job\",outcome=\"failed\"}"));

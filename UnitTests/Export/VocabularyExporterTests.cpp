@@ -63,7 +63,7 @@ TEST(VocabularyExporter, TheDefinitionsOfStatsAreTheSamePhasesWithTheirOrder)
     EXPECT_EQ(phase, named);
   }
   ASSERT_EQ(kPhaseCount, definitions["order"]["phases"].size());
-  EXPECT_EQ("responseSend", definitions["order"]["phases"][static_cast<Json::ArrayIndex>(kPhaseCount - 1)].asString());
+  EXPECT_EQ("requestGap", definitions["order"]["phases"][static_cast<Json::ArrayIndex>(kPhaseCount - 1)].asString());
   EXPECT_EQ("requestWithoutInstance",
             definitions["order"]["outcomes"][static_cast<Json::ArrayIndex>(kOutcomeCount - 1)].asString());
   EXPECT_EQ(kTransportCount, definitions["order"]["transports"].size());

@@ -133,7 +133,7 @@ TEST(Configuration, AnUnknownKeyIsListedWithTheClosestKnownOne)
   EXPECT_EQ("unknown option Foo", messages[2]);
   EXPECT_EQ("ReceivedInstanceCallback", ClosestKnownOption("ReceivedInstanceCallbak"));
   EXPECT_EQ("MaxThreads", ClosestKnownOption("MaxTreads"));
-  EXPECT_EQ("TimeRestAnswers", ClosestKnownOption("timerestanswers"));
+  EXPECT_EQ("TimedStorage", ClosestKnownOption("timedstorage"));
   EXPECT_EQ("HashPeers", ClosestKnownOption("HasPeers"));
   EXPECT_EQ("", ClosestKnownOption("TcpNoDelay"));
   EXPECT_EQ("", ClosestKnownOption(""));
@@ -141,29 +141,22 @@ TEST(Configuration, AnUnknownKeyIsListedWithTheClosestKnownOne)
 }
 
 
-TEST(Configuration, MaxSeriesIsReadAsMaxStreamsForOneReleaseAndSaidSo)
+TEST(Configuration, OptionsOfEarlierReleasesAreIgnoredAndSaidSoWithWhy)
 {
   EXPECT_EQ(128u, ParseConfiguration(Parse("{}")).maxStreams);
   Configuration configuration = ParseConfiguration(Parse(R"({"IngestPerf": {"MaxStreams": 7}})"));
   EXPECT_EQ(7u, configuration.maxStreams);
-  EXPECT_TRUE(configuration.deprecatedOptions.empty());
+  EXPECT_TRUE(configuration.removedOptions.empty());
 
-  configuration = ParseConfiguration(Parse(R"({"IngestPerf": {"MaxSeries": 9}})"));
-  EXPECT_EQ(9u, configuration.maxStreams);
+  // Whatever their value: a wrong one keeps nothing from starting.
+  configuration = ParseConfiguration(Parse(R"({"IngestPerf": {"MaxSeries": 0, "TimeRestAnswers": "yes"}})"));
+  EXPECT_EQ(128u, configuration.maxStreams);
   EXPECT_TRUE(configuration.unknownOptions.empty());
-  ASSERT_EQ(1u, configuration.deprecatedOptions.size());
-  EXPECT_EQ("option MaxSeries is deprecated, its name is now MaxStreams: read as MaxStreams for now",
-            configuration.deprecatedOptions[0].Message());
-
-  configuration = ParseConfiguration(Parse(R"({"IngestPerf": {"MaxSeries": 9, "MaxStreams": 7}})"));
-  EXPECT_EQ(7u, configuration.maxStreams);
-  ASSERT_EQ(1u, configuration.deprecatedOptions.size());
-  EXPECT_TRUE(configuration.deprecatedOptions[0].ignored);
-  EXPECT_NE(std::string::npos, configuration.deprecatedOptions[0].Message().find("ignored, since MaxStreams"));
-
-  // A wrong value under the former name is refused like one under the new name, naming the key written.
-  EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"MaxSeries": 0}})")
-                                 .find("IngestPerf.MaxSeries: expected an integer from 1 to 65536, got 0"));
+  ASSERT_EQ(2u, configuration.removedOptions.size());
+  EXPECT_EQ("option MaxSeries was removed (its name is MaxStreams): ignored",
+            configuration.removedOptions[0].Message());
+  EXPECT_NE(std::string::npos, configuration.removedOptions[1].Message().find(
+                                 "option TimeRestAnswers was removed (no Orthanc has a hook"));
   EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"MaxStreams": "128"}})").find("IngestPerf.MaxStreams"));
 }
 

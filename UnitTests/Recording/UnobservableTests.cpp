@@ -57,8 +57,10 @@ TEST(Unobservable, OptionalPhasesNameWhatTheyNeed)
   EXPECT_EQ(nullptr, PhaseUnobservableReason(status, &rest, Phase::Transcode));
   status.hooks.transcoder.registered = false;
   EXPECT_TRUE(Contains(PhaseUnobservableReason(status, &rest, Phase::Transcode), "TranscodeTiming"));
-  status.restAnswers.reason = kRestAnswerUnobservable;
-  EXPECT_STREQ(kRestAnswerUnobservable, PhaseUnobservableReason(status, &rest, Phase::ResponseSend));
+  EXPECT_TRUE(Contains(PhaseUnobservableReason(status, &rest, Phase::OtherOnStored), "no other plugin is loaded"));
+  status.laterPlugins.loadedAfter = {"libOrthancPython.so"};
+  status.laterPlugins.SetStored(LaterPluginsHooks::State::Registered);
+  EXPECT_EQ(nullptr, PhaseUnobservableReason(status, &rest, Phase::OtherOnStored));
 }
 
 

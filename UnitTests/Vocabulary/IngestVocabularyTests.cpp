@@ -85,7 +85,6 @@ TEST(IngestVocabulary, RecentInstancesKeepWhatIsKnownAtOnStored)
   EXPECT_TRUE(PhaseInRecentInstances(Phase::AssociationGap));
   EXPECT_TRUE(PhaseInRecentInstances(Phase::StorageWrite));
   EXPECT_FALSE(PhaseInRecentInstances(Phase::ChangeDispatch));  // later, on Orthanc's change thread
-  EXPECT_FALSE(PhaseInRecentInstances(Phase::ResponseSend));    // never measured
   EXPECT_FALSE(PhaseInRecentInstances(Phase::Count));
 }
 
@@ -101,7 +100,8 @@ TEST(IngestVocabulary, PhasesAbsentFromATransportSayWhy)
   {
     const Transport transport = static_cast<Transport>(t);
     EXPECT_EQ(transport == Transport::Dicom, PhaseExistsOn(Phase::AssociationGap, transport));
-    EXPECT_EQ(transport == Transport::Rest, PhaseExistsOn(Phase::ResponseSend, transport));
+    EXPECT_EQ(transport == Transport::Rest || transport == Transport::Plugin,
+              PhaseExistsOn(Phase::RequestGap, transport));
     EXPECT_TRUE(PhaseExistsOn(Phase::ServerTotal, transport));
     EXPECT_TRUE(PhaseExistsOn(Phase::Persist, transport));
   }

@@ -184,7 +184,7 @@ def write_document(folder, results, plots, quick, client_counts):
         "of itself in B (`/perf/stats` `pluginCost`: the CPU time inside its callbacks, the SDK calls they make "
         "included, one call in 17 timed, and of its own thread): per stored instance, as a share of `serverTotal` and of Orthanc's CPU "
         "time per instance. \"Every opt-in mode on\" is `TimedStorage` (its work replaces Orthanc's storage and "
-        "is not counted as the plugin's own time; `TimeRestAnswers` is refused since it cannot be transparent)." % (
+        "is not counted as the plugin's own time)." % (
             overhead[0]["instancesPerChunk"] // max(1, overhead[0]["clients"]), results.get("overheadSeconds", 100)))
     add("")
     add(report.overhead_table(overhead))

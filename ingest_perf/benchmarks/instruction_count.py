@@ -72,17 +72,15 @@ CONFIGURATIONS = collections.OrderedDict([
     ("default", ("the plugin's default configuration (no IngestPerf section)", {}, None)),
     ("timed-storage", ("TimedStorage: the plugin's storage area writes the files in Orthanc's place",
                        {}, {"TimedStorage": True})),
-    ("time-rest-answers", ("TimeRestAnswers (refused by the plugin, see notInEffect)", {},
-                           {"TimeRestAnswers": True})),
     ("transcoding", ("Orthanc's IngestTranscoding to JPEG lossless, TranscodeTiming FallThrough",
                      {"IngestTranscoding": JPEG_LOSSLESS}, {"TranscodeTiming": "FallThrough"})),
     ("transcoding-delegate", ("IngestTranscoding to JPEG lossless, TranscodeTiming Delegate",
                               {"IngestTranscoding": JPEG_LOSSLESS}, {"TranscodeTiming": "Delegate"})),
     ("large-tables", ("MaxStreams 1024, MaxLabelValues 253, MaxThreads 4096, MaxPeers 4096, ChangeTableSize 1048576",
                       {}, dict(LARGE_TABLES))),
-    ("every-opt-in", ("all of the above at once: TimedStorage, TimeRestAnswers, IngestTranscoding with Delegate, "
-                      "large tables", {"IngestTranscoding": JPEG_LOSSLESS},
-                      dict(LARGE_TABLES, TimedStorage=True, TimeRestAnswers=True, TranscodeTiming="Delegate"))),
+    ("every-opt-in", ("all of the above at once: TimedStorage, IngestTranscoding with Delegate, large tables",
+                      {"IngestTranscoding": JPEG_LOSSLESS},
+                      dict(LARGE_TABLES, TimedStorage=True, TranscodeTiming="Delegate"))),
 ])
 DEFAULT_CONFIGURATIONS = list(CONFIGURATIONS)
 TRANSPORTS = ("http", "dicom")

@@ -145,7 +145,7 @@ def main():
     seconds = args.overhead_seconds or (20 if quick else 100)
     # The whole CT series even in quick mode: the rounds cover every slice.
     overhead_files = datasets.write_dataset(os.path.join(data, "ct-full"), "ct")
-    every_mode = {"TimedStorage": True}  # TimeRestAnswers is refused: it could not be transparent
+    every_mode = {"TimedStorage": True}
     cases = [dict(label="HTTP x1, null comparison (B without the plugin too)", kind="http", clients=1, plugin=False),
              dict(label="HTTP x1, default configuration", kind="http", clients=1, plugin=True),
              dict(label="HTTP x4, default configuration", kind="http", clients=4, plugin=True),
