@@ -55,9 +55,10 @@ namespace IngestPerf
     }
 
     // The options of earlier releases, and why they are gone.
-    const std::map<std::string, std::string>& FormerOptions()
+    // const char* values: each text stays whole in the binary, where the release test finds its links.
+    const std::map<std::string, const char*>& FormerOptions()
     {
-      static const std::map<std::string, std::string> former = {
+      static const std::map<std::string, const char*> former = {
         {"MaxSeries", "its name is MaxStreams"},
         {"TimeRestAnswers", "no Orthanc has a hook around its REST answer, whose compression and sending stay "
                             "unobservable (docs/phases.md#http-answers)"},
