@@ -23,13 +23,12 @@ namespace
            a.maxThreads == b.maxThreads && a.changeTableSize == b.changeTableSize && a.maxPeers == b.maxPeers &&
            a.maxLabelValues == b.maxLabelValues && a.maxStreams == b.maxStreams &&
            a.transcodeTiming == b.transcodeTiming && a.timedStorage == b.timedStorage &&
-           a.timeRestAnswers == b.timeRestAnswers && a.overwriteInstances == b.overwriteInstances &&
-           a.dicomScpTimeoutSeconds == b.dicomScpTimeoutSeconds && a.dicomPort == b.dicomPort &&
-           a.ingestTranscoding == b.ingestTranscoding && a.ingestTranscodingSyntax == b.ingestTranscodingSyntax &&
-           a.storageDirectory == b.storageDirectory && a.syncStorageArea == b.syncStorageArea &&
-           a.storeDicom == b.storeDicom && a.storageCompression == b.storageCompression &&
-           a.httpCompressionEnabled == b.httpCompressionEnabled && a.storagePluginSection == b.storagePluginSection &&
-           a.dicomTcpNoDelay == b.dicomTcpNoDelay;
+           a.overwriteInstances == b.overwriteInstances && a.dicomScpTimeoutSeconds == b.dicomScpTimeoutSeconds &&
+           a.dicomPort == b.dicomPort && a.ingestTranscoding == b.ingestTranscoding &&
+           a.ingestTranscodingSyntax == b.ingestTranscodingSyntax && a.storageDirectory == b.storageDirectory &&
+           a.syncStorageArea == b.syncStorageArea && a.storeDicom == b.storeDicom &&
+           a.storageCompression == b.storageCompression && a.httpCompressionEnabled == b.httpCompressionEnabled &&
+           a.storagePluginSection == b.storagePluginSection && a.dicomTcpNoDelay == b.dicomTcpNoDelay;
   }
 
   void CheckAccepted(const Configuration& configuration, const Json::Value& root)
