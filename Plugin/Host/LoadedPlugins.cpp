@@ -54,6 +54,13 @@ namespace IngestPerf
       return so == std::string::npos ? fileName : fileName.substr(0, so);
     }
 
+    // A path of Orthanc's configuration, relative ones against its folder, as Orthanc reads them.
+    std::filesystem::path Resolved(const std::string& path, const std::string& configurationFolder)
+    {
+      const std::filesystem::path resolved(path);
+      return resolved.is_relative() ? std::filesystem::path(configurationFolder) / resolved : resolved;
+    }
+
     bool IsThisPlugin(const std::string& fileName)
     {
       return NameUpToSo(fileName).compare(0, strlen(kThisPlugin), kThisPlugin) == 0;
@@ -84,11 +91,7 @@ namespace IngestPerf
     std::vector<std::string> files;
     for (const std::string& entry : entries)
     {
-      fs::path path(entry);
-      if (path.is_relative())
-      {
-        path = fs::path(configurationFolder) / path;
-      }
+      const fs::path path = Resolved(entry, configurationFolder);
       std::error_code error;
       if (!fs::is_directory(path, error))
       {
@@ -139,11 +142,7 @@ namespace IngestPerf
     {
       return registered;
     }
-    std::filesystem::path path(script);
-    if (path.is_relative())
-    {
-      path = std::filesystem::path(configurationFolder) / path;
-    }
+    const std::filesystem::path path = Resolved(script, configurationFolder);
     // The functions' names, called or passed on (orthanc.RegisterOnChangeCallback(f), or as a value),
     // outside the script's comment lines.
     std::ifstream stream(path, std::ios::binary);
@@ -189,11 +188,7 @@ namespace IngestPerf
     std::string text;
     for (const std::string& script : scripts)
     {
-      std::filesystem::path path(script);
-      if (path.is_relative())
-      {
-        path = std::filesystem::path(configurationFolder) / path;
-      }
+      const std::filesystem::path path = Resolved(script, configurationFolder);
       std::ifstream stream(path, std::ios::binary);
       text.append(std::istreambuf_iterator<char>(stream), std::istreambuf_iterator<char>());
       text += '\n';

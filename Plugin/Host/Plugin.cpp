@@ -151,16 +151,22 @@ namespace
     }
   }
 
+  // The folder Orthanc resolves the configuration's relative paths against.
   std::string OrthancConfigurationFolder()
   {
     return ConfigurationFolder(OrthancSdk::ConfigurationArgument(), std::filesystem::current_path().string(),
                                [](const std::string& path) { return std::filesystem::is_directory(path); });
   }
 
-  // The files Orthanc loads as plugins ("Plugins"), read once at start-up.
-  std::vector<std::string> PluginFiles()
+  // "a, b, c": file or hook names for the log.
+  std::string Joined(const std::vector<std::string>& names)
   {
-    return LoadedPluginFiles(status.configuration.plugins, OrthancConfigurationFolder());
+    std::string text;
+    for (const std::string& name : names)
+    {
+      text += (text.empty() ? "" : ", ") + name;
+    }
+    return text;
   }
 
   // Which plugins run their callbacks before this plugin's and which after; the second callbacks wait
@@ -174,12 +180,7 @@ namespace
     later.SetStored(state);
     if (!later.loadedBefore.empty())
     {
-      std::string names;
-      for (const std::string& name : later.loadedBefore)
-      {
-        names += (names.empty() ? "" : ", ") + name;
-      }
-      OrthancSdk::LogWarning("IngestPerf: " + names +
+      OrthancSdk::LogWarning("IngestPerf: " + Joined(later.loadedBefore) +
                              " loaded before this plugin: their instance filters and OnStoredInstance callbacks "
                              "run before this plugin's, inside preStore and persist, not timed apart; list this "
                              "plugin first in \"Plugins\" to time them (otherFilters, otherOnStored)");
@@ -207,12 +208,7 @@ namespace
       hook.Wait();
       return;
     }
-    std::string names;
-    for (const std::string& name : others)
-    {
-      names += (names.empty() ? "" : ", ") + name;
-    }
-    hook.Leave("Orthanc also loads " + names +
+    hook.Leave("Orthanc also loads " + Joined(others) +
                ", which may need it (Orthanc lets only one plugin hold it); set IngestPerf.ReceivedInstanceCallback "
                "to true where none of them does");
   }
@@ -221,11 +217,12 @@ namespace
   {
     ingestState.reset(new IngestState(status.configuration));
     SetActiveIngestState(ingestState.get());
-    const std::vector<std::string> pluginFiles = PluginFiles();
-    status.configuration.luaCallbacks =
-      LuaCallbacksDefined(status.configuration.luaScriptPaths, OrthancConfigurationFolder());
-    status.configuration.pythonCallbacks =
-      PythonCallbacksRegistered(status.configuration.pythonScript, OrthancConfigurationFolder());
+    // The site's plugins and scripts, read once: the files Orthanc loads ("Plugins") and the hooks
+    // its Lua and Python scripts use.
+    const std::string folder = OrthancConfigurationFolder();
+    const std::vector<std::string> pluginFiles = LoadedPluginFiles(status.configuration.plugins, folder);
+    status.configuration.luaCallbacks = LuaCallbacksDefined(status.configuration.luaScriptPaths, folder);
+    status.configuration.pythonCallbacks = PythonCallbacksRegistered(status.configuration.pythonScript, folder);
     DecideLaterPluginsHooks(status.laterPlugins, pluginFiles);
     status.hooks = RegisterIngestHooks(status.configuration, status.laterPlugins);
     DecideReceivedInstanceHook(status.hooks.receivedInstance, pluginFiles);

@@ -152,6 +152,16 @@ namespace
       call(chain[i]);
     }
   }
+
+  // orthanc-python loaded after this plugin: both second callbacks wait for the first instance.
+  LaterPluginsHooks PythonLoadedAfter()
+  {
+    LaterPluginsHooks later;
+    later.loadedAfter = {"libOrthancPython.so"};
+    later.SetFilter(LaterPluginsHooks::State::Waiting);
+    later.SetStored(LaterPluginsHooks::State::Waiting);
+    return later;
+  }
 }
 
 
@@ -160,10 +170,7 @@ TEST_F(SdkFailure, SecondCallbacksAreRegisteredInsideTheFirstAndTimeThePluginsBe
   Configuration configuration;
   IngestState pipeline(configuration);
   SetActiveIngestState(&pipeline);
-  LaterPluginsHooks later;
-  later.loadedAfter = {"libOrthancPython.so"};
-  later.SetFilter(LaterPluginsHooks::State::Waiting);
-  later.SetStored(LaterPluginsHooks::State::Waiting);
+  LaterPluginsHooks later = PythonLoadedAfter();
   RegisterIngestHooks(configuration, later);
   ASSERT_EQ(state.filterChain.size(), 1u);
   ASSERT_EQ(state.storedChain.size(), 1u);
@@ -220,9 +227,7 @@ TEST_F(SdkFailure, AnInstanceRefusedByALaterPluginsFilterIsRejected)
   Configuration configuration;
   IngestState pipeline(configuration);
   SetActiveIngestState(&pipeline);
-  LaterPluginsHooks later;
-  later.loadedAfter = {"libOrthancPython.so"};
-  later.SetFilter(LaterPluginsHooks::State::Waiting);
+  LaterPluginsHooks later = PythonLoadedAfter();
   RegisterIngestHooks(configuration, later);
   ASSERT_EQ(state.filterChain.size(), 1u);
   EXPECT_EQ(state.filterChain[0](nullptr), 1);  // the later plugin answers 0: Orthanc's loop stops there
