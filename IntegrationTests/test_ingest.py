@@ -1,6 +1,7 @@
 """The foundation, end to end: a real Orthanc with the plugin, ingest through storescu and HTTP."""
 import io
 import os
+import threading
 import zipfile
 
 import pytest
@@ -183,6 +184,40 @@ def test_parallel_associations_from_distinct_peers(orthanc, series_factory):
     assert dicom["instances"]["stored"] == 40, dicom["instances"]
     assert dicom["phases"]["associationGap"]["count"] == 36  # 4 associations of 10
     check_phase_invariants(dicom, "dicom")
+
+
+def _racing(senders):
+    """Runs the senders at the same moment, each on its own thread and connection."""
+    barrier = threading.Barrier(len(senders))
+    results = [None] * len(senders)
+
+    def run(index):
+        barrier.wait()
+        results[index] = senders[index]()
+
+    Concurrently([lambda index=index: run(index) for index in range(len(senders))]).run()
+    return results
+
+
+def test_a_duplicate_racing_its_original_is_counted_already_stored(orthanc, series_factory):
+    """Each instance sent twice at the same moment, over two connections (HTTP) and two associations
+    (C-STORE): Orthanc stores one copy and answers the other AlreadyStored, and so does the plugin,
+    exactly; no NewInstance change is left waiting for an instance Orthanc never stored twice."""
+    files = series_factory(20, 1, size=64)
+    answers = _racing([lambda: orthanc.http_upload(files[:10]), lambda: orthanc.http_upload(files[:10])])
+    statuses = [answer["Status"] for batch in answers for answer in batch]
+    assert sorted(set(statuses)) <= ["AlreadyStored", "Success"], statuses
+    _racing([lambda: orthanc.storescu(files[10:], calling_aet="RACE1"),
+             lambda: orthanc.storescu(files[10:], calling_aet="RACE2")])
+    stats = wait_for(orthanc, lambda s: s["changes"]["newInstanceBacklog"] == 0 and
+                     changes_paired(s, "rest") + changes_paired(s, "dicom") == 20)
+    rest = stats["transports"]["rest"]["instances"]
+    assert rest["stored"] == statuses.count("Success") == 10, (rest, statuses)
+    assert rest["alreadyStored"] == statuses.count("AlreadyStored") == 10, rest
+    dicom = stats["transports"]["dicom"]["instances"]
+    assert (dicom["stored"], dicom["alreadyStored"]) == (10, 10), dicom
+    assert stats["changes"]["newInstanceBacklog"] == 0, stats["changes"]
+    assert len(orthanc.get("/instances").json()) == 20
 
 
 def test_resend_after_delete_is_stored_again(orthanc, series):

@@ -68,6 +68,19 @@ namespace IngestPerf
   }
 
 
+  bool ChangeCorrelator::StoredSince(uint64_t key, int64_t startNs)
+  {
+    Entry* entry = Lock(key);
+    if (entry == nullptr)
+    {
+      return false;
+    }
+    const bool seen = entry->key == key && entry->storedNs != 0 && entry->storedNs >= startNs;
+    Unlock(entry);
+    return seen;
+  }
+
+
   ChangeCorrelator::Pairing ChangeCorrelator::Stored(uint64_t key, int64_t storedNs, uint64_t labelsKey)
   {
     Pairing result{false, labelsKey, 0};

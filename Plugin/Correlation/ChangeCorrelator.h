@@ -31,6 +31,10 @@ namespace IngestPerf
     // True if a NewInstance change for this instance was delivered before `startNs`, that is, it
     // belongs to an earlier store of the same instance; `changeNs` tells when.
     bool EarlierChange(uint64_t key, int64_t startNs, int64_t& changeNs);
+    // True if another store of this instance reached OnStored at or after `startNs`, while this one
+    // was being ingested: of two stores that race, Orthanc stores one and answers the other
+    // AlreadyStored, whichever of their OnStored comes first.
+    bool StoredSince(uint64_t key, int64_t startNs);
 
     Pairing Stored(uint64_t key, int64_t storedNs, uint64_t labelsKey);
     Pairing NewInstanceChange(uint64_t key, int64_t changeNs);

@@ -32,13 +32,18 @@ namespace IngestPerf
   {
     storedInstances_.store(0, std::memory_order_relaxed);
     newInstancesDelivered_.store(0, std::memory_order_relaxed);
+    newInstancesAccounted_.store(0, std::memory_order_relaxed);
+    latestStoredNs_.store(0, std::memory_order_relaxed);
     ResetStatistics();
   }
 
 
-  void ChangeQueueStats::InstanceStored()
+  void ChangeQueueStats::InstanceStored(int64_t storedNs)
   {
-    storedInstances_.fetch_add(1, std::memory_order_relaxed);
+    // Its time first, then the count: a change thread that reads the count without this instance
+    // reads a time that is not this instance's, or one before it (ChangeDelivered).
+    latestStoredNs_.store(storedNs, std::memory_order_seq_cst);
+    storedInstances_.fetch_add(1, std::memory_order_seq_cst);
   }
 
 
@@ -59,13 +64,23 @@ namespace IngestPerf
       {
         // Others waited while the previous instance's changes went through every listener.
         const uint64_t stored = storedInstances_.load(std::memory_order_relaxed);
-        const uint64_t deliveredBefore = newInstancesDelivered_.load(std::memory_order_relaxed);
+        const uint64_t deliveredBefore = newInstancesAccounted_.load(std::memory_order_relaxed);
         if (lastNewInstanceDeliveryNs_ != 0 && stored > deliveredBefore + 1)
         {
           perInstanceWhileBacklogged_.Record(nowNs - lastNewInstanceDeliveryNs_);
         }
         lastNewInstanceDeliveryNs_ = nowNs;
         newInstancesDelivered_.fetch_add(1, std::memory_order_relaxed);
+        const uint64_t storedNow = storedInstances_.load(std::memory_order_seq_cst);
+        if (pairedStoredNs != 0 && pairedStoredNs == latestStoredNs_.load(std::memory_order_seq_cst))
+        {
+          // The change of the latest stored instance: those stored before it were delivered before it.
+          newInstancesAccounted_.store(storedNow, std::memory_order_release);
+        }
+        else
+        {
+          newInstancesAccounted_.fetch_add(1, std::memory_order_release);
+        }
         lastNewInstanceStoredNs_ = pairedStoredNs;
         break;
       }
@@ -121,6 +136,7 @@ namespace IngestPerf
     // Delivered first, then stored: a concurrent store can only make the backlog look larger,
     // never negative.
     snapshot.newInstancesDelivered = newInstancesDelivered_.load(std::memory_order_acquire);
+    snapshot.newInstancesAccounted = newInstancesAccounted_.load(std::memory_order_acquire);
     snapshot.storedInstances = storedInstances_.load(std::memory_order_acquire);
     snapshot.newSeriesLag = newSeriesLag_.Snapshot();
     snapshot.newStudyLag = newStudyLag_.Snapshot();

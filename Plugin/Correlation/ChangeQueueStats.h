@@ -23,7 +23,11 @@ namespace IngestPerf
     std::array<uint64_t, kChangeTypeCount> delivered{};
     uint64_t otherTypes = 0;
     uint64_t storedInstances = 0;
-    uint64_t newInstancesDelivered = 0;
+    uint64_t newInstancesDelivered = 0;  // NewInstance changes delivered since start
+    // The NewInstance changes the backlog counts as delivered: those delivered, except that
+    // delivering the change of the latest stored instance accounts for every earlier one (Orthanc's
+    // queue is first in, first out), so a miscounted instance never raises the backlog for good.
+    uint64_t newInstancesAccounted = 0;
     HistogramSnapshot newSeriesLag;
     HistogramSnapshot newStudyLag;
     HistogramSnapshot newPatientLag;
@@ -35,7 +39,7 @@ namespace IngestPerf
     // NewInstance changes queued behind: stored instances whose change was not delivered yet.
     uint64_t NewInstanceBacklog() const
     {
-      return storedInstances > newInstancesDelivered ? storedInstances - newInstancesDelivered : 0;
+      return storedInstances > newInstancesAccounted ? storedInstances - newInstancesAccounted : 0;
     }
   };
 
@@ -44,8 +48,9 @@ namespace IngestPerf
   public:
     ChangeQueueStats();
 
-    // On the ingesting thread, for every new instance (its NewInstance change is already queued).
-    void InstanceStored();
+    // On the ingesting thread, for every new instance (its NewInstance change is already queued),
+    // at its OnStored time.
+    void InstanceStored(int64_t storedNs);
 
     // On the change thread, for every change. `pairedStoredNs`: for a NewInstance change, the
     // OnStored time of its instance if known (0 otherwise).
@@ -62,6 +67,8 @@ namespace IngestPerf
     std::atomic<uint64_t> otherTypes_;
     std::atomic<uint64_t> storedInstances_;
     std::atomic<uint64_t> newInstancesDelivered_;
+    std::atomic<uint64_t> newInstancesAccounted_;
+    std::atomic<int64_t> latestStoredNs_;  // the OnStored time of the latest InstanceStored
     Histogram newSeriesLag_;
     Histogram newStudyLag_;
     Histogram newPatientLag_;

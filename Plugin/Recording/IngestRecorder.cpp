@@ -242,7 +242,12 @@ namespace IngestPerf
       strncpy(entry.instanceId, instance.instanceId, sizeof(entry.instanceId) - 1);
     }
     entry.alreadyStored = instance.removedAfterCreate;  // timed storage saw Orthanc remove what it wrote
-    if (!entry.alreadyStored && !overwriteInstances_)
+    if (!entry.alreadyStored && !overwriteInstances_ &&
+        correlator_.StoredSince(instance.instanceKey, instance.segmentStartNs))
+    {
+      entry.alreadyStored = true;  // raced another store of the same instance, which Orthanc kept
+    }
+    else if (!entry.alreadyStored && !overwriteInstances_)
     {
       DuplicateEvidence evidence{instance.receptionSecond, instance.startWallNs, false, 0};
       int64_t changeNs = 0;
@@ -257,7 +262,7 @@ namespace IngestPerf
     {
       // Orthanc's own count since start and the pairing of its NewInstance change go on whatever a
       // reset says (Record leaves out what started before it).
-      changes_.InstanceStored();
+      changes_.InstanceStored(instance.storedNs);
       entry.pairing = correlator_.Stored(instance.instanceKey, instance.storedNs, entry.labels.Key());
       entry.transcodedWithoutHook = !instance.transcodeAttempted && instance.labels.receivedSyntax != nullptr &&
                                     instance.labels.storedSyntax != nullptr &&

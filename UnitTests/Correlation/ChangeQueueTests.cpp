@@ -15,9 +15,9 @@ TEST(ChangeQueueStats, BacklogLagAndServiceInterval)
 {
   ChangeQueueStats stats;
   // Three instances stored; the change thread is behind.
-  stats.InstanceStored();
-  stats.InstanceStored();
-  stats.InstanceStored();
+  stats.InstanceStored(90 * kMs);
+  stats.InstanceStored(91 * kMs);
+  stats.InstanceStored(92 * kMs);
   EXPECT_EQ(3u, stats.Snapshot().NewInstanceBacklog());
 
   stats.ChangeDelivered(kNewInstance, 100 * kMs, 90 * kMs);  // first instance, stored at 90
@@ -50,9 +50,9 @@ TEST(ChangeQueueStats, BacklogLagAndServiceInterval)
 TEST(ChangeQueueStats, NoIntervalWhenTheQueueIsEmpty)
 {
   ChangeQueueStats stats;
-  stats.InstanceStored();
+  stats.InstanceStored(5 * kMs);
   stats.ChangeDelivered(kNewInstance, 10 * kMs, 5 * kMs);  // caught up
-  stats.InstanceStored();
+  stats.InstanceStored(4990 * kMs);
   stats.ChangeDelivered(kNewInstance, 5000 * kMs, 4990 * kMs);  // idle in between: not service time
   EXPECT_EQ(0u, stats.Snapshot().perInstanceWhileBacklogged.Count());
   EXPECT_EQ(0u, stats.Snapshot().NewInstanceBacklog());
@@ -64,9 +64,35 @@ TEST(ChangeQueueStats, NoIntervalWhenTheQueueIsEmpty)
   EXPECT_EQ(0u, stats.Snapshot().otherTypes);
   EXPECT_EQ(2u, stats.Snapshot().newInstancesDelivered);
   EXPECT_EQ(2u, stats.Snapshot().storedInstances);
-  stats.InstanceStored();
+  stats.InstanceStored(5990 * kMs);
   EXPECT_EQ(1u, stats.Snapshot().NewInstanceBacklog());
   stats.ChangeDelivered(kNewInstance, 6000 * kMs, 5990 * kMs);
   EXPECT_EQ(1u, stats.Snapshot().delivered[kNewInstance]);
+  EXPECT_EQ(0u, stats.Snapshot().NewInstanceBacklog());
+}
+
+
+TEST(ChangeQueueStats, TheLatestInstancesChangeClearsAMiscountedBacklog)
+{
+  ChangeQueueStats stats;
+  // Two instances counted stored whose change never comes (e.g. a duplicate taken for a new store).
+  stats.InstanceStored(10 * kMs);
+  stats.InstanceStored(11 * kMs);
+  stats.InstanceStored(12 * kMs);
+  stats.ChangeDelivered(kNewInstance, 15 * kMs, 10 * kMs);
+  EXPECT_EQ(2u, stats.Snapshot().NewInstanceBacklog());
+  // The change of the latest stored instance: Orthanc's queue is first in, first out, so nothing
+  // stored before it is still waiting.
+  stats.ChangeDelivered(kNewInstance, 16 * kMs, 12 * kMs);
+  EXPECT_EQ(0u, stats.Snapshot().NewInstanceBacklog());
+  EXPECT_EQ(2u, stats.Snapshot().newInstancesDelivered);  // what was delivered, as delivered
+  // A change delivered before its OnStored, then the store: waiting for nothing, yet counted one
+  // behind until the next latest change; never negative.
+  stats.ChangeDelivered(kNewInstance, 20 * kMs, 0);
+  stats.InstanceStored(21 * kMs);
+  EXPECT_EQ(0u, stats.Snapshot().NewInstanceBacklog());
+  stats.InstanceStored(30 * kMs);
+  EXPECT_EQ(1u, stats.Snapshot().NewInstanceBacklog());
+  stats.ChangeDelivered(kNewInstance, 31 * kMs, 30 * kMs);
   EXPECT_EQ(0u, stats.Snapshot().NewInstanceBacklog());
 }

@@ -190,6 +190,51 @@ TEST(IngestRecorder, AlreadyStoredWhenReceptionDatePrecedesTheIngestUnlessOverwr
 }
 
 
+TEST(IngestRecorder, OfTwoRacingStoresOfOneInstanceOneIsStoredAndTheOtherAlreadyStored)
+{
+  // Sent at the same moment over two connections: both ingests start before either commits, both
+  // reach OnStored with the same ReceptionDate second, and Orthanc sends one NewInstance change.
+  // Whichever OnStored comes first is counted stored (the counts are exact, not who was first).
+  for (bool duplicateFirst : {false, true})
+  {
+    IngestState pipeline(WithOverwrite(false));
+    CompletedInstance original = Http(1000 * kMs, 1001 * kMs, 1002 * kMs, 1010 * kMs);
+    CompletedInstance duplicate = Http(1000 * kMs + 500000, 1001 * kMs, 1003 * kMs, 1012 * kMs);
+    duplicate.receptionSecond = original.receptionSecond;
+    if (duplicateFirst)
+    {
+      std::swap(original.storedNs, duplicate.storedNs);
+      pipeline.recorder.InstanceCompleted(duplicate);
+      pipeline.recorder.InstanceCompleted(original);
+    }
+    else
+    {
+      pipeline.recorder.InstanceCompleted(original);
+      pipeline.recorder.InstanceCompleted(duplicate);
+    }
+    const TransportSnapshot rest = Rest(pipeline);
+    EXPECT_EQ(1u, rest.outcomes[static_cast<size_t>(Outcome::Stored)]) << duplicateFirst;
+    EXPECT_EQ(1u, rest.outcomes[static_cast<size_t>(Outcome::AlreadyStored)]) << duplicateFirst;
+    EXPECT_EQ(1u, pipeline.changes.Snapshot().NewInstanceBacklog()) << duplicateFirst;
+    const int64_t storedNs = pipeline.recorder.NewInstanceChange(42, 1020 * kMs);
+    pipeline.changes.ChangeDelivered(3 /* NewInstance */, 1020 * kMs, storedNs);
+    EXPECT_EQ(0u, pipeline.changes.Snapshot().NewInstanceBacklog()) << duplicateFirst;
+  }
+}
+
+
+TEST(IngestRecorder, AStoreAfterTheEarlierOnesOnStoredIsNotTakenForARace)
+{
+  // Re-sent after the first store's OnStored, before its change was delivered (then deleted, or
+  // not): decided by the ReceptionDate and the change, as before, never by the earlier OnStored.
+  IngestState pipeline(WithOverwrite(false));
+  pipeline.recorder.InstanceCompleted(Http(1000 * kMs, 1001 * kMs, 1002 * kMs, 1010 * kMs));
+  CompletedInstance later = Http(2500 * kMs, 2501 * kMs, 2502 * kMs, 2510 * kMs);
+  pipeline.recorder.InstanceCompleted(later);
+  EXPECT_EQ(2u, Rest(pipeline).outcomes[static_cast<size_t>(Outcome::Stored)]);
+}
+
+
 TEST(IngestRecorder, FileRemovedAfterTheWriteIsAlreadyStoredEvenWhenOverwriting)
 {
   IngestState pipeline(WithOverwrite(true));
