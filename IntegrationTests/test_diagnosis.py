@@ -18,7 +18,7 @@ AHEAD_OF_OTHER_WORK = True  # "nothing else is slow" needs Orthancs in memory, a
 RULES = ["dicom-workers-saturated", "cstore-answer-stall", "sender-stall", "received-instance-callback", "slow-sender", "http-threads-saturated",
          "waiting-for-cpu", "transcoding-bound", "site-callbacks", "cstore-filters", "storage-bound", "index-bound",
          "slow-change-consumer", "slow-filters", "lua-lock", "slow-uploads", "slow-http-client", "compressed-answers",
-         "rejected-or-duplicate", "stores-failing"]
+         "rejected-or-duplicate", "stores-failing", "unreadable-instances"]
 
 
 def diagnosis(orthanc, **params):

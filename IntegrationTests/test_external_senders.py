@@ -22,7 +22,7 @@ AHEAD_OF_OTHER_WORK = True
 INSTANCES = 20
 DICOMWEB = {"DicomWeb": {"Enable": True, "Root": "/dicom-web/"}}
 # The rules that must never fire on a clean ingest, whatever the sender.
-NEVER = {"stores-failing", "rejected-or-duplicate"}
+NEVER = {"stores-failing", "unreadable-instances", "rejected-or-duplicate"}
 
 
 def send_storescu(receiver, files, sender_factory):

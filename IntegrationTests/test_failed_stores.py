@@ -225,3 +225,34 @@ def test_a_reset_counts_only_what_started_after_it(orthanc_factory, series_facto
                    if isinstance(count, int)), (transport, instances(stats, transport))
     assert stats["associations"]["byRemoteAet"] == []
     assert stats["openRecords"]["count"] == 0 and stats["openRecords"]["receiving"]["count"] == 0
+
+
+def test_a_cut_upload_now_and_then_is_the_clients_and_rare(orthanc, series_factory):
+    """One upload cut in half among 120 whole ones: Orthanc answers HTTP 400 and loses nothing. The
+    diagnosis names the client's address and says it is rare, after any finding with a cost, and never
+    says Orthanc is losing instances; then a sender whose every third file is cut ranks first."""
+    files = series_factory(121, 206, size=64)
+    with open(files[-1], "rb") as f:
+        whole = f.read()
+    uploads = clients.http_upload(orthanc.url, files[:60] + [whole[:len(whole) // 2]] + files[60:120],
+                                  expect=(200, 400))
+    assert [u.status for u in uploads].count(400) == 1, [u.status for u in uploads]
+    stats = wait_for(lambda: (lambda s: s if instances(s, "rest")["failed"] == 1 and
+                              s["openRecords"]["count"] == 0 else None)(orthanc.stats()))
+    assert stats, instances(orthanc.stats(), "rest")
+    assert instances(stats, "rest")["failureReasons"]["beforeFilters"] == 1
+    diagnosis = orthanc.get("/perf/diagnosis").json()
+    fired = {f["id"]: f for f in diagnosis["findings"]}
+    assert "stores-failing" not in fired, diagnosis["findings"]
+    cut = fired["unreadable-instances"]
+    assert cut.get("instancesLost", 0) == 0 and cut is diagnosis["findings"][-1], diagnosis["findings"]
+    assert cut["verdict"].startswith("Clients sent instances Orthanc could not read: 1 of 121 instances received in "
+                                     "the last 5 minutes"), cut["verdict"]
+    assert ", rare. Since the reset, most came from 127.0.0.1 over rest: 1" in cut["verdict"], cut["verdict"]
+    assert "losing" not in diagnosis["verdict"], diagnosis["verdict"]
+
+    cut_files = [whole[:len(whole) // 2]] * 10
+    clients.http_upload(orthanc.url, files[:20] + cut_files, expect=(200, 400))
+    wait_for(lambda: instances(orthanc.stats(), "rest")["failed"] == 11)
+    findings = orthanc.get("/perf/diagnosis").json()["findings"]
+    assert findings[0]["id"] == "unreadable-instances" and findings[0].get("instancesLost") == 11, findings[0]

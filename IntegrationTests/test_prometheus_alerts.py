@@ -11,7 +11,7 @@ from ingest_perf.stats_checks import stored, wait_for
 RESOURCES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Resources")
 RULES = os.path.join(RESOURCES, "prometheus-alerts.yml")
 ALERTS = {"OrthancIngestStoresFailing", "OrthancIngestStoreHung", "OrthancIngestCStoreStall",
-          "OrthancIngestPluginInert"}
+          "OrthancIngestPluginInert", "OrthancIngestUnreadableInstances"}
 
 
 def promtool(*args):
@@ -20,7 +20,7 @@ def promtool(*args):
 
 def test_promtool_checks_the_rules_and_runs_their_unit_tests():
     check = promtool("check", "rules", RULES)
-    assert check.returncode == 0 and "SUCCESS: 4 rules found" in check.stdout, check.stdout + check.stderr
+    assert check.returncode == 0 and "SUCCESS: 5 rules found" in check.stdout, check.stdout + check.stderr
     tests = promtool("test", "rules", "prometheus-alerts.test.yml")
     assert tests.returncode == 0 and "SUCCESS" in tests.stdout, tests.stdout + tests.stderr
     # Each alert is tested, firing at least once.

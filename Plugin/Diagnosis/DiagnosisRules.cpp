@@ -41,6 +41,8 @@ namespace IngestPerf
     constexpr double kChangePerInstanceMs = 10;
     constexpr double kChangeLagMs = 100;
     constexpr double kRejectedShare = 0.05;
+    // From this share of the instances received, unreadable ones rank with the instances lost.
+    constexpr double kUnreadableShare = 0.01;
     constexpr uint64_t kRejectedMinimum = 5;
     // The parts of a phase (on a CPU, waiting for one, blocked) are read from this many split instances.
     constexpr uint64_t kMinimumSplit = 5;
@@ -192,18 +194,21 @@ namespace IngestPerf
         CompressedAnswers();
         RejectedOrDuplicate();
         StoresFailing();
+        UnreadableInstances();
 
-        // Instances lost first, most lost first; then the cost per instance; unobservable costs last.
-        std::stable_sort(result_.findings.begin(), result_.findings.end(), [](const Finding& a, const Finding& b) {
+        // Instances lost first, most lost first; then the cost per instance; unobservable costs, then
+        // what costs Orthanc nothing (a rare unreadable instance, the client's) last.
+        const auto tier = [](const Finding& f) {
+          return f.costKind == CostKind::Unobservable ? 1 : f.instancesLost == 0 && f.costMsPerInstance <= 0 ? 2 : 0;
+        };
+        std::stable_sort(result_.findings.begin(), result_.findings.end(), [&](const Finding& a, const Finding& b) {
           if (a.instancesLost != b.instancesLost)
           {
             return a.instancesLost > b.instancesLost;
           }
-          const bool aKnown = a.costKind != CostKind::Unobservable;
-          const bool bKnown = b.costKind != CostKind::Unobservable;
-          if (aKnown != bKnown)
+          if (tier(a) != tier(b))
           {
-            return aKnown;
+            return tier(a) < tier(b);
           }
           return a.costMsPerInstance > b.costMsPerInstance;
         });
@@ -1631,52 +1636,139 @@ namespace IngestPerf
                              "switching it off changed nothing measurable";
       }
 
-      void StoresFailing()
+      // "in the last 5 minutes", "since the reset": the scope of the figures of a finding.
+      std::string Scope() const
       {
-        const char* id = "stores-failing";
-        const TransportFigures& all = input_.all;
-        const uint64_t failed = all.Outcomes(Outcome::Failed);
-        const uint64_t stored = all.stored + all.Outcomes(Outcome::AlreadyStored);
-        if (failed == 0)
+        const std::string& window = input_.window;
+        return window == "1m"    ? "in the last minute"
+               : window == "5m"  ? "in the last 5 minutes"
+               : window == "15m" ? "in the last 15 minutes"
+               : window == "1h"  ? "in the last hour"
+                                 : "since the reset";
+      }
+
+      // Failures that are Orthanc's (the write, the index, the disk, the quota) or, with `unreadable`,
+      // those before the instance filters (what Orthanc could not read, or a filter before them refused).
+      static uint64_t FailuresOf(const TransportFigures& figures, bool unreadable)
+      {
+        const uint64_t before = figures.Failures(FailureReason::BeforeFilters);
+        return unreadable ? before : figures.Outcomes(Outcome::Failed) - before;
+      }
+
+      static uint64_t FailuresOf(const FailingSender& sender, bool unreadable)
+      {
+        const uint64_t before = sender.reasons[static_cast<size_t>(FailureReason::BeforeFilters)];
+        return unreadable ? before : sender.failed - before;
+      }
+
+      // The sender with the most of these failures since the reset, in a sentence of its own (the
+      // labelled streams keep no window); "" when none is known.
+      std::string MostFrom(bool unreadable) const
+      {
+        const FailingSender* most = nullptr;
+        for (const FailingSender& sender : input_.failingSenders)
         {
-          Check(id, false, Format("no store failed (%.0f stored)", double(stored)));
-          return;
+          if (FailuresOf(sender, unreadable) > (most != nullptr ? FailuresOf(*most, unreadable) : 0))
+          {
+            most = &sender;
+          }
         }
-        Check(id, true, Format("%.0f stores failed, %.0f stored", double(failed), double(stored)));
-        // The transport that lost the most, for the finding's transport.
+        if (most == nullptr)
+        {
+          return "";
+        }
+        const bool dicom = most->transport == Transport::Dicom;
+        const bool address = !most->remoteIp.empty() && most->remoteIp != "(none)";
+        return ". Since the reset, most came from " +
+               (dicom ? "calling AET " + most->remoteAet + (address ? " at " + most->remoteIp : "")
+                      : (address ? most->remoteIp : std::string("an unknown client")) + " over " +
+                          TransportName(most->transport)) +
+               ": " + std::to_string(FailuresOf(*most, unreadable));
+      }
+
+      // The transport with the most of these failures, or "all" when several have some.
+      const char* FailingTransport(bool unreadable, uint64_t failed) const
+      {
         size_t worst = 0;
         for (size_t t = 0; t < kTransportCount; t++)
         {
-          if (input_.transports[t].Outcomes(Outcome::Failed) > input_.transports[worst].Outcomes(Outcome::Failed))
+          if (FailuresOf(input_.transports[t], unreadable) > FailuresOf(input_.transports[worst], unreadable))
           {
             worst = t;
           }
         }
-        const bool several = failed != input_.transports[worst].Outcomes(Outcome::Failed);
-        FailureReason main = FailureReason::BeforeFilters;
+        return failed != FailuresOf(input_.transports[worst], unreadable) ? "all"
+                                                                          : TransportName(static_cast<Transport>(worst));
+      }
+
+      void AddFailureEvidence(Finding& f, bool unreadable) const
+      {
+        Evidence& senders = f.evidence["failedBySenderSinceReset"];
+        senders = Evidence::List();
+        size_t listed = 0;
+        for (const FailingSender& sender : input_.failingSenders)
+        {
+          if (FailuresOf(sender, unreadable) == 0 || listed == 10)
+          {
+            continue;
+          }
+          listed++;
+          Evidence row;
+          row["transport"] = TransportName(sender.transport);
+          row["remoteAet"] = sender.remoteAet;
+          row["remoteIp"] = sender.remoteIp;
+          row["failed"] = FailuresOf(sender, unreadable);
+          for (size_t r = 0; r < kFailureReasonCount; r++)
+          {
+            if (sender.reasons[r] != 0 && (r == static_cast<size_t>(FailureReason::BeforeFilters)) == unreadable)
+            {
+              row["byReason"][DefinitionOf(static_cast<FailureReason>(r)).name] = sender.reasons[r];
+            }
+          }
+          senders.Append(std::move(row));
+        }
+        for (size_t t = 0; t < kTransportCount; t++)
+        {
+          if (FailuresOf(input_.transports[t], unreadable) != 0)
+          {
+            f.evidence["failedByTransport"][TransportName(static_cast<Transport>(t))] =
+              FailuresOf(input_.transports[t], unreadable);
+          }
+        }
+      }
+
+      // Orthanc failed to store what it was given: the write, the index, the disk or the quota. What it
+      // could not read, or what a filter before the instance filters refused, is unreadable-instances'.
+      void StoresFailing()
+      {
+        const char* id = "stores-failing";
+        const TransportFigures& all = input_.all;
+        const uint64_t failed = FailuresOf(all, false);
+        const uint64_t stored = all.stored + all.Outcomes(Outcome::AlreadyStored);
+        if (failed == 0)
+        {
+          Check(id, false,
+                Format("no store failed after the instance filters (%.0f stored, %.0f unreadable)", double(stored),
+                       double(FailuresOf(all, true))));
+          return;
+        }
+        Check(id, true, Format("%.0f stores failed after the instance filters, %.0f stored", double(failed),
+                               double(stored)));
+        FailureReason main = FailureReason::AfterFilters;
         for (size_t r = 0; r < kFailureReasonCount; r++)
         {
-          if (all.failures[r] > all.failures[static_cast<size_t>(main)])
+          if (r != static_cast<size_t>(FailureReason::BeforeFilters) && all.failures[r] > all.failures[static_cast<size_t>(main)])
           {
             main = static_cast<FailureReason>(r);
           }
         }
-        Finding& f = Add(id, several ? "all" : TransportName(static_cast<Transport>(worst)), 0, CostKind::Measured, -1);
+        Finding& f = Add(id, FailingTransport(false, failed), 0, CostKind::Measured, -1);
         f.instancesLost = failed;
         f.shareOfCycle = -1;
         const double share = static_cast<double>(failed) / static_cast<double>(failed + stored);
-        std::string who;
-        if (!input_.failingSenders.empty())
-        {
-          const FailingSender& first = input_.failingSenders.front();
-          who = " (most from " + std::string(first.transport == Transport::Dicom ? "calling AET " : "") +
-                (first.transport == Transport::Dicom ? first.remoteAet : TransportName(first.transport)) +
-                (first.remoteIp.empty() || first.remoteIp == "(none)" ? "" : " at " + first.remoteIp) + ": " +
-                std::to_string(first.failed) + ")";
-        }
         // Every failure a C-STORE one ended after the filters, where the site's script registers a C-STORE
         // filter: its refusals look the same as a failed write or index without the timed storage.
-        const uint64_t dicomFailed = input_.transports[static_cast<size_t>(Transport::Dicom)].Outcomes(Outcome::Failed);
+        const uint64_t dicomFailed = FailuresOf(input_.transports[static_cast<size_t>(Transport::Dicom)], false);
         const bool maybeRefused = all.failures[static_cast<size_t>(FailureReason::AfterFilters)] == failed &&
                                   dicomFailed == failed && PythonRegisters("IncomingCStoreInstanceFilter");
         if (maybeRefused)
@@ -1684,52 +1776,28 @@ namespace IngestPerf
           const TransportFigures& dicom = input_.transports[static_cast<size_t>(Transport::Dicom)];
           const uint64_t dicomStores = failed + dicom.stored + dicom.Outcomes(Outcome::AlreadyStored);
           f.verdict = Format("Refused by the site's C-STORE filter, or lost: %.0f of %.0f C-STORE stores ended after "
-                             "the instance filters without being stored (%.0f%%)",
-                             double(failed), double(dicomStores), 100.0 * double(failed) / double(dicomStores)) +
-                      who + "; orthanc-python's script registers IncomingCStoreInstanceFilter";
+                             "the instance filters without being stored ",
+                             double(failed), double(dicomStores)) +
+                      Scope() + Format(" (%.0f%%); orthanc-python's script registers IncomingCStoreInstanceFilter",
+                                       100.0 * double(failed) / double(dicomStores)) +
+                      MostFrom(false);
         }
         else
         {
-          f.verdict = Format("Orthanc is losing instances: %.0f of %.0f stores failed (%.0f%%)", double(failed),
-                             double(failed + stored), share * 100) +
-                      who + ", mostly " + DefinitionOf(main).name;
+          f.verdict = Format("Orthanc is losing instances: %.0f of %.0f stores failed ", double(failed),
+                             double(failed + stored)) +
+                      Scope() + Format(" (%.1f%%), mostly ", share * 100) + DefinitionOf(main).name + MostFrom(false);
         }
         for (size_t r = 0; r < kFailureReasonCount; r++)
         {
-          if (all.failures[r] != 0)
+          if (all.failures[r] != 0 && r != static_cast<size_t>(FailureReason::BeforeFilters))
           {
             f.evidence["failedByReason"][DefinitionOf(static_cast<FailureReason>(r)).name] = all.failures[r];
           }
         }
         f.evidence["failed"] = failed;
         f.evidence["storedOrAlreadyStored"] = stored;
-        for (size_t t = 0; t < kTransportCount; t++)
-        {
-          if (input_.transports[t].Outcomes(Outcome::Failed) != 0)
-          {
-            f.evidence["failedByTransport"][TransportName(static_cast<Transport>(t))] =
-              input_.transports[t].Outcomes(Outcome::Failed);
-          }
-        }
-        Evidence& senders = f.evidence["failedBySenderSinceReset"];
-        senders = Evidence::List();
-        for (size_t i = 0; i < input_.failingSenders.size() && i < 10; i++)
-        {
-          const FailingSender& sender = input_.failingSenders[i];
-          Evidence row;
-          row["transport"] = TransportName(sender.transport);
-          row["remoteAet"] = sender.remoteAet;
-          row["remoteIp"] = sender.remoteIp;
-          row["failed"] = sender.failed;
-          for (size_t r = 0; r < kFailureReasonCount; r++)
-          {
-            if (sender.reasons[r] != 0)
-            {
-              row["byReason"][DefinitionOf(static_cast<FailureReason>(r)).name] = sender.reasons[r];
-            }
-          }
-          senders.Append(std::move(row));
-        }
+        AddFailureEvidence(f, false);
         f.explanation = std::string("Each failed store is an instance the sender believes sent or must send again: ") +
                         DefinitionOf(main).meaning +
                         ". The plugin concludes a store failed when the thread that ran "
@@ -1744,11 +1812,6 @@ namespace IngestPerf
             f.fix.action = "Raise MaximumStorageSize or MaximumPatientCount, or unprotect patients so that "
                            "Orthanc can recycle the oldest";
             f.fix.configuration.emplace_back("MaximumStorageSize", "larger, or 0 for no limit");
-            break;
-          case FailureReason::BeforeFilters:
-            f.fix.action = "Look at Orthanc's log for the refused instances (\"Exception while storing DICOM\", "
-                           "missing tags): the sender sends instances Orthanc cannot index (no Study, Series or "
-                           "SOP Instance UID, a damaged file), or a Lua script or plugin refuses them";
             break;
           case FailureReason::StorageWrite:
             f.fix.action = "The storage area refuses writes: check its file system (space, permissions, errors "
@@ -1770,11 +1833,64 @@ namespace IngestPerf
                          "IngestPerf.TimedStorage to count them as rejected; otherwise look at Orthanc's log for "
                          "\"Store failure\" and storage errors";
         }
-        f.fix.effect = "every instance stored instead of lost: " + std::to_string(failed) + " so far";
+        f.fix.effect = "every instance stored instead of lost: " + std::to_string(failed) + " " + Scope();
         f.confidence = main == FailureReason::AfterFilters ? "medium" : "high";
         f.confidenceReason = main == FailureReason::AfterFilters
                                ? "the failures are counted exactly; which step failed needs TimedStorage"
                                : "the failures are counted exactly, and their reason observed";
+      }
+
+      // What Orthanc could not read or identify (a damaged or cut file, a missing UID), or what a Lua
+      // script or the filter of a plugin loaded before this one refused: the sender's side, or the
+      // site's rule, not Orthanc losing what it was given. Ranked with the instances lost only when
+      // they are a share worth a sender's attention (kUnreadableShare); below, listed last.
+      void UnreadableInstances()
+      {
+        const char* id = "unreadable-instances";
+        const TransportFigures& all = input_.all;
+        const uint64_t unreadable = FailuresOf(all, true);
+        uint64_t received = 0;
+        for (uint64_t n : all.outcomes)
+        {
+          received += n;
+        }
+        const double share = received > 0 ? double(unreadable) / double(received) : 0;
+        if (unreadable == 0)
+        {
+          Check(id, false, Format("no instance failed before the instance filters (%.0f received)", double(received)));
+          return;
+        }
+        Check(id, true, Format("%.0f of %.0f instances failed before the instance filters (%.1f%%)", double(unreadable),
+                               double(received), share * 100));
+        Finding& f = Add(id, FailingTransport(true, unreadable), 0, CostKind::Measured, -1);
+        f.shareOfCycle = -1;
+        f.instancesLost = share >= kUnreadableShare ? unreadable : 0;
+        bool filtersBefore = PythonRegisters("IncomingDicomInstanceFilter") ||
+                             PythonRegisters("ReceivedInstanceCallback") || !input_.pluginsBefore.empty();
+        for (const std::string& callback : input_.configuration.luaCallbacks)
+        {
+          filtersBefore = filtersBefore || callback.find("Filter") != std::string::npos;
+        }
+        f.verdict = std::string(filtersBefore ? "Orthanc could not read, or the site's filters refused, instances "
+                                                "clients sent: "
+                                              : "Clients sent instances Orthanc could not read: ") +
+                    Format("%.0f of %.0f instances received ", double(unreadable), double(received)) + Scope() +
+                    Format(" (%.1f%%)", share * 100) + (share >= kUnreadableShare ? "" : ", rare") + MostFrom(true);
+        f.evidence["failedBeforeFilters"] = unreadable;
+        f.evidence["received"] = received;
+        f.evidence["rankedWithLostInstancesFromShare"] = kUnreadableShare;
+        AddFailureEvidence(f, true);
+        f.explanation = std::string("These instances ") + DefinitionOf(FailureReason::BeforeFilters).meaning +
+                        ". Orthanc answered the sender with an error (HTTP 400, a C-STORE failure status): "
+                        "nothing was written, and the sender knows.";
+        f.fix.action = "Look at Orthanc's log for the refused instances (\"Exception while storing DICOM\", missing "
+                       "tags) and at the sender named: a cut upload, a damaged file or missing identifiers are the "
+                       "sender's to fix; a refusal by the site's Lua script or filter is by design";
+        f.fix.effect = "each instance sent whole and with its identifiers is stored";
+        f.confidence = filtersBefore ? "medium" : "high";
+        f.confidenceReason = filtersBefore ? "counted exactly; a refusal by a filter before the instance filters is "
+                                             "not told apart from an unreadable file"
+                                           : "counted exactly, and no filter runs before the instance filters";
       }
 
       void RejectedOrDuplicate()

@@ -167,7 +167,7 @@ TEST(DiagnosisRules, HealthyIngestHasNoFindingAndEveryRuleSaysWhy)
   DiagnosisInput input = Healthy();
   const Diagnosis diagnosis = Diagnose(Merge(input));
   EXPECT_TRUE(diagnosis.findings.empty());
-  ASSERT_EQ(20u, diagnosis.checks.size());
+  ASSERT_EQ(21u, diagnosis.checks.size());
   std::set<std::string> ids;
   for (const RuleCheck& check : diagnosis.checks)
   {
@@ -175,8 +175,8 @@ TEST(DiagnosisRules, HealthyIngestHasNoFindingAndEveryRuleSaysWhy)
     EXPECT_FALSE(check.reason.empty()) << check.id;
     ids.insert(check.id);
   }
-  EXPECT_EQ(20u, ids.size());
-  EXPECT_EQ(20u, DiagnosisRuleIds().size());
+  EXPECT_EQ(21u, ids.size());
+  EXPECT_EQ(21u, DiagnosisRuleIds().size());
 }
 
 
@@ -226,6 +226,56 @@ TEST(DiagnosisRules, AFailureAfterTheFiltersWithoutEvidenceIsOfMediumConfidence)
   EXPECT_EQ("rest", diagnosis.findings[0].transport);
   EXPECT_EQ("medium", diagnosis.findings[0].confidence);
   EXPECT_NE(std::string::npos, diagnosis.findings[0].fix.action.find("TimedStorage"));
+}
+
+
+TEST(DiagnosisRules, AClientsCutUploadIsTheClientsNamedWithItsAddressAtASeverityOfItsRate)
+{
+  // One truncated upload among 1140 stores in the last 5 minutes: Orthanc answered HTTP 400, it
+  // lost nothing. Named, with the client's address, after anything that costs time.
+  DiagnosisInput input = Healthy();
+  input.window = "5m";
+  Rest(input).outcomes[static_cast<size_t>(Outcome::Failed)] = 1;
+  Rest(input).failures[static_cast<size_t>(FailureReason::BeforeFilters)] = 1;
+  FailingSender client;
+  client.transport = Transport::Rest;
+  client.remoteAet = "(none)";
+  client.remoteIp = "10.0.0.5";
+  client.failed = 3;  // since the reset: another scope, said in a sentence of its own
+  client.reasons[static_cast<size_t>(FailureReason::BeforeFilters)] = 3;
+  input.failingSenders.push_back(client);
+  Diagnosis diagnosis = Diagnose(Merge(input));
+  EXPECT_EQ(std::set<std::string>{"unreadable-instances"}, Fired(Merge(input)));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  const Finding& f = diagnosis.findings[0];
+  EXPECT_EQ(0u, f.verdict.find("Clients sent instances Orthanc could not read: 1 of ")) << f.verdict;
+  EXPECT_NE(std::string::npos, f.verdict.find("in the last 5 minutes (0.")) << f.verdict;
+  EXPECT_NE(std::string::npos, f.verdict.find(", rare. Since the reset, most came from 10.0.0.5 over rest: 3"))
+    << f.verdict;
+  EXPECT_EQ(0u, f.instancesLost);
+  EXPECT_EQ("high", f.confidence);
+
+  // Beside a slow disk, it comes after it.
+  At(Rest(input), Phase::Persist) = Phase_(200, 40);
+  At(Rest(input), Phase::ServerTotal) = Phase_(200, 45);
+  diagnosis = Diagnose(Merge(input));
+  ASSERT_LE(2u, diagnosis.findings.size());
+  EXPECT_EQ("unreadable-instances", diagnosis.findings.back().id);
+
+  // One in twenty: the sender's studies are incomplete, ranked with the instances lost.
+  input = Healthy();
+  Rest(input).outcomes[static_cast<size_t>(Outcome::Failed)] = 20;
+  Rest(input).failures[static_cast<size_t>(FailureReason::BeforeFilters)] = 20;
+  diagnosis = Diagnose(Merge(input));
+  ASSERT_FALSE(diagnosis.findings.empty());
+  EXPECT_EQ("unreadable-instances", diagnosis.findings[0].id);
+  EXPECT_EQ(20u, diagnosis.findings[0].instancesLost);
+  EXPECT_EQ(std::string::npos, diagnosis.findings[0].verdict.find("rare")) << diagnosis.findings[0].verdict;
+  // With a Lua filter, a refusal is not told apart from an unreadable file.
+  input.configuration.luaCallbacks = {"ReceivedInstanceFilter"};
+  diagnosis = Diagnose(Merge(input));
+  EXPECT_EQ(0u, diagnosis.findings[0].verdict.find("Orthanc could not read, or the site's filters refused"));
+  EXPECT_EQ("medium", diagnosis.findings[0].confidence);
 }
 
 
