@@ -1697,8 +1697,9 @@ namespace IngestPerf
             worst = t;
           }
         }
-        return failed != FailuresOf(input_.transports[worst], unreadable) ? "all"
-                                                                          : TransportName(static_cast<Transport>(worst));
+        return failed != FailuresOf(input_.transports[worst], unreadable)
+                 ? "all"
+                 : TransportName(static_cast<Transport>(worst));
       }
 
       void AddFailureEvidence(Finding& f, bool unreadable) const
@@ -1752,12 +1753,13 @@ namespace IngestPerf
                        double(FailuresOf(all, true))));
           return;
         }
-        Check(id, true, Format("%.0f stores failed after the instance filters, %.0f stored", double(failed),
-                               double(stored)));
+        Check(id, true,
+              Format("%.0f stores failed after the instance filters, %.0f stored", double(failed), double(stored)));
         FailureReason main = FailureReason::AfterFilters;
         for (size_t r = 0; r < kFailureReasonCount; r++)
         {
-          if (r != static_cast<size_t>(FailureReason::BeforeFilters) && all.failures[r] > all.failures[static_cast<size_t>(main)])
+          if (r != static_cast<size_t>(FailureReason::BeforeFilters) &&
+              all.failures[r] > all.failures[static_cast<size_t>(main)])
           {
             main = static_cast<FailureReason>(r);
           }
@@ -1778,8 +1780,9 @@ namespace IngestPerf
           f.verdict = Format("Refused by the site's C-STORE filter, or lost: %.0f of %.0f C-STORE stores ended after "
                              "the instance filters without being stored ",
                              double(failed), double(dicomStores)) +
-                      Scope() + Format(" (%.0f%%); orthanc-python's script registers IncomingCStoreInstanceFilter",
-                                       100.0 * double(failed) / double(dicomStores)) +
+                      Scope() +
+                      Format(" (%.0f%%); orthanc-python's script registers IncomingCStoreInstanceFilter",
+                             100.0 * double(failed) / double(dicomStores)) +
                       MostFrom(false);
         }
         else
@@ -1860,8 +1863,9 @@ namespace IngestPerf
           Check(id, false, Format("no instance failed before the instance filters (%.0f received)", double(received)));
           return;
         }
-        Check(id, true, Format("%.0f of %.0f instances failed before the instance filters (%.1f%%)", double(unreadable),
-                               double(received), share * 100));
+        Check(id, true,
+              Format("%.0f of %.0f instances failed before the instance filters (%.1f%%)", double(unreadable),
+                     double(received), share * 100));
         Finding& f = Add(id, FailingTransport(true, unreadable), 0, CostKind::Measured, -1);
         f.shareOfCycle = -1;
         f.instancesLost = share >= kUnreadableShare ? unreadable : 0;

@@ -109,7 +109,8 @@ namespace IngestPerf
 
   struct Diagnosis
   {
-    std::vector<Finding> findings;  // instances lost, then cost per instance, most first; unobservable, then no cost, last
+    std::vector<Finding>
+      findings;  // instances lost, then cost per instance, most first; unobservable, then no cost, last
     std::vector<RuleCheck> checks;  // every rule, in the order of docs/diagnosis.md
   };
 
