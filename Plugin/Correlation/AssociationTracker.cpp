@@ -4,6 +4,7 @@
 
 #include <sys/mman.h>
 
+#include <mutex>
 #include <new>
 
 namespace IngestPerf
@@ -26,7 +27,8 @@ namespace IngestPerf
   struct AssociationTracker::Peer
   {
     std::atomic<bool> locked;
-    std::atomic<uint64_t> key;  // written under the lock; read without it to skip free slots
+    std::atomic<uint64_t> key;    // written under the lock; read without it to skip free slots
+    std::atomic<int64_t> lastNs;  // the latest OnStored of its instances: the least recent is aged out
     LabelId remoteAet;
     size_t head;  // index of the oldest chain
     size_t count;
@@ -39,6 +41,7 @@ namespace IngestPerf
     void Clear(uint64_t newKey, LabelId aet)
     {
       key.store(newKey, std::memory_order_release);
+      lastNs.store(0, std::memory_order_relaxed);
       remoteAet = aet;
       head = 0;
       count = 0;
@@ -87,6 +90,19 @@ namespace IngestPerf
   };
 
 
+  // The associations of the AETs aged out since the reset. Written at an eviction (rare: only with
+  // more calling AETs than MaxPeers, on the plugin's thread that records stored instances).
+  struct AssociationTracker::AgedOutRow
+  {
+    std::mutex mutex;
+    uint64_t aets = 0;
+    uint64_t finished = 0;
+    uint64_t byConnection = 0;
+    HistogramSnapshot instancesPerAssociation;
+    HistogramSnapshot durationNs;
+  };
+
+
   namespace
   {
     // Whether a chain is over at nowNs: its connection closed, or, inferred, idle for longer than
@@ -119,7 +135,8 @@ namespace IngestPerf
     connections_(connections),
     bytes_(capacity_ * sizeof(Peer)),
     memory_(mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)),
-    skipped_(0)
+    skipped_(0),
+    agedOut_(new AgedOutRow)
   {
     if (memory_ == MAP_FAILED)
     {
@@ -167,8 +184,42 @@ namespace IngestPerf
       }
       candidate.locked.store(false, std::memory_order_release);  // claimed meanwhile by another AET
     }
-    Peer& evicted = PeerAt(start);
-    return BoundedSpinLock(evicted.locked) ? &evicted : nullptr;
+    // Every slot near its hash holds another AET: the least recently active of them leaves.
+    Peer* oldest = &PeerAt(start);
+    for (size_t probe = 1; probe < probes; probe++)
+    {
+      Peer& candidate = PeerAt((start + probe) % capacity_);
+      if (candidate.lastNs.load(std::memory_order_relaxed) < oldest->lastNs.load(std::memory_order_relaxed))
+      {
+        oldest = &candidate;
+      }
+    }
+    return BoundedSpinLock(oldest->locked) ? oldest : nullptr;
+  }
+
+
+  void AssociationTracker::AgeOut(Peer& peer)
+  {
+    agedOutAets_.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(agedOut_->mutex);
+    AgedOutRow& row = *agedOut_;
+    row.aets++;
+    row.finished += peer.finished.load(std::memory_order_relaxed);
+    row.byConnection += peer.finishedByConnection;
+    peer.instancesPerAssociation.AddTo(row.instancesPerAssociation);
+    peer.durationNs.AddTo(row.durationNs);
+    // Its chains in progress end here: if its sender goes on, the rest is another association.
+    for (size_t k = 0; k < peer.count; k++)
+    {
+      const Chain& chain = peer.At(k);
+      if (chain.counted)
+      {
+        row.finished++;
+        row.byConnection += chain.connection != 0 ? 1 : 0;
+        row.instancesPerAssociation.Add(static_cast<int64_t>(chain.instances));
+        row.durationNs.Add(chain.lastEndNs - chain.startNs);
+      }
+    }
   }
 
 
@@ -182,9 +233,18 @@ namespace IngestPerf
       return -1;
     }
     Peer& peer = *found;
-    if (peer.key.load(std::memory_order_relaxed) != peerKey)
+    const uint64_t held = peer.key.load(std::memory_order_relaxed);
+    if (held != peerKey)
     {
-      peer.Clear(peerKey, remoteAet);  // a free slot, or the table is full: this AET takes it over
+      if (held != 0)
+      {
+        AgeOut(peer);  // the table is full near its hash: the least recently active AET leaves
+      }
+      peer.Clear(peerKey, remoteAet);
+    }
+    if (storedNs > peer.lastNs.load(std::memory_order_relaxed))
+    {
+      peer.lastNs.store(storedNs, std::memory_order_relaxed);
     }
     const int64_t resetNs = resetNs_.load(std::memory_order_relaxed);
     const int64_t start = receivedNs != 0 ? receivedNs : storedNs;
@@ -334,6 +394,20 @@ namespace IngestPerf
     {
       result.push_back(std::move(other));
     }
+    std::lock_guard<std::mutex> lock(agedOut_->mutex);
+    const AgedOutRow& aged = *agedOut_;
+    if (aged.aets != 0)
+    {
+      PeerAssociations row;
+      row.agedOut = true;
+      row.aets = aged.aets;
+      row.finished = aged.finished;
+      row.byConnection = aged.byConnection;
+      row.inferred = aged.finished - aged.byConnection;
+      row.instancesPerAssociation = aged.instancesPerAssociation;
+      row.durationNs = aged.durationNs;
+      result.push_back(std::move(row));
+    }
     return result;
   }
 
@@ -341,6 +415,15 @@ namespace IngestPerf
   void AssociationTracker::ResetStatistics(int64_t nowNs)
   {
     resetNs_.store(nowNs, std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(agedOut_->mutex);
+      AgedOutRow& aged = *agedOut_;
+      aged.aets = 0;
+      aged.finished = 0;
+      aged.byConnection = 0;
+      aged.instancesPerAssociation = HistogramSnapshot();
+      aged.durationNs = HistogramSnapshot();
+    }
     for (size_t index = 0; index < capacity_; index++)
     {
       Peer& peer = PeerAt(index);

@@ -15,6 +15,10 @@
 // After ResetStatistics, the chains that started before it are never counted, and a gap that
 // started before it is not returned.
 //
+// Beyond MaxPeers calling AETs, the one least recently active among those near a new AET's hash is
+// aged out: its associations, finished and in progress, are added to one row of every AET aged out
+// since the reset (PeerAssociations::agedOut), so every association is counted once, named or not.
+//
 // Memory: MaxPeers slots reserved in lazily backed memory (two histograms each).
 #pragma once
 
@@ -26,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 namespace IngestPerf
@@ -33,6 +38,9 @@ namespace IngestPerf
   struct PeerAssociations
   {
     LabelId remoteAet = kOtherLabel;
+    // The row of the calling AETs aged out of the table since the reset (remoteAet is meaningless):
+    // `aets` of them, their associations counted as finished when they left.
+    bool agedOut = false;
     // Distinct calling AETs in the row: 1, or, in the one "(other)" row, every AET beyond
     // MaxLabelValues (each still tracked on its own, merged when read).
     uint64_t aets = 1;
@@ -72,9 +80,15 @@ namespace IngestPerf
     void ResetStatistics(int64_t nowNs);
 
     uint64_t Skipped() const { return skipped_.load(std::memory_order_relaxed); }
+    // Calling AETs aged out since the start (whatever a reset says).
+    uint64_t AgedOut() const { return agedOutAets_.load(std::memory_order_relaxed); }
 
   private:
     struct Peer;
+    struct AgedOutRow;
+
+    // Adds the peer's associations to the aged-out row (the peer is locked).
+    void AgeOut(Peer& peer);
 
     Peer& PeerAt(size_t index) const;
     Peer* FindPeer(uint64_t peerKey);  // locked, or nullptr
@@ -86,5 +100,7 @@ namespace IngestPerf
     size_t bytes_;
     void* memory_;
     std::atomic<uint64_t> skipped_;
+    std::atomic<uint64_t> agedOutAets_{0};
+    std::unique_ptr<AgedOutRow> agedOut_;
   };
 }

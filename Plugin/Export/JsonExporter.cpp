@@ -470,9 +470,11 @@ namespace IngestPerf
       for (const PeerAssociations& peer : view.peers)
       {
         out.BeginObject();
-        out.Member("remoteAet", ExportedLabelValue(LabelDimension::RemoteAet,
-                                                   catalog.Name(LabelDimension::RemoteAet, peer.remoteAet),
-                                                   configuration.hashPeers));
+        out.Member("remoteAet", peer.agedOut
+                                  ? std::string("(aged out)")
+                                  : ExportedLabelValue(LabelDimension::RemoteAet,
+                                                       catalog.Name(LabelDimension::RemoteAet, peer.remoteAet),
+                                                       configuration.hashPeers));
         out.Member("distinctAets", peer.aets);
         out.Member("finished", peer.finished);
         out.Member("inProgress", peer.inProgress);
@@ -484,7 +486,7 @@ namespace IngestPerf
         WriteHistogram(out, peer.durationNs, true);
         auto gap = std::find_if(gaps.begin(), gaps.end(), [&peer](const auto& g) { return g.first == peer.remoteAet; });
         out.Key("gap");
-        WriteHistogram(out, gap == gaps.end() ? noGap : gap->second, true);
+        WriteHistogram(out, gap == gaps.end() || peer.agedOut ? noGap : gap->second, true);
         out.EndObject();
       }
       out.EndArray();

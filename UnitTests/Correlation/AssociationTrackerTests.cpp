@@ -431,3 +431,50 @@ TEST(AssociationTracker, InstancesRecordedAfterTheirAssociationClosedAreAsOfThei
     EXPECT_EQ(readDuringIt ? 1u : 0u, peers[0].byConnection);
   }
 }
+
+
+TEST(AssociationTracker, AetsBeyondTheTableAgeOutIntoOneRowAndEveryAssociationIsCountedOnce)
+{
+  // 4 slots, 40 calling AETs one after the other, 3 instances each (one association): every
+  // association is counted, named while its AET is in the table, in the aged-out row afterwards;
+  // the AETs of the last minutes are the ones named.
+  AssociationTracker tracker(4, kTimeout);
+  int64_t now = 0;
+  for (uint64_t aet = 1; aet <= 40; aet++)
+  {
+    for (int i = 0; i < 3; i++)
+    {
+      now += 10 * kMs;
+      tracker.InstanceStored(1000 + aet, static_cast<IngestPerf::LabelId>(2 + aet % 200), now, now + kMs);
+    }
+  }
+  now += 2 * kTimeout;
+  uint64_t finished = 0, inProgress = 0, agedAets = 0, named = 0;
+  for (const auto& row : tracker.Snapshot(now))
+  {
+    finished += row.finished;
+    inProgress += row.inProgress;
+    if (row.agedOut)
+    {
+      agedAets = row.aets;
+      EXPECT_EQ(row.finished, row.instancesPerAssociation.Count());
+      EXPECT_EQ(3, row.instancesPerAssociation.Max());
+    }
+    else
+    {
+      named++;
+      EXPECT_GE(row.remoteAet, 2 + 37);  // among the last AETs
+    }
+  }
+  EXPECT_EQ(40u, finished + inProgress);
+  EXPECT_EQ(0u, tracker.Skipped());
+  EXPECT_EQ(40u, agedAets + named);
+  EXPECT_EQ(36u, agedAets);
+  EXPECT_EQ(36u, tracker.AgedOut());
+
+  tracker.ResetStatistics(now);
+  for (const auto& row : tracker.Snapshot(now))
+  {
+    EXPECT_FALSE(row.agedOut);  // the reset empties the aged-out row
+  }
+}
