@@ -5,7 +5,7 @@ on a host whose TCP table holds --other-sockets other sockets. The command of do
 and a library of the benchmark run (route_cost, sections):
 
   .venv/bin/python -m ingest_perf.benchmarks.process_cpu [--plugin PATH] [--orthanc 1.10.1|1.12.7]
-      [--cases trickle,storescu-1,storescu-4,http-4] [--other-sockets 10000] [--pairs 3]
+      [--cases trickle,churn,storescu-1,storescu-4,http-4] [--other-sockets 10000] [--pairs 3]
       [--instances 100] [--trickle-instances 40] [--size 512] [--json FILE] [--markdown]
 
 The CPU time is the process's CPU clock (clock_gettime on the clock of the process id: the kernel's
@@ -21,7 +21,8 @@ Per case and pair, a fresh A (no plugin) and B (the plugin; for the null compari
 either) receive the same instances, chunk by chunk in ABBA order (the trickle: file by file, each to
 both, at 2 instances/s to each); the CPU time of each whole process is counted from the first
 instance to --settle seconds after the last. Load on the machine slows both alike: the figure is a
-ratio measured side by side. Cases (CASES): trickle, storescu-1 (one association per chunk),
+ratio measured side by side. Cases (CASES): trickle, churn (the trickle by C-STORE, each instance on
+an association of its own from a calling AET never seen before), storescu-1 (one association per chunk),
 storescu-4 (4 associations at once), http-4 (4 keep-alive HTTP clients).
 """
 import argparse
@@ -41,7 +42,7 @@ import time
 
 
 from ingest_perf.benchmarks import workloads
-from ingest_perf.clients import KeepAliveSession, http_upload, read_files
+from ingest_perf.clients import KeepAliveSession, http_upload, read_files, storescu
 from ingest_perf.benchmarks.report import table as markdown_table
 from ingest_perf.generate_series import write_series
 from ingest_perf.orthanc_process import HOST_ORTHANC, OrthancProcess, default_plugin_path, stop_together
@@ -52,6 +53,8 @@ TICKS = os.sysconf("SC_CLK_TCK")
 # name -> (description, client kind, clients, instances per chunk and client)
 CASES = {
     "trickle": ("a trickle: 2 HTTP instances/s, one keep-alive client", "trickle", 1, 0),
+    "churn": ("a trickle with label churn: 2 C-STORE instances/s, one association each, every one from a calling "
+              "AET never seen before (beyond MaxLabelValues, MaxStreams and MaxPeers)", "churn", 1, 0),
     "storescu-1": ("one storescu association per chunk", "storescu", 1, 25),
     "storescu-4": ("4 storescu associations at once", "storescu", 4, 10),
     "http-4": ("4 keep-alive HTTP clients", "http", 4, 10),
@@ -264,6 +267,20 @@ def _trickle_round(files, a, b, meters, rate):
             session.close()
 
 
+def _churn_round(files, a, b, meters, rate):
+    """Each file to A and to B in turn (which first alternates), `rate` files per second to each, each
+    on an association of its own from a calling AET of its own (the same on both sides)."""
+    for meter in meters.values():
+        meter.start()
+    began = time.monotonic()
+    for i, path in enumerate(files):
+        for o in ((a, b) if i % 2 == 0 else (b, a)):
+            storescu(o.dicom_port, [path], calling_aet="CHURN%04d" % i, called_aet=o.aet)
+        pause = began + (i + 1) / rate - time.monotonic()
+        if pause > 0:
+            time.sleep(pause)
+
+
 def measure_pair(case, files, plugin, version, root, with_plugin, settle, log, pair_index, rate=2.0):
     """One fresh pair: A without the plugin, B with it (or without, for the null comparison); the
     files through both, chunk by chunk in ABBA order (a trickle: file by file); the CPU time of each
@@ -284,6 +301,9 @@ def measure_pair(case, files, plugin, version, root, with_plugin, settle, log, p
             warm = files[:4]
             for o in (a, b):
                 o.http_upload(warm)
+        elif kind == "churn":
+            for o in (a, b):
+                storescu(o.dicom_port, files[:4], calling_aet="WARM", called_aet=o.aet)
         else:
             pool = workloads.ClientPool(kind, clients)
             warm = files[:per_client * clients]
@@ -297,6 +317,8 @@ def measure_pair(case, files, plugin, version, root, with_plugin, settle, log, p
         started = time.monotonic()
         if kind == "trickle":
             _trickle_round(files, a, b, meters, rate)
+        elif kind == "churn":
+            _churn_round(files, a, b, meters, rate)
         else:
             for meter in meters.values():
                 meter.start()
@@ -469,7 +491,7 @@ def run(args, cases, files, plugin, root, namespace):
         sockets = socket_counts()
         log("%d sockets in use, %d TIME_WAIT in %s" % (sockets["inuse"], sockets["tw"], namespace))
         for case in cases:
-            instances = args.trickle_instances if case == "trickle" else args.instances
+            instances = args.trickle_instances if case in ("trickle", "churn") else args.instances
             chosen = files[:instances]
             by_comparison = {}
             for null in ([False] if args.no_null else [True, False]):
