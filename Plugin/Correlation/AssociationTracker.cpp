@@ -293,15 +293,34 @@ namespace IngestPerf
       // The first instances of an association came before the plugin's thread had read its
       // connection: the inferred chain they started from its address is its own if this connection
       // is the only one from there that may have been open then.
+      // Or, with several connections open from there (senders started at once), the one inferred
+      // chain of this calling AET from that address waiting for a successor, when this connection may
+      // have been open at its first instance (no reading between them saw it closed or not yet open): the AET's own
+      // association, whose first instances came before any reading could see it (two at once from one
+      // AET and address leave more than one, and none is taken).
+      const int64_t openedNs = connections_->OpenedNs(connection);
+      size_t inferred = peer.count;
+      size_t waitingInferred = 0;
       for (size_t k = 0; k < peer.count && link == peer.count; k++)
       {
         const Chain& chain = peer.At(k);
         const bool waiting = receivedNs != 0 && chain.lastEndNs <= receivedNs;
-        if (chain.connection == 0 && waiting && chain.remoteIp == remoteIp &&
-            connections_->OnlyOneFromAt(remoteIp, chain.startNs) == connection)
+        if (chain.connection == 0 && waiting && chain.remoteIp == remoteIp)
         {
-          link = k;
+          if (connections_->OnlyOneFromAt(remoteIp, chain.startNs) == connection)
+          {
+            link = k;
+          }
+          if (openedNs <= chain.startNs)  // no reading between them: it may have carried the first
+          {
+            inferred = k;
+            waitingInferred++;
+          }
         }
+      }
+      if (link == peer.count && waitingInferred == 1)
+      {
+        link = inferred;
       }
     }
     int64_t gap = -1;

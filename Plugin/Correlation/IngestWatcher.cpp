@@ -175,6 +175,10 @@ namespace IngestPerf
     {
       hooks_.socketsRead(sockets, nowNs);
     }
+    if (sample.dicom > 0)
+    {
+      checkedOutAtNs_ = -1;  // an association is open: checked until it closes
+    }
     return sample;
   }
 
@@ -222,7 +226,8 @@ namespace IngestPerf
 
   bool IngestWatcher::Checking(int64_t nowNs) const
   {
-    return hooks_.checkConnections && nowNs - lastDicomNs_.load(std::memory_order_relaxed) < kPeriodNs;
+    const int64_t lastDicomNs = lastDicomNs_.load(std::memory_order_relaxed);
+    return hooks_.checkConnections && nowNs - lastDicomNs < kPeriodNs && lastDicomNs != checkedOutAtNs_;
   }
 
 
@@ -310,9 +315,17 @@ namespace IngestPerf
           {
             hooks_.drain();  // awake anyway: the C-STORE instances' gaps are measured while fresh
           }
-          if (hooks_.checkConnections(now))
+          const int64_t activityNs = lastDicomNs_.load(std::memory_order_relaxed);
+          bool anyOpen = true;
+          if (hooks_.checkConnections(now, anyOpen))
           {
             Add(ReadSockets(now));
+          }
+          else if (!anyOpen)
+          {
+            // Nothing left to see close (a sender that opens an association per instance, between
+            // two): no wake every kCheckPeriodNs until the next instance or reading.
+            checkedOutAtNs_ = activityNs;
           }
           worked = true;
         }

@@ -71,9 +71,11 @@ namespace IngestPerf
       std::function<void()> drain;
       // Once, after OrthancStarted.
       std::function<void()> orthancStarted;
-      // Every kCheckPeriodNs while C-STORE instances arrive (DicomActivity): a cheap check of the
-      // connections known; returns whether a reading should follow (one closed).
-      std::function<bool(int64_t nowNs)> checkConnections;
+      // Every kCheckPeriodNs while C-STORE instances arrive (DicomActivity) and a known DICOM
+      // connection is open: a cheap check of the connections known; returns whether a reading should
+      // follow (one closed), and tells whether any is still open (none: no check until the next
+      // C-STORE instance or a reading that finds one).
+      std::function<bool(int64_t nowNs, bool& anyOpen)> checkConnections;
       // Lists the sockets of the two ports (ForEachProcessSocket by default; tests inject theirs).
       std::function<bool(uint16_t dicomPort, uint16_t httpPort, std::vector<SocketInfo>& sockets)> read;
     };
@@ -97,8 +99,8 @@ namespace IngestPerf
     void OrthancStarted();
     // From a hook whose queue for the thread has grown: an eventfd write, once per drain.
     void RequestDrain();
-    // From a C-STORE instance's OnStored: one relaxed store. For the next second, the thread checks
-    // the connections every kCheckPeriodNs.
+    // From a C-STORE instance's OnStored: one relaxed store. For the next second, while a known DICOM
+    // connection is open, the thread checks the connections every kCheckPeriodNs.
     void DicomActivity(int64_t nowNs) { lastDicomNs_.store(nowNs, std::memory_order_relaxed); }
 
     // One tick now, as the thread does (tests call it directly): returns whether it read.
@@ -133,8 +135,11 @@ namespace IngestPerf
     const uint16_t httpPort_;
     Hooks hooks_;
     uint64_t lastActivity_ = 0;
-    int quietTicks_ = 0;               // active for kQuietTicks ticks at start: Orthanc opens its DICOM port then
-    int64_t lastCheckNs_ = 0;          // the thread's last CheckConnections
+    int quietTicks_ = 0;       // active for kQuietTicks ticks at start: Orthanc opens its DICOM port then
+    int64_t lastCheckNs_ = 0;  // the thread's last CheckConnections
+    // The DicomActivity time as of which a check found no DICOM connection open: no check until
+    // another instance or a reading that finds one (-1: none such). The thread's own.
+    int64_t checkedOutAtNs_ = -1;
     std::vector<SocketInfo> sockets_;  // ReadSockets' list, the thread's own
     mutable std::mutex mutex_;
     std::vector<ConnectionSample> ring_;

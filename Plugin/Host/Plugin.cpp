@@ -246,7 +246,9 @@ namespace
       RegisterLateHooks(status.hooks.receivedInstance);
       LogReceivedInstanceHook();
     };
-    hooks.checkConnections = [ingest](int64_t nowNs) { return ingest->CheckConnections(nowNs); };
+    hooks.checkConnections = [ingest](int64_t nowNs, bool& anyOpen) {
+      return ingest->CheckConnections(nowNs, anyOpen);
+    };
     watcher.reset(new IngestWatcher(static_cast<uint16_t>(status.configuration.dicomPort),
                                     static_cast<uint16_t>(status.configuration.httpPort), std::move(hooks)));
     ingest->dicomStored = [](int64_t nowNs, bool unknown) {

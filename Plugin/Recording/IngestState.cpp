@@ -86,9 +86,11 @@ namespace IngestPerf
   }
 
 
-  bool IngestState::CheckConnections(int64_t nowNs)
+  bool IngestState::CheckConnections(int64_t nowNs, bool& anyOpen)
   {
-    return connections.CheckOpen(nowNs, SocketCookie) > 0;
+    const bool closed = connections.CheckOpen(nowNs, SocketCookie) > 0;
+    anyOpen = connections.OpenCount() > 0;
+    return closed;
   }
 
 

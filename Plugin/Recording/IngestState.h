@@ -55,8 +55,9 @@ namespace IngestPerf
     void Tick(int64_t nowNs);
     // The plugin's thread: Orthanc's connections just read (the DICOM and HTTP ports').
     void SocketsRead(const std::vector<SocketInfo>& sockets, int64_t nowNs);
-    // The plugin's thread, between readings: whether a known DICOM connection closed.
-    bool CheckConnections(int64_t nowNs);
+    // The plugin's thread, between readings: whether a known DICOM connection closed, and whether
+    // any is still open.
+    bool CheckConnections(int64_t nowNs, bool& anyOpen);
     // The ingest path (OnStored of a C-STORE instance): the one connection the plugin's thread last
     // saw open from `peer`, 0 when not known (several, or none yet: then a new reading is asked for).
     // A read of the plugin's own table: no system call.

@@ -478,3 +478,20 @@ TEST(AssociationTracker, AetsBeyondTheTableAgeOutIntoOneRowAndEveryAssociationIs
     EXPECT_FALSE(row.agedOut);  // the reset empties the aged-out row
   }
 }
+
+
+TEST(AssociationTracker, AnAssociationsFirstInstanceBeforeItWasReadIsItsOwnAmongSeveralFromOneAddress)
+{
+  // Four senders from one address start at once: the first instance of one came before any reading
+  // saw its connection, among three others open from there; the next instance, on the connection now
+  // known, continues its chain (its gap is measured, not lost).
+  IngestPerf::DicomConnections connections;
+  AssociationTracker tracker(16, kTimeout, &connections);
+  Read(connections, {{5, kIpA}, {6, kIpA}, {7, kIpA}}, 0);
+  EXPECT_EQ(-1, tracker.InstanceStored(1, kAet, 10 * kMs, 12 * kMs, kIpA, 0));
+  Read(connections, {{5, kIpA}, {6, kIpA}, {7, kIpA}, {8, kIpA}}, 15 * kMs);  // the first to see 8
+  EXPECT_EQ(8 * kMs, tracker.InstanceStored(1, kAet, 20 * kMs, 22 * kMs, kIpA, 8));
+  std::vector<IngestPerf::PeerAssociations> peers = tracker.Snapshot(25 * kMs);
+  ASSERT_EQ(1u, peers.size());
+  EXPECT_EQ(1u, peers[0].inProgress);
+}
