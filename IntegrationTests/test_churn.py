@@ -37,3 +37,31 @@ def test_calling_aets_beyond_max_peers_age_out_and_every_association_is_counted(
     rows = wait_for(orthanc, lambda s: any(r["remoteAet"] == "AFTER" and r["finished"] == 1
                                            for r in s["associations"]["byRemoteAet"]), timeout=20)
     assert sum(r["finished"] for r in rows["associations"]["byRemoteAet"]) == 1, rows["associations"]
+
+
+def senders(orthanc):
+    answer = orthanc.stats(transport="dicom", groupBy="remoteAet")
+    return {g["labels"]["remoteAet"]: g["instances"]["stored"] for g in answer["groups"]}
+
+
+def test_a_reset_empties_the_label_tables_and_the_senders_after_it_are_named(orthanc_factory, series_factory):
+    """Label values and label sets once full stayed taken across the reset: afterwards every C-STORE
+    instance went to "(other)" until a restart. Now the reset forgets them."""
+    orthanc = orthanc_factory(ingest_perf={"MaxLabelValues": 4, "MaxStreams": 8})
+    files = series_factory(26, 208, size=64)
+    for i in range(10):
+        orthanc.storescu(files[2 * i:2 * i + 2], calling_aet="BEFORE%d" % i)
+    wait_for(orthanc, lambda s: stored(s, "dicom") == 20)
+    before = senders(orthanc)
+    assert before.get("(other)", 0) >= 12 and sum(before.values()) == 20, before
+    orthanc.reset_stats()
+    assert senders(orthanc) == {}, senders(orthanc)
+    labels = orthanc.stats()["labels"]
+    assert labels["streams"]["used"] == 0, labels["streams"]
+    for i in range(3):
+        orthanc.storescu(files[20 + 2 * i:22 + 2 * i], calling_aet="AFTER%d" % i)
+    after = wait_for(orthanc, lambda s: stored(s, "dicom") == 6)
+    assert senders(orthanc) == {"AFTER0": 2, "AFTER1": 2, "AFTER2": 2}, senders(orthanc)
+    rows = {r["remoteAet"]: r for r in wait_for(orthanc, lambda s: sum(
+        r["finished"] for r in s["associations"]["byRemoteAet"]) == 3, timeout=20)["associations"]["byRemoteAet"]}
+    assert set(rows) == {"AFTER0", "AFTER1", "AFTER2"}, rows

@@ -242,6 +242,7 @@ namespace IngestPerf
       }
       peer.Clear(peerKey, remoteAet);
     }
+    peer.remoteAet = remoteAet;  // as interned now (a reset forgets the ids of before)
     if (storedNs > peer.lastNs.load(std::memory_order_relaxed))
     {
       peer.lastNs.store(storedNs, std::memory_order_relaxed);

@@ -64,6 +64,24 @@ namespace IngestPerf
         slot.closedNs.store(nowNs, std::memory_order_release);
       }
     }
+    if (peersStale_.exchange(false, std::memory_order_acq_rel))
+    {
+      // The label ids were forgotten (a reset): each known connection's address, as interned now.
+      for (Slot& slot : slots_)
+      {
+        const uint64_t cookie = slot.cookie.load(std::memory_order_relaxed);
+        for (size_t i = 0; i < count && cookie != 0; i++)
+        {
+          if (open[i].cookie == cookie && slot.peer.load(std::memory_order_relaxed) != open[i].peer)
+          {
+            slot.cookie.store(0, std::memory_order_relaxed);  // readers skip it while it changes
+            std::atomic_thread_fence(std::memory_order_release);
+            slot.peer.store(open[i].peer, std::memory_order_relaxed);
+            slot.cookie.store(cookie, std::memory_order_release);
+          }
+        }
+      }
+    }
     std::vector<bool> knownBefore(count);  // the plugin's thread: a reading's worth of flags
     for (size_t i = 0; i < count; i++)
     {
@@ -334,6 +352,20 @@ namespace IngestPerf
       }
     }
     return false;
+  }
+
+
+  void DicomConnections::ForgetLabels()
+  {
+    for (Slot& slot : slots_)
+    {
+      slot.remoteAet.store(kUnidentified, std::memory_order_relaxed);
+    }
+    for (PendingAet& pending : pendingAets_)
+    {
+      pending.peer.store(kUnidentified, std::memory_order_relaxed);
+    }
+    peersStale_.store(true, std::memory_order_release);
   }
 
 

@@ -105,6 +105,10 @@ namespace IngestPerf
     int64_t OpenedNs(uint64_t cookie) const;
 
     size_t OpenCount() const;
+    // POST /perf/reset forgot the label ids: the calling AETs seen on the connections are forgotten
+    // (the next instance on each says it again), and each connection's address is written again at
+    // the next reading.
+    void ForgetLabels();
     // When the last reading was made (monotonic ns), 0 before the first.
     int64_t LastReadingNs() const { return lastReadingNs_.load(std::memory_order_acquire); }
     std::vector<DicomConnection> Snapshot() const;
@@ -123,7 +127,8 @@ namespace IngestPerf
     // A seqlock read of one slot: false when it is free or changed while read (its cookie differs).
     static bool ReadSlot(const Slot& slot, DicomConnection& view);
 
-    std::atomic<bool> updating_{false};  // one writer at a time (the plugin's thread)
+    std::atomic<bool> updating_{false};    // one writer at a time (the plugin's thread)
+    std::atomic<bool> peersStale_{false};  // ForgetLabels: the next Update writes the known ones' address again
     struct PendingAet
     {
       std::atomic<LabelId> peer{kUnidentified};

@@ -168,6 +168,18 @@ namespace IngestPerf
   }
 
 
+  void LabelCatalog::Clear()
+  {
+    for (const auto& dictionary : dictionaries_)
+    {
+      if (dictionary)
+      {
+        dictionary->Clear();
+      }
+    }
+  }
+
+
   const LabelDictionary* LabelCatalog::DictionaryOf(LabelDimension dimension) const
   {
     return dictionaries_[static_cast<size_t>(dimension)].get();

@@ -42,6 +42,9 @@ namespace IngestPerf
     // nullptr for the fixed dimensions (transport, sizeClass).
     const LabelDictionary* DictionaryOf(LabelDimension dimension) const;
 
+    // POST /perf/reset: every value forgotten (LabelDictionary::Clear), learned again as they come.
+    void Clear();
+
   private:
     // Declared first: the dictionaries use them until they are destroyed.
     std::array<std::unique_ptr<LabelAdmission>, kLabelDimensions> admissions_;

@@ -30,7 +30,8 @@ namespace IngestPerf
   LabelDictionary::LabelDictionary(size_t capacity, const LabelAdmission* admission) :
     capacity_(std::max<size_t>(1, std::min(capacity, kMaxCapacity))),
     admission_(admission),
-    entries_(new Entry[capacity_]),
+    tables_{std::unique_ptr<Entry[]>(new Entry[capacity_]), std::unique_ptr<Entry[]>(new Entry[capacity_])},
+    generation_(0),
     overflowed_(0),
     contended_(0),
     withheld_(0)
@@ -71,13 +72,14 @@ namespace IngestPerf
     }
     const uint64_t hash = Fnv1a(value, length);
     const size_t start = hash % capacity_;
+    Entry* const entries = Current();
     // Insertion never goes further than kMaxProbe from a value's hash, so neither does a lookup:
     // a full dictionary answers an unknown value in at most kMaxProbe steps.
     const size_t probes = std::min(capacity_, kMaxProbe);
     for (size_t probe = 0; probe < probes; probe++)
     {
       const size_t index = (start + probe) % capacity_;
-      Entry& entry = entries_[index];
+      Entry& entry = entries[index];
       uint32_t state = entry.state.load(std::memory_order_acquire);
       if (state == kEmpty && admit)
       {
@@ -137,7 +139,7 @@ namespace IngestPerf
     {
       return kOtherName;
     }
-    const Entry& entry = entries_[index];
+    const Entry& entry = Current()[index];
     if (entry.state.load(std::memory_order_acquire) != kReady)
     {
       return kOtherName;
@@ -158,9 +160,10 @@ namespace IngestPerf
       id = kNoneLabel;
       return true;
     }
+    const Entry* const entries = Current();
     for (size_t index = 0; index < capacity_; index++)
     {
-      const Entry& entry = entries_[index];
+      const Entry& entry = entries[index];
       if (entry.state.load(std::memory_order_acquire) == kReady && entry.length == name.size() &&
           memcmp(entry.value, name.data(), name.size()) == 0)
       {
@@ -175,9 +178,10 @@ namespace IngestPerf
   size_t LabelDictionary::Size() const
   {
     size_t size = 0;
+    const Entry* const entries = Current();
     for (size_t index = 0; index < capacity_; index++)
     {
-      size += entries_[index].state.load(std::memory_order_relaxed) == kReady ? 1 : 0;
+      size += entries[index].state.load(std::memory_order_relaxed) == kReady ? 1 : 0;
     }
     return size;
   }
@@ -185,6 +189,21 @@ namespace IngestPerf
 
   void LabelDictionary::HoldSlotForTest(size_t index, bool held)
   {
-    entries_[index % capacity_].state.store(held ? kWriting : kEmpty, std::memory_order_release);
+    Current()[index % capacity_].state.store(held ? kWriting : kEmpty, std::memory_order_release);
+  }
+
+
+  void LabelDictionary::Clear()
+  {
+    const unsigned next = generation_.load(std::memory_order_relaxed) + 1;
+    Entry* const entries = tables_[next & 1].get();
+    for (size_t index = 0; index < capacity_; index++)
+    {
+      entries[index].state.store(kEmpty, std::memory_order_relaxed);
+    }
+    generation_.store(next, std::memory_order_release);
+    overflowed_.store(0, std::memory_order_relaxed);
+    contended_.store(0, std::memory_order_relaxed);
+    withheld_.store(0, std::memory_order_relaxed);
   }
 }

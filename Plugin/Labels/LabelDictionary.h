@@ -43,6 +43,12 @@ namespace IngestPerf
     // For REST filters: the id of a name ("(other)", "(none)" or a value), if known.
     bool Find(const std::string& name, LabelId& id) const;
 
+    // POST /perf/reset: every value forgotten, the counters zeroed. The values go on in the other of
+    // two tables of entries (emptied first), so a writer that is interning into the table of before
+    // finishes there unharmed; only one stalled across two resets could meet its table being emptied.
+    // Ids given before it name nothing, or another value, after it.
+    void Clear();
+
     size_t Capacity() const { return capacity_; }
     size_t Size() const;
     // Values answered "(other)": no free slot near their hash, or a slot held by a preempted writer.
@@ -59,9 +65,12 @@ namespace IngestPerf
 
     LabelId InternCut(const char* value, size_t length, size_t wholeLength, bool admit);
 
+    Entry* Current() const { return tables_[generation_.load(std::memory_order_acquire) & 1].get(); }
+
     size_t capacity_;
     const LabelAdmission* admission_;
-    std::unique_ptr<Entry[]> entries_;
+    std::unique_ptr<Entry[]> tables_[2];
+    std::atomic<unsigned> generation_;  // tables_[generation_ & 1] is in use
     std::atomic<uint64_t> overflowed_;
     std::atomic<uint64_t> contended_;
     std::atomic<uint64_t> withheld_;

@@ -86,8 +86,9 @@ namespace IngestPerf
   StreamStats& StreamTable::FindOrInsert(const InstanceLabels& labels)
   {
     const uint64_t key = labels.Key();
+    const uint64_t id = id_.load(std::memory_order_acquire);
     LastStream& last = lastStream;
-    if (last.tableId == id_ && last.key == key)
+    if (last.tableId == id && last.key == key)
     {
       if (last.overflow)
       {
@@ -108,14 +109,14 @@ namespace IngestPerf
       }
       if (current == key)
       {
-        last = LastStream{id_, key, &StatsAt(index), false};
+        last = LastStream{id, key, &StatsAt(index), false};
         return *last.stats;
       }
     }
     overflowed_.fetch_add(1, std::memory_order_relaxed);
     StreamStats& overflow = StatsAt(capacity_ + static_cast<size_t>(labels.GetTransport()));
-    // Slots are never released, so this key overflows for good (until Orthanc restarts).
-    last = LastStream{id_, key, &overflow, true};
+    // Slots are released only by a reset: until then this key overflows.
+    last = LastStream{id, key, &overflow, true};
     return overflow;
   }
 
@@ -141,15 +142,25 @@ namespace IngestPerf
 
   void StreamTable::ResetAll()
   {
-    // Slots keep their labels: only the streams in use are touched.
+    id_.store(nextTableId.fetch_add(1), std::memory_order_release);
+    // Only the streams in use are touched: untouched memory stays untouched. The label combinations'
+    // slots are freed (the label values are forgotten too: LabelCatalog::Clear); the overflow
+    // streams keep theirs.
     for (size_t index = 0; index < slotCount_; index++)
     {
-      StreamStats& stats = StatsAt(index);
-      if (keys_[index].load(std::memory_order_acquire) == 0 || stats.IsEmpty())
+      if (keys_[index].load(std::memory_order_acquire) == 0)
       {
-        continue;  // untouched memory stays untouched
+        continue;
       }
-      stats.Reset();
+      StreamStats& stats = StatsAt(index);
+      if (!stats.IsEmpty())
+      {
+        stats.Reset();
+      }
+      if (index < capacity_)
+      {
+        keys_[index].store(0, std::memory_order_release);
+      }
     }
     overflowed_.store(0, std::memory_order_relaxed);
   }

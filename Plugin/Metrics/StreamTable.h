@@ -33,6 +33,8 @@ namespace IngestPerf
     // Every stream in use, overflow streams included.
     void ForEach(const std::function<void(const InstanceLabels&, const StreamStats&)>& visit) const;
 
+    // POST /perf/reset: every stream emptied and its slot freed for the label combinations to come
+    // (a thread's remembered stream is forgotten with it).
     void ResetAll();
 
     size_t Capacity() const { return capacity_; }
@@ -48,7 +50,7 @@ namespace IngestPerf
     size_t bytes_;
     void* memory_;
     std::atomic<uint64_t>* keys_;  // slotCount_ keys, then slotCount_ streams, in memory_
-    uint64_t id_;
+    std::atomic<uint64_t> id_;     // renewed by ResetAll: the threads' remembered streams are then stale
     std::atomic<uint64_t> overflowed_;
   };
 }

@@ -430,6 +430,10 @@ namespace IngestPerf
 
   void IngestRecorder::Count(const EndedRecord& record)
   {
+    if (record.sinceNs < stats_.CountsFromNs())
+    {
+      return;  // left pending across a reset: it started before it (and its label ids are forgotten)
+    }
     FailureReason reason;
     const StorageState storage = storage_ != nullptr ? storage_->Now() : StorageState::Unknown;
     const Outcome outcome = OutcomeOf(record, timedStorage_, storage, reason);

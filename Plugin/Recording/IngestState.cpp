@@ -216,6 +216,11 @@ namespace IngestPerf
     recorder.Drain();  // what was stored before the reset is recorded as such
     const int64_t now = MonotonicNowNs();
     stats.Reset(now, WallNowNs());
+    // The label values and combinations learned so far are forgotten: the senders to come are named
+    // whatever filled the tables before. What still holds an id of before (a connection, a chain)
+    // is named again at its next reading or instance.
+    labels.Clear();
+    connections.ForgetLabels();
     storage.Reset();
     associations.ResetStatistics(now);
     changes.ResetStatistics();

@@ -139,3 +139,26 @@ TEST(LabelDictionary, AValueSpelledLikeAReservedLabelIsThatLabel)
   ASSERT_TRUE(dictionary.Find("(other)", found));
   EXPECT_EQ(kOtherLabel, found);
 }
+
+
+TEST(LabelDictionary, ClearForgetsEveryValueAndTheCountersAndLearnsAgain)
+{
+  LabelDictionary dictionary(2);
+  const LabelId a = dictionary.Intern("CT_A");
+  dictionary.Intern("CT_B");
+  EXPECT_EQ(kOtherLabel, dictionary.Intern("CT_C"));  // full
+  EXPECT_EQ(1u, dictionary.Overflowed());
+  dictionary.Clear();
+  LabelId found;
+  EXPECT_FALSE(dictionary.Find("CT_A", found));
+  EXPECT_EQ(0u, dictionary.Size());
+  EXPECT_EQ(0u, dictionary.Overflowed());
+  const LabelId c = dictionary.Intern("CT_C");  // the sender of now is named
+  EXPECT_NE(kOtherLabel, c);
+  EXPECT_EQ("CT_C", dictionary.Name(c));
+  EXPECT_NE(kOtherLabel, dictionary.Intern("CT_A"));
+  EXPECT_EQ(2u, dictionary.Size());
+  dictionary.Clear();  // the table of before is used again, emptied
+  EXPECT_EQ(0u, dictionary.Size());
+  EXPECT_EQ(a, dictionary.Intern("CT_A"));
+}

@@ -41,8 +41,16 @@ TEST(StreamTable, FindsOrClaimsAndOverflowsPerTransport)
   table.ResetAll();
   size_t visible = 0;
   table.ForEach([&](const InstanceLabels&, const StreamStats&) { visible++; });
-  EXPECT_EQ(0u, visible);  // claimed series keep their labels but show nothing until used again
-  EXPECT_EQ(4u, table.Used());
+  EXPECT_EQ(0u, visible);
+  EXPECT_EQ(0u, table.Used());  // the reset frees the label combinations' slots
+  EXPECT_EQ(0u, table.Overflowed());
+  // A combination that overflowed before the reset has a stream of its own after it.
+  InstanceLabels late;
+  late.SetTransport(Transport::Rest);
+  late.Set(LabelDimension::RemoteAet, static_cast<LabelId>(kFirstValueLabel + 200));
+  table.FindOrInsert(late).RecordOutcome(Outcome::Stored);
+  EXPECT_EQ(1u, table.Used());
+  EXPECT_EQ(0u, table.Overflowed());
 }
 
 
