@@ -599,7 +599,12 @@ def test_live_report_fits_the_width_asked(live, width):
         text = report(live, "--width", str(width), *args)
         assert widest(text) <= width, (args, [line for line in text.splitlines() if len(line) > width])
         window = {"window": args[args.index("--window") + 1]} if "--window" in args else {}
-        dicom = live.stats(**window)["transports"]["dicom"]
+        answer = live.stats(**window)
+        dicom = answer["transports"]["dicom"]
+        # Once (1 run in 11), the 15m window held none of the C-STORE instances the 5m one held (issue
+        # 34's notes): the answer's window block and counts are kept for the next occurrence.
+        assert any(line.startswith("DICOM (C-STORE): 20 stored") for line in text.splitlines()), (
+            args, answer.get("window"), dicom["instances"], answer["transports"]["all"]["instances"])
         lines = section(text.splitlines(), "DICOM (C-STORE): 20 stored")
         if width >= 100:  # then the tables show every column, with three decimals
             check_phase_rows(lines, dicom)
