@@ -54,30 +54,22 @@ namespace IngestPerf
   }
 
 
-  bool ChangeCorrelator::EarlierChange(uint64_t key, int64_t startNs, int64_t& changeNs)
+  ChangeCorrelator::Earlier ChangeCorrelator::EarlierStores(uint64_t key, int64_t startNs)
   {
+    Earlier earlier;
     Entry* entry = Lock(key);
     if (entry == nullptr)
     {
-      return false;
+      return earlier;
     }
-    const bool seen = entry->key == key && entry->changeNs != 0 && entry->changeNs < startNs;
-    changeNs = seen ? entry->changeNs : 0;
-    Unlock(entry);
-    return seen;
-  }
-
-
-  bool ChangeCorrelator::StoredSince(uint64_t key, int64_t startNs)
-  {
-    Entry* entry = Lock(key);
-    if (entry == nullptr)
+    if (entry->key == key)
     {
-      return false;
+      earlier.storedDuring = entry->storedNs != 0 && entry->storedNs >= startNs;
+      earlier.changeBefore = entry->changeNs != 0 && entry->changeNs < startNs;
+      earlier.changeNs = earlier.changeBefore ? entry->changeNs : 0;
     }
-    const bool seen = entry->key == key && entry->storedNs != 0 && entry->storedNs >= startNs;
     Unlock(entry);
-    return seen;
+    return earlier;
   }
 
 

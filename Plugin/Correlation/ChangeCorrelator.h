@@ -28,13 +28,19 @@ namespace IngestPerf
     explicit ChangeCorrelator(size_t entries);
     ~ChangeCorrelator();
 
-    // True if a NewInstance change for this instance was delivered before `startNs`, that is, it
-    // belongs to an earlier store of the same instance; `changeNs` tells when.
-    bool EarlierChange(uint64_t key, int64_t startNs, int64_t& changeNs);
-    // True if another store of this instance reached OnStored at or after `startNs`, while this one
-    // was being ingested: of two stores that race, Orthanc stores one and answers the other
-    // AlreadyStored, whichever of their OnStored comes first.
-    bool StoredSince(uint64_t key, int64_t startNs);
+    // What the table knows of earlier stores of an instance whose ingest started at `startNs`.
+    struct Earlier
+    {
+      // Another store of it reached OnStored at or after `startNs`, while this one was being
+      // ingested: of two stores that race, Orthanc stores one and answers the other AlreadyStored,
+      // whichever of their OnStored comes first.
+      bool storedDuring = false;
+      // A NewInstance change for it was delivered before `startNs`: it belongs to an earlier store of
+      // the same instance, at changeNs.
+      bool changeBefore = false;
+      int64_t changeNs = 0;
+    };
+    Earlier EarlierStores(uint64_t key, int64_t startNs);
 
     Pairing Stored(uint64_t key, int64_t storedNs, uint64_t labelsKey);
     Pairing NewInstanceChange(uint64_t key, int64_t changeNs);

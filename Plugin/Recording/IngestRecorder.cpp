@@ -242,21 +242,15 @@ namespace IngestPerf
       strncpy(entry.instanceId, instance.instanceId, sizeof(entry.instanceId) - 1);
     }
     entry.alreadyStored = instance.removedAfterCreate;  // timed storage saw Orthanc remove what it wrote
-    if (!entry.alreadyStored && !overwriteInstances_ &&
-        correlator_.StoredSince(instance.instanceKey, instance.segmentStartNs))
+    if (!entry.alreadyStored && !overwriteInstances_)
     {
-      entry.alreadyStored = true;  // raced another store of the same instance, which Orthanc kept
-    }
-    else if (!entry.alreadyStored && !overwriteInstances_)
-    {
-      DuplicateEvidence evidence{instance.receptionSecond, instance.startWallNs, false, 0};
-      int64_t changeNs = 0;
-      if (correlator_.EarlierChange(instance.instanceKey, instance.segmentStartNs, changeNs))
-      {
-        evidence.hasEarlierChange = true;
-        evidence.earlierChangeWallNs = instance.startWallNs - (instance.segmentStartNs - changeNs);
-      }
-      entry.alreadyStored = IsAlreadyStored(evidence);
+      const ChangeCorrelator::Earlier earlier =
+        correlator_.EarlierStores(instance.instanceKey, instance.segmentStartNs);
+      DuplicateEvidence evidence{
+        instance.receptionSecond, instance.startWallNs, earlier.changeBefore,
+        earlier.changeBefore ? instance.startWallNs - (instance.segmentStartNs - earlier.changeNs) : 0};
+      // Raced another store of the same instance (which Orthanc kept), or followed an earlier one.
+      entry.alreadyStored = earlier.storedDuring || IsAlreadyStored(evidence);
     }
     if (!entry.alreadyStored)
     {

@@ -40,16 +40,17 @@ TEST(ChangeCorrelator, RemembersChangesForDuplicateDetection)
   const uint64_t key = HashKey("b");
   correlator.Stored(key, 1000, 88);
   correlator.NewInstanceChange(key, 1100);
-  int64_t changeNs = 0;
-  EXPECT_TRUE(correlator.EarlierChange(key, 5000, changeNs));  // a later ingest of the same instance
-  EXPECT_EQ(1100, changeNs);
-  EXPECT_FALSE(correlator.EarlierChange(key, 1050, changeNs));  // an ingest that started before the change
-  EXPECT_FALSE(correlator.EarlierChange(HashKey("c"), 5000, changeNs));
+  EXPECT_TRUE(correlator.EarlierStores(key, 5000).changeBefore);  // a later ingest of the same instance
+  EXPECT_EQ(1100, correlator.EarlierStores(key, 5000).changeNs);
+  EXPECT_FALSE(correlator.EarlierStores(key, 5000).storedDuring);  // stored before it started
+  EXPECT_TRUE(correlator.EarlierStores(key, 900).storedDuring);    // stored while it was ingested
+  EXPECT_FALSE(correlator.EarlierStores(key, 1050).changeBefore);  // an ingest that started before the change
+  EXPECT_FALSE(correlator.EarlierStores(HashKey("c"), 5000).changeBefore);
   // Deleted since: a re-send is not judged against that store any more.
   correlator.InstanceDeleted(HashKey("c"));  // another instance: no effect
-  EXPECT_TRUE(correlator.EarlierChange(key, 5000, changeNs));
+  EXPECT_TRUE(correlator.EarlierStores(key, 5000).changeBefore);
   correlator.InstanceDeleted(key);
-  EXPECT_FALSE(correlator.EarlierChange(key, 5000, changeNs));
+  EXPECT_FALSE(correlator.EarlierStores(key, 5000).changeBefore);
 }
 
 
