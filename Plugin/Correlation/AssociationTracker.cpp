@@ -4,7 +4,6 @@
 
 #include <sys/mman.h>
 
-#include <mutex>
 #include <new>
 
 namespace IngestPerf
@@ -94,7 +93,6 @@ namespace IngestPerf
   // more calling AETs than MaxPeers, on the plugin's thread that records stored instances).
   struct AssociationTracker::AgedOutRow
   {
-    std::mutex mutex;
     uint64_t aets = 0;
     uint64_t finished = 0;
     uint64_t byConnection = 0;
@@ -201,25 +199,18 @@ namespace IngestPerf
   void AssociationTracker::AgeOut(Peer& peer)
   {
     agedOutAets_.fetch_add(1, std::memory_order_relaxed);
-    std::lock_guard<std::mutex> lock(agedOut_->mutex);
+    // Its chains in progress end here: if its sender goes on, the rest is another association.
+    for (size_t k = 0; k < peer.count; k++)
+    {
+      peer.Finish(peer.At(k));
+    }
+    std::lock_guard<std::mutex> lock(agedOutMutex_);
     AgedOutRow& row = *agedOut_;
     row.aets++;
     row.finished += peer.finished.load(std::memory_order_relaxed);
     row.byConnection += peer.finishedByConnection;
     peer.instancesPerAssociation.AddTo(row.instancesPerAssociation);
     peer.durationNs.AddTo(row.durationNs);
-    // Its chains in progress end here: if its sender goes on, the rest is another association.
-    for (size_t k = 0; k < peer.count; k++)
-    {
-      const Chain& chain = peer.At(k);
-      if (chain.counted)
-      {
-        row.finished++;
-        row.byConnection += chain.connection != 0 ? 1 : 0;
-        row.instancesPerAssociation.Add(static_cast<int64_t>(chain.instances));
-        row.durationNs.Add(chain.lastEndNs - chain.startNs);
-      }
-    }
   }
 
 
@@ -414,7 +405,7 @@ namespace IngestPerf
     {
       result.push_back(std::move(other));
     }
-    std::lock_guard<std::mutex> lock(agedOut_->mutex);
+    std::lock_guard<std::mutex> lock(agedOutMutex_);
     const AgedOutRow& aged = *agedOut_;
     if (aged.aets != 0)
     {
@@ -436,13 +427,8 @@ namespace IngestPerf
   {
     resetNs_.store(nowNs, std::memory_order_relaxed);
     {
-      std::lock_guard<std::mutex> lock(agedOut_->mutex);
-      AgedOutRow& aged = *agedOut_;
-      aged.aets = 0;
-      aged.finished = 0;
-      aged.byConnection = 0;
-      aged.instancesPerAssociation = HistogramSnapshot();
-      aged.durationNs = HistogramSnapshot();
+      std::lock_guard<std::mutex> lock(agedOutMutex_);
+      *agedOut_ = AgedOutRow();
     }
     for (size_t index = 0; index < capacity_; index++)
     {

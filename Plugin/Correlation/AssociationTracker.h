@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace IngestPerf
@@ -101,6 +102,7 @@ namespace IngestPerf
     void* memory_;
     std::atomic<uint64_t> skipped_;
     std::atomic<uint64_t> agedOutAets_{0};
+    mutable std::mutex agedOutMutex_;  // at an eviction (rare, more AETs than MaxPeers) and by readers
     std::unique_ptr<AgedOutRow> agedOut_;
   };
 }
