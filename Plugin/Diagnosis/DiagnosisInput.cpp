@@ -267,4 +267,26 @@ namespace IngestPerf
     }
     return input;
   }
+
+
+  std::string WindowText(const std::string& window)
+  {
+    if (window == "1m")
+    {
+      return "the last minute";
+    }
+    if (window == "5m")
+    {
+      return "the last 5 minutes";
+    }
+    if (window == "15m")
+    {
+      return "the last 15 minutes";
+    }
+    if (window == "1h")
+    {
+      return "the last hour";
+    }
+    return "the window";
+  }
 }

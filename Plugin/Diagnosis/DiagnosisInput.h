@@ -142,6 +142,9 @@ namespace IngestPerf
     double storageCreateMegabytesPerSecond = -1;  // timed storage only
   };
 
+  // "the last 5 minutes" for "5m" (DiagnosisInput::window), "the window" for another.
+  std::string WindowText(const std::string& window);
+
   // From a report collected for `query` (its window, transport and label filters); `sampler` (null if
   // none) gives the connections sampled over the span with ingest, and the latest of them.
   DiagnosisInput GatherDiagnosisInput(const IngestReport& report, const StatsQuery& query,

@@ -1639,12 +1639,7 @@ namespace IngestPerf
       // "in the last 5 minutes", "since the reset": the scope of the figures of a finding.
       std::string Scope() const
       {
-        const std::string& window = input_.window;
-        return window == "1m"    ? "in the last minute"
-               : window == "5m"  ? "in the last 5 minutes"
-               : window == "15m" ? "in the last 15 minutes"
-               : window == "1h"  ? "in the last hour"
-                                 : "since the reset";
+        return input_.window == "sinceReset" ? "since the reset" : "in " + WindowText(input_.window);
       }
 
       // Failures that are Orthanc's (the write, the index, the disk, the quota) or, with `unreadable`,

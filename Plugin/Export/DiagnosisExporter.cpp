@@ -183,28 +183,6 @@ namespace IngestPerf
   }
 
 
-  std::string WindowText(const std::string& window)
-  {
-    if (window == "1m")
-    {
-      return "the last minute";
-    }
-    if (window == "5m")
-    {
-      return "the last 5 minutes";
-    }
-    if (window == "15m")
-    {
-      return "the last 15 minutes";
-    }
-    if (window == "1h")
-    {
-      return "the last hour";
-    }
-    return "the window";
-  }
-
-
   std::string NothingStored(const DiagnosisInput& input)
   {
     const SinceReset& history = input.sinceReset;

@@ -12,9 +12,6 @@
 
 namespace IngestPerf
 {
-  // "the last 5 minutes" for "5m".
-  std::string WindowText(const std::string& window);
-
   // The verdict when no instance was stored in the window: how many were stored since the reset, and
   // when the last of them ("No instance stored in the last 5 minutes; 500 stored since ..., the last at ...").
   std::string NothingStored(const DiagnosisInput& input);
