@@ -1,5 +1,7 @@
 #include "Metrics/TimeWindows.h"
 
+#include "Platform/MonotonicClock.h"
+
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -152,6 +154,25 @@ namespace IngestPerf
   }
 
 
+  int64_t TimeWindows::AwaitClaim(const Slot& slot, int64_t tag)
+  {
+    // Another writer is clearing this very slot for this very epoch (two records at the first
+    // moment of a slot): a clear takes a few microseconds, so wait for it, within a bound, rather
+    // than lose this record. Past the bound (its writer was preempted) the record is dropped.
+    const int64_t deadlineNs = MonotonicNowNs() + kMaxClaimWaitNs;
+    int64_t current = -tag;
+    for (unsigned spin = 1; current == -tag; spin++)
+    {
+      current = slot.tag.load(std::memory_order_acquire);
+      if (spin % 64 == 0 && MonotonicNowNs() > deadlineNs)
+      {
+        break;
+      }
+    }
+    return current;
+  }
+
+
   TimeWindows::Slot* TimeWindows::Claim(Transport transport, const Ring& ring, int64_t nowNs, int64_t& tag)
   {
     const int64_t epoch = std::max<int64_t>(0, nowNs) / ring.slotNs;
@@ -162,10 +183,14 @@ namespace IngestPerf
     {
       return &slot;
     }
-    // Being cleared by another writer, or already a later epoch (this record is older than the
-    // ring): waiting would not be wait-free, counting into another slot would be wrong.
+    // Already a later epoch (this record is older than the ring): counting into another slot would
+    // be wrong. Being cleared for another epoch: waiting would not be bounded.
     if (current < 0 || current > tag || !slot.tag.compare_exchange_strong(current, -tag, std::memory_order_acq_rel))
     {
+      if (current == -tag)
+      {
+        current = AwaitClaim(slot, tag);
+      }
       if (current == tag)
       {
         return &slot;  // claimed and published by another writer in between

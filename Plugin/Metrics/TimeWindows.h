@@ -5,10 +5,12 @@
 // slot and the N full slots before it (1m: 6 x 10 s, 5m: 30 x 10 s, 15m: 15 x 60 s, 1h: 60 x 60 s),
 // so its edges are exact to the slot and it covers N slots plus the part of the current one.
 //
-// Writers are wait-free: each slot carries its epoch (slot start / slot length, plus one) in an
-// atomic. A writer that finds an older epoch claims the slot with a compare-and-swap to the
-// negated epoch, clears it, and publishes the epoch; a writer that finds a slot being cleared, or
-// already holding a later epoch, drops its record and counts it (droppedAtRotation); a writer whose
+// Writers never wait unbounded: each slot carries its epoch (slot start / slot length, plus one) in
+// an atomic. A writer that finds an older epoch claims the slot with a compare-and-swap to the
+// negated epoch, clears it, and publishes the epoch; a writer that finds the slot being cleared for
+// its own epoch waits for that (a few microseconds, at most kMaxClaimWaitNs); one that finds a
+// slot being cleared for another epoch, or already holding a later epoch, or that waited in vain,
+// drops its record and counts it (droppedAtRotation); a writer whose
 // slot changed epoch while it recorded (it was stalled for the length of the ring) counts it
 // (straddledRotation). Readers read a slot only while it holds the epoch they expect, and check
 // it again after reading (a sequence lock's reader): a half-cleared slot is never counted. Slots()
@@ -125,6 +127,8 @@ namespace IngestPerf
     struct Slot;
 
     Slot* Claim(Transport transport, const Ring& ring, int64_t nowNs, int64_t& tag);
+    static constexpr int64_t kMaxClaimWaitNs = 200000;  // a clear is a few microseconds
+    static int64_t AwaitClaim(const Slot& slot, int64_t tag);
     void Release(const Slot& slot, int64_t tag);
     // Runs record(slot) on the transport's current slot of each ring, claimed and released.
     template <typename Record>
