@@ -29,7 +29,8 @@ namespace IngestPerf
     std::atomic<uint64_t> key;    // written under the lock; read without it to skip free slots
     std::atomic<int64_t> lastNs;  // the latest OnStored of its instances: the least recent is aged out
     LabelId remoteAet;
-    size_t head;  // index of the oldest chain
+    uint32_t generation;  // of remoteAet
+    size_t head;          // index of the oldest chain
     size_t count;
     Chain chains[kChainsPerPeer];
     std::atomic<uint64_t> finished;
@@ -215,7 +216,7 @@ namespace IngestPerf
 
 
   int64_t AssociationTracker::InstanceStored(uint64_t peerKey, LabelId remoteAet, int64_t receivedNs, int64_t storedNs,
-                                             LabelId remoteIp, uint64_t connection)
+                                             LabelId remoteIp, uint64_t connection, uint32_t generation)
   {
     Peer* found = FindPeer(peerKey);
     if (found == nullptr)
@@ -233,7 +234,8 @@ namespace IngestPerf
       }
       peer.Clear(peerKey, remoteAet);
     }
-    peer.remoteAet = remoteAet;  // as interned now (a reset forgets the ids of before)
+    peer.remoteAet = remoteAet;  // as interned now (a reset, or the labels' ageing, forgets the ids of before)
+    peer.generation = generation;
     if (storedNs > peer.lastNs.load(std::memory_order_relaxed))
     {
       peer.lastNs.store(storedNs, std::memory_order_relaxed);
@@ -399,6 +401,7 @@ namespace IngestPerf
         continue;
       }
       own.remoteAet = peer.remoteAet;
+      own.generation = peer.generation;
       result.push_back(std::move(own));
     }
     if (other.finished != 0 || other.inProgress != 0)

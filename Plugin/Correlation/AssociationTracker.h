@@ -39,6 +39,7 @@ namespace IngestPerf
   struct PeerAssociations
   {
     LabelId remoteAet = kOtherLabel;
+    uint32_t generation = 0;  // of remoteAet (LabelCatalog::Name)
     // The row of the calling AETs aged out of the table since the reset (remoteAet is meaningless):
     // `aets` of them, their associations counted as finished when they left.
     bool agedOut = false;
@@ -70,8 +71,9 @@ namespace IngestPerf
     // before it, or -1, and extends or starts a chain for the peer. connection: the cookie of the
     // instance's TCP connection (DicomConnections::Attribute), 0 if not known. remoteIp: the peer's
     // address label.
+    // generation: the catalog's generation of remoteAet (InstanceLabels::generation).
     int64_t InstanceStored(uint64_t peerKey, LabelId remoteAet, int64_t receivedNs, int64_t storedNs,
-                           LabelId remoteIp = kOtherLabel, uint64_t connection = 0);
+                           LabelId remoteIp = kOtherLabel, uint64_t connection = 0, uint32_t generation = 0);
 
     // Chains whose connection closed, or idle for longer than DicomScpTimeout at `nowNs`, count as
     // finished in the copy (the tracker itself finishes them at the peer's next instance): reading

@@ -470,11 +470,11 @@ namespace IngestPerf
       for (const PeerAssociations& peer : view.peers)
       {
         out.BeginObject();
-        out.Member("remoteAet", peer.agedOut
-                                  ? std::string("(aged out)")
-                                  : ExportedLabelValue(LabelDimension::RemoteAet,
-                                                       catalog.Name(LabelDimension::RemoteAet, peer.remoteAet),
-                                                       configuration.hashPeers));
+        out.Member("remoteAet", peer.agedOut ? std::string("(aged out)")
+                                             : ExportedLabelValue(LabelDimension::RemoteAet,
+                                                                  catalog.Name(LabelDimension::RemoteAet,
+                                                                               peer.remoteAet, peer.generation),
+                                                                  configuration.hashPeers));
         out.Member("distinctAets", peer.aets);
         out.Member("finished", peer.finished);
         out.Member("inProgress", peer.inProgress);
@@ -669,6 +669,15 @@ namespace IngestPerf
       out.Member("used", info.used);
       out.Member("overflowed", info.overflowed);
       out.Member("bytesEach", info.bytesEach);
+      out.EndObject();
+      // The values learned are forgotten when a table is three quarters full, at most once a minute:
+      // what was counted under them is then under "(other)".
+      out.Key("agedOut");
+      out.BeginObject();
+      out.Member("times", info.rotations);
+      out.Member("streamsFolded", info.folded);
+      out.Key("lastSecondsAgo");
+      info.lastRotationAgoNs < 0 ? out.Null() : out.Real(Seconds(info.lastRotationAgoNs));
       out.EndObject();
       out.EndObject();
     }

@@ -68,8 +68,10 @@ namespace IngestPerf
       const LabelDimension dimension = static_cast<LabelDimension>(d);
       if (dimension != LabelDimension::Transport)
       {
-        out.Member(LabelDimensionName(dimension),
-                   ExportedLabelValue(dimension, catalog.Name(dimension, instance.labels.Get(dimension)), hashPeers));
+        out.Member(
+          LabelDimensionName(dimension),
+          ExportedLabelValue(
+            dimension, catalog.Name(dimension, instance.labels.Get(dimension), instance.labels.generation), hashPeers));
       }
     }
     out.EndObject();

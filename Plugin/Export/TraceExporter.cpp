@@ -256,19 +256,22 @@ namespace IngestPerf
     void AddAssociations(TraceBuilder& trace, const RecentInstanceList& instances, const LabelCatalog& catalog,
                          bool hashPeers)
     {
-      std::map<LabelId, std::vector<const RecentInstance*>> byPeer;
+      // By id and generation: the same id may name two AETs, one before and one after the labels aged out.
+      std::map<std::pair<uint32_t, LabelId>, std::vector<const RecentInstance*>> byPeer;
       for (const RecentInstance& instance : instances)
       {
         if (instance.labels.GetTransport() == Transport::Dicom)
         {
-          byPeer[instance.labels.Get(LabelDimension::RemoteAet)].push_back(&instance);
+          const LabelId aet = instance.labels.Get(LabelDimension::RemoteAet);
+          byPeer[{instance.labels.generation, aet}].push_back(&instance);
         }
       }
       int64_t nextTrack = 1;
       for (auto& peer : byPeer)
       {
         const std::string aet =
-          ExportedLabelValue(LabelDimension::RemoteAet, catalog.Name(LabelDimension::RemoteAet, peer.first), hashPeers);
+          ExportedLabelValue(LabelDimension::RemoteAet,
+                             catalog.Name(LabelDimension::RemoteAet, peer.first.second, peer.first.first), hashPeers);
         const uint32_t aetIndex = trace.AddAet(aet);
         std::vector<const RecentInstance*>& chain = peer.second;
         std::sort(chain.begin(), chain.end(),

@@ -26,9 +26,15 @@ namespace IngestPerf
   static_assert(kFirstValueLabel + kTransportCount < kUnidentified, "transports fit in a LabelId");
   static_assert(kFirstValueLabel + kSizeClassCount < kUnidentified, "size classes fit in a LabelId");
 
+  // LabelCatalog::Generation() of ids interned while the tables were being rotated: named "(other)".
+  constexpr uint32_t kAmbiguousGeneration = UINT32_MAX;
+
   struct InstanceLabels
   {
     std::array<LabelId, kLabelDimensions> ids{};
+    // The catalog's generation the ids were interned in (LabelCatalog::Name): not in the key, whose
+    // streams are all of the current one (StreamTable::FoldIntoOverflow).
+    uint32_t generation = 0;
 
     InstanceLabels();  // every dimension "(none)", transport included
 

@@ -1,7 +1,9 @@
 #include "Labels/LabelCatalog.h"
 
 #include "Labels/LabelExposure.h"
+#include "Platform/MonotonicClock.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace IngestPerf
@@ -52,11 +54,19 @@ namespace IngestPerf
   InstanceLabels LabelCatalog::Intern(Transport transport, const RawLabels& raw, uint64_t storedBytes,
                                       const IdentifiedLabels& identified)
   {
+    const uint32_t generation = Generation();
     InstanceLabels labels;
     labels.SetTransport(transport);
     labels.SetSizeClass(SizeClassOf(storedBytes));
     auto intern = [&](LabelDimension dimension, const char* value, LabelId known = kUnidentified) {
-      labels.Set(dimension, known != kUnidentified ? known : InternValue(dimension, value));
+      if (known != kUnidentified && (identified.current || value == nullptr))
+      {
+        labels.Set(dimension, identified.current ? known : kOtherLabel);
+      }
+      else
+      {
+        labels.Set(dimension, InternValue(dimension, value));
+      }
     };
     intern(LabelDimension::RemoteAet, raw.remoteAet, identified.remoteAet);
     intern(LabelDimension::RemoteIp, raw.remoteIp, identified.remoteIp);
@@ -64,6 +74,7 @@ namespace IngestPerf
     intern(LabelDimension::ReceivedSyntax, raw.receivedSyntax);
     intern(LabelDimension::StoredSyntax, raw.storedSyntax);
     intern(LabelDimension::SopClass, raw.sopClass);
+    labels.generation = Stamp(generation);
     return labels;
   }
 
@@ -92,8 +103,25 @@ namespace IngestPerf
   }
 
 
-  InstanceLabels LabelCatalog::InternEnded(Transport transport, const IdentifiedLabels& identified)
+  uint32_t LabelCatalog::Stamp(uint32_t before) const
   {
+    // Interned while the tables turned (odd), or across a turn: which table each id is of is not known.
+    return (before % 2 == 0 && Generation() == before) ? before : kAmbiguousGeneration;
+  }
+
+
+  InstanceLabels LabelCatalog::InternEnded(Transport transport, const IdentifiedLabels& given)
+  {
+    const uint32_t generation = Generation();
+    IdentifiedLabels identified = given;
+    if (!identified.current)
+    {
+      // Interned in the tables of before: counted under "(other)", never under another name.
+      for (LabelId* id : {&identified.remoteAet, &identified.remoteIp, &identified.calledAet})
+      {
+        *id = *id != kUnidentified ? kOtherLabel : kUnidentified;
+      }
+    }
     InstanceLabels labels;
     labels.SetTransport(transport);
     if (identified.remoteAet != kUnidentified)
@@ -112,6 +140,7 @@ namespace IngestPerf
     {
       labels.Set(LabelDimension::CalledAet, identified.calledAet);
     }
+    labels.generation = Stamp(generation);
     return labels;
   }
 
@@ -137,6 +166,21 @@ namespace IngestPerf
       return index < static_cast<size_t>(SizeClass::Count) ? SizeClassName(static_cast<SizeClass>(index)) : "(other)";
     }
     return dictionaries_[static_cast<size_t>(dimension)]->Name(id);
+  }
+
+
+  std::string LabelCatalog::Name(LabelDimension dimension, LabelId id, uint32_t generation) const
+  {
+    const uint32_t current = Generation();
+    if (IsFixed(dimension) || id == kOtherLabel || id == kNoneLabel || generation == current)
+    {
+      return Name(dimension, id);
+    }
+    if (generation + 2 == current || generation + 1 == current)  // the tables of before, or being turned
+    {
+      return dictionaries_[static_cast<size_t>(dimension)]->Name(id, true);
+    }
+    return "(other)";  // aged out twice (its table was emptied), or interned while they turned
   }
 
 
@@ -168,15 +212,47 @@ namespace IngestPerf
   }
 
 
-  void LabelCatalog::Clear()
+  void LabelCatalog::Turn(bool clear)
   {
+    generation_.fetch_add(1, std::memory_order_acq_rel);  // odd: an Intern meanwhile is ambiguous
     for (const auto& dictionary : dictionaries_)
     {
       if (dictionary)
       {
-        dictionary->Clear();
+        clear ? dictionary->Clear() : dictionary->Rotate();
       }
     }
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    // Read after the tables turned: what interns an id after this time interns it in the new ones.
+    currentSinceNs_.store(MonotonicNowNs(), std::memory_order_release);
+  }
+
+
+  void LabelCatalog::Clear()
+  {
+    Turn(true);
+    rotations_.store(0, std::memory_order_relaxed);
+  }
+
+
+  void LabelCatalog::Rotate()
+  {
+    Turn(false);
+    rotations_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+
+  double LabelCatalog::MostFilled() const
+  {
+    double most = 0;
+    for (const auto& dictionary : dictionaries_)
+    {
+      if (dictionary)
+      {
+        most = std::max(most, static_cast<double>(dictionary->Size()) / static_cast<double>(dictionary->Capacity()));
+      }
+    }
+    return most;
   }
 
 

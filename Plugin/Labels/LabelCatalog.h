@@ -8,6 +8,8 @@
 #include "Labels/RawLabels.h"
 
 #include <array>
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -19,6 +21,9 @@ namespace IngestPerf
     LabelId remoteAet = kUnidentified;
     LabelId remoteIp = kUnidentified;
     LabelId calledAet = kUnidentified;
+    // Whether they were interned in the tables in use (IsCurrent of a time read before): if not,
+    // they are taken as "(other)" (or, at OnStored, from its strings).
+    bool current = true;
   };
 
   class LabelCatalog
@@ -37,6 +42,14 @@ namespace IngestPerf
     InstanceLabels InternEnded(Transport transport, const IdentifiedLabels& identified);
 
     std::string Name(LabelDimension dimension, LabelId id) const;
+    // The name of an id of labels interned in `generation` (InstanceLabels::generation): from the
+    // values of before the last Rotate if it was then, "(other)" if earlier.
+    std::string Name(LabelDimension dimension, LabelId id, uint32_t generation) const;
+    // Whether an id interned at `internedNs` (monotonic; a time read before interning it) names a
+    // value in use: no Rotate or Clear began since. Never true of an id of the tables of before.
+    bool IsCurrent(int64_t internedNs) const { return internedNs >= currentSinceNs_.load(std::memory_order_acquire); }
+    // Odd while the tables are rotated; every Rotate or Clear adds 2.
+    uint32_t Generation() const { return generation_.load(std::memory_order_acquire); }
     bool Find(LabelDimension dimension, const std::string& name, LabelId& id) const;
 
     // nullptr for the fixed dimensions (transport, sizeClass).
@@ -44,10 +57,25 @@ namespace IngestPerf
 
     // POST /perf/reset: every value forgotten (LabelDictionary::Clear), learned again as they come.
     void Clear();
+    // The values age out (the plugin's thread, when a table fills): learned again as they come,
+    // those of before still named for what holds their ids until the next Rotate.
+    void Rotate();
+    uint64_t Rotations() const { return rotations_.load(std::memory_order_relaxed); }  // since the reset
+    int64_t LastRotationNs() const { return currentSinceNs_.load(std::memory_order_relaxed); }
+    // The fullest dictionary's share of its capacity, 0 to 1.
+    double MostFilled() const;
 
   private:
     // Declared first: the dictionaries use them until they are destroyed.
     std::array<std::unique_ptr<LabelAdmission>, kLabelDimensions> admissions_;
     std::array<std::unique_ptr<LabelDictionary>, kLabelDimensions> dictionaries_;
+    // The generation of ids interned since Generation() was `before`.
+    uint32_t Stamp(uint32_t before) const;
+    // Turns the tables (Rotate, or Clear with `clear`).
+    void Turn(bool clear);
+    // Since when the values in use were interned (after the last Rotate or Clear ended).
+    std::atomic<int64_t> currentSinceNs_{INT64_MIN};  // INT64_MIN: every id is (never turned)
+    std::atomic<uint32_t> generation_{0};
+    std::atomic<uint64_t> rotations_{0};
   };
 }

@@ -124,7 +124,7 @@ namespace IngestPerf
   }
 
 
-  std::string LabelDictionary::Name(LabelId id) const
+  std::string LabelDictionary::Name(LabelId id, bool previous) const
   {
     if (id == kOtherLabel)
     {
@@ -139,7 +139,7 @@ namespace IngestPerf
     {
       return kOtherName;
     }
-    const Entry& entry = Current()[index];
+    const Entry& entry = (previous ? Previous() : Current())[index];
     if (entry.state.load(std::memory_order_acquire) != kReady)
     {
       return kOtherName;
@@ -193,7 +193,7 @@ namespace IngestPerf
   }
 
 
-  void LabelDictionary::Clear()
+  void LabelDictionary::Rotate()
   {
     const unsigned next = generation_.load(std::memory_order_relaxed) + 1;
     Entry* const entries = tables_[next & 1].get();
@@ -202,6 +202,12 @@ namespace IngestPerf
       entries[index].state.store(kEmpty, std::memory_order_relaxed);
     }
     generation_.store(next, std::memory_order_release);
+  }
+
+
+  void LabelDictionary::Clear()
+  {
+    Rotate();  // the table of before is not asked again (LabelCatalog: nothing was interned since)
     overflowed_.store(0, std::memory_order_relaxed);
     contended_.store(0, std::memory_order_relaxed);
     withheld_.store(0, std::memory_order_relaxed);

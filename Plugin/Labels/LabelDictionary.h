@@ -39,7 +39,8 @@ namespace IngestPerf
     LabelId Intern(const char* value);
     LabelId Intern(const char* value, size_t length);
 
-    std::string Name(LabelId id) const;
+    // `previous`: the name the id had before the last Rotate (or Clear), "(other)" if none.
+    std::string Name(LabelId id, bool previous = false) const;
     // For REST filters: the id of a name ("(other)", "(none)" or a value), if known.
     bool Find(const std::string& name, LabelId& id) const;
 
@@ -48,6 +49,9 @@ namespace IngestPerf
     // finishes there unharmed; only one stalled across two resets could meet its table being emptied.
     // Ids given before it name nothing, or another value, after it.
     void Clear();
+    // The values age out (LabelCatalog::Rotate): as Clear, but the counters go on, and the values of
+    // before stay nameable (Name with `previous`) until the next Rotate or Clear.
+    void Rotate();
 
     size_t Capacity() const { return capacity_; }
     size_t Size() const;
@@ -66,6 +70,7 @@ namespace IngestPerf
     LabelId InternCut(const char* value, size_t length, size_t wholeLength, bool admit);
 
     Entry* Current() const { return tables_[generation_.load(std::memory_order_acquire) & 1].get(); }
+    const Entry* Previous() const { return tables_[(generation_.load(std::memory_order_acquire) + 1) & 1].get(); }
 
     size_t capacity_;
     const LabelAdmission* admission_;

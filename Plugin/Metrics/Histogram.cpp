@@ -99,6 +99,41 @@ namespace IngestPerf
   }
 
 
+  void Histogram::AddFrom(const Histogram& other)
+  {
+    const uint64_t count = other.count_.load(std::memory_order_acquire);
+    if (count == 0)
+    {
+      return;
+    }
+    const int64_t min = std::numeric_limits<int64_t>::max() - other.invertedMin_.load(std::memory_order_relaxed);
+    const int64_t max = other.max_.load(std::memory_order_relaxed);
+    const size_t first = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, std::min(min, max))));
+    const size_t end = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, max))) + 1;
+    for (size_t i = first; i < end; i++)
+    {
+      const uint32_t bucket = other.buckets_[i].load(std::memory_order_relaxed);
+      if (bucket != 0)
+      {
+        buckets_[i].fetch_add(bucket, std::memory_order_relaxed);
+      }
+    }
+    saturated_.fetch_add(other.saturated_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    sum_.fetch_add(other.sum_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    const int64_t inverted = std::numeric_limits<int64_t>::max() - std::min(min, max);
+    int64_t currentInverted = invertedMin_.load(std::memory_order_relaxed);
+    while (inverted > currentInverted &&
+           !invertedMin_.compare_exchange_weak(currentInverted, inverted, std::memory_order_relaxed))
+    {
+    }
+    int64_t currentMax = max_.load(std::memory_order_relaxed);
+    while (max > currentMax && !max_.compare_exchange_weak(currentMax, max, std::memory_order_relaxed))
+    {
+    }
+    count_.fetch_add(count, std::memory_order_release);  // last, as in Record()
+  }
+
+
   HistogramSnapshot Histogram::Snapshot() const
   {
     HistogramSnapshot snapshot;

@@ -48,6 +48,11 @@ namespace IngestPerf
     // Clears the buckets between min and max only: the others are zero already.
     void Reset();
 
+    // Adds `other`'s content, its values as they were recorded (buckets, sum, bounds): a label set
+    // folded into its transport's "(other)" stream when the labels age out (StreamStats::AddFrom).
+    // Concurrent records into either histogram are allowed, as with Record().
+    void AddFrom(const Histogram& other);
+
     HistogramSnapshot Snapshot() const;
     // Adds the current content to `target` (as target.Merge(Snapshot()) would, without the copy).
     void AddTo(HistogramSnapshot& target) const;

@@ -119,6 +119,14 @@ namespace IngestPerf
   }
 
 
+  size_t IngestStats::FoldStreams()
+  {
+    const std::lock_guard<std::mutex> lock(readMutex_);
+    kept_.reset();  // the sums are the same, the streams and their labels are not
+    return streams_.FoldIntoOverflow();
+  }
+
+
   void IngestStats::Reset(int64_t nowNs, int64_t wallNowNs)
   {
     const std::lock_guard<std::mutex> lock(readMutex_);

@@ -40,6 +40,16 @@ namespace IngestPerf
   }
 
 
+  void PhasePartSums::AddFrom(const PhasePartSums& other)
+  {
+    for (auto field : {&PhasePartSums::durationNs, &PhasePartSums::cpuNs, &PhasePartSums::runDelayNs,
+                       &PhasePartSums::runDelaySampled, &PhasePartSums::sampled})
+    {
+      (this->*field).fetch_add((other.*field).load(std::memory_order_relaxed), std::memory_order_relaxed);
+    }
+  }
+
+
   void PhasePartSums::Clear()
   {
     sampled.store(0, std::memory_order_relaxed);

@@ -49,6 +49,7 @@ namespace IngestPerf
     // runDelayNs < 0: not known (counted in blocked).
     void Record(int64_t durationNs, int64_t cpuNs, int64_t runDelayNs);
     void AddTo(PhasePartsSnapshot& target) const;
+    void AddFrom(const PhasePartSums& other);
     void Clear();
     bool IsEmpty() const { return sampled.load(std::memory_order_relaxed) == 0; }
   };

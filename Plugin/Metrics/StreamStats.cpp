@@ -95,6 +95,31 @@ namespace IngestPerf
   }
 
 
+  void StreamStats::AddFrom(const StreamStats& other)
+  {
+    for (size_t p = 0; p < kPhaseCount; p++)
+    {
+      phases[p].AddFrom(other.phases[p]);
+      if (!other.parts[p].IsEmpty())
+      {
+        parts[p].AddFrom(other.parts[p]);
+      }
+    }
+    receivedBytes.AddFrom(other.receivedBytes);
+    storedBytes.AddFrom(other.storedBytes);
+    active.Record(other.active.firstStartNs.load(std::memory_order_relaxed),
+                  other.active.lastStoredNs.load(std::memory_order_relaxed));
+    for (size_t c = 0; c < kCounterCount; c++)
+    {
+      counters[c].fetch_add(other.counters[c].load(std::memory_order_relaxed), std::memory_order_release);
+    }
+    for (size_t o = 0; o < kOutcomeCount; o++)
+    {
+      outcomes[o].fetch_add(other.outcomes[o].load(std::memory_order_relaxed), std::memory_order_release);
+    }
+  }
+
+
   bool StreamStats::IsEmpty() const
   {
     for (const auto& outcome : outcomes)

@@ -38,6 +38,9 @@ namespace IngestPerf
     void Count(Counter counter);
 
     void Reset();
+    // Adds everything `other` holds (its labels aged out: StreamTable::FoldIntoOverflow). The
+    // outcomes last, so that a stamp counting them sees the rest.
+    void AddFrom(const StreamStats& other);
     // Nothing recorded since the last reset: no outcome (every instance counts one), no counter,
     // no changeDispatch sample (a change can pair after a reset with an instance stored before it).
     bool IsEmpty() const;

@@ -45,7 +45,8 @@ namespace IngestPerf
     memory_(mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)),
     keys_(static_cast<std::atomic<uint64_t>*>(memory_)),
     id_(nextTableId.fetch_add(1)),
-    overflowed_(0)
+    overflowed_(0),
+    folded_(0)
   {
     if (memory_ == MAP_FAILED)
     {
@@ -97,6 +98,14 @@ namespace IngestPerf
       return *last.stats;
     }
 
+    const size_t transport = static_cast<size_t>(labels.GetTransport());
+    if (key == keys_[capacity_ + transport].load(std::memory_order_relaxed))
+    {
+      // Every label "(other)": the transport's overflow stream (labels that aged out), never a second
+      // stream of the same labels.
+      last = LastStream{id, key, &StatsAt(capacity_ + transport), false};
+      return *last.stats;
+    }
     const size_t start = Mix(key) % capacity_;
     const size_t probes = capacity_ < kMaxProbe ? capacity_ : kMaxProbe;
     for (size_t probe = 0; probe < probes; probe++)
@@ -140,6 +149,32 @@ namespace IngestPerf
   }
 
 
+  size_t StreamTable::FoldIntoOverflow()
+  {
+    // First: a thread that looks a stream up from now on probes the table again.
+    id_.store(nextTableId.fetch_add(1), std::memory_order_release);
+    size_t folded = 0;
+    for (size_t index = 0; index < capacity_; index++)
+    {
+      const uint64_t key = keys_[index].load(std::memory_order_acquire);
+      if (key == 0)
+      {
+        continue;
+      }
+      StreamStats& stats = StatsAt(index);
+      if (!stats.IsEmpty())
+      {
+        StatsAt(capacity_ + static_cast<size_t>(InstanceLabels::FromKey(key).GetTransport())).AddFrom(stats);
+        stats.Reset();
+      }
+      keys_[index].store(0, std::memory_order_release);
+      folded++;
+    }
+    folded_.fetch_add(folded, std::memory_order_relaxed);
+    return folded;
+  }
+
+
   void StreamTable::ResetAll()
   {
     id_.store(nextTableId.fetch_add(1), std::memory_order_release);
@@ -163,6 +198,7 @@ namespace IngestPerf
       }
     }
     overflowed_.store(0, std::memory_order_relaxed);
+    folded_.store(0, std::memory_order_relaxed);
   }
 
 

@@ -33,6 +33,12 @@ namespace IngestPerf
     // Every stream in use, overflow streams included.
     void ForEach(const std::function<void(const InstanceLabels&, const StreamStats&)>& visit) const;
 
+    // The label values aged out (LabelCatalog::Rotate): every label combination's stream is added
+    // to its transport's overflow stream, whose labels are "(other)", and its slot freed for the
+    // combinations to come; the sums since the reset stay exact. A thread's remembered stream is
+    // forgotten. Returns how many streams were folded (also counted in Folded()).
+    size_t FoldIntoOverflow();
+
     // POST /perf/reset: every stream emptied and its slot freed for the label combinations to come
     // (a thread's remembered stream is forgotten with it).
     void ResetAll();
@@ -40,6 +46,7 @@ namespace IngestPerf
     size_t Capacity() const { return capacity_; }
     size_t Used() const;
     uint64_t Overflowed() const { return overflowed_.load(std::memory_order_relaxed); }
+    uint64_t Folded() const { return folded_.load(std::memory_order_relaxed); }
     static size_t BytesPerStream();
 
   private:
@@ -52,5 +59,6 @@ namespace IngestPerf
     std::atomic<uint64_t>* keys_;  // slotCount_ keys, then slotCount_ streams, in memory_
     std::atomic<uint64_t> id_;     // renewed by ResetAll: the threads' remembered streams are then stale
     std::atomic<uint64_t> overflowed_;
+    std::atomic<uint64_t> folded_;  // since the reset
   };
 }

@@ -234,8 +234,9 @@ namespace IngestPerf
     entry.instance = instance;
     entry.instance.labels = RawLabels();
     entry.instance.instanceId = nullptr;
-    entry.labels = labels_.Intern(instance.transport, instance.labels, instance.storedBytes,
-                                  {instance.remoteAet, instance.remoteIp, instance.calledAet});
+    entry.labels = labels_.Intern(
+      instance.transport, instance.labels, instance.storedBytes,
+      {instance.remoteAet, instance.remoteIp, instance.calledAet, labels_.IsCurrent(instance.segmentStartNs)});
     entry.threadNumber = CurrentThreadNumber();
     if (instance.instanceId != nullptr)
     {
@@ -293,6 +294,29 @@ namespace IngestPerf
   }
 
 
+  InstanceLabels IngestRecorder::Current(const InstanceLabels& labels) const
+  {
+    if (labels.generation == labels_.Generation())
+    {
+      return labels;
+    }
+    InstanceLabels agedOut;
+    agedOut.ids.fill(kOtherLabel);  // its transport's overflow stream (StreamTable)
+    agedOut.SetTransport(labels.GetTransport());
+    agedOut.generation = labels_.Generation();
+    return agedOut;
+  }
+
+
+  size_t IngestRecorder::AgeLabels()
+  {
+    // Under the drain's lock: an instance drained meanwhile is recorded wholly before or after.
+    std::lock_guard<std::mutex> lock(drainMutex_);
+    labels_.Rotate();
+    return stats_.FoldStreams();
+  }
+
+
   size_t IngestRecorder::Drain()
   {
     std::lock_guard<std::mutex> lock(drainMutex_);
@@ -309,15 +333,17 @@ namespace IngestPerf
   void IngestRecorder::Record(const StoredEntry& entry)
   {
     const CompletedInstance& instance = entry.instance;
-    const InstanceLabels& labels = entry.labels;
+    // Its labels aged out since it was stored: counted under "(other)" (the recent instances keep
+    // them, named by the tables of before).
+    const InstanceLabels labels = Current(entry.labels);
     // Every C-STORE instance, duplicate or not, ends a gap and starts the next one, before a reset
     // as after it (the association goes on).
     int64_t associationGap = -1;
     if (instance.transport == Transport::Dicom && instance.peerKey != 0)
     {
-      associationGap =
-        associations_.InstanceStored(instance.peerKey, labels.Get(LabelDimension::RemoteAet), instance.ArrivalNs(),
-                                     instance.storedNs, labels.Get(LabelDimension::RemoteIp), entry.connection);
+      associationGap = associations_.InstanceStored(
+        instance.peerKey, labels.Get(LabelDimension::RemoteAet), instance.ArrivalNs(), instance.storedNs,
+        labels.Get(LabelDimension::RemoteIp), entry.connection, labels.generation);
     }
     // Started before the last POST /perf/reset: every figure counts what started after it.
     if (instance.segmentStartNs < stats_.CountsFromNs())
@@ -431,7 +457,7 @@ namespace IngestPerf
     FailureReason reason;
     const StorageState storage = storage_ != nullptr ? storage_->Now() : StorageState::Unknown;
     const Outcome outcome = OutcomeOf(record, timedStorage_, storage, reason);
-    IdentifiedLabels who{record.remoteAet, record.remoteIp, record.calledAet};
+    IdentifiedLabels who{record.remoteAet, record.remoteIp, record.calledAet, labels_.IsCurrent(record.sinceNs)};
     DicomConnection connection;
     if (record.transport == Transport::Dicom && connections_ != nullptr &&
         connections_->OnlyOpenAt(record.sinceNs, connection))
@@ -478,7 +504,10 @@ namespace IngestPerf
     {
       return;
     }
-    const InstanceLabels labels = InstanceLabels::FromKey(pairing.labelsKey);
+    // Interned at its OnStored, after storedNs: of the tables in use if they turned before it.
+    InstanceLabels labels = InstanceLabels::FromKey(pairing.labelsKey);
+    labels.generation = labels_.IsCurrent(nowNs - pairing.lagNs) ? labels_.Generation() : kAmbiguousGeneration;
+    labels = Current(labels);
     if (pairing.lagNs >= 0)
     {
       stats_.RecordPhase(Phase::ChangeDispatch, labels, pairing.lagNs, nowNs);

@@ -53,6 +53,9 @@ namespace IngestPerf
     // The plugin's thread, at its ticks and every kDrainEvery instances, and a reader before it reads:
     // records the stored instances queued so far (one drainer at a time). Returns how many.
     size_t Drain();
+    // The label values age out (LabelCatalog::Rotate) and the streams of their combinations are
+    // folded into "(other)" (IngestStats::FoldStreams). The plugin's thread; returns the streams folded.
+    size_t AgeLabels();
     static constexpr size_t kQueueCapacity = 1024;
     static constexpr size_t kDrainEvery = kQueueCapacity / 4;
     // Asks the plugin's thread to drain soon (every kDrainEvery instances; it drains at its ticks
@@ -82,6 +85,8 @@ namespace IngestPerf
   private:
     // A stored instance's recording, from its entry: durations, histograms, windows, the association.
     void Record(const StoredEntry& entry);
+    // `labels`, or "(other)" but for the transport if interned in tables that turned since.
+    InstanceLabels Current(const InstanceLabels& labels) const;
     void Count(const EndedRecord& record);
     // nowNs: when the pairing was made (OnStored or the change), for the time windows.
     void RecordPairing(const ChangeCorrelator::Pairing& pairing, int64_t nowNs);

@@ -28,6 +28,11 @@ namespace IngestPerf
     size_t used = 0;
     uint64_t overflowed = 0;
     size_t bytesEach = 0;
+    // The label values aged out since the reset (LabelCatalog::Rotate), the streams folded into
+    // "(other)" then, and how long ago the last time was (-1: never).
+    uint64_t rotations = 0;
+    uint64_t folded = 0;
+    int64_t lastRotationAgoNs = -1;
   };
 
   struct AssociationsView

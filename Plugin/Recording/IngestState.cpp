@@ -57,6 +57,23 @@ namespace IngestPerf
     recorder.ClassifyPending();
     concluder.ConcludeEnded(nowNs, httpSockets_);
     recorder.ClassifyPending();
+    AgeLabelsIfFull(nowNs);
+  }
+
+
+  void IngestState::AgeLabelsIfFull(int64_t nowNs)
+  {
+    // Full tables name no new sender: when a dictionary or the streams are three quarters full, the
+    // values age out, at most once a minute (the senders of the last minute or more stay named).
+    const StreamTable& streams = stats.Streams();
+    const bool full = labels.MostFilled() >= kAgeAtFill ||
+                      static_cast<double>(streams.Used()) >= kAgeAtFill * static_cast<double>(streams.Capacity());
+    if (!full || std::max(startNs_, labels.LastRotationNs()) > nowNs - kMinLabelAgeNs)
+    {
+      return;
+    }
+    recorder.AgeLabels();
+    connections.ForgetLabels();  // its addresses are interned again at the next reading
   }
 
 
@@ -145,6 +162,9 @@ namespace IngestPerf
     report.associationSkipped = associations.Skipped();
     const StreamTable& table = stats.Streams();
     report.streams = StreamInfo{table.Capacity(), table.Used(), table.Overflowed(), StreamTable::BytesPerStream()};
+    report.streams.rotations = labels.Rotations();
+    report.streams.folded = table.Folded();
+    report.streams.lastRotationAgoNs = labels.Rotations() != 0 ? now - labels.LastRotationNs() : -1;
     if (query.UsesStreams())
     {
       report.grouped = stats.SnapshotGrouped(MakeStreamPredicate(query, labels), query.GroupBy());

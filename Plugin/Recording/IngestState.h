@@ -17,6 +17,7 @@
 #include "Metrics/StatsQuery.h"
 #include "Metrics/StorageStats.h"
 #include "Platform/Configuration.h"
+#include "Platform/MonotonicClock.h"
 #include "Recording/IngestRecorder.h"
 #include "Recording/IngestReport.h"
 #include "Recording/RecordConcluder.h"
@@ -82,6 +83,10 @@ namespace IngestPerf
     RecordConcluder concluder;
 
   private:
+    static constexpr double kAgeAtFill = 0.75;
+    static constexpr int64_t kMinLabelAgeNs = 60 * int64_t(1000000000);
+    void AgeLabelsIfFull(int64_t nowNs);
+    const int64_t startNs_ = MonotonicNowNs();
     uint16_t dicomPort_;
     // The plugin's thread's own, kept between readings: no allocation once grown.
     std::vector<DicomConnections::Reading> dicomReadings_;

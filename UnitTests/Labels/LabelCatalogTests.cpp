@@ -28,3 +28,48 @@ TEST(LabelCatalog, NamesAndFindsEveryDimension)
   EXPECT_EQ(nullptr, catalog.DictionaryOf(LabelDimension::Transport));
   EXPECT_NE(nullptr, catalog.DictionaryOf(LabelDimension::RemoteIp));
 }
+
+TEST(LabelCatalog, ValuesThatAgeOutAreNamedByTheTablesOfTheirGeneration)
+{
+  LabelCatalog catalog(4);
+  RawLabels raw;
+  raw.remoteAet = "CT_ROOM_1";
+  const InstanceLabels before = catalog.Intern(Transport::Dicom, raw, 100);
+  EXPECT_EQ(0u, before.generation);
+  EXPECT_EQ(0u, catalog.Rotations());
+
+  catalog.Rotate();  // CT_ROOM_1 ages out; the next value may take its id
+  EXPECT_EQ(1u, catalog.Rotations());
+  raw.remoteAet = "MR_ROOM_2";
+  const InstanceLabels after = catalog.Intern(Transport::Dicom, raw, 100);
+  EXPECT_NE(before.generation, after.generation);
+  const LabelId old = before.Get(LabelDimension::RemoteAet);
+  const LabelId id = after.Get(LabelDimension::RemoteAet);
+  EXPECT_EQ("MR_ROOM_2", catalog.Name(LabelDimension::RemoteAet, id, after.generation));
+  EXPECT_EQ("CT_ROOM_1", catalog.Name(LabelDimension::RemoteAet, old, before.generation));  // the tables of before
+  EXPECT_NE("CT_ROOM_1", catalog.Name(LabelDimension::RemoteAet, old, after.generation));
+
+  catalog.Rotate();  // twice: the tables of CT_ROOM_1 are emptied, never misnamed
+  EXPECT_EQ("(other)", catalog.Name(LabelDimension::RemoteAet, old, before.generation));
+  EXPECT_EQ("MR_ROOM_2", catalog.Name(LabelDimension::RemoteAet, id, after.generation));
+  EXPECT_EQ("(other)", catalog.Name(LabelDimension::RemoteAet, id, kAmbiguousGeneration));
+  // The fixed dimensions never age.
+  EXPECT_EQ("dicom", catalog.Name(LabelDimension::Transport, before.Get(LabelDimension::Transport), before.generation));
+
+  // Ids a hook interned before the tables turned are not taken: the strings are interned again,
+  // or, without them, "(other)".
+  IdentifiedLabels stale;
+  stale.remoteAet = id;
+  stale.current = false;
+  raw.remoteAet = "US_ROOM_3";
+  const InstanceLabels again = catalog.Intern(Transport::Dicom, raw, 100, stale);
+  EXPECT_EQ("US_ROOM_3",
+            catalog.Name(LabelDimension::RemoteAet, again.Get(LabelDimension::RemoteAet), again.generation));
+  const InstanceLabels ended = catalog.InternEnded(Transport::Dicom, stale);
+  EXPECT_EQ(kOtherLabel, ended.Get(LabelDimension::RemoteAet));
+  EXPECT_FALSE(catalog.IsCurrent(INT64_MIN + 1));
+  EXPECT_GT(catalog.MostFilled(), 0.0);
+  catalog.Clear();
+  EXPECT_EQ(0u, catalog.Rotations());
+  EXPECT_EQ(0.0, catalog.MostFilled());
+}

@@ -154,3 +154,46 @@ TEST(StreamTable, SeriesWithoutOutcomeIsReadAndReset)
     EXPECT_EQ(0u, stats.counters[static_cast<size_t>(Counter::ChangesBeforeStored)].load());
   });
 }
+
+TEST(StreamTable, LabelsThatAgeOutAreFoldedIntoTheOverflowStreamWithExactSums)
+{
+  StreamTable table(8);
+  std::vector<InstanceLabels> labels(3);
+  for (size_t i = 0; i < labels.size(); i++)
+  {
+    labels[i].SetTransport(Transport::Dicom);
+    labels[i].Set(LabelDimension::RemoteAet, static_cast<LabelId>(kFirstValueLabel + i));
+    for (size_t n = 0; n <= i; n++)
+    {
+      InstanceMeasurement measurement;
+      measurement.hasTimeline = true;
+      measurement.Set(Phase::ServerTotal, 1000000 * int64_t(1 + i));
+      table.FindOrInsert(labels[i]).RecordStored(measurement);  // 1, 2 and 3 instances
+    }
+  }
+  EXPECT_EQ(3u, table.Folded() + table.Used());
+  EXPECT_EQ(3u, table.FoldIntoOverflow());
+  EXPECT_EQ(0u, table.Used());
+  EXPECT_EQ(3u, table.Folded());
+  size_t streams = 0;
+  table.ForEach([&](const InstanceLabels& l, const StreamStats& stats) {
+    streams++;
+    EXPECT_EQ(kOtherLabel, l.Get(LabelDimension::RemoteAet));
+    EXPECT_EQ(Transport::Dicom, l.GetTransport());
+    EXPECT_EQ(6u, stats.outcomes[static_cast<size_t>(Outcome::Stored)].load());
+    const HistogramSnapshot total = stats.phases[static_cast<size_t>(Phase::ServerTotal)].Snapshot();
+    EXPECT_EQ(6u, total.Count());
+    EXPECT_EQ(uint64_t(1 + 2 * 2 + 3 * 3) * 1000000, total.Sum());
+    EXPECT_EQ(1000000, total.Min());
+    EXPECT_EQ(3000000, total.Max());
+  });
+  EXPECT_EQ(1u, streams);  // one "(other)" stream: the folded ones freed their slots
+  // The labels "(other)" of an instance that aged out are that same stream, never a second one.
+  InstanceLabels agedOut;
+  agedOut.ids.fill(kOtherLabel);
+  agedOut.SetTransport(Transport::Dicom);
+  table.FindOrInsert(agedOut).RecordOutcome(Outcome::Failed);
+  EXPECT_EQ(0u, table.Used());
+  table.FindOrInsert(labels[0]).RecordOutcome(Outcome::Stored);  // a new value: a slot of its own again
+  EXPECT_EQ(1u, table.Used());
+}
