@@ -28,7 +28,7 @@ namespace
            a.ingestTranscodingSyntax == b.ingestTranscodingSyntax && a.storageDirectory == b.storageDirectory &&
            a.syncStorageArea == b.syncStorageArea && a.storeDicom == b.storeDicom &&
            a.storageCompression == b.storageCompression && a.httpCompressionEnabled == b.httpCompressionEnabled &&
-           a.storagePluginSection == b.storagePluginSection && a.dicomTcpNoDelay == b.dicomTcpNoDelay;
+           a.storagePluginSection == b.storagePluginSection;
   }
 
   void CheckAccepted(const Configuration& configuration, const Json::Value& root)
@@ -50,8 +50,7 @@ namespace
                     configuration.changeTableSize == defaults.changeTableSize &&
                     configuration.maxLabelValues == defaults.maxLabelValues &&
                     configuration.transcodeTiming == defaults.transcodeTiming &&
-                    configuration.timedStorage == defaults.timedStorage &&
-                    configuration.dicomTcpNoDelay == defaults.dicomTcpNoDelay);
+                    configuration.timedStorage == defaults.timedStorage && configuration.removedOptions.empty());
     }
   }
 }

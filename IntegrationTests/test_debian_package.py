@@ -196,7 +196,7 @@ def test_install_upgrade_remove_purge(packages, roots, name, series_factory):
         assert root.get("/plugins/ingest-perf")["RootUri"] == "../perf/ui/index.html"
         stats = root.get("/perf/stats")
         assert stats["state"] == "running" and stats["notInEffect"] == [], stats["notInEffect"]
-        assert stats["dicomTcpNoDelay"]["configured"] is False
+        assert stats["configuration"]["HashPeers"] is False  # the commented-out options are off
         files = series_factory(3, 91, size=64)
         sent = run(["/usr/bin/storescu", "-aec", "ORTHANC", "127.0.0.1", str(root.dicom_port)] + files, log)
         assert sent.returncode == 0, sent.stderr
@@ -216,7 +216,7 @@ def test_install_upgrade_remove_purge(packages, roots, name, series_factory):
         # --- an administrator's edit survives an upgrade ------------------------------------------------
         path = root.path + "/etc/orthanc/ingest-perf.json"
         original = open(path).read()
-        edited = original.replace('// , "DicomTcpNoDelay" : true', ', "DicomTcpNoDelay" : true')
+        edited = original.replace('// , "HashPeers" : true', ', "HashPeers" : true')
         assert edited != original
         open(path, "w").write(edited)
         output = root.apt("install", "/tmp/%s_%s_amd64.deb" % (PACKAGE, UPGRADE))
@@ -225,7 +225,7 @@ def test_install_upgrade_remove_purge(packages, roots, name, series_factory):
         assert open(path).read() == edited
         root.start_orthanc()
         stats = root.get("/perf/stats")
-        assert stats["state"] == "running" and stats["dicomTcpNoDelay"]["configured"] is True
+        assert stats["state"] == "running" and stats["configuration"]["HashPeers"] is True
         root.stop_orthanc()
 
         # --- remove, then purge: Orthanc starts cleanly, without the plugin -----------------------------

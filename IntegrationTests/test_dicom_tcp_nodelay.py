@@ -1,19 +1,20 @@
-"""IngestPerf.DicomTcpNoDelay: the remedy for the C-STORE answer stall (Nagle's algorithm on
-Orthanc's DICOM associations), on both Orthancs.
+"""TCP_NODELAY in Orthanc's environment: the remedy for the C-STORE answer stall (Nagle's algorithm
+on Orthanc's DICOM associations), on both Orthancs; and the former option IngestPerf.DicomTcpNoDelay,
+which wrote that environment from inside Orthanc and is now ignored, said so, and changes nothing.
 
 Orthanc writes each C-STORE-RSP in two write() calls; with Nagle's algorithm on, the second waits
 for the client's delayed ACK, about 40 ms per instance. DCMTK disables it on a socket when
-TCP_NODELAY is in the environment (it reads it for every association); the option sets it at
-start-up. Checked three ways: the associationGap of one storescu association (storescu itself
-without TCP_NODELAY), what /perf/stats reports, and the socket option itself, read from Orthanc's
-own sockets (pidfd_getfd: the test duplicates Orthanc's descriptor and asks getsockopt), for an
-association Orthanc accepts and for one it opens.
+TCP_NODELAY is in the environment (it reads it for every association): the operator starts Orthanc
+with it, and the plugin only reads it. Checked three ways: the associationGap of one storescu
+association (storescu itself without TCP_NODELAY), what /perf/stats reports, and the socket option
+itself, read from Orthanc's own sockets (pidfd_getfd: the test duplicates Orthanc's descriptor and
+asks getsockopt), for an association Orthanc accepts and for one it opens: what DCMTK's getenv found
+inside Orthanc. /proc/<pid>/environ shows the environment Orthanc was started with.
 """
 import ctypes
 import os
 import socket
 import threading
-import time
 
 import pytest
 from pynetdicom import AE, evt
@@ -25,10 +26,16 @@ ORTHANC_VERSIONS = BOTH_ORTHANCS
 
 # Neither Orthanc nor storescu inherits a TCP_NODELAY of the shell that runs the tests.
 UNSET = {"TCP_NODELAY": None}
-OPTION_SOURCE = "IngestPerf.DicomTcpNoDelay"
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _SYS_PIDFD_GETFD = 438  # x86_64 and every other Linux architecture since 5.6
+
+
+def environment_of(pid):
+    """The environment pid was started with, as the kernel keeps it."""
+    with open("/proc/%d/environ" % pid, "rb") as f:
+        entries = [entry.decode(errors="replace") for entry in f.read().split(b"\0") if entry]
+    return dict(entry.split("=", 1) for entry in entries if "=" in entry)
 
 
 def established_connections(pid):
@@ -135,18 +142,21 @@ def association_gap_p50(orthanc, files):
 def test_off_by_default_and_environment_untouched(orthanc_factory):
     orthanc = orthanc_factory(env=UNSET)
     stats = orthanc.stats()
-    assert stats["configuration"]["DicomTcpNoDelay"] is False
+    assert "DicomTcpNoDelay" not in stats["configuration"]
     status = stats["dicomTcpNoDelay"]
-    assert (status["configured"], status["inEffect"], status["source"]) == (False, False, "")
+    assert (status["inEffect"], status["source"]) == (False, "")
+    assert "configured" not in status  # no option decides it
     assert "TCP_NODELAY is not in Orthanc's environment" in status["detail"]
+    assert "start Orthanc with TCP_NODELAY=1 in its environment" in status["detail"]
     assert stats["notInEffect"] == []
     assert "IngestPerf: DICOM TCP_NODELAY" not in orthanc.log_text()
+    assert "TCP_NODELAY" not in environment_of(orthanc.pid)
     # DCMTK found no variable: Nagle's algorithm stays on, both ways.
     assert accepted_association_nodelay(orthanc) == 0
     assert requested_association_nodelay(orthanc) == 0
 
 
-def test_option_removes_the_c_store_answer_stall(orthanc_factory, series_factory):
+def test_the_environment_removes_the_c_store_answer_stall(orthanc_factory, series_factory):
     # 512x512 slices on purpose. storescu, without TCP_NODELAY, still writes with Nagle's
     # algorithm: the small last PDU of a dataset waits for Orthanc's delayed ACK whenever earlier
     # data is still unacknowledged. That race strikes 15-20% of 512x512 instances here, about two
@@ -157,64 +167,53 @@ def test_option_removes_the_c_store_answer_stall(orthanc_factory, series_factory
     default_gap = association_gap_p50(default, files)
     default.terminate()  # stopping beside the next one; waited for at teardown
 
-    orthanc = orthanc_factory(env=UNSET, ingest_perf={"DicomTcpNoDelay": True})
-    status = orthanc.stats()["dicomTcpNoDelay"]
-    assert (status["configured"], status["inEffect"], status["source"]) == (True, True, OPTION_SOURCE)
-    assert "set TCP_NODELAY=1" in status["detail"]
+    orthanc = orthanc_factory(env={"TCP_NODELAY": "1"})
+    stats = orthanc.stats()
+    status = stats["dicomTcpNoDelay"]
+    assert (status["inEffect"], status["source"]) == (True, "environment")
+    assert 'TCP_NODELAY="1"' in status["detail"]
+    assert stats["notInEffect"] == []
     assert "IngestPerf: DICOM TCP_NODELAY in effect" in orthanc.log_text()
     gap = association_gap_p50(orthanc, files)
     # About 45 ms without (the delayed-ACK timer), about 1 ms with.
     assert default_gap > 20, "no stall to remove: default associationGap p50 %.3f ms" % default_gap
-    assert gap < default_gap / 2, "associationGap p50 %.3f ms with the option, %.3f ms without" % (gap, default_gap)
+    assert gap < default_gap / 2, "associationGap p50 %.3f ms with TCP_NODELAY=1, %.3f ms without" % (
+        gap, default_gap)
     # Both kinds of association: those Orthanc accepts and those it opens (C-STORE/C-MOVE/echo SCU).
     assert accepted_association_nodelay(orthanc) == 1
     assert requested_association_nodelay(orthanc) == 1
+    assert environment_of(orthanc.pid)["TCP_NODELAY"] == "1"
 
 
-def test_operator_environment_is_reported_as_the_source(orthanc_factory):
-    orthanc = orthanc_factory(env={"TCP_NODELAY": "1"})
-    status = orthanc.stats()["dicomTcpNoDelay"]
-    assert (status["configured"], status["inEffect"], status["source"]) == (False, True, "environment")
-    assert 'TCP_NODELAY="1"' in status["detail"]
-    assert accepted_association_nodelay(orthanc) == 1
+@pytest.mark.parametrize("value", [True, "true"])
+def test_the_former_option_is_ignored_said_so_and_writes_no_environment(orthanc_factory, value):
+    """IngestPerf.DicomTcpNoDelay once set TCP_NODELAY=1 in Orthanc's environment: a guest does not
+    write the process's environment. Whatever its value (a wrong type included), the plugin runs, says
+    the option was removed and what to do instead, and DCMTK inside Orthanc finds no variable."""
+    orthanc = orthanc_factory(env=UNSET, ingest_perf={"DicomTcpNoDelay": value})
+    stats = orthanc.stats()
+    assert stats["state"] == "running", stats["reason"]
+    assert "DicomTcpNoDelay" not in stats["configuration"]
+    said = "option DicomTcpNoDelay was removed (a plugin does not write Orthanc's environment: start Orthanc " \
+           "with TCP_NODELAY=1 in its environment instead"
+    removed = [item for item in stats["notInEffect"] if item["option"] == "IngestPerf.DicomTcpNoDelay"]
+    assert len(removed) == 1 and said in removed[0]["reason"], stats["notInEffect"]
+    assert "Environment=TCP_NODELAY=1" in removed[0]["reason"] and "-e TCP_NODELAY=1" in removed[0]["reason"]
+    assert said in orthanc.log_text()
+    assert (stats["dicomTcpNoDelay"]["inEffect"], stats["dicomTcpNoDelay"]["source"]) == (False, "")
+    assert "IngestPerf: DICOM TCP_NODELAY" not in orthanc.log_text()
+    assert "TCP_NODELAY" not in environment_of(orthanc.pid)
+    # What DCMTK's getenv finds inside Orthanc, for either kind of association: nothing.
+    assert accepted_association_nodelay(orthanc) == 0
+    assert requested_association_nodelay(orthanc) == 0
 
 
-def test_operator_zero_wins_over_the_option(orthanc_factory):
+def test_the_operators_zero_is_left_as_it_is(orthanc_factory):
     orthanc = orthanc_factory(env={"TCP_NODELAY": "0"}, ingest_perf={"DicomTcpNoDelay": True})
     stats = orthanc.stats()
     status = stats["dicomTcpNoDelay"]
-    assert (status["configured"], status["inEffect"], status["source"]) == (True, False, "")
-    assert 'TCP_NODELAY="0"' in status["detail"] and "leaves the operator's setting" in status["detail"]
+    assert (status["inEffect"], status["source"]) == (False, "")
+    assert 'TCP_NODELAY="0"' in status["detail"] and "non-zero integer only" in status["detail"]
     assert [item["option"] for item in stats["notInEffect"]] == ["IngestPerf.DicomTcpNoDelay"]
-    assert "IngestPerf: DICOM TCP_NODELAY NOT in effect" in orthanc.log_text()
+    assert environment_of(orthanc.pid)["TCP_NODELAY"] == "0"
     assert accepted_association_nodelay(orthanc) == 0  # the plugin did not overwrite it
-
-
-def test_reloaded_plugins_start_again_from_the_operators_environment(orthanc_factory):
-    """POST /tools/reset reloads the plugins in the same process: the variable the plugin set was
-    removed at finalisation, so the reloaded plugin sets it again, rather than report it as the
-    operator's."""
-    orthanc = orthanc_factory(env=UNSET, ingest_perf={"DicomTcpNoDelay": True})
-    line = "DICOM TCP_NODELAY in effect: IngestPerf.DicomTcpNoDelay set TCP_NODELAY=1"
-    assert orthanc.log_text().count(line) == 1
-    assert orthanc.post("/tools/reset").status_code == 200
-    deadline = time.monotonic() + 30
-    while orthanc.log_text().count(line) < 2:
-        assert time.monotonic() < deadline, "the reloaded plugin did not set TCP_NODELAY itself:\n" + orthanc.log_tail()
-        time.sleep(0.1)
-    orthanc._wait_until_ready(30)
-    assert orthanc.stats()["dicomTcpNoDelay"]["source"] == OPTION_SOURCE
-    assert accepted_association_nodelay(orthanc) == 1
-
-
-@pytest.mark.parametrize("value", ["true", 1, None])
-def test_wrong_type_leaves_the_plugin_inert_naming_the_key(orthanc_factory, value):
-    """A wrong value never stops Orthanc: the plugin stays loaded, inert, and says which key; nothing
-    of TCP_NODELAY is changed (the operator's environment stays Orthanc's)."""
-    orthanc = orthanc_factory(ingest_perf={"DicomTcpNoDelay": value})
-    assert orthanc.get("/system").status_code == 200
-    stats = orthanc.stats()
-    assert stats["state"] == "inert"
-    assert "IngestPerf.DicomTcpNoDelay: expected true or false" in stats["reason"], stats["reason"]
-    assert "IngestPerf.DicomTcpNoDelay: expected true or false" in orthanc.log_text()
-    assert accepted_association_nodelay(orthanc) == 0

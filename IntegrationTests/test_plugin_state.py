@@ -60,8 +60,8 @@ def debian_service(orthanc_factory, tmp_path, orthanc_version, plugin_path, sect
 # --- 1. the plugin never stops Orthanc ----------------------------------------------------------------
 
 CONFIGURATIONS = {
-    "misspelt": ({"DicomTcpNodelay": True}, "running",
-                 "IngestPerf: unknown option DicomTcpNodelay; did you mean DicomTcpNoDelay?"),
+    "misspelt": ({"Timedstorage": True}, "running",
+                 "IngestPerf: unknown option Timedstorage; did you mean TimedStorage?"),
     "wrong-type": ({"MaxThreads": "many"}, "inert",
                    'IngestPerf.MaxThreads: expected an integer from 1 to 65536, got "many"'),
     "out-of-range": ({"RecentInstances": 15}, "inert",
@@ -83,9 +83,9 @@ def test_the_plugin_never_stops_orthanc_started_as_debians_service(orthanc_facto
     assert orthanc.get("/statistics").json()["CountInstances"] == 2  # Orthanc stores, whatever the plugin
     if state == "running":
         assert stats["reason"] == "" and stats["enabled"] is True
-        unknown = [item for item in stats["notInEffect"] if item["option"] == "IngestPerf.DicomTcpNodelay"]
-        assert unknown and "did you mean DicomTcpNoDelay?" in unknown[0]["reason"]
-        assert stats["dicomTcpNoDelay"]["configured"] is False  # never guessed
+        unknown = [item for item in stats["notInEffect"] if item["option"] == "IngestPerf.Timedstorage"]
+        assert unknown and "did you mean TimedStorage?" in unknown[0]["reason"]
+        assert stats["configuration"]["TimedStorage"] is False  # never guessed
         assert stored(wait_for(orthanc, lambda s: stored(s, "dicom") == 2), "dicom") == 2
         return
     # Inert: loaded, no hook registered, every route answers and says why first.

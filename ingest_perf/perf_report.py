@@ -297,12 +297,11 @@ def _not_measured(transports, shown, unobservable, width, order):
 def _tcp_nodelay_line(no_delay):
     """Whether DCMTK disables Nagle's algorithm on Orthanc's DICOM associations, in one line."""
     if no_delay.get("inEffect"):
-        source = no_delay.get("source")
-        who = {"IngestPerf.DicomTcpNoDelay": "set by IngestPerf.DicomTcpNoDelay",
-               "environment": "TCP_NODELAY in Orthanc's environment"}.get(source, source)
+        source = no_delay.get("source")  # an older plugin's answer may say its former option set it
+        who = {"environment": "TCP_NODELAY in Orthanc's environment"}.get(source, source)
         return "DICOM TCP_NODELAY: in effect (%s): no Nagle wait on Orthanc's side of its associations" % who
     return ("DICOM TCP_NODELAY: not in effect: each C-STORE answer can wait about 40 ms for a delayed ACK "
-            "(IngestPerf.DicomTcpNoDelay: true removes Orthanc's side of it)")
+            "(starting Orthanc with TCP_NODELAY=1 in its environment removes Orthanc's side of it)")
 
 
 def plugin_state(stats):

@@ -835,10 +835,6 @@ namespace IngestPerf
         {
           add("IngestPerf.ReceivedInstanceCallback", status.hooks.receivedInstance.View().reason);
         }
-        if (configuration.dicomTcpNoDelay && !status.dicomTcpNoDelay.inEffect)
-        {
-          add("IngestPerf.DicomTcpNoDelay", status.dicomTcpNoDelay.detail);
-        }
       }
       out.EndArray();
     }
@@ -959,7 +955,6 @@ namespace IngestPerf
     out.Member("TranscodeTiming", TranscodeTimingName(configuration.transcodeTiming));
     out.Member("TimedStorage", configuration.timedStorage);
     out.Member("HashPeers", configuration.hashPeers);
-    out.Member("DicomTcpNoDelay", configuration.dicomTcpNoDelay);
     out.Member("HttpConnectionIdentity", configuration.httpConnectionIdentity);
     out.Member("PhasePartsSampling", configuration.phasePartsSampling);
     out.EndObject();
@@ -972,7 +967,6 @@ namespace IngestPerf
     out.EndObject();
     out.Key("dicomTcpNoDelay");
     out.BeginObject();
-    out.Member("configured", status.dicomTcpNoDelay.configured);
     out.Member("inEffect", status.dicomTcpNoDelay.inEffect);
     out.Member("source", status.dicomTcpNoDelay.source);
     out.Member("detail", status.dicomTcpNoDelay.detail);

@@ -308,13 +308,11 @@ namespace
     {
       try
       {
-        // Now, before Orthanc starts its DICOM server and while its main thread is alone.
-        status.dicomTcpNoDelay = ApplyDicomTcpNoDelay(status.configuration);
-        if (status.dicomTcpNoDelay.configured || status.dicomTcpNoDelay.inEffect)
+        // Read, never written: the environment is Orthanc's, and TCP_NODELAY the operator's remedy.
+        status.dicomTcpNoDelay = ReadDicomTcpNoDelay();
+        if (status.dicomTcpNoDelay.inEffect)
         {
-          OrthancSdk::LogWarning("IngestPerf: DICOM TCP_NODELAY " +
-                                 std::string(status.dicomTcpNoDelay.inEffect ? "in effect" : "NOT in effect") + ": " +
-                                 status.dicomTcpNoDelay.detail);
+          OrthancSdk::LogWarning("IngestPerf: DICOM TCP_NODELAY in effect: " + status.dicomTcpNoDelay.detail);
         }
         if (status.configuration.enable)
         {
@@ -392,7 +390,6 @@ extern "C"
         SetActiveIngestWatcher(nullptr);
         watcher->Stop();
       }
-      RestoreDicomTcpNoDelay();
       MappedText::ReleaseSpare();
       LoadedCopy::Release();
     }

@@ -48,7 +48,6 @@ namespace IngestPerf
                                                   "TimedStorage",
                                                   "HashPeers",
                                                   "RecentInstances",
-                                                  "DicomTcpNoDelay",
                                                   "HttpConnectionIdentity",
                                                   "PhasePartsSampling"};
       return known;
@@ -59,6 +58,10 @@ namespace IngestPerf
     const std::map<std::string, const char*>& FormerOptions()
     {
       static const std::map<std::string, const char*> former = {
+        {"DicomTcpNoDelay",
+         "a plugin does not write Orthanc's environment: start Orthanc with TCP_NODELAY=1 in its "
+         "environment instead (systemd: Environment=TCP_NODELAY=1 in a drop-in; docker: -e "
+         "TCP_NODELAY=1), which DCMTK reads for every association (docs/configuration.md#dicom-tcp_nodelay)"},
         {"MaxSeries", "its name is MaxStreams"},
         {"TimeRestAnswers", "no Orthanc has a hook around its REST answer, whose compression and sending stay "
                             "unobservable (docs/phases.md#http-answers)"},
@@ -367,7 +370,6 @@ namespace IngestPerf
       ReadInteger(section, "RecentInstances", configuration.recentInstances, kMinRecentInstances, kMaxRecentInstances);
     configuration.timedStorage = ReadBool(section, "TimedStorage", configuration.timedStorage);
     configuration.hashPeers = ReadBool(section, "HashPeers", configuration.hashPeers);
-    configuration.dicomTcpNoDelay = ReadBool(section, "DicomTcpNoDelay", configuration.dicomTcpNoDelay);
     configuration.httpConnectionIdentity =
       ReadBool(section, "HttpConnectionIdentity", configuration.httpConnectionIdentity);
     configuration.phasePartsSampling = static_cast<uint32_t>(

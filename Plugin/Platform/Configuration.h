@@ -51,7 +51,7 @@ namespace IngestPerf
   {
     std::string key;              // as written
     std::string closest;          // the known key it most likely meant, "" when none is close
-    std::string Message() const;  // "unknown option DicomTcpNodelay; did you mean DicomTcpNoDelay?"
+    std::string Message() const;  // "unknown option Timedstorage; did you mean TimedStorage?"
   };
 
   // A key of the IngestPerf section that an earlier release knew: ignored, and said with why.
@@ -84,9 +84,6 @@ namespace IngestPerf
     bool timedStorage = false;
     // AETs and client addresses exported as stable short hashes (Labels/PeerPseudonym.h).
     bool hashPeers = false;
-    // Disable Nagle's algorithm on Orthanc's DICOM associations, through DCMTK's TCP_NODELAY
-    // variable (Host/DicomTcpNoDelay.h): the remedy for the C-STORE answer stall.
-    bool dicomTcpNoDelay = false;
     // Read the client's port from civetweb's request information (Platform/HttpConnectionIdentity).
     bool httpConnectionIdentity = true;
     // One instance in this many, on each thread, has its phases split into on-CPU, waiting-for-CPU

@@ -181,13 +181,12 @@ namespace IngestPerf
     std::string root;
   };
 
-  // Whether DCMTK disables Nagle's algorithm on Orthanc's DICOM associations (TCP_NODELAY), and
-  // who decided it (Host/DicomTcpNoDelay.h).
+  // Whether DCMTK disables Nagle's algorithm on Orthanc's DICOM associations (TCP_NODELAY), as
+  // Orthanc's environment says at start-up (Host/DicomTcpNoDelay.h).
   struct DicomTcpNoDelayStatus
   {
-    bool configured = false;  // IngestPerf.DicomTcpNoDelay
-    bool inEffect = false;    // DCMTK will set TCP_NODELAY on the associations Orthanc accepts and opens
-    std::string source;       // "IngestPerf.DicomTcpNoDelay", "environment", or "" when not in effect
+    bool inEffect = false;  // DCMTK will set TCP_NODELAY on the associations Orthanc accepts and opens
+    std::string source;     // "environment" (the operator's TCP_NODELAY), or "" when not in effect
     std::string detail;
   };
 

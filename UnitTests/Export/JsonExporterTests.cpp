@@ -158,33 +158,33 @@ TEST(JsonExporter, MissingReceivedInstanceHookMakesItsPhasesUnobservable)
 }
 
 
-TEST(JsonExporter, DicomTcpNoDelayNextToOrthancOptionsAndInNotInEffectWhenAskedButNotApplied)
+TEST(JsonExporter, DicomTcpNoDelayIsTheEnvironmentsAndItsFormerOptionIsNotInEffect)
 {
   LabelledStats stats;
   PluginStatus status = MakeStatus(true);
   const Json::Value off = Export(stats, status);
-  EXPECT_FALSE(off["dicomTcpNoDelay"]["configured"].asBool());
+  EXPECT_FALSE(off["dicomTcpNoDelay"].isMember("configured"));  // no option decides it any more
   EXPECT_FALSE(off["dicomTcpNoDelay"]["inEffect"].asBool());
   EXPECT_EQ("", off["dicomTcpNoDelay"]["source"].asString());
   EXPECT_TRUE(off["dicomTcpNoDelay"]["detail"].isString());
-  EXPECT_FALSE(off["configuration"]["DicomTcpNoDelay"].asBool());
+  EXPECT_FALSE(off["configuration"].isMember("DicomTcpNoDelay"));
   EXPECT_EQ(0u, off["notInEffect"].size());
 
-  status.configuration.dicomTcpNoDelay = true;
-  status.dicomTcpNoDelay = DicomTcpNoDelayStatus{true, true, "IngestPerf.DicomTcpNoDelay", "set"};
+  status.dicomTcpNoDelay = DicomTcpNoDelayStatus{true, "environment", "TCP_NODELAY=\"1\" is in Orthanc's environment"};
   const Json::Value on = Export(stats, status);
-  EXPECT_TRUE(on["configuration"]["DicomTcpNoDelay"].asBool());
   EXPECT_TRUE(on["dicomTcpNoDelay"]["inEffect"].asBool());
-  EXPECT_EQ("IngestPerf.DicomTcpNoDelay", on["dicomTcpNoDelay"]["source"].asString());
-  EXPECT_EQ("set", on["dicomTcpNoDelay"]["detail"].asString());
+  EXPECT_EQ("environment", on["dicomTcpNoDelay"]["source"].asString());
+  EXPECT_EQ(status.dicomTcpNoDelay.detail, on["dicomTcpNoDelay"]["detail"].asString());
   EXPECT_EQ(0u, on["notInEffect"].size());
 
-  // The operator's TCP_NODELAY=0 wins over the option: said first in the answer.
-  status.dicomTcpNoDelay = DicomTcpNoDelayStatus{true, false, "", "TCP_NODELAY=\"0\" is in Orthanc's environment"};
-  const Json::Value refused = Export(stats, status);
-  ASSERT_EQ(1u, refused["notInEffect"].size());
-  EXPECT_EQ("IngestPerf.DicomTcpNoDelay", refused["notInEffect"][0]["option"].asString());
-  EXPECT_EQ(status.dicomTcpNoDelay.detail, refused["notInEffect"][0]["reason"].asString());
+  // The former option, given: ignored and said so, whatever the environment holds.
+  status.configuration.removedOptions.push_back(RemovedOption{"DicomTcpNoDelay", "start Orthanc with TCP_NODELAY=1"});
+  const Json::Value removed = Export(stats, status);
+  ASSERT_EQ(1u, removed["notInEffect"].size());
+  EXPECT_EQ("IngestPerf.DicomTcpNoDelay", removed["notInEffect"][0]["option"].asString());
+  EXPECT_EQ("option DicomTcpNoDelay was removed (start Orthanc with TCP_NODELAY=1): ignored",
+            removed["notInEffect"][0]["reason"].asString());
+  EXPECT_FALSE(removed["configuration"].isMember("DicomTcpNoDelay"));
 }
 
 

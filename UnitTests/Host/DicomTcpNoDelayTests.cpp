@@ -9,20 +9,13 @@ using namespace IngestPerf;
 
 namespace
 {
-  Configuration WithOption(bool dicomTcpNoDelay, bool enable = true)
-  {
-    Configuration configuration;
-    configuration.enable = enable;
-    configuration.dicomTcpNoDelay = dicomTcpNoDelay;
-    return configuration;
-  }
-
   bool Contains(const std::string& text, const std::string& part)
   {
     return text.find(part) != std::string::npos;
   }
 
-  // The test process's own TCP_NODELAY, put back as it was whatever the test does.
+  // The test process's own TCP_NODELAY, put back as it was whatever the test does (the test, not
+  // the plugin, writes it: the plugin only reads it).
   class SavedVariable
   {
   public:
@@ -31,12 +24,10 @@ namespace
       const char* value = getenv("TCP_NODELAY");
       present_ = value != nullptr;
       value_ = present_ ? value : "";
-      unsetenv("TCP_NODELAY");
     }
 
     ~SavedVariable()
     {
-      RestoreDicomTcpNoDelay();
       if (present_)
       {
         setenv("TCP_NODELAY", value_.c_str(), 1);
@@ -71,85 +62,56 @@ TEST(DicomTcpNoDelay, ReadsTheVariableAsDcmtkDoes)
 }
 
 
-TEST(DicomTcpNoDelay, OffByDefaultAndSaysWhatItCosts)
+TEST(DicomTcpNoDelay, OffWithoutTheVariableAndSaysWhatItCostsAndWhatToDo)
 {
-  const DicomTcpNoDelayStatus status = DecideDicomTcpNoDelay(Configuration(), nullptr);
-  EXPECT_FALSE(status.configured);
+  const DicomTcpNoDelayStatus status = DescribeDicomTcpNoDelay(nullptr);
   EXPECT_FALSE(status.inEffect);
   EXPECT_EQ("", status.source);
-  EXPECT_TRUE(Contains(status.detail, "IngestPerf.DicomTcpNoDelay is false")) << status.detail;
+  EXPECT_TRUE(Contains(status.detail, "TCP_NODELAY is not in Orthanc's environment")) << status.detail;
   EXPECT_TRUE(Contains(status.detail, "40 ms")) << status.detail;
+  EXPECT_TRUE(Contains(status.detail, "start Orthanc with TCP_NODELAY=1 in its environment")) << status.detail;
+  EXPECT_TRUE(Contains(status.detail, "Environment=TCP_NODELAY=1")) << status.detail;
+  EXPECT_TRUE(Contains(status.detail, "-e TCP_NODELAY=1")) << status.detail;
 }
 
 
-TEST(DicomTcpNoDelay, TheOptionSetsTheVariableWhenTheEnvironmentHasNone)
+TEST(DicomTcpNoDelay, TheOperatorsEnvironmentIsReported)
 {
-  const DicomTcpNoDelayStatus status = DecideDicomTcpNoDelay(WithOption(true), nullptr);
-  EXPECT_TRUE(status.configured);
-  EXPECT_TRUE(status.inEffect);
-  EXPECT_EQ("IngestPerf.DicomTcpNoDelay", status.source);
-  EXPECT_TRUE(Contains(status.detail, "TCP_NODELAY=1")) << status.detail;
-}
+  const DicomTcpNoDelayStatus on = DescribeDicomTcpNoDelay("1");
+  EXPECT_TRUE(on.inEffect);
+  EXPECT_EQ("environment", on.source);
+  EXPECT_TRUE(Contains(on.detail, "TCP_NODELAY=\"1\"")) << on.detail;
 
+  // "0" (or anything DCMTK does not read as a non-zero integer) keeps Nagle.
+  const DicomTcpNoDelayStatus off = DescribeDicomTcpNoDelay("0");
+  EXPECT_FALSE(off.inEffect);
+  EXPECT_EQ("", off.source);
+  EXPECT_TRUE(Contains(off.detail, "TCP_NODELAY=\"0\"")) << off.detail;
+  EXPECT_TRUE(Contains(off.detail, "non-zero integer only")) << off.detail;
+  EXPECT_TRUE(Contains(off.detail, "start Orthanc with TCP_NODELAY=1")) << off.detail;
 
-TEST(DicomTcpNoDelay, TheOperatorsEnvironmentIsRespectedAndReported)
-{
-  for (bool option : {false, true})
-  {
-    const DicomTcpNoDelayStatus on = DecideDicomTcpNoDelay(WithOption(option), "1");
-    EXPECT_EQ(option, on.configured);
-    EXPECT_TRUE(on.inEffect);
-    EXPECT_EQ("environment", on.source);
-    EXPECT_TRUE(Contains(on.detail, "TCP_NODELAY=\"1\"")) << on.detail;
-    EXPECT_EQ(option, Contains(on.detail, "had nothing to change")) << on.detail;
-
-    // "0" (or anything DCMTK does not read as a non-zero integer) keeps Nagle, option or not.
-    const DicomTcpNoDelayStatus off = DecideDicomTcpNoDelay(WithOption(option), "0");
-    EXPECT_EQ(option, off.configured);
-    EXPECT_FALSE(off.inEffect);
-    EXPECT_EQ("", off.source);
-    EXPECT_TRUE(Contains(off.detail, "TCP_NODELAY=\"0\"")) << off.detail;
-    EXPECT_EQ(option, Contains(off.detail, "leaves the operator's setting as it is")) << off.detail;
-  }
   const std::string longValue(100, '7');
-  const DicomTcpNoDelayStatus shortened = DecideDicomTcpNoDelay(WithOption(false), longValue.c_str());
+  const DicomTcpNoDelayStatus shortened = DescribeDicomTcpNoDelay(longValue.c_str());
   EXPECT_TRUE(shortened.inEffect);
   EXPECT_TRUE(Contains(shortened.detail, "TCP_NODELAY=\"" + std::string(64, '7') + "...\"")) << shortened.detail;
 }
 
 
-TEST(DicomTcpNoDelay, ADisabledPluginChangesNothing)
-{
-  const DicomTcpNoDelayStatus status = DecideDicomTcpNoDelay(WithOption(true, false), nullptr);
-  EXPECT_TRUE(status.configured);
-  EXPECT_FALSE(status.inEffect);
-  EXPECT_EQ("", status.source);
-  EXPECT_TRUE(Contains(status.detail, "IngestPerf.Enable is false")) << status.detail;
-  // The operator's variable applies all the same: DCMTK reads it, not the plugin.
-  EXPECT_TRUE(DecideDicomTcpNoDelay(WithOption(true, false), "1").inEffect);
-}
-
-
-TEST(DicomTcpNoDelay, ApplySetsTheVariableAndRestoreRemovesOnlyItsOwn)
+TEST(DicomTcpNoDelay, ReadsTheEnvironmentAndLeavesItAsItIs)
 {
   SavedVariable saved;
 
-  const DicomTcpNoDelayStatus off = ApplyDicomTcpNoDelay(WithOption(false));
-  EXPECT_FALSE(off.inEffect);
-  EXPECT_EQ(nullptr, getenv("TCP_NODELAY"));
+  unsetenv("TCP_NODELAY");
+  EXPECT_FALSE(ReadDicomTcpNoDelay().inEffect);
+  EXPECT_EQ(nullptr, getenv("TCP_NODELAY"));  // not set for DCMTK behind the operator's back
 
-  const DicomTcpNoDelayStatus on = ApplyDicomTcpNoDelay(WithOption(true));
+  setenv("TCP_NODELAY", "1", 1);
+  const DicomTcpNoDelayStatus on = ReadDicomTcpNoDelay();
   EXPECT_TRUE(on.inEffect);
-  EXPECT_EQ("IngestPerf.DicomTcpNoDelay", on.source);
-  ASSERT_NE(nullptr, getenv("TCP_NODELAY"));
+  EXPECT_EQ("environment", on.source);
   EXPECT_STREQ("1", getenv("TCP_NODELAY"));
-  RestoreDicomTcpNoDelay();
-  EXPECT_EQ(nullptr, getenv("TCP_NODELAY"));  // a reload of the plugins sees the operator's environment
 
   setenv("TCP_NODELAY", "0", 1);
-  const DicomTcpNoDelayStatus respected = ApplyDicomTcpNoDelay(WithOption(true));
-  EXPECT_FALSE(respected.inEffect);
-  EXPECT_STREQ("0", getenv("TCP_NODELAY"));
-  RestoreDicomTcpNoDelay();
-  EXPECT_STREQ("0", getenv("TCP_NODELAY"));  // the operator's, never removed
+  EXPECT_FALSE(ReadDicomTcpNoDelay().inEffect);
+  EXPECT_STREQ("0", getenv("TCP_NODELAY"));  // the operator's, never overwritten
 }
