@@ -410,11 +410,12 @@ namespace IngestPerf
         {
           f.explanation += " Most gaps hold two timers: the sender's small datasets stall the same way on its side.";
         }
-        f.fix.configuration.emplace_back("IngestPerf.DicomTcpNoDelay", true);
-        f.fix.action = "Set \"DicomTcpNoDelay\": true in the IngestPerf section (or start Orthanc with "
-                       "TCP_NODELAY=1 in its environment), restart Orthanc; then the sender's own stall, if any, "
-                       "shows as sender-stall (a DCMTK sender gains as much again with TCP_NODELAY=1 in its own "
-                       "environment)";
+        // No configuration key: DCMTK reads only its environment, which is the operator's to set, not a
+        // plugin's. With the variable already on, this rule does not fire (sender-stall judges the gaps).
+        f.fix.action = "Start Orthanc with TCP_NODELAY=1 in its environment (systemd: Environment=TCP_NODELAY=1 in "
+                       "a drop-in; docker: -e TCP_NODELAY=1; DCMTK reads a non-zero integer only, so 0 or yes keeps "
+                       "Nagle's algorithm), restart Orthanc; then the sender's own stall, if any, shows as "
+                       "sender-stall (a DCMTK sender gains as much again with TCP_NODELAY=1 in its own environment)";
         f.fix.effect = "Removes Orthanc's delayed-ACK wait, about 40 ms, from each instance's C-STORE cycle: one "
                        "association stores about 3 times the instances per second, about 12 times once the sender "
                        "answers without Nagle too (measured: "
@@ -588,10 +589,9 @@ namespace IngestPerf
         else
         {
           // A part of each gap may still be Orthanc's answer waiting for the sender's delayed ACK.
-          f.fix.configuration.emplace_back("IngestPerf.DicomTcpNoDelay", true);
-          f.fix.action = "Set \"DicomTcpNoDelay\": true in the IngestPerf section, so that Orthanc's answers "
-                         "leave at once; then look at the sender: its own pacing or queue, its disk, the network "
-                         "between, and " +
+          f.fix.action = "Start Orthanc with TCP_NODELAY=1 in its environment (systemd: Environment=TCP_NODELAY=1 "
+                         "in a drop-in; docker: -e TCP_NODELAY=1), so that Orthanc's answers leave at once; then "
+                         "look at the sender: its own pacing or queue, its disk, the network between, and " +
                          std::string(SenderNoDelayAdvice(SenderSoftware::Unknown));
           f.fix.effect = "the part of each gap that is Orthanc's answer waiting, if any; the rest is the sender's";
         }

@@ -64,9 +64,9 @@ namespace IngestPerf
                "for every association it opens, and Debian's build keeps Nagle's algorithm otherwise";
       case SenderSoftware::Orthanc:
         return "an Orthanc sending (/modalities/{id}/store, C-MOVE, its jobs): start it with TCP_NODELAY=1 in its "
-               "environment, or load this plugin into it with IngestPerf.DicomTcpNoDelay true, which sets that "
-               "variable for the associations it opens as well (Orthanc's own TcpNoDelay is its HTTP server's; "
-               "1.10.1 and 1.12.7 have no DICOM option)";
+               "environment (systemd: Environment=TCP_NODELAY=1 in a drop-in; docker: -e TCP_NODELAY=1), which "
+               "its DCMTK reads for the associations it opens as well (Orthanc's own TcpNoDelay is its HTTP "
+               "server's; 1.10.1 and 1.12.7 have no DICOM option)";
       case SenderSoftware::Gdcm:
         return "GDCM's gdcmscu (3.0.21) has no option for TCP_NODELAY: send with a tool that has one (DCMTK's "
                "storescu with TCP_NODELAY=1), or over several associations at once so that the stalls overlap";
@@ -74,8 +74,8 @@ namespace IngestPerf
         return "pynetdicom (2.1) has no option for TCP_NODELAY: the application can set it on the association's "
                "socket once associated (socket.TCP_NODELAY on assoc.dul.socket.socket)";
       default:
-        return "the sender's TCP_NODELAY option, if it has one (a DCMTK-based sender: TCP_NODELAY=1 in its "
-               "environment; an Orthanc: the same, or this plugin with IngestPerf.DicomTcpNoDelay)";
+        return "the sender's TCP_NODELAY option, if it has one (a DCMTK-based sender, an Orthanc among them: "
+               "TCP_NODELAY=1 in its environment)";
     }
   }
 }

@@ -306,7 +306,13 @@ TEST(DiagnosisRules, GapsAtTheDelayedAckTimerAreTheAnswerStall)
   EXPECT_EQ("dicom", finding.transport);
   EXPECT_NEAR(44.5, finding.costMsPerInstance, 0.01);
   EXPECT_NEAR(44.5 / (44.5 + 4.8), finding.shareOfCycle, 0.001);
-  EXPECT_TRUE(SetTo(finding, "IngestPerf.DicomTcpNoDelay").AsBool());
+  // The operator's environment, not a configuration key: a plugin does not write Orthanc's environment.
+  EXPECT_TRUE(finding.fix.configuration.empty());
+  EXPECT_NE(std::string::npos, finding.fix.action.find("Start Orthanc with TCP_NODELAY=1 in its environment"))
+    << finding.fix.action;
+  EXPECT_NE(std::string::npos, finding.fix.action.find("Environment=TCP_NODELAY=1 in a drop-in")) << finding.fix.action;
+  EXPECT_NE(std::string::npos, finding.fix.action.find("-e TCP_NODELAY=1")) << finding.fix.action;
+  EXPECT_EQ(std::string::npos, finding.fix.action.find("DicomTcpNoDelay")) << finding.fix.action;
   EXPECT_EQ("high", finding.confidence);
 
   // The same gaps with TCP_NODELAY already in effect are the sender's own stall.
@@ -390,7 +396,9 @@ TEST(DiagnosisRules, LongGapsWithFreeWorkersAreASlowSender)
   input.dicomTcpNoDelay = false;
   const Diagnosis unfixed = Diagnose(Merge(input));
   ASSERT_EQ(1u, unfixed.findings.size());
-  EXPECT_TRUE(SetTo(unfixed.findings[0], "IngestPerf.DicomTcpNoDelay").AsBool());
+  EXPECT_TRUE(unfixed.findings[0].fix.configuration.empty());
+  EXPECT_EQ(0u, unfixed.findings[0].fix.action.find("Start Orthanc with TCP_NODELAY=1 in its environment"))
+    << unfixed.findings[0].fix.action;
   EXPECT_EQ(std::string::npos, unfixed.findings[0].fix.action.find("cannot"));
 }
 
@@ -846,7 +854,7 @@ TEST(DiagnosisRules, TheSendersStallAdviceDependsOnWhatIsKnownOfTheSender)
   const Case cases[] = {
     {"STORESCU", "DCMTK", "TCP_NODELAY=1 in its environment"},
     {"DCMSEND", "DCMTK", "TCP_NODELAY=1 in its environment"},
-    {"ORTHANC", "Orthanc", "IngestPerf.DicomTcpNoDelay true"},
+    {"ORTHANC", "Orthanc", "start it with TCP_NODELAY=1 in its environment (systemd: Environment=TCP_NODELAY=1"},
     {"GDCMSCU", "GDCM", "gdcmscu (3.0.21) has no option for TCP_NODELAY"},
     {"PYNETDICOM", "pynetdicom", "on the association's socket"},
     {"CT_SALLE_3", "unknown", "the sender's TCP_NODELAY option, if it has one"},

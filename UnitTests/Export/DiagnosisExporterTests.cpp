@@ -141,9 +141,8 @@ TEST(DiagnosisExporter, WritesEveryKindOfEvidenceAsItAlwaysHas)
   senders.Append(row);
   senders.Append("text in a list");
   rich.evidence["none"] = Evidence::List();
-  rich.fix.configuration = {{"MaximumStorageSize", "larger, or 0 for no limit"},
-                            {"DicomThreadsCount", 8u},
-                            {"IngestPerf.DicomTcpNoDelay", true}};
+  rich.fix.configuration = {
+    {"MaximumStorageSize", "larger, or 0 for no limit"}, {"DicomThreadsCount", 8u}, {"IngestPerf.TimedStorage", true}};
   rich.fix.action = "Do it";
   rich.fix.effect = "Faster";
   Diagnosis diagnosis;
@@ -191,7 +190,7 @@ TEST(DiagnosisExporter, WritesEveryKindOfEvidenceAsItAlwaysHas)
         "configuration" :
         {
           "DicomThreadsCount" : 8,
-          "IngestPerf.DicomTcpNoDelay" : true,
+          "IngestPerf.TimedStorage" : true,
           "MaximumStorageSize" : "larger, or 0 for no limit"
         },
         "effect" : "Faster"
