@@ -1,6 +1,6 @@
 """Senders this project did not write (issue 20): DCMTK's storescu, GDCM's gdcmscu, pynetdicom, a second
 Orthanc as modality (its C-STORE jobs) and as peer (HTTP), DICOMweb STOW-RS by dicomweb-client. For each,
-with and without IngestPerf.DicomTcpNoDelay: the exact count in its transport and no other outcome,
+with and without TCP_NODELAY=1 in the receiving Orthanc's environment: the exact count in its transport and no other outcome,
 the associations of its calling AET as Orthanc's own log counts them ("Association Received from AET"),
 and the diagnosis's verdict."""
 import re
@@ -74,7 +74,7 @@ def send_stow_rs(receiver, files, sender_factory):
 SENDERS = {"storescu": send_storescu, "gdcmscu": send_gdcmscu, "pynetdicom": send_pynetdicom,
            "orthanc-modality": send_orthanc_modality, "orthanc-peer": send_orthanc_peer, "stow-rs": send_stow_rs}
 # Senders that keep Nagle's algorithm on their socket: Orthanc's answer stall first, then, once
-# DicomTcpNoDelay fixes Orthanc's side, their own.
+# TCP_NODELAY=1 in Orthanc's environment fixes Orthanc's side, their own.
 ANSWER_STALL_SENDERS = {"storescu", "orthanc-modality", "pynetdicom"}
 
 
@@ -83,7 +83,7 @@ ANSWER_STALL_SENDERS = {"storescu", "orthanc-modality", "pynetdicom"}
 def test_an_external_sender_is_counted_exactly_and_diagnosed(orthanc_factory, plugin_path, orthanc_version,
                                                              series_factory, sender, no_delay):
     receiver = orthanc_factory(plugin_path=None, aet="RECEIVER", arguments=["--verbose"],
-                               ingest_perf={"DicomTcpNoDelay": no_delay},
+                               env={"TCP_NODELAY": "1" if no_delay else None},
                                extra_config=dict(DICOMWEB, Plugins=[debian_plugin("libOrthancDicomWeb.so",
                                                                                   orthanc_version), plugin_path]))
     files = series_factory(INSTANCES, 81, size=64)
@@ -114,7 +114,7 @@ def test_an_external_sender_is_counted_exactly_and_diagnosed(orthanc_factory, pl
     fired, findings = without_findings_of_a_busy_machine(answer, [r["id"] for r in answer["rules"] if r["fired"]], None)
     fired = set(fired)
     top = findings[0]["id"] if findings else None
-    print("%s, %s, DicomTcpNoDelay %s: top finding %s, fired %s; %s" % (
+    print("%s, %s, TCP_NODELAY=1 %s: top finding %s, fired %s; %s" % (
         orthanc_version, sender, no_delay, top, sorted(fired), answer["verdict"]))
     assert not fired & NEVER, answer["verdict"]
     if transport != "dicom":

@@ -187,7 +187,7 @@ def small_disk(tmp_path):
 
 
 def test_a_full_disk_is_diagnosed_as_lost_instances(orthanc_factory, series_factory, small_disk):
-    orthanc = orthanc_factory(extra_config={"StorageDirectory": small_disk, "DicomTcpNoDelay": False})
+    orthanc = orthanc_factory(extra_config={"StorageDirectory": small_disk})
     files = series_factory(14, 205, size=512)  # 7 MB for a 4 MiB disk
     storescu(orthanc, files[:10], "FULLDISK")
     clients.http_upload(orthanc.url, files[10:], expect=None, connection_errors="record")

@@ -295,7 +295,7 @@ def _orthanc_peer_store(orthanc_factory, orthanc, files, nodelay):
 
 def sender_stall(orthanc_factory, series_factory, sender="storescu", instances=40, sender_nodelay=False, size=512,
                  associations=1, after_each=None):
-    """Orthanc's side fixed (IngestPerf.DicomTcpNoDelay, no TCP_NODELAY inherited), one association
+    """Orthanc's side fixed (started with TCP_NODELAY=1 in its environment), one association
     from `sender` (SENDERS: DCMTK's storescu, GDCM's gdcmscu, a second Orthanc by
     /modalities/{id}/store, pynetdicom), each with its default calling AET. The sender keeps Nagle's
     algorithm; sender_nodelay=True gives it TCP_NODELAY where it can have it (storescu and Orthanc:
@@ -308,8 +308,7 @@ def sender_stall(orthanc_factory, series_factory, sender="storescu", instances=4
     if sender not in SENDERS:
         raise ValueError("unknown sender %r (known: %s)" % (sender, ", ".join(SENDERS)))
     # SyncStorageArea false: a busy disk's flushes would make a storage finding of their own.
-    orthanc = _start(orthanc_factory, env={"TCP_NODELAY": None}, ingest_perf={"DicomTcpNoDelay": True},
-                     extra_config={"SyncStorageArea": False})
+    orthanc = _start(orthanc_factory, env=NODELAY, extra_config={"SyncStorageArea": False})
     seconds, results = 0.0, []
     for association in range(associations):
         files = series_factory(instances, 25 + 100 * association, size=size)

@@ -191,8 +191,8 @@ def main():
         log("     C-STORE-RSP, the client), %.0f%% inside Orthanc's store." % (100 - share))
         if gap > 2 * server and gap >= 30:
             log("     A gap of ~40 ms per instance is the signature of Nagle's algorithm meeting delayed ACKs")
-            log("     (the diagnosis above names it): compare with \"IngestPerf\": {\"DicomTcpNoDelay\": true} in")
-            log("     Orthanc's configuration, or TCP_NODELAY=1 in the environment of Orthanc, and of the sender.")
+            log("     (the diagnosis above names it): compare with TCP_NODELAY=1 in the environment of Orthanc")
+            log("     and of the sender (TCP_NODELAY=1 ./Resources/run-main-job.sh gives it to both).")
     elif gap is None:
         log("  associationGap is not available (only one instance, or no ReceivedInstanceCallback).")
     log()

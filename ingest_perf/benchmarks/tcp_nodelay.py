@@ -1,15 +1,16 @@
-"""IngestPerf.DicomTcpNoDelay: what it changes for ONE DICOM association, side by side in one run.
+"""Orthanc started with TCP_NODELAY=1: what it changes for ONE DICOM association, side by side in one run.
 
 Cases, each a fresh Orthanc (with the plugin) per round, in rounds that alternate the cases (the
 order reversed every other round):
 
-  storescu x1 -> Orthanc          default | DicomTcpNoDelay (Orthanc's side fixed)
-                                  | DicomTcpNoDelay + storescu with TCP_NODELAY=1 (both sides fixed)
+  storescu x1 -> Orthanc          default | Orthanc with TCP_NODELAY=1 (Orthanc's side fixed)
+                                  | and storescu with TCP_NODELAY=1 too (both sides fixed)
   Orthanc -> Orthanc              POST /modalities/{id}/store of the whole series in one association
-                                  (one job), both Orthancs with the plugin: the option on neither,
-                                  on the receiver only, on the sender only, on both
+                                  (one job), both Orthancs with the plugin: TCP_NODELAY=1 in the
+                                  environment of neither, of the receiver only, of the sender only, of both
 
-Neither Orthanc nor storescu inherits TCP_NODELAY from this shell. The figure is the client's:
+Neither Orthanc nor storescu inherits TCP_NODELAY from this shell: each is given it, or not, by
+its case. The figure is the client's:
 instances over the wall clock of the storescu run or of the synchronous store request; beside it
 the receiver's associationGap (p50 and mean) and serverTotal p50 from /perf/stats, and each
 Orthanc's dicomTcpNoDelay status is checked against what the case asks for.
@@ -27,42 +28,42 @@ from ingest_perf.clients import orthanc_store
 from ingest_perf.generate_series import write_series
 from ingest_perf.orthanc_process import BOTH_ORTHANCS, OrthancProcess, default_plugin_path
 
-UNSET = {"TCP_NODELAY": None}
-
-# (name, option on the receiver, option on the sender or None for storescu, storescu's TCP_NODELAY)
+# (name, TCP_NODELAY=1 for the receiver, for the sender or None for storescu, storescu's TCP_NODELAY)
 CASES = [
     ("storescu -> Orthanc, default", False, None, None),
-    ("storescu -> Orthanc, DicomTcpNoDelay", True, None, None),
-    ("storescu TCP_NODELAY=1 -> Orthanc, DicomTcpNoDelay", True, None, "1"),
+    ("storescu -> Orthanc, TCP_NODELAY=1", True, None, None),
+    ("storescu TCP_NODELAY=1 -> Orthanc, TCP_NODELAY=1", True, None, "1"),
     ("Orthanc -> Orthanc, default", False, False, None),
-    ("Orthanc -> Orthanc, DicomTcpNoDelay on the receiver", True, False, None),
-    ("Orthanc -> Orthanc, DicomTcpNoDelay on the sender", False, True, None),
-    ("Orthanc -> Orthanc, DicomTcpNoDelay on both", True, True, None),
+    ("Orthanc -> Orthanc, TCP_NODELAY=1 on the receiver", True, False, None),
+    ("Orthanc -> Orthanc, TCP_NODELAY=1 on the sender", False, True, None),
+    ("Orthanc -> Orthanc, TCP_NODELAY=1 on both", True, True, None),
 ]
 
 
-def start(work, name, option, plugin, version, aet="ORTHANC"):
-    orthanc = OrthancProcess(os.path.join(work, name), plugin_path=plugin, orthanc=version, env=UNSET, aet=aet,
-                             ingest_perf={"DicomTcpNoDelay": option}).start()
+def start(work, name, nodelay, plugin, version, aet="ORTHANC"):
+    """An Orthanc with TCP_NODELAY=1 in its environment when `nodelay`, without it otherwise: the
+    operator's remedy, which DCMTK reads and the plugin only reports."""
+    orthanc = OrthancProcess(os.path.join(work, name), plugin_path=plugin, orthanc=version, aet=aet,
+                             env={"TCP_NODELAY": "1" if nodelay else None}).start()
     status = orthanc.stats()["dicomTcpNoDelay"]
-    if status["inEffect"] != option:
+    if status["inEffect"] != nodelay:
         orthanc.stop()
-        raise SystemExit("%s: dicomTcpNoDelay %r, expected inEffect %r" % (name, status, option))
+        raise SystemExit("%s: dicomTcpNoDelay %r, expected inEffect %r" % (name, status, nodelay))
     return orthanc
 
 
 def run_case(work, case, files, plugin, version):
     """(instances/s by the client's wall clock, the receiver's dicom phases)."""
-    name, receiver_option, sender_option, storescu_nodelay = case
-    receiver = start(work, "receiver", receiver_option, plugin, version)
+    name, receiver_nodelay, sender_nodelay, storescu_nodelay = case
+    receiver = start(work, "receiver", receiver_nodelay, plugin, version)
     sender = None
     try:
-        if sender_option is None:
+        if sender_nodelay is None:
             begin = time.perf_counter()
             receiver.storescu(files, env={"TCP_NODELAY": storescu_nodelay})
             elapsed = time.perf_counter() - begin
         else:
-            sender = start(work, "sender", sender_option, plugin, version, aet="SENDER")
+            sender = start(work, "sender", sender_nodelay, plugin, version, aet="SENDER")
             sender.http_upload(files)
             sender.add_modality("receiver", receiver)
             elapsed = orthanc_store(sender.url, "receiver", sender.get("/series").json())
