@@ -67,6 +67,8 @@ namespace IngestPerf
       earlier.storedDuring = entry->storedNs != 0 && entry->storedNs >= startNs;
       earlier.changeBefore = entry->changeNs != 0 && entry->changeNs < startNs;
       earlier.changeNs = earlier.changeBefore ? entry->changeNs : 0;
+      earlier.storedBefore = entry->storedNs != 0 && entry->storedNs < startNs;
+      earlier.storedNs = earlier.storedBefore ? entry->storedNs : 0;
     }
     Unlock(entry);
     return earlier;

@@ -39,6 +39,10 @@ namespace IngestPerf
       // the same instance, at changeNs.
       bool changeBefore = false;
       int64_t changeNs = 0;
+      // Another store of it reached OnStored before `startNs`, at storedNs (and no deletion of it
+      // was delivered since).
+      bool storedBefore = false;
+      int64_t storedNs = 0;
     };
     Earlier EarlierStores(uint64_t key, int64_t startNs);
 

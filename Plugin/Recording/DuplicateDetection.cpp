@@ -81,8 +81,8 @@ namespace IngestPerf
     {
       return false;  // committed after this ingest started
     }
-    // Ambiguous second: an earlier store's change, delivered after that store's reception second
+    // Ambiguous second: an earlier store's change or OnStored, seen after that store's reception second
     // began, means the reception date is that store's.
-    return evidence.hasEarlierChange && evidence.earlierChangeWallNs + kWallClockMarginNs >= receptionStartNs;
+    return evidence.hasEarlierStore && evidence.earlierStoreWallNs + kWallClockMarginNs >= receptionStartNs;
   }
 }

@@ -26,8 +26,10 @@ namespace IngestPerf
   {
     int64_t receptionSecond;  // -1 when the metadata is missing
     int64_t startWallNs;      // when this ingest started (wall clock)
-    bool hasEarlierChange;    // a NewInstance change for this instance came before this ingest
-    int64_t earlierChangeWallNs;
+    // An earlier store of this instance was seen before this ingest started: its NewInstance change,
+    // or, when that change is not delivered yet (the change thread lags under load), its OnStored.
+    bool hasEarlierStore;
+    int64_t earlierStoreWallNs;
   };
 
   bool IsAlreadyStored(const DuplicateEvidence& evidence);

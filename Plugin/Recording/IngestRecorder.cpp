@@ -247,9 +247,9 @@ namespace IngestPerf
     {
       const ChangeCorrelator::Earlier earlier =
         correlator_.EarlierStores(instance.instanceKey, instance.segmentStartNs);
-      DuplicateEvidence evidence{
-        instance.receptionSecond, instance.startWallNs, earlier.changeBefore,
-        earlier.changeBefore ? instance.startWallNs - (instance.segmentStartNs - earlier.changeNs) : 0};
+      const int64_t earlierNs = earlier.changeBefore ? earlier.changeNs : earlier.storedNs;
+      DuplicateEvidence evidence{instance.receptionSecond, instance.startWallNs, earlierNs != 0,
+                                 earlierNs != 0 ? instance.startWallNs - (instance.segmentStartNs - earlierNs) : 0};
       // Raced another store of the same instance (which Orthanc kept), or followed an earlier one.
       entry.alreadyStored = earlier.storedDuring || IsAlreadyStored(evidence);
     }
