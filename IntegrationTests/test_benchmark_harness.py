@@ -48,6 +48,10 @@ def contention_figures(plugin_path):
     return os.path.join(os.path.dirname(plugin_path), "contention-miniature.json")
 
 
+def soak_figures(plugin_path):
+    return os.path.join(os.path.dirname(plugin_path), "soak-miniature.json")
+
+
 def miniature_commands(plugin_path):
     """The benchmark command each *_command_in_miniature test runs, by test."""
     return {
@@ -69,6 +73,10 @@ def miniature_commands(plugin_path):
             sys.executable, "-m", "ingest_perf.benchmarks.contention", "--plugin", plugin_path, "--levels", "2,4",
             "--rounds", "2", "--instances", "2", "--http-clients", "1", "--settle", "0.5", "--nice", "0",
             "--json", contention_figures(plugin_path)],
+        "test_soak_command_in_miniature": [
+            sys.executable, "-m", "ingest_perf.benchmarks.soak", "--plugin", plugin_path, "--minutes", "2.6",
+            "--rate", "3", "--new-aets-per-minute", "30", "--delete-every", "0.7", "--other-sockets", "300",
+            "--max-label-values", "4", "--settle", "2", "--json", soak_figures(plugin_path)],
     }
 
 
@@ -276,3 +284,25 @@ def test_contention_command_in_miniature(miniatures, plugin_path):
     assert "throughput with / without" in result.stdout and "inside the hooks p50 ms" in result.stdout
     assert "| 6 in each round |" in result.stdout and "| 10 in each round |" in result.stdout
     assert "command: python -m ingest_perf.benchmarks.contention" in result.stdout
+
+
+def test_soak_command_in_miniature(miniatures, plugin_path):
+    """ingest_perf/benchmarks/soak.py, whose figures docs/measurements/soak.md gives, in a few minutes:
+    three Orthancs side by side under a site's churn (new calling AETs, long and short associations,
+    keep-alive and closing HTTP clients, duplicates, cut uploads, deletions, a reset, route reads); B's
+    counts equal the ground truth before the reset and at the end, every association is counted, the
+    labels (MaxLabelValues 4) aged out on their own (2.6 minutes: a minute after the reset) and the latest
+    senders are named; no thread is left behind."""
+    result = miniatures["test_soak_command_in_miniature"].result(timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    document = json.load(open(soak_figures(plugin_path)))
+    assert document["beforeReset"]["matched"] and document["atEnd"]["matched"], document
+    assert document["associations"] == document["associationsSent"], document
+    assert document["labels"]["agedOut"]["times"] >= 1, document["labels"]
+    # 4 values against 30 new calling AETs a minute: the few of the last minute since the ageing are named.
+    assert document["lastMinuteAetsNamed"] > 0, document
+    assert document["bAtEnd"]["threads"] == document["bAtStart"]["threads"], document
+    # The plugin keeps one descriptor per Orthanc thread it sampled (its schedstat file), no more.
+    assert document["bAtEnd"]["descriptors"] <= document["bAtStart"]["descriptors"] + document["bAtEnd"]["threads"]
+    assert document["cpu"]["B/A"] > 0 and len(document["segments"]) >= 5, document
+    assert "CPU B/A" in result.stdout and "counts against the truth" in result.stdout
