@@ -178,7 +178,9 @@ namespace IngestPerf
         {
           stalled = CStoreAnswerStall();
         }
-        const bool senderStalled = SenderStall(saturated || stalled);
+        // The site's ReceivedInstanceCallback, held by it, ends the gaps at the instance filter, after
+        // that callback: its time is in every gap, which then says nothing of the sender's timer.
+        const bool senderStalled = SenderStall(saturated || stalled || SiteHoldsReceivedInstanceCallback());
         const bool received = SiteReceivedInstanceCallback();
         SlowSender(saturated || stalled || senderStalled || received);
         HttpThreadsSaturated();
@@ -1056,10 +1058,15 @@ namespace IngestPerf
       // The site's ReceivedInstanceCallback, which Orthanc lets one plugin hold: where the site's
       // orthanc-python script registers it, this plugin leaves it, and it runs before the instance
       // filters, inside HTTP receive and the C-STORE associationGap, with no hook of this plugin around it.
+      bool SiteHoldsReceivedInstanceCallback() const
+      {
+        return !input_.receivedInstanceHeld && PythonRegisters("ReceivedInstanceCallback");
+      }
+
       bool SiteReceivedInstanceCallback()
       {
         const char* id = "received-instance-callback";
-        if (input_.receivedInstanceHeld || !PythonRegisters("ReceivedInstanceCallback"))
+        if (!SiteHoldsReceivedInstanceCallback())
         {
           Check(id, false,
                 input_.receivedInstanceHeld ? "this plugin holds the ReceivedInstanceCallback"
