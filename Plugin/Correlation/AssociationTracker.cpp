@@ -358,7 +358,10 @@ namespace IngestPerf
       // A peer of its own is copied into a row of its own; one beyond MaxLabelValues is added to
       // the "(other)" row straight away (with 300 calling AETs and 32 values, 268 of them: no copy
       // of their histograms to merge afterwards).
-      const bool isOther = peer.remoteAet == kOtherLabel;
+      // Read under the peer's lock: each instance writes them (its AET's id, and the id's generation).
+      const LabelId remoteAet = peer.remoteAet;
+      const uint32_t generation = peer.generation;
+      const bool isOther = remoteAet == kOtherLabel;
       PeerAssociations own;
       PeerAssociations& row = isOther ? other : own;
       const uint64_t finishedBefore = row.finished;
@@ -400,8 +403,8 @@ namespace IngestPerf
         other.aets++;
         continue;
       }
-      own.remoteAet = peer.remoteAet;
-      own.generation = peer.generation;
+      own.remoteAet = remoteAet;
+      own.generation = generation;
       result.push_back(std::move(own));
     }
     if (other.finished != 0 || other.inProgress != 0)
