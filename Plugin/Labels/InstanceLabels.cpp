@@ -41,6 +41,15 @@ namespace IngestPerf
   }
 
 
+  InstanceLabels InstanceLabels::Overflow(Transport transport)
+  {
+    InstanceLabels labels;
+    labels.ids.fill(kOtherLabel);
+    labels.SetTransport(transport);
+    return labels;
+  }
+
+
   InstanceLabels InstanceLabels::FromKey(uint64_t key)
   {
     InstanceLabels labels;

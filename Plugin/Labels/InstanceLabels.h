@@ -46,6 +46,10 @@ namespace IngestPerf
     // Only meaningful when the transport id was set from a Transport.
     Transport GetTransport() const;
 
+    // Every label "(other)" but the transport: its transport's overflow stream (StreamTable), where
+    // the labels beyond the tables, and those that aged out, are counted.
+    static InstanceLabels Overflow(Transport transport);
+
     uint64_t Key() const;  // never 0
     static InstanceLabels FromKey(uint64_t key);
   };

@@ -45,18 +45,33 @@ namespace IngestPerf
     }
     sum_.fetch_add(v, std::memory_order_relaxed);
 
-    const int64_t inverted = std::numeric_limits<int64_t>::max() - signedValue;
+    WidenBounds(signedValue, signedValue);
+    // Published last, with release: a reader that sees the count sees the bucket and bounds.
+    count_.fetch_add(1, std::memory_order_release);
+  }
+
+
+  void Histogram::WidenBounds(int64_t low, int64_t high)
+  {
+    const int64_t inverted = std::numeric_limits<int64_t>::max() - low;
     int64_t currentInverted = invertedMin_.load(std::memory_order_relaxed);
     while (inverted > currentInverted &&
            !invertedMin_.compare_exchange_weak(currentInverted, inverted, std::memory_order_relaxed))
     {
     }
     int64_t currentMax = max_.load(std::memory_order_relaxed);
-    while (signedValue > currentMax && !max_.compare_exchange_weak(currentMax, signedValue, std::memory_order_relaxed))
+    while (high > currentMax && !max_.compare_exchange_weak(currentMax, high, std::memory_order_relaxed))
     {
     }
-    // Published last, with release: a reader that sees the count sees the bucket and bounds.
-    count_.fetch_add(1, std::memory_order_release);
+  }
+
+
+  Histogram::Occupied Histogram::OccupiedBuckets() const
+  {
+    const int64_t min = std::numeric_limits<int64_t>::max() - invertedMin_.load(std::memory_order_relaxed);
+    const int64_t max = max_.load(std::memory_order_relaxed);
+    return {min, max, BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, std::min(min, max)))),
+            BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, max))) + 1};
   }
 
 
@@ -79,14 +94,10 @@ namespace IngestPerf
     // Only the buckets between min and max can hold counts: a histogram of a few hundred
     // occupied buckets is cleared without touching its other 9 KB (an AssociationTracker peer
     // taken over on Orthanc's ingest path resets two).
-    const int64_t inverted = invertedMin_.load(std::memory_order_relaxed);
-    if (inverted != 0)
+    if (invertedMin_.load(std::memory_order_relaxed) != 0)
     {
-      const int64_t min = std::numeric_limits<int64_t>::max() - inverted;
-      const int64_t max = max_.load(std::memory_order_relaxed);
-      const size_t first = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, std::min(min, max))));
-      const size_t end = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, max))) + 1;
-      for (size_t i = first; i < end; i++)
+      const Occupied occupied = OccupiedBuckets();
+      for (size_t i = occupied.first; i < occupied.end; i++)
       {
         buckets_[i].store(0, std::memory_order_relaxed);
       }
@@ -106,11 +117,8 @@ namespace IngestPerf
     {
       return;
     }
-    const int64_t min = std::numeric_limits<int64_t>::max() - other.invertedMin_.load(std::memory_order_relaxed);
-    const int64_t max = other.max_.load(std::memory_order_relaxed);
-    const size_t first = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, std::min(min, max))));
-    const size_t end = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, max))) + 1;
-    for (size_t i = first; i < end; i++)
+    const Occupied occupied = other.OccupiedBuckets();
+    for (size_t i = occupied.first; i < occupied.end; i++)
     {
       const uint32_t bucket = other.buckets_[i].load(std::memory_order_relaxed);
       if (bucket != 0)
@@ -120,16 +128,7 @@ namespace IngestPerf
     }
     saturated_.fetch_add(other.saturated_.load(std::memory_order_relaxed), std::memory_order_relaxed);
     sum_.fetch_add(other.sum_.load(std::memory_order_relaxed), std::memory_order_relaxed);
-    const int64_t inverted = std::numeric_limits<int64_t>::max() - std::min(min, max);
-    int64_t currentInverted = invertedMin_.load(std::memory_order_relaxed);
-    while (inverted > currentInverted &&
-           !invertedMin_.compare_exchange_weak(currentInverted, inverted, std::memory_order_relaxed))
-    {
-    }
-    int64_t currentMax = max_.load(std::memory_order_relaxed);
-    while (max > currentMax && !max_.compare_exchange_weak(currentMax, max, std::memory_order_relaxed))
-    {
-    }
+    WidenBounds(std::min(occupied.min, occupied.max), occupied.max);
     count_.fetch_add(count, std::memory_order_release);  // last, as in Record()
   }
 
@@ -145,17 +144,14 @@ namespace IngestPerf
     // Only the range between the exact min and max is read and kept: most histograms span a few
     // hundred of the buckets. Every Record() counted by the acquire load above has already moved
     // min and max (the count is published last), so nothing it recorded is outside the range.
-    const int64_t min = std::numeric_limits<int64_t>::max() - invertedMin_.load(std::memory_order_relaxed);
-    const int64_t max = max_.load(std::memory_order_relaxed);
-    const size_t first = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, std::min(min, max))));
-    const size_t end = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, max))) + 1;
+    const Occupied occupied = OccupiedBuckets();
     uint64_t bucketTotal = 0;
-    snapshot.offset_ = first;
-    snapshot.buckets_.resize(end - first);
-    for (size_t i = first; i < end; i++)
+    snapshot.offset_ = occupied.first;
+    snapshot.buckets_.resize(occupied.end - occupied.first);
+    for (size_t i = occupied.first; i < occupied.end; i++)
     {
       const uint64_t value = buckets_[i].load(std::memory_order_relaxed);
-      snapshot.buckets_[i - first] = value;
+      snapshot.buckets_[i - occupied.first] = value;
       bucketTotal += value;
     }
     // Under concurrent Record() the buckets may run ahead of the count read above: use the
@@ -176,13 +172,10 @@ namespace IngestPerf
       return;
     }
     // The same range argument as in Snapshot().
-    const int64_t min = std::numeric_limits<int64_t>::max() - invertedMin_.load(std::memory_order_relaxed);
-    const int64_t max = max_.load(std::memory_order_relaxed);
-    const size_t first = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, std::min(min, max))));
-    const size_t end = BucketIndex(static_cast<uint64_t>(std::max<int64_t>(0, max))) + 1;
-    target.Widen(first, end);
+    const Occupied occupied = OccupiedBuckets();
+    target.Widen(occupied.first, occupied.end);
     uint64_t added = 0;
-    for (size_t i = first; i < end; i++)
+    for (size_t i = occupied.first; i < occupied.end; i++)
     {
       const uint64_t value = buckets_[i].load(std::memory_order_relaxed);
       target.buckets_[i - target.offset_] += value;
@@ -191,8 +184,8 @@ namespace IngestPerf
     target.count_ += added;
     target.sum_ += sum_.load(std::memory_order_relaxed);
     target.saturated_ += saturated_.load(std::memory_order_relaxed);
-    target.min_ = std::min(target.min_, min);
-    target.max_ = std::max(target.max_, max);
+    target.min_ = std::min(target.min_, occupied.min);
+    target.max_ = std::max(target.max_, occupied.max);
   }
 
 

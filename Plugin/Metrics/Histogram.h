@@ -63,6 +63,20 @@ namespace IngestPerf
     static uint64_t BucketWidth(size_t index);
 
   private:
+    // The recorded bounds and the buckets between them, [first, end): the only ones that can hold
+    // counts. Only meaningful once something was recorded.
+    struct Occupied
+    {
+      int64_t min;
+      int64_t max;
+      size_t first;
+      size_t end;
+    };
+    Occupied OccupiedBuckets() const;
+    // Moves the recorded bounds out to hold [low, high] (compare-and-swap, retried only while another
+    // thread moves the same bound).
+    void WidenBounds(int64_t low, int64_t high);
+
     // 32-bit buckets: one bucket would need 4 billion instances to wrap.
     std::array<std::atomic<uint32_t>, kBucketCount> buckets_;
     std::atomic<uint64_t> count_;

@@ -55,10 +55,7 @@ namespace IngestPerf
     // Zero-filled pages are valid empty slots (implicit-lifetime types only): construct nothing.
     for (size_t t = 0; t < kTransportCount; t++)
     {
-      InstanceLabels overflow;
-      overflow.ids.fill(kOtherLabel);
-      overflow.SetTransport(static_cast<Transport>(t));
-      keys_[capacity_ + t].store(overflow.Key(), std::memory_order_relaxed);
+      keys_[capacity_ + t].store(InstanceLabels::Overflow(static_cast<Transport>(t)).Key(), std::memory_order_relaxed);
     }
   }
 

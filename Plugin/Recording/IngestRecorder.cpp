@@ -296,14 +296,13 @@ namespace IngestPerf
 
   InstanceLabels IngestRecorder::Current(const InstanceLabels& labels) const
   {
-    if (labels.generation == labels_.Generation())
+    const uint32_t generation = labels_.Generation();
+    if (labels.generation == generation)
     {
       return labels;
     }
-    InstanceLabels agedOut;
-    agedOut.ids.fill(kOtherLabel);  // its transport's overflow stream (StreamTable)
-    agedOut.SetTransport(labels.GetTransport());
-    agedOut.generation = labels_.Generation();
+    InstanceLabels agedOut = InstanceLabels::Overflow(labels.GetTransport());
+    agedOut.generation = generation;
     return agedOut;
   }
 
