@@ -22,12 +22,14 @@ namespace IngestPerf
       return *ActiveIngestState();
     }
 
-    // Orthanc ingests: the plugin's thread wakes if it slept (a load and a fence, a write once per idle period).
-    void WakeWatcher()
+    // Orthanc ingests: the plugin's thread wakes if it slept (a load and a fence, a write once per
+    // idle period), and runs its tick when due (two loads, a write once per tick).
+    void WakeWatcher(int64_t now)
     {
       if (IngestWatcher* watcher = ActiveIngestWatcher())
       {
         watcher->WakeIfSleeping();
+        watcher->TickIfDue(now);
       }
     }
 
@@ -139,7 +141,7 @@ namespace IngestPerf
                              Pipeline().recorder, compression, address, HttpConnection{connection, from}, clocks);
         if (ingestRoute)
         {
-          WakeWatcher();
+          WakeWatcher(now);
           if (HttpConnectionIdentity::CandidateWaiting())
           {
             RequestReading(now);  // once, at the first ingest request: while its connection is open
@@ -162,7 +164,7 @@ namespace IngestPerf
         timeline.Received(now, TransportOf(origin), size, HasPart10Header(buffer, size),
                           meta.transferSyntax[0] != '\0' ? meta.transferSyntax : nullptr, Pipeline().recorder,
                           meta.sopClass[0] != '\0' ? meta.sopClass : nullptr, clocks);
-        WakeWatcher();
+        WakeWatcher(now);
         return 0;
       });
       return OrthancPluginReceivedInstanceAction_KeepAsIs;
@@ -300,8 +302,14 @@ namespace IngestPerf
         if (transport == Transport::Dicom)
         {
           IdentifyCStore(timeline, instance);
+          // While Orthanc stores it, the plugin's thread sees whether an association closed (this
+          // instance may be the first of the next one) and reads the new one before OnStored.
+          if (IngestWatcher* watcher = ActiveIngestWatcher())
+          {
+            watcher->RequestCheck();
+          }
         }
-        WakeWatcher();
+        WakeWatcher(now);
         return 0;
       });
       return 1;

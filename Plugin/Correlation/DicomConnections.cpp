@@ -2,6 +2,7 @@
 
 #include "Platform/BoundedSpinLock.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace IngestPerf
@@ -61,7 +62,11 @@ namespace IngestPerf
       }
       if (!stillOpen)
       {
-        slot.closedNs.store(nowNs, std::memory_order_release);
+        slot.closedNs.store(ClosedAt(slot, nowNs), std::memory_order_release);
+      }
+      else
+      {
+        slot.seenOpenNs.store(nowNs, std::memory_order_relaxed);
       }
     }
     if (peersStale_.exchange(false, std::memory_order_acq_rel))
@@ -143,6 +148,8 @@ namespace IngestPerf
       target->remoteAet.store(aet, std::memory_order_relaxed);
       target->openedNs.store(lastReadingNs_.load(std::memory_order_relaxed), std::memory_order_relaxed);
       target->closedNs.store(0, std::memory_order_relaxed);
+      target->seenOpenNs.store(nowNs, std::memory_order_relaxed);
+      target->storedNs.store(0, std::memory_order_relaxed);
       target->cookie.store(open[i].cookie, std::memory_order_release);
     }
     readings_[nextReading_++ % kReadings].store(nowNs, std::memory_order_relaxed);
@@ -175,11 +182,18 @@ namespace IngestPerf
     for (Slot& slot : slots_)
     {
       const uint64_t cookie = slot.cookie.load(std::memory_order_relaxed);
-      if (cookie != 0 && slot.closedNs.load(std::memory_order_relaxed) == 0 &&
-          cookieOf(slot.fd.load(std::memory_order_relaxed)) != cookie)
+      if (cookie == 0 || slot.closedNs.load(std::memory_order_relaxed) != 0)
       {
-        slot.closedNs.store(nowNs, std::memory_order_release);
+        continue;
+      }
+      if (cookieOf(slot.fd.load(std::memory_order_relaxed)) != cookie)
+      {
+        slot.closedNs.store(ClosedAt(slot, nowNs), std::memory_order_release);
         closed++;
+      }
+      else
+      {
+        slot.seenOpenNs.store(nowNs, std::memory_order_relaxed);
       }
     }
     updating_.store(false, std::memory_order_release);
@@ -219,13 +233,25 @@ namespace IngestPerf
   }
 
 
-  void DicomConnections::SetRemoteAet(uint64_t cookie, LabelId remoteAet)
+  int64_t DicomConnections::ClosedAt(const Slot& slot, int64_t nowNs)
+  {
+    const int64_t known =
+      std::max(slot.seenOpenNs.load(std::memory_order_relaxed), slot.storedNs.load(std::memory_order_relaxed));
+    return std::min(nowNs, known + 1);
+  }
+
+
+  void DicomConnections::SetRemoteAet(uint64_t cookie, LabelId remoteAet, int64_t storedNs)
   {
     for (Slot& slot : slots_)
     {
       if (cookie != 0 && slot.cookie.load(std::memory_order_acquire) == cookie)
       {
         slot.remoteAet.store(remoteAet, std::memory_order_relaxed);
+        if (storedNs > slot.storedNs.load(std::memory_order_relaxed))
+        {
+          slot.storedNs.store(storedNs, std::memory_order_relaxed);
+        }
         return;
       }
     }

@@ -37,7 +37,7 @@ namespace IngestPerf
     LabelId remoteAet = kUnidentified;  // the calling AET of an instance attributed to it
     // Opened after this (the reading before the one that first saw it; 0: before any reading).
     int64_t openedNs = 0;
-    int64_t closedNs = 0;  // when it was seen gone; 0 while open
+    int64_t closedNs = 0;  // just after it was last known open (ClosedAt); 0 while open
   };
 
   class DicomConnections
@@ -61,8 +61,14 @@ namespace IngestPerf
     void Update(const Reading* open, size_t count, int64_t nowNs);
 
     // The plugin's thread, between readings: whether each connection still open holds its descriptor
-    // (`cookieOf(fd)`, one system call each); those that do not have closed (closedNs: nowNs). Returns
-    // how many did: a new connection may hold a descriptor now, and a reading tells.
+    // (`cookieOf(fd)`, one system call each); those that do not have closed. Returns how many did: a
+    // new connection may hold a descriptor now, and a reading tells.
+    //
+    // A connection seen gone by a reading or a check closed after it was last seen open and after
+    // the last instance it carried was stored (an association ends after its instances' answers):
+    // closedNs is just after the later of the two, not the time it was seen gone. Checks come at
+    // each C-STORE instance and soon after, not on a clock, so that the next association of a sender
+    // is not taken as open while the one before it was still thought open.
     using CookieOf = uint64_t (*)(int fd);
     size_t CheckOpen(int64_t nowNs, CookieOf cookieOf);
 
@@ -80,8 +86,9 @@ namespace IngestPerf
       bool stale;
       return Attribute(peer, remoteAet, atNs, stale);
     }
-    // Ingest path: the calling AET seen on a connection.
-    void SetRemoteAet(uint64_t cookie, LabelId remoteAet);
+    // Ingest path: the calling AET seen on a connection, and when an instance it carried was stored
+    // (0: not said).
+    void SetRemoteAet(uint64_t cookie, LabelId remoteAet, int64_t storedNs = 0);
     // Ingest path: the calling AET of an instance whose connection was not read yet (Attribute said
     // stale), for the one connection from `peer` that the next reading finds new.
     void SetRemoteAetBeforeReading(LabelId peer, LabelId remoteAet);
@@ -122,7 +129,12 @@ namespace IngestPerf
       std::atomic<LabelId> remoteAet{kUnidentified};
       std::atomic<int64_t> openedNs{0};
       std::atomic<int64_t> closedNs{0};
+      std::atomic<int64_t> seenOpenNs{0};  // the last reading or check that found it open
+      std::atomic<int64_t> storedNs{0};    // the last instance it carried (ingest path)
     };
+
+    // A connection seen gone at nowNs: when it closed, as near as is known (see CheckOpen).
+    static int64_t ClosedAt(const Slot& slot, int64_t nowNs);
 
     // A seqlock read of one slot: false when it is free or changed while read (its cookie differs).
     static bool ReadSlot(const Slot& slot, DicomConnection& view);

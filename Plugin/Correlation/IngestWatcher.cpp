@@ -139,6 +139,25 @@ namespace IngestPerf
   }
 
 
+  void IngestWatcher::RequestCheck()
+  {
+    if (!checkWanted_.load(std::memory_order_relaxed) && !checkWanted_.exchange(true, std::memory_order_acq_rel))
+    {
+      Signal();
+    }
+  }
+
+
+  void IngestWatcher::TickIfDue(int64_t nowNs)
+  {
+    if (nowNs >= tickDueNs_.load(std::memory_order_relaxed) && !tickWanted_.load(std::memory_order_relaxed) &&
+        !tickWanted_.exchange(true, std::memory_order_acq_rel))
+    {
+      Signal();
+    }
+  }
+
+
   void IngestWatcher::OrthancStarted()
   {
     if (!startedWanted_.exchange(true, std::memory_order_acq_rel))
@@ -175,10 +194,6 @@ namespace IngestPerf
     {
       hooks_.socketsRead(sockets, nowNs);
     }
-    if (sample.dicom > 0)
-    {
-      checkedOutAtNs_ = -1;  // an association is open: checked until it closes
-    }
     return sample;
   }
 
@@ -200,7 +215,11 @@ namespace IngestPerf
     {
       return false;
     }
-    Add(ReadSockets(nowNs));
+    // A reading made since the last tick (an association closed) is as good as this tick's.
+    if (nowNs - lastReadingNs_.load(std::memory_order_relaxed) >= kPeriodNs / 2)
+    {
+      Add(ReadSockets(nowNs));
+    }
     if (hooks_.tick)
     {
       hooks_.tick(nowNs);
@@ -209,25 +228,16 @@ namespace IngestPerf
   }
 
 
-  int64_t IngestWatcher::NextWakeNs(bool idle, int64_t nowNs, int64_t nextTickNs) const
+  int64_t IngestWatcher::NextWakeNs(bool idle, int64_t nextTickNs) const
   {
-    int64_t wake = idle ? INT64_MAX : nextTickNs;
-    if (!idle && Checking(nowNs))
-    {
-      wake = std::min(wake, std::max(nowNs, lastCheckNs_ + kCheckPeriodNs));
-    }
+    // While Orthanc ingests, the hooks bring the tick when due (TickIfDue): the timer is for when
+    // none comes.
+    int64_t wake = idle ? INT64_MAX : nextTickNs + kTickGraceNs;
     if (readingWanted_.load(std::memory_order_relaxed))
     {
       wake = std::min(wake, lastReadingNs_.load(std::memory_order_relaxed) + kReadingPeriodNs);
     }
     return wake;
-  }
-
-
-  bool IngestWatcher::Checking(int64_t nowNs) const
-  {
-    const int64_t lastDicomNs = lastDicomNs_.load(std::memory_order_relaxed);
-    return hooks_.checkConnections && nowNs - lastDicomNs < kPeriodNs && lastDicomNs != checkedOutAtNs_;
   }
 
 
@@ -237,6 +247,7 @@ namespace IngestPerf
     // pthread_setname_np, whose symbol would need glibc 2.34).
     prctl(PR_SET_NAME, "ingest-perf", 0, 0, 0);
     int64_t nextTickNs = MonotonicNowNs() + kPeriodNs;
+    tickDueNs_.store(nextTickNs, std::memory_order_relaxed);
     int64_t cpuNs = ThreadCpuNowNs();
     while (!stopping_)
     {
@@ -254,7 +265,7 @@ namespace IngestPerf
       }
       // Rounded up: waking a little early would spin until the work is due.
       const int64_t beforeNs = MonotonicNowNs();
-      const int64_t wakeNs = NextWakeNs(idle, beforeNs, nextTickNs);
+      const int64_t wakeNs = NextWakeNs(idle, nextTickNs);
       const int timeoutMs =
         wakeNs == INT64_MAX ? -1 : static_cast<int>(std::max<int64_t>(0, (wakeNs - beforeNs + 999999) / 1000000));
       epoll_event events[2];
@@ -295,7 +306,7 @@ namespace IngestPerf
       bool ticked = false;
       try
       {
-        // A reading asked for, once due; the checks while C-STORE instances arrive; the tick.
+        // A reading asked for, once due; a drain; a check of the associations; the tick.
         if (readingWanted_.load(std::memory_order_relaxed) &&
             now - lastReadingNs_.load(std::memory_order_relaxed) >= kReadingPeriodNs &&
             readingWanted_.exchange(false, std::memory_order_acq_rel))
@@ -303,30 +314,14 @@ namespace IngestPerf
           Add(ReadSockets(now));
           worked = true;
         }
+        if (checkWanted_.exchange(false, std::memory_order_acq_rel) && hooks_.checkConnections)
+        {
+          CheckConnections(now);
+          worked = true;
+        }
         if (drainWanted_.exchange(false, std::memory_order_acq_rel) && hooks_.drain)
         {
           hooks_.drain();
-          worked = true;
-        }
-        if (quietTicks_ <= kQuietTicks && Checking(now) && now < nextTickNs && now - lastCheckNs_ >= kCheckPeriodNs)
-        {
-          lastCheckNs_ = now;
-          if (hooks_.drain)
-          {
-            hooks_.drain();  // awake anyway: the C-STORE instances' gaps are measured while fresh
-          }
-          const int64_t activityNs = lastDicomNs_.load(std::memory_order_relaxed);
-          bool anyOpen = true;
-          if (hooks_.checkConnections(now, anyOpen))
-          {
-            Add(ReadSockets(now));
-          }
-          else if (!anyOpen)
-          {
-            // Nothing left to see close (a sender that opens an association per instance, between
-            // two): no wake every kCheckPeriodNs until the next instance or reading.
-            checkedOutAtNs_ = activityNs;
-          }
           worked = true;
         }
         if (now >= nextTickNs)
@@ -340,6 +335,9 @@ namespace IngestPerf
       {
         // No memory, or an unreadable /proc: this pass is skipped, the next one may work.
       }
+      // The next tick's time first: a hook that finds the flag down then asks for that tick.
+      tickDueNs_.store(quietTicks_ > kQuietTicks ? INT64_MAX : nextTickNs, std::memory_order_relaxed);
+      tickWanted_.store(false, std::memory_order_release);
       // A pass that did something is the cost of ingest (a wake for a reading not due yet is the
       // reading's); one that found nothing to do (the quiet ticks after ingest, a wake while asleep)
       // found Orthanc idle: the first of them after ingest says the thread is going back to sleep.
@@ -347,6 +345,21 @@ namespace IngestPerf
       const int64_t cpuAfterNs = ThreadCpuNowNs();
       Account(cpuAfterNs - cpuNs, active, ticked);
       cpuNs = cpuAfterNs;
+    }
+  }
+
+
+  void IngestWatcher::CheckConnections(int64_t nowNs)
+  {
+    // nowNs was read before the descriptors: what the check finds is as of then or later.
+    if (hooks_.checkConnections(nowNs))
+    {
+      Add(ReadSockets(nowNs));  // an association closed: the one after it is read before its first OnStored
+    }
+    checkedFromNs_.store(nowNs, std::memory_order_release);
+    if (hooks_.drain)
+    {
+      hooks_.drain();  // awake anyway; the instances stored before the check are named after it
     }
   }
 

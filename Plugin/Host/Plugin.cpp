@@ -246,20 +246,21 @@ namespace
       RegisterLateHooks(status.hooks.receivedInstance);
       LogReceivedInstanceHook();
     };
-    hooks.checkConnections = [ingest](int64_t nowNs, bool& anyOpen) {
-      return ingest->CheckConnections(nowNs, anyOpen);
-    };
+    hooks.checkConnections = [ingest](int64_t nowNs) { return ingest->CheckConnections(nowNs); };
     watcher.reset(new IngestWatcher(static_cast<uint16_t>(status.configuration.dicomPort),
                                     static_cast<uint16_t>(status.configuration.httpPort), std::move(hooks)));
     ingest->dicomStored = [](int64_t nowNs, bool unknown) {
       if (IngestWatcher* active = ActiveIngestWatcher())
       {
-        active->DicomActivity(nowNs);
         if (unknown)
         {
           active->RequestReading(nowNs);
         }
       }
+    };
+    ingest->checkedSince = [](int64_t ns) {
+      IngestWatcher* active = ActiveIngestWatcher();
+      return active == nullptr || active->CheckedSince(ns);
     };
     watcher->Start();
     SetActiveIngestWatcher(watcher.get());

@@ -266,20 +266,9 @@ namespace IngestPerf
     if (instance.transport == Transport::Dicom && instance.peerKey != 0)
     {
       // Its connection as the table knows it now (the plugin's thread may see it closed by the time it
-      // records the instance), and the calling AET seen on it: a scan of the table's slots.
-      const LabelId address = entry.labels.Get(LabelDimension::RemoteIp);
-      const LabelId aet = entry.labels.Get(LabelDimension::RemoteAet);
-      entry.connection = connectionOf_             ? connectionOf_(address, aet, instance.storedNs)
-                         : connections_ != nullptr ? connections_->Attribute(address, aet)
-                                                   : 0;
-      if (entry.connection != 0)
-      {
-        connections_->SetRemoteAet(entry.connection, aet);
-      }
-      else if (connections_ != nullptr)
-      {
-        connections_->SetRemoteAetBeforeReading(address, aet);
-      }
+      // records the instance), unless the table may still hold the association before it.
+      entry.connection =
+        NameConnection(instance, entry.labels, DicomConnections::kNow, instance.filteredNs, entry.connectionLater);
     }
     size_t position = 0;
     if (!queue_.Push(entry, position))
@@ -291,6 +280,32 @@ namespace IngestPerf
     {
       drainWanted_();  // a quarter of the queue since the last: the plugin's thread drains it now
     }
+  }
+
+
+  uint64_t IngestRecorder::NameConnection(const CompletedInstance& instance, const InstanceLabels& labels, int64_t atNs,
+                                          int64_t checkSinceNs, bool& later)
+  {
+    // A scan of the table's slots.
+    const LabelId address = labels.Get(LabelDimension::RemoteIp);
+    const LabelId aet = labels.Get(LabelDimension::RemoteAet);
+    later = false;
+    const uint64_t connection = connectionOf_             ? connectionOf_(address, aet, atNs, checkSinceNs, later)
+                                : connections_ != nullptr ? connections_->Attribute(address, aet, atNs)
+                                                          : 0;
+    if (later || connections_ == nullptr)
+    {
+      return 0;
+    }
+    if (connection != 0)
+    {
+      connections_->SetRemoteAet(connection, aet, instance.storedNs);
+    }
+    else
+    {
+      connections_->SetRemoteAetBeforeReading(address, aet);
+    }
+    return connection;
   }
 
 
@@ -340,9 +355,14 @@ namespace IngestPerf
     int64_t associationGap = -1;
     if (instance.transport == Transport::Dicom && instance.peerKey != 0)
     {
+      // Stored before the plugin's thread had checked the connections its instance filter asked
+      // for: named now, as of when it was stored (the check has seen the association before it gone).
+      bool later = false;
+      const uint64_t connection =
+        entry.connectionLater ? NameConnection(instance, entry.labels, instance.storedNs, 0, later) : entry.connection;
       associationGap = associations_.InstanceStored(
         instance.peerKey, labels.Get(LabelDimension::RemoteAet), instance.ArrivalNs(), instance.storedNs,
-        labels.Get(LabelDimension::RemoteIp), entry.connection, labels.generation);
+        labels.Get(LabelDimension::RemoteIp), connection, labels.generation);
     }
     // Started before the last POST /perf/reset: every figure counts what started after it.
     if (instance.segmentStartNs < stats_.CountsFromNs())

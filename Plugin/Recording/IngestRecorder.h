@@ -75,14 +75,18 @@ namespace IngestPerf
     // moves, the storage is assessed again (IngestState::Tick).
     uint64_t FailuresAfterFilters() const { return failuresAfterFilters_.load(std::memory_order_relaxed); }
 
-    // How a C-STORE instance's connection is found (IngestState::ConnectionOf); without it, the
-    // table of connections as it is.
-    void SetConnectionOf(std::function<uint64_t(LabelId peer, LabelId remoteAet, int64_t nowNs)> connectionOf)
-    {
-      connectionOf_ = std::move(connectionOf);
-    }
+    // How a C-STORE instance's connection is found (IngestState::ConnectionOf): as of `atNs`
+    // (DicomConnections::kNow on the ingest path), or later (`later`: 0 returned) when the check of
+    // the connections its instance filter asked for (at `checkSinceNs`; 0: none asked) has not run
+    // yet. Without it, the table of connections as it is.
+    using ConnectionOf =
+      std::function<uint64_t(LabelId peer, LabelId remoteAet, int64_t atNs, int64_t checkSinceNs, bool& later)>;
+    void SetConnectionOf(ConnectionOf connectionOf) { connectionOf_ = std::move(connectionOf); }
 
   private:
+    // A C-STORE instance's connection, as of `atNs` (see SetConnectionOf), and the calling AET seen on it.
+    uint64_t NameConnection(const CompletedInstance& instance, const InstanceLabels& labels, int64_t atNs,
+                            int64_t checkSinceNs, bool& later);
     // A stored instance's recording, from its entry: durations, histograms, windows, the association.
     void Record(const StoredEntry& entry);
     // `labels`, or "(other)" but for the transport if interned in tables that turned since.
@@ -103,7 +107,7 @@ namespace IngestPerf
     bool timedStorage_;
     DicomConnections* connections_;
     std::atomic<uint64_t> failuresAfterFilters_{0};
-    std::function<uint64_t(LabelId, LabelId, int64_t)> connectionOf_;
+    ConnectionOf connectionOf_;
     std::function<void()> drainWanted_;
     StoredQueue queue_{kQueueCapacity};
     std::mutex drainMutex_;

@@ -38,8 +38,9 @@ namespace IngestPerf
     concluder(timelines, recorder, connections),
     dicomPort_(static_cast<uint16_t>(configuration.dicomPort))
   {
-    recorder.SetConnectionOf(
-      [this](LabelId peer, LabelId remoteAet, int64_t nowNs) { return ConnectionOf(peer, remoteAet, nowNs); });
+    recorder.SetConnectionOf([this](LabelId peer, LabelId remoteAet, int64_t atNs, int64_t checkSinceNs, bool& later) {
+      return ConnectionOf(peer, remoteAet, atNs, checkSinceNs, later);
+    });
     ThreadCpuClockShareNs();  // measured once, before the first timed call
     // The storage folder, unless a storage plugin owns the storage area (its free space says nothing).
     storageLimits.folder = configuration.storagePluginSection.empty() ? configuration.storageDirectory : "";
@@ -103,19 +104,21 @@ namespace IngestPerf
   }
 
 
-  bool IngestState::CheckConnections(int64_t nowNs, bool& anyOpen)
+  bool IngestState::CheckConnections(int64_t nowNs)
   {
-    const bool closed = connections.CheckOpen(nowNs, SocketCookie) > 0;
-    anyOpen = connections.OpenCount() > 0;
-    return closed;
+    return connections.CheckOpen(nowNs, SocketCookie) > 0;
   }
 
 
-  uint64_t IngestState::ConnectionOf(LabelId peer, LabelId remoteAet, int64_t nowNs)
+  uint64_t IngestState::ConnectionOf(LabelId peer, LabelId remoteAet, int64_t atNs, int64_t checkSinceNs, bool& later)
   {
+    const int64_t nowNs = MonotonicNowNs();
+    // The table may still hold the association before this instance's as open: named by the plugin's
+    // thread once it has checked (the instance's record waits in the queue).
+    later = checkSinceNs != 0 && checkedSince && !checkedSince(checkSinceNs);
     bool stale = false;
-    const uint64_t cookie = connections.Attribute(peer, remoteAet, DicomConnections::kNow, stale);
-    if (dicomStored)
+    const uint64_t cookie = later ? 0 : connections.Attribute(peer, remoteAet, atNs, stale);
+    if (dicomStored && (atNs == DicomConnections::kNow || stale))
     {
       dicomStored(nowNs, stale);  // stale: a new association, which the plugin's thread reads
     }

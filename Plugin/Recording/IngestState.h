@@ -56,13 +56,12 @@ namespace IngestPerf
     void Tick(int64_t nowNs);
     // The plugin's thread: Orthanc's connections just read (the DICOM and HTTP ports').
     void SocketsRead(const std::vector<SocketInfo>& sockets, int64_t nowNs);
-    // The plugin's thread, between readings: whether a known DICOM connection closed, and whether
-    // any is still open.
-    bool CheckConnections(int64_t nowNs, bool& anyOpen);
+    // The plugin's thread, between readings: whether a known DICOM connection closed.
+    bool CheckConnections(int64_t nowNs);
     // The ingest path (OnStored of a C-STORE instance): the one connection the plugin's thread last
     // saw open from `peer`, 0 when not known (several, or none yet: then a new reading is asked for).
     // A read of the plugin's own table: no system call.
-    uint64_t ConnectionOf(LabelId peer, LabelId remoteAet, int64_t nowNs);
+    uint64_t ConnectionOf(LabelId peer, LabelId remoteAet, int64_t atNs, int64_t checkSinceNs, bool& later);
 
     ThreadTimelines timelines;
     LabelCatalog labels;
@@ -72,6 +71,9 @@ namespace IngestPerf
     // Tells the plugin's thread that a C-STORE instance was stored, and whether its connection was
     // not known (then a reading of Orthanc's connections soon). Set by the entry point.
     std::function<void(int64_t nowNs, bool unknown)> dicomStored;
+    // Whether the plugin's thread has checked the DICOM connections since `ns` (a check that started
+    // after it). Set by the entry point; unset, always.
+    std::function<bool(int64_t ns)> checkedSince;
     ChangeCorrelator correlator;
     AssociationTracker associations;
     IngestStats stats;

@@ -26,9 +26,10 @@ namespace IngestPerf
     bool alreadyStored = false;
     bool transcodedWithoutHook = false;  // stored in another syntax than received, no transcoder seen
     ChangeCorrelator::Pairing pairing{false, 0, 0};
-    uint32_t threadNumber = 0;  // the storing thread's, for the recent ring
-    uint64_t connection = 0;    // C-STORE: its connection as the table knew it when stored (0: not known)
-    char instanceId[48] = {0};  // Orthanc's ID (44 characters), "" if unknown
+    uint32_t threadNumber = 0;     // the storing thread's, for the recent ring
+    uint64_t connection = 0;       // C-STORE: its connection as the table knew it when stored (0: not known)
+    bool connectionLater = false;  // C-STORE: named by the plugin's thread, after its connections' check
+    char instanceId[48] = {0};     // Orthanc's ID (44 characters), "" if unknown
   };
 
   class StoredQueue

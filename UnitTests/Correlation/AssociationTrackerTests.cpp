@@ -224,6 +224,32 @@ TEST(AssociationTracker, BackToBackAssociationsFromOneSenderAreTold)
 }
 
 
+TEST(AssociationTracker, AConnectionSeenGoneLateClosedAfterItsLastInstanceNotWhenSeen)
+{
+  // The plugin's thread checks the connections at each C-STORE instance, not on a clock: a sender
+  // that opens an association per instance has its previous one seen gone only at the next
+  // instance's check, 100 ms after it closed. It closed after its last instance (ingest path, 10 ms)
+  // and after the reading that last saw it (5 ms): the next association's instance, which arrived
+  // at 95 ms, is not the previous one's.
+  IngestPerf::DicomConnections connections;
+  AssociationTracker tracker(16, kTimeout, &connections);
+  Read(connections, {{100, kIpA}}, 5 * kMs);
+  connections.SetRemoteAet(100, kAet, 10 * kMs);
+  EXPECT_EQ(-1, tracker.InstanceStored(1, kAet, 8 * kMs, 10 * kMs, kIpA, 100));
+  const auto gone = [](int) -> uint64_t { return 0; };  // its descriptor holds nothing any more
+  EXPECT_EQ(1u, connections.CheckOpen(100 * kMs, gone));
+  EXPECT_TRUE(connections.IsOpen(100, 10 * kMs));
+  EXPECT_FALSE(connections.IsOpen(100, 95 * kMs));
+  Read(connections, {{101, kIpA}}, 100 * kMs);  // the new association, read before its OnStored
+  EXPECT_EQ(101u, connections.Attribute(kIpA, kAet));
+  EXPECT_EQ(-1, tracker.InstanceStored(1, kAet, 95 * kMs, 101 * kMs, kIpA, 101));
+  const std::vector<IngestPerf::PeerAssociations> peers = tracker.Snapshot(101 * kMs);
+  ASSERT_EQ(1u, peers.size());
+  EXPECT_EQ(1u, peers[0].finished);
+  EXPECT_EQ(1u, peers[0].inProgress);
+}
+
+
 TEST(AssociationTracker, AnInstanceOfAnUnknownConnectionIsNeverLinkedToAKnownOne)
 {
   IngestPerf::DicomConnections connections;
@@ -412,9 +438,10 @@ TEST(AssociationTracker, InstancesRecordedAfterTheirAssociationClosedAreAsOfThei
     Read(connections, {}, 0);
     if (readDuringIt)
     {
-      Read(connections, {{5, kIpA}}, 30 * kMs);  // seen open once
+      Read(connections, {{5, kIpA}}, 30 * kMs);     // seen open once
+      connections.SetRemoteAet(5, kAet, 60 * kMs);  // its last instance, named on the ingest path
     }
-    Read(connections, {}, 100 * kMs);  // gone: the association ended
+    Read(connections, {}, 100 * kMs);  // gone: the association ended, after its last instance
     int gaps = 0;
     for (int i = 0; i < 12; i++)  // recorded at 110 ms
     {
