@@ -212,14 +212,27 @@ namespace IngestPerf
   }
 
 
-  void LabelCatalog::Turn(bool clear)
+  namespace
   {
+    // The values' clock, in whole seconds (LabelDictionary::MarkUsed).
+    uint32_t EpochOf(int64_t ns)
+    {
+      return ns <= 0                                         ? 0
+             : ns / 1000000000 >= LabelDictionary::kKeepNone ? LabelDictionary::kKeepNone - 1
+                                                             : static_cast<uint32_t>(ns / 1000000000);
+    }
+  }
+
+
+  void LabelCatalog::Turn(bool clear, int64_t keepUsedSinceNs)
+  {
+    const uint32_t keepSince = keepUsedSinceNs == INT64_MAX ? LabelDictionary::kKeepNone : EpochOf(keepUsedSinceNs);
     generation_.fetch_add(1, std::memory_order_acq_rel);  // odd: an Intern meanwhile is ambiguous
     for (const auto& dictionary : dictionaries_)
     {
       if (dictionary)
       {
-        clear ? dictionary->Clear() : dictionary->Rotate();
+        clear ? dictionary->Clear() : dictionary->Rotate(keepSince);
       }
     }
     generation_.fetch_add(1, std::memory_order_acq_rel);
@@ -235,10 +248,40 @@ namespace IngestPerf
   }
 
 
-  void LabelCatalog::Rotate()
+  void LabelCatalog::Rotate(int64_t keepUsedSinceNs)
   {
-    Turn(false);
+    Turn(false, keepUsedSinceNs);
     rotations_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+
+  bool LabelCatalog::Kept(const InstanceLabels& labels) const
+  {
+    for (size_t d = 0; d < kLabelDimensions; d++)
+    {
+      const LabelId id = labels.ids[d];
+      if (dictionaries_[d] && id >= kFirstValueLabel && id != kUnidentified && !dictionaries_[d]->Kept(id))
+      {
+        return false;
+      }
+    }
+    return true;
+  }
+
+
+  void LabelCatalog::MarkUsed(const InstanceLabels& labels, int64_t atNs)
+  {
+    if (labels.generation != Generation())
+    {
+      return;  // its ids may name other values now
+    }
+    for (size_t d = 0; d < kLabelDimensions; d++)
+    {
+      if (dictionaries_[d])
+      {
+        dictionaries_[d]->MarkUsed(labels.ids[d], EpochOf(atNs));
+      }
+    }
   }
 
 

@@ -57,9 +57,16 @@ namespace IngestPerf
 
     // POST /perf/reset: every value forgotten (LabelDictionary::Clear), learned again as they come.
     void Clear();
-    // The values age out (the plugin's thread, when a table fills): learned again as they come,
-    // those of before still named for what holds their ids until the next Rotate.
-    void Rotate();
+    // The values age out (the plugin's thread, when a table fills), except those used since
+    // `keepUsedSinceNs` (MarkUsed), which keep their ids (Kept): the others are learned again
+    // as they come, those of before still named for what holds their ids until the next Rotate.
+    void Rotate(int64_t keepUsedSinceNs = INT64_MAX);
+    // Whether every value of `labels` was kept by the last Rotate (or is no value: "(other)",
+    // "(none)", a fixed dimension): what counts under them goes on under the same names.
+    bool Kept(const InstanceLabels& labels) const;
+    // The values of `labels` (of the current generation) were used at `atNs` (monotonic): the
+    // plugin's thread, recording an instance or a request.
+    void MarkUsed(const InstanceLabels& labels, int64_t atNs);
     uint64_t Rotations() const { return rotations_.load(std::memory_order_relaxed); }  // since the reset
     int64_t LastRotationNs() const { return currentSinceNs_.load(std::memory_order_relaxed); }
     // The fullest dictionary's share of its capacity, 0 to 1.
@@ -72,7 +79,7 @@ namespace IngestPerf
     // The generation of ids interned since Generation() was `before`.
     uint32_t Stamp(uint32_t before) const;
     // Turns the tables (Rotate, or Clear with `clear`).
-    void Turn(bool clear);
+    void Turn(bool clear, int64_t keepUsedSinceNs = INT64_MAX);
     // Since when the values in use were interned (after the last Rotate or Clear ended).
     std::atomic<int64_t> currentSinceNs_{INT64_MIN};  // INT64_MIN: every id is (never turned)
     std::atomic<uint32_t> generation_{0};

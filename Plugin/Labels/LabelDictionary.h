@@ -1,5 +1,6 @@
 // A bounded set of label values (AETs, IP addresses, UIDs) for one label dimension: the first
-// `capacity` distinct values seen get an id, later ones are "(other)". Interning is lock-free and
+// `capacity` distinct values seen get an id, later ones are "(other)" (until the values age out:
+// Rotate keeps those used recently, at their ids). Interning is lock-free and
 // allocation-free (fixed slots of 64 characters, enough for any DICOM UID), so it can run inside
 // Orthanc's callbacks; readers turn ids back into names.
 #pragma once
@@ -49,9 +50,16 @@ namespace IngestPerf
     // finishes there unharmed; only one stalled across two resets could meet its table being emptied.
     // Ids given before it name nothing, or another value, after it.
     void Clear();
-    // The values age out (LabelCatalog::Rotate): as Clear, but the counters go on, and the values of
-    // before stay nameable (Name with `previous`) until the next Rotate or Clear.
-    void Rotate();
+    // The values age out (LabelCatalog::Rotate): as Clear, but the counters go on, the values used
+    // since the second `keepUsedSince` (MarkUsed) stay, at their ids (Kept), and the values of before
+    // stay nameable (Name with `previous`) until the next Rotate or Clear.
+    void Rotate(uint32_t keepUsedSince = kKeepNone);
+    static constexpr uint32_t kKeepNone = UINT32_MAX;
+    // Whether the last Rotate kept the value of `id` (false after a Clear).
+    bool Kept(LabelId id) const;
+    // The value of `id` was used at `second` (the plugin's thread, recording an instance: its time,
+    // in whole seconds). Not on the ingest path.
+    void MarkUsed(LabelId id, uint32_t second);
 
     size_t Capacity() const { return capacity_; }
     size_t Size() const;
@@ -69,13 +77,16 @@ namespace IngestPerf
 
     LabelId InternCut(const char* value, size_t length, size_t wholeLength, bool admit);
 
+    void Turn(uint32_t keepUsedSince);
+
     Entry* Current() const { return tables_[generation_.load(std::memory_order_acquire) & 1].get(); }
     const Entry* Previous() const { return tables_[(generation_.load(std::memory_order_acquire) + 1) & 1].get(); }
 
     size_t capacity_;
     const LabelAdmission* admission_;
     std::unique_ptr<Entry[]> tables_[2];
-    std::atomic<unsigned> generation_;  // tables_[generation_ & 1] is in use
+    std::atomic<unsigned> generation_;           // tables_[generation_ & 1] is in use
+    std::unique_ptr<std::atomic<bool>[]> kept_;  // by id, at the last Rotate (the plugin's thread)
     std::atomic<uint64_t> overflowed_;
     std::atomic<uint64_t> contended_;
     std::atomic<uint64_t> withheld_;

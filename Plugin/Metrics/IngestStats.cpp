@@ -119,11 +119,11 @@ namespace IngestPerf
   }
 
 
-  size_t IngestStats::FoldStreams()
+  size_t IngestStats::FoldStreams(const std::function<bool(const InstanceLabels&)>& keep)
   {
     const std::lock_guard<std::mutex> lock(readMutex_);
     kept_.reset();  // the sums are the same, the streams and their labels are not
-    return streams_.FoldIntoOverflow();
+    return streams_.FoldIntoOverflow(keep);
   }
 
 

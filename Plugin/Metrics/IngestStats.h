@@ -64,7 +64,7 @@ namespace IngestPerf
     void Reset(int64_t nowNs, int64_t wallNowNs);
     // The label values aged out (LabelCatalog::Rotate): the label combinations' streams folded into
     // their transports' "(other)" streams (StreamTable::FoldIntoOverflow). The plugin's thread.
-    size_t FoldStreams();
+    size_t FoldStreams(const std::function<bool(const InstanceLabels&)>& keep = nullptr);
     // Monotonic time of the last POST /perf/reset (INT64_MIN before any): what started before it
     // is not counted after it.
     int64_t CountsFromNs() const { return countsFromNs_.load(std::memory_order_relaxed); }

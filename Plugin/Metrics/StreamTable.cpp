@@ -146,7 +146,7 @@ namespace IngestPerf
   }
 
 
-  size_t StreamTable::FoldIntoOverflow()
+  size_t StreamTable::FoldIntoOverflow(const std::function<bool(const InstanceLabels&)>& keep)
   {
     // First: a thread that looks a stream up from now on probes the table again.
     id_.store(nextTableId.fetch_add(1), std::memory_order_release);
@@ -154,7 +154,7 @@ namespace IngestPerf
     for (size_t index = 0; index < capacity_; index++)
     {
       const uint64_t key = keys_[index].load(std::memory_order_acquire);
-      if (key == 0)
+      if (key == 0 || (keep && keep(InstanceLabels::FromKey(key))))
       {
         continue;
       }

@@ -33,11 +33,12 @@ namespace IngestPerf
     // Every stream in use, overflow streams included.
     void ForEach(const std::function<void(const InstanceLabels&, const StreamStats&)>& visit) const;
 
-    // The label values aged out (LabelCatalog::Rotate): every label combination's stream is added
-    // to its transport's overflow stream, whose labels are "(other)", and its slot freed for the
-    // combinations to come; the sums since the reset stay exact. A thread's remembered stream is
-    // forgotten. Returns how many streams were folded (also counted in Folded()).
-    size_t FoldIntoOverflow();
+    // The label values aged out (LabelCatalog::Rotate): every label combination's stream, unless
+    // `keep` says its values were kept, is added to its transport's overflow stream, whose labels
+    // are "(other)", and its slot freed for the combinations to come; the sums since the reset stay
+    // exact. A thread's remembered stream is forgotten. Returns how many streams were folded (also
+    // counted in Folded()).
+    size_t FoldIntoOverflow(const std::function<bool(const InstanceLabels&)>& keep = nullptr);
 
     // POST /perf/reset: every stream emptied and its slot freed for the label combinations to come
     // (a thread's remembered stream is forgotten with it).

@@ -316,18 +316,25 @@ namespace IngestPerf
     {
       return labels;
     }
+    if (labels.generation != kAmbiguousGeneration && labels.generation + 2 == generation && labels_.Kept(labels))
+    {
+      InstanceLabels kept = labels;  // interned just before the last ageing, which kept its values
+      kept.generation = generation;
+      return kept;
+    }
     InstanceLabels agedOut = InstanceLabels::Overflow(labels.GetTransport());
     agedOut.generation = generation;
     return agedOut;
   }
 
 
-  size_t IngestRecorder::AgeLabels()
+  size_t IngestRecorder::AgeLabels(int64_t keepUsedSinceNs)
   {
-    // Under the drain's lock: an instance drained meanwhile is recorded wholly before or after.
+    // Under the drain's lock: an instance drained meanwhile is recorded wholly before or after. The
+    // streams of label combinations whose values were all kept go on.
     std::lock_guard<std::mutex> lock(drainMutex_);
-    labels_.Rotate();
-    return stats_.FoldStreams();
+    labels_.Rotate(keepUsedSinceNs);
+    return stats_.FoldStreams([this](const InstanceLabels& labels) { return labels_.Kept(labels); });
   }
 
 
@@ -350,6 +357,7 @@ namespace IngestPerf
     // Its labels aged out since it was stored: counted under "(other)" (the recent instances keep
     // them, named by the tables of before).
     const InstanceLabels labels = Current(entry.labels);
+    labels_.MarkUsed(labels, instance.storedNs);  // its values stay when the others age out
     // Every C-STORE instance, duplicate or not, ends a gap and starts the next one, before a reset
     // as after it (the association goes on).
     int64_t associationGap = -1;

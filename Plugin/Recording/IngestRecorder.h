@@ -55,7 +55,7 @@ namespace IngestPerf
     size_t Drain();
     // The label values age out (LabelCatalog::Rotate) and the streams of their combinations are
     // folded into "(other)" (IngestStats::FoldStreams). The plugin's thread; returns the streams folded.
-    size_t AgeLabels();
+    size_t AgeLabels(int64_t keepUsedSinceNs = INT64_MAX);
     static constexpr size_t kQueueCapacity = 1024;
     static constexpr size_t kDrainEvery = kQueueCapacity / 4;
     // Asks the plugin's thread to drain soon (every kDrainEvery instances; it drains at its ticks

@@ -73,8 +73,8 @@ namespace IngestPerf
     {
       return;
     }
-    recorder.AgeLabels();
-    connections.ForgetLabels();  // its addresses are interned again at the next reading
+    recorder.AgeLabels(nowNs - kMinLabelAgeNs);  // the values used in the last minute stay
+    connections.ForgetLabels();                  // its addresses are interned again at the next reading
   }
 
 

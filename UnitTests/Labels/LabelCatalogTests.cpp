@@ -73,3 +73,32 @@ TEST(LabelCatalog, ValuesThatAgeOutAreNamedByTheTablesOfTheirGeneration)
   EXPECT_EQ(0u, catalog.Rotations());
   EXPECT_EQ(0.0, catalog.MostFilled());
 }
+
+
+TEST(LabelCatalog, TheSendersOfTheLastMinuteKeepTheirNamesWhenTheOthersAgeOut)
+{
+  constexpr int64_t kSecond = 1000000000;
+  LabelCatalog catalog(4);
+  RawLabels raw;
+  raw.remoteAet = "GONE_SINCE";
+  raw.remoteIp = "10.0.0.1";
+  const InstanceLabels gone = catalog.Intern(Transport::Dicom, raw, 100);
+  catalog.MarkUsed(gone, 10 * kSecond);
+  raw.remoteAet = "STILL_SENDING";
+  const InstanceLabels recent = catalog.Intern(Transport::Dicom, raw, 100);  // same address, used again
+  catalog.MarkUsed(recent, 100 * kSecond);
+  catalog.Rotate(70 * kSecond);  // at 130 s: the values used in the minute before
+  EXPECT_TRUE(catalog.Kept(recent));
+  EXPECT_FALSE(catalog.Kept(gone));
+  const InstanceLabels again = catalog.Intern(Transport::Dicom, raw, 100);
+  EXPECT_EQ(recent.Get(LabelDimension::RemoteAet), again.Get(LabelDimension::RemoteAet));
+  EXPECT_EQ(recent.Get(LabelDimension::RemoteIp), again.Get(LabelDimension::RemoteIp));
+  EXPECT_EQ("STILL_SENDING", catalog.Name(LabelDimension::RemoteAet, again.Get(LabelDimension::RemoteAet)));
+  EXPECT_EQ("GONE_SINCE",
+            catalog.Name(LabelDimension::RemoteAet, gone.Get(LabelDimension::RemoteAet), gone.generation));
+  // "(other)", "(none)" and the fixed dimensions are no values: kept whatever the ageing.
+  InstanceLabels overflow = InstanceLabels::Overflow(Transport::Rest);
+  EXPECT_TRUE(catalog.Kept(overflow));
+  catalog.Clear();  // a reset keeps nothing
+  EXPECT_FALSE(catalog.Kept(recent));
+}

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -161,4 +162,105 @@ TEST(LabelDictionary, ClearForgetsEveryValueAndTheCountersAndLearnsAgain)
   dictionary.Clear();  // the table of before is used again, emptied
   EXPECT_EQ(0u, dictionary.Size());
   EXPECT_EQ(a, dictionary.Intern("CT_A"));
+}
+
+
+TEST(LabelDictionary, ValuesUsedRecentlyKeepTheirIdsWhenTheOthersAgeOut)
+{
+  // A dictionary that hashes every value near every other (capacity 4): a kept value may sit past
+  // the slot of one that aged out, and its lookup must pass that slot, never intern it again.
+  LabelDictionary dictionary(4);
+  const LabelId old1 = dictionary.Intern("OLD_1");
+  const LabelId old2 = dictionary.Intern("OLD_2");
+  const LabelId recent1 = dictionary.Intern("RECENT_1");
+  const LabelId recent2 = dictionary.Intern("RECENT_2");
+  for (const LabelId id : {old1, old2})
+  {
+    dictionary.MarkUsed(id, 10);
+  }
+  for (const LabelId id : {recent1, recent2})
+  {
+    dictionary.MarkUsed(id, 100);
+  }
+  dictionary.MarkUsed(old1, 50);
+  dictionary.Rotate(100);  // used at 100 or later: kept
+  EXPECT_FALSE(dictionary.Kept(old1));
+  EXPECT_FALSE(dictionary.Kept(old2));
+  EXPECT_TRUE(dictionary.Kept(recent1));
+  EXPECT_TRUE(dictionary.Kept(recent2));
+  EXPECT_EQ(2u, dictionary.Size());
+  EXPECT_EQ(recent1, dictionary.Intern("RECENT_1"));  // same ids, whatever slots aged out before them
+  EXPECT_EQ(recent2, dictionary.Intern("RECENT_2"));
+  EXPECT_EQ("RECENT_1", dictionary.Name(recent1));
+  EXPECT_EQ("OLD_1", dictionary.Name(old1, true));  // the table of before names what aged out
+  // The slots that aged out take new values; every value has one id.
+  const LabelId new1 = dictionary.Intern("NEW_1");
+  const LabelId new2 = dictionary.Intern("NEW_2");
+  EXPECT_NE(kOtherLabel, new1);
+  EXPECT_NE(kOtherLabel, new2);
+  EXPECT_EQ(kOtherLabel, dictionary.Intern("NEW_3"));  // full again
+  EXPECT_EQ(4u, dictionary.Size());
+  for (const char* value : {"RECENT_1", "RECENT_2", "NEW_1", "NEW_2"})
+  {
+    LabelId found;
+    ASSERT_TRUE(dictionary.Find(value, found)) << value;
+    EXPECT_EQ(found, dictionary.Intern(value)) << value;
+  }
+  // Nothing used since: the next ageing keeps none, and a reset keeps none either.
+  dictionary.Rotate(300);
+  EXPECT_EQ(0u, dictionary.Size());
+  EXPECT_FALSE(dictionary.Kept(recent1));
+  dictionary.MarkUsed(dictionary.Intern("RECENT_1"), 400);
+  dictionary.Clear();
+  EXPECT_EQ(0u, dictionary.Size());
+  EXPECT_FALSE(dictionary.Kept(recent1));
+}
+
+
+TEST(LabelDictionary, ConcurrentInterningAfterAnAgeingGivesOneIdPerValue)
+{
+  // Retired slots are claimed by new values while kept ones are looked up, on 4 threads.
+  LabelDictionary dictionary(32);
+  for (int i = 0; i < 32; i++)
+  {
+    dictionary.MarkUsed(dictionary.Intern(("V" + std::to_string(i)).c_str()), i % 2 == 0 ? 2 : 1);
+  }
+  dictionary.Rotate(2);  // the even ones stay
+  ASSERT_EQ(16u, dictionary.Size());
+  std::vector<std::vector<LabelId>> ids(4, std::vector<LabelId>(48));
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < ids.size(); t++)
+  {
+    threads.emplace_back([&dictionary, &ids, t] {
+      for (int i = 0; i < 48; i++)
+      {
+        const int value = (i * 7 + static_cast<int>(t) * 5) % 48;  // kept, aged out and new ones
+        ids[t][value] = dictionary.Intern(("V" + std::to_string(value)).c_str());
+      }
+    });
+  }
+  for (std::thread& thread : threads)
+  {
+    thread.join();
+  }
+  std::set<LabelId> distinct;
+  for (int value = 0; value < 48; value++)
+  {
+    for (size_t t = 1; t < ids.size(); t++)
+    {
+      EXPECT_EQ(ids[0][value], ids[t][value]) << value;
+    }
+    if (ids[0][value] != kOtherLabel && ids[0][value] != kUnidentified)
+    {
+      EXPECT_TRUE(distinct.insert(ids[0][value]).second) << value;  // never two values with one id
+      EXPECT_EQ("V" + std::to_string(value), dictionary.Name(ids[0][value]));
+    }
+  }
+  EXPECT_EQ(32u, distinct.size());
+  for (int i = 0; i < 32; i += 2)
+  {
+    LabelId found;
+    ASSERT_TRUE(dictionary.Find("V" + std::to_string(i), found));
+    EXPECT_TRUE(dictionary.Kept(found));
+  }
 }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -196,4 +197,29 @@ TEST(StreamTable, LabelsThatAgeOutAreFoldedIntoTheOverflowStreamWithExactSums)
   EXPECT_EQ(0u, table.Used());
   table.FindOrInsert(labels[0]).RecordOutcome(Outcome::Stored);  // a new value: a slot of its own again
   EXPECT_EQ(1u, table.Used());
+}
+
+TEST(StreamTable, TheStreamsOfKeptLabelsGoOnWhenTheOthersAreFolded)
+{
+  StreamTable table(8);
+  std::vector<InstanceLabels> labels(3);
+  for (size_t i = 0; i < labels.size(); i++)
+  {
+    labels[i].SetTransport(Transport::Dicom);
+    labels[i].Set(LabelDimension::RemoteAet, static_cast<LabelId>(kFirstValueLabel + i));
+    for (size_t n = 0; n <= i; n++)
+    {
+      table.FindOrInsert(labels[i]).RecordOutcome(Outcome::Stored);  // 1, 2 and 3 instances
+    }
+  }
+  const LabelId kept = static_cast<LabelId>(kFirstValueLabel + 2);
+  EXPECT_EQ(
+    2u, table.FoldIntoOverflow([kept](const InstanceLabels& l) { return l.Get(LabelDimension::RemoteAet) == kept; }));
+  EXPECT_EQ(1u, table.Used());
+  table.FindOrInsert(labels[2]).RecordOutcome(Outcome::Stored);  // the same stream, its sums going on
+  std::map<LabelId, uint64_t> stored;
+  table.ForEach([&](const InstanceLabels& l, const StreamStats& stats) {
+    stored[l.Get(LabelDimension::RemoteAet)] = stats.outcomes[static_cast<size_t>(Outcome::Stored)].load();
+  });
+  EXPECT_EQ((std::map<LabelId, uint64_t>{{kOtherLabel, 3}, {kept, 4}}), stored);
 }
