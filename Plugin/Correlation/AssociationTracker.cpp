@@ -234,8 +234,14 @@ namespace IngestPerf
       }
       peer.Clear(peerKey, remoteAet);
     }
-    peer.remoteAet = remoteAet;  // as interned now (a reset, or the labels' ageing, forgets the ids of before)
-    peer.generation = generation;
+    // As interned now (a reset, or the labels' ageing, forgets the ids of before), unless it is
+    // "(other)" while the row has a name: an instance in flight as the values aged is "(other)", its
+    // AET is the row's all the same (the row is this AET's: peerKey), named while its ids are.
+    if (remoteAet != kOtherLabel || peer.remoteAet == kOtherLabel || peer.remoteAet == kUnidentified)
+    {
+      peer.remoteAet = remoteAet;
+      peer.generation = generation;
+    }
     if (storedNs > peer.lastNs.load(std::memory_order_relaxed))
     {
       peer.lastNs.store(storedNs, std::memory_order_relaxed);
