@@ -101,7 +101,8 @@ ORTHANC_ENVIRONMENT = {"TCP_NODELAY": "1", "GLIBC_TUNABLES": MALLOC_TUNABLES}
 TARGET_PERCENT = 0.15  # at most 0.15% more instructions per instance with the default configuration (issue 22)
 
 # The plugin's own thread: the callgrind file of the thread that runs these functions of its object.
-PLUGIN_THREAD_FUNCTIONS = re.compile(r"IngestWatcher::(Run|Tick|Account|ReadSockets|Add|Start\(\)::)")
+# Whole names: TickIfDue, RequestCheck and the like run on Orthanc's threads.
+PLUGIN_THREAD_FUNCTIONS = re.compile(r"IngestWatcher::(Run|Tick|Account|ReadSockets|Add)\(|IngestWatcher::Start\(\)::")
 
 
 def log(message):
