@@ -57,7 +57,7 @@ namespace IngestPerf
     {
       try
       {
-        const IngestState* state = ActiveIngestState();
+        IngestState* state = ActiveIngestState();
         const int64_t now = MonotonicNowNs();
         int64_t last = lastPublishedNs.load(std::memory_order_relaxed);
         if (state == nullptr || (last != 0 && now - last < kRefreshPeriodNs) ||
@@ -66,7 +66,9 @@ namespace IngestPerf
           return;
         }
         // The statistics only, not a whole Collect: this runs inside Orthanc's answer to
-        // /tools/metrics-prometheus, on an HTTP thread with a small stack.
+        // /tools/metrics-prometheus, on an HTTP thread with a small stack. What the hooks queued is
+        // recorded first, as every route does (the plugin's thread records it at its next wake).
+        state->recorder.Drain();
         const std::unique_ptr<StatsSnapshot> snapshot(new StatsSnapshot(state->stats.Snapshot(now)));
         std::unique_ptr<WindowSnapshot> lastMinute;
         if (state->stats.HasWindows())
