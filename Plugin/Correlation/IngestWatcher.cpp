@@ -108,6 +108,16 @@ namespace IngestPerf
   }
 
 
+  void IngestWatcher::SignalOnce(std::atomic<bool>& wanted)
+  {
+    // A load first: the requests that find it raised write nothing, not even the flag's line.
+    if (!wanted.load(std::memory_order_relaxed) && !wanted.exchange(true, std::memory_order_acq_rel))
+    {
+      Signal();
+    }
+  }
+
+
   void IngestWatcher::WakeIfSleeping()
   {
     // The common case is a fence and one load of a line the thread writes twice per idle period. The
@@ -123,37 +133,27 @@ namespace IngestPerf
 
   void IngestWatcher::RequestReading(int64_t)
   {
-    if (!readingWanted_.load(std::memory_order_relaxed) && !readingWanted_.exchange(true, std::memory_order_acq_rel))
-    {
-      Signal();
-    }
+    SignalOnce(readingWanted_);
   }
 
 
   void IngestWatcher::RequestDrain()
   {
-    if (!drainWanted_.load(std::memory_order_relaxed) && !drainWanted_.exchange(true, std::memory_order_acq_rel))
-    {
-      Signal();
-    }
+    SignalOnce(drainWanted_);
   }
 
 
   void IngestWatcher::RequestCheck()
   {
-    if (!checkWanted_.load(std::memory_order_relaxed) && !checkWanted_.exchange(true, std::memory_order_acq_rel))
-    {
-      Signal();
-    }
+    SignalOnce(checkWanted_);
   }
 
 
   void IngestWatcher::TickIfDue(int64_t nowNs)
   {
-    if (nowNs >= tickDueNs_.load(std::memory_order_relaxed) && !tickWanted_.load(std::memory_order_relaxed) &&
-        !tickWanted_.exchange(true, std::memory_order_acq_rel))
+    if (nowNs >= tickDueNs_.load(std::memory_order_relaxed))
     {
-      Signal();
+      SignalOnce(tickWanted_);
     }
   }
 

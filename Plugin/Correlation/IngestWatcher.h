@@ -141,6 +141,8 @@ namespace IngestPerf
     // When the thread must wake next (INT64_MAX: only when signalled).
     int64_t NextWakeNs(bool idle, int64_t nextTickNs) const;
     void Signal();  // an eventfd write
+    // Raises `wanted` and signals, unless it was up already (the thread has not served it yet).
+    void SignalOnce(std::atomic<bool>& wanted);
     // The CPU time of one pass of the loop: to ingest's (active: Orthanc ingests, or the pass served
     // a request; ticked: it ran a tick), or to the wakes that found Orthanc idle.
     void Account(int64_t cpuNs, bool active, bool ticked);

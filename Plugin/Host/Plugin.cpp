@@ -249,13 +249,10 @@ namespace
     hooks.checkConnections = [ingest](int64_t nowNs) { return ingest->CheckConnections(nowNs); };
     watcher.reset(new IngestWatcher(static_cast<uint16_t>(status.configuration.dicomPort),
                                     static_cast<uint16_t>(status.configuration.httpPort), std::move(hooks)));
-    ingest->dicomStored = [](int64_t nowNs, bool unknown) {
+    ingest->readingWanted = [](int64_t nowNs) {
       if (IngestWatcher* active = ActiveIngestWatcher())
       {
-        if (unknown)
-        {
-          active->RequestReading(nowNs);
-        }
+        active->RequestReading(nowNs);
       }
     };
     ingest->checkedSince = [](int64_t ns) {

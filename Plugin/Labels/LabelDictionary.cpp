@@ -218,7 +218,7 @@ namespace IngestPerf
   }
 
 
-  void LabelDictionary::Turn(uint32_t keepUsedSince)
+  void LabelDictionary::Rotate(uint32_t keepUsedSince)
   {
     // The other table, unused since the Rotate before the last (nothing interns into it), receives
     // the values kept, at their ids; the slots a kept value's lookup passes from its hash are
@@ -259,12 +259,6 @@ namespace IngestPerf
   }
 
 
-  void LabelDictionary::Rotate(uint32_t keepUsedSince)
-  {
-    Turn(keepUsedSince);
-  }
-
-
   void LabelDictionary::MarkUsed(LabelId id, uint32_t second)
   {
     const size_t index = id - kFirstValueLabel;
@@ -289,7 +283,7 @@ namespace IngestPerf
 
   void LabelDictionary::Clear()
   {
-    Turn(kKeepNone);  // the table of before is not asked again (LabelCatalog: nothing was interned since)
+    Rotate(kKeepNone);  // the table of before is not asked again (LabelCatalog: nothing was interned since)
     overflowed_.store(0, std::memory_order_relaxed);
     contended_.store(0, std::memory_order_relaxed);
     withheld_.store(0, std::memory_order_relaxed);

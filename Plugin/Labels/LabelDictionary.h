@@ -77,8 +77,6 @@ namespace IngestPerf
 
     LabelId InternCut(const char* value, size_t length, size_t wholeLength, bool admit);
 
-    void Turn(uint32_t keepUsedSince);
-
     Entry* Current() const { return tables_[generation_.load(std::memory_order_acquire) & 1].get(); }
     const Entry* Previous() const { return tables_[(generation_.load(std::memory_order_acquire) + 1) & 1].get(); }
 

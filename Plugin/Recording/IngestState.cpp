@@ -118,9 +118,9 @@ namespace IngestPerf
     later = checkSinceNs != 0 && checkedSince && !checkedSince(checkSinceNs);
     bool stale = false;
     const uint64_t cookie = later ? 0 : connections.Attribute(peer, remoteAet, atNs, stale);
-    if (dicomStored && (atNs == DicomConnections::kNow || stale))
+    if (stale && readingWanted)
     {
-      dicomStored(nowNs, stale);  // stale: a new association, which the plugin's thread reads
+      readingWanted(nowNs);  // a new association, which the plugin's thread reads
     }
     return cookie;
   }

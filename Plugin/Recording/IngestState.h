@@ -68,9 +68,9 @@ namespace IngestPerf
     DicomConnections connections;
     StorageCondition storageCondition;
     StorageLimits storageLimits;
-    // Tells the plugin's thread that a C-STORE instance was stored, and whether its connection was
-    // not known (then a reading of Orthanc's connections soon). Set by the entry point.
-    std::function<void(int64_t nowNs, bool unknown)> dicomStored;
+    // Tells the plugin's thread that a C-STORE instance's connection was not known: a reading of
+    // Orthanc's connections soon. Set by the entry point.
+    std::function<void(int64_t nowNs)> readingWanted;
     // Whether the plugin's thread has checked the DICOM connections since `ns` (a check that started
     // after it). Set by the entry point; unset, always.
     std::function<bool(int64_t ns)> checkedSince;

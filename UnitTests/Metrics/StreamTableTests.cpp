@@ -156,22 +156,32 @@ TEST(StreamTable, SeriesWithoutOutcomeIsReadAndReset)
   });
 }
 
+namespace
+{
+  // Three calling AETs over C-STORE, with 1, 2 and 3 instances stored in 1, 2 and 3 ms.
+  std::vector<InstanceLabels> ThreeSendersStored(StreamTable& table)
+  {
+    std::vector<InstanceLabels> labels(3);
+    for (size_t i = 0; i < labels.size(); i++)
+    {
+      labels[i].SetTransport(Transport::Dicom);
+      labels[i].Set(LabelDimension::RemoteAet, static_cast<LabelId>(kFirstValueLabel + i));
+      for (size_t n = 0; n <= i; n++)
+      {
+        InstanceMeasurement measurement;
+        measurement.hasTimeline = true;
+        measurement.Set(Phase::ServerTotal, 1000000 * int64_t(1 + i));
+        table.FindOrInsert(labels[i]).RecordStored(measurement);
+      }
+    }
+    return labels;
+  }
+}
+
 TEST(StreamTable, LabelsThatAgeOutAreFoldedIntoTheOverflowStreamWithExactSums)
 {
   StreamTable table(8);
-  std::vector<InstanceLabels> labels(3);
-  for (size_t i = 0; i < labels.size(); i++)
-  {
-    labels[i].SetTransport(Transport::Dicom);
-    labels[i].Set(LabelDimension::RemoteAet, static_cast<LabelId>(kFirstValueLabel + i));
-    for (size_t n = 0; n <= i; n++)
-    {
-      InstanceMeasurement measurement;
-      measurement.hasTimeline = true;
-      measurement.Set(Phase::ServerTotal, 1000000 * int64_t(1 + i));
-      table.FindOrInsert(labels[i]).RecordStored(measurement);  // 1, 2 and 3 instances
-    }
-  }
+  const std::vector<InstanceLabels> labels = ThreeSendersStored(table);
   EXPECT_EQ(3u, table.Folded() + table.Used());
   EXPECT_EQ(3u, table.FoldIntoOverflow());
   EXPECT_EQ(0u, table.Used());
@@ -202,16 +212,7 @@ TEST(StreamTable, LabelsThatAgeOutAreFoldedIntoTheOverflowStreamWithExactSums)
 TEST(StreamTable, TheStreamsOfKeptLabelsGoOnWhenTheOthersAreFolded)
 {
   StreamTable table(8);
-  std::vector<InstanceLabels> labels(3);
-  for (size_t i = 0; i < labels.size(); i++)
-  {
-    labels[i].SetTransport(Transport::Dicom);
-    labels[i].Set(LabelDimension::RemoteAet, static_cast<LabelId>(kFirstValueLabel + i));
-    for (size_t n = 0; n <= i; n++)
-    {
-      table.FindOrInsert(labels[i]).RecordOutcome(Outcome::Stored);  // 1, 2 and 3 instances
-    }
-  }
+  const std::vector<InstanceLabels> labels = ThreeSendersStored(table);
   const LabelId kept = static_cast<LabelId>(kFirstValueLabel + 2);
   EXPECT_EQ(
     2u, table.FoldIntoOverflow([kept](const InstanceLabels& l) { return l.Get(LabelDimension::RemoteAet) == kept; }));
