@@ -93,22 +93,19 @@ BENCHMARK(BM_ClockRead);
 
 
 // One reading of the thread's clocks at a bound of a split instance's phases (Platform/ThreadClocks):
-// the CPU clock (a system call) and the run delay (a pread of /proc/thread-self/schedstat). Wall
-// time and the thread's CPU time, kernel included: what it adds to pluginCost per reading.
+// the CPU clock (a system call) and the run delay (open, read and close /proc/thread-self/schedstat).
+// Wall time and the thread's CPU time, kernel included: what it adds to pluginCost per reading.
 static void BM_ThreadClocksRead(benchmark::State& state)
 {
-  int fd = -1;
   ThreadClockReading reading;
-  ReadThreadClocks(fd, reading);  // opened once, as on a thread's first split instance
   const int64_t cpuStart = ThreadCpuNowNs();
   for (auto _ : state)
   {
-    ReadThreadClocks(fd, reading);
+    ReadThreadClocks(reading);
     benchmark::DoNotOptimize(reading);
   }
   state.counters["cpuNsPerReading"] =
     static_cast<double>(ThreadCpuNowNs() - cpuStart) / static_cast<double>(state.iterations());
-  CloseThreadClocks(fd);
 }
 BENCHMARK(BM_ThreadClocksRead);
 

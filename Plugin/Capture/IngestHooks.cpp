@@ -480,7 +480,7 @@ namespace IngestPerf
     ThreadClockReading reading;
     if (timeline.ClocksDue(event, partsPeriod, ingestRoute))
     {
-      ReadThreadClocks(timeline.ClockFile(), reading);
+      ReadThreadClocks(reading);
     }
     return reading;
   }

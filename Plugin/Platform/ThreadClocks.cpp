@@ -66,38 +66,24 @@ namespace IngestPerf
   }
 
 
-  void ReadThreadClocks(int& schedstatFd, ThreadClockReading& reading)
+  void ReadThreadClocks(ThreadClockReading& reading)
   {
     reading.cpuNs = ThreadCpuNowNs();
     reading.runDelayNs = ThreadClockReading::kUnknown;
-    if (schedstatFd == -1)
+    if (RunDelayUnavailableReason() != nullptr)
     {
-      const int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-      schedstatFd = fd >= 0 ? fd : kNoSchedstat;
+      return;
     }
-    if (schedstatFd >= 0)
+    const int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    int64_t delay = 0;
+    if (fd >= 0 && ReadRunDelay(fd, delay))
     {
-      int64_t delay = 0;
-      if (ReadRunDelay(schedstatFd, delay))
-      {
-        reading.runDelayNs = delay;
-      }
-      else
-      {
-        CloseThreadClocks(schedstatFd);
-        schedstatFd = kNoSchedstat;
-      }
+      reading.runDelayNs = delay;
     }
-  }
-
-
-  void CloseThreadClocks(int& schedstatFd)
-  {
-    if (schedstatFd >= 0)
+    if (fd >= 0)
     {
-      close(schedstatFd);
+      close(fd);
     }
-    schedstatFd = -1;
   }
 
 

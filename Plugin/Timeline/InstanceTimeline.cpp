@@ -59,14 +59,7 @@ namespace IngestPerf
     storage_(0),
     lastTransport_(static_cast<uint8_t>(Transport::Rest))
   {
-    clockFile_ = -1;
     Reset();
-  }
-
-
-  InstanceTimeline::~InstanceTimeline()
-  {
-    CloseThreadClocks(clockFile_);
   }
 
 
@@ -85,8 +78,6 @@ namespace IngestPerf
     segmentsOpened_ = 0;
     segmentCounted_ = false;
     clocks_ = InstanceClocks();
-    // The next thread on this slot opens its own file: the descriptor names this thread's.
-    CloseThreadClocks(clockFile_);
     lastStoredNs_ = 0;
     lastStoredClocks_ = ThreadClockReading();
     lastStoredConnection_ = 0;

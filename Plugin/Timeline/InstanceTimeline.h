@@ -192,7 +192,6 @@ namespace IngestPerf
   {
   public:
     InstanceTimeline();
-    ~InstanceTimeline();
     InstanceTimeline(const InstanceTimeline&) = delete;
     InstanceTimeline& operator=(const InstanceTimeline&) = delete;
 
@@ -239,9 +238,6 @@ namespace IngestPerf
     // (Stored): the OnStoredInstance callbacks of the plugins loaded after it run in between.
     void OwnStored(int64_t nowNs, const ThreadClockReading& clocks = ThreadClockReading());
     void Stored(const StoredEvent& event, TimelineSink& sink, const ThreadClockReading& clocks = ThreadClockReading());
-
-    // This thread's descriptor of its schedstat file (Platform/ThreadClocks), owned by the timeline.
-    int& ClockFile() { return clockFile_; }
 
     bool HasOpenInstance() const { return stage_ == Stage::Received || stage_ == Stage::Filtered; }
     Transport OpenTransport() const { return transport_; }
@@ -333,7 +329,6 @@ namespace IngestPerf
     uint64_t segmentsOpened_;
     bool segmentCounted_;  // the open HTTP request's first segment is opened (counted) already
     InstanceClocks clocks_;
-    int clockFile_;
     // The thread's last OnStored and its clocks (when read), and the HTTP connection of its request:
     // the start of the gap before the next instance.
     int64_t lastStoredNs_;
