@@ -65,7 +65,8 @@ namespace IngestPerf
     // "(none)", a fixed dimension): what counts under them goes on under the same names.
     bool Kept(const InstanceLabels& labels) const;
     // The values of `labels` (of the current generation) were used at `atNs` (monotonic): the
-    // plugin's thread, recording an instance or a request.
+    // plugin's thread recording an instance, or the thread that counts a request that ended without
+    // one (two loads and a store per value, in the plugin's own memory).
     void MarkUsed(const InstanceLabels& labels, int64_t atNs);
     uint64_t Rotations() const { return rotations_.load(std::memory_order_relaxed); }  // since the reset
     int64_t LastRotationNs() const { return currentSinceNs_.load(std::memory_order_relaxed); }

@@ -57,8 +57,9 @@ namespace IngestPerf
     static constexpr uint32_t kKeepNone = UINT32_MAX;
     // Whether the last Rotate kept the value of `id` (false after a Clear).
     bool Kept(LabelId id) const;
-    // The value of `id` was used at `second` (the plugin's thread, recording an instance: its time,
-    // in whole seconds). Not on the ingest path.
+    // The value of `id` was used at `second` (its time, in whole seconds): the plugin's thread
+    // recording an instance, or the thread counting a request that ended without one (two loads and
+    // a relaxed store; a later second wins over an earlier one but for a race of the same second).
     void MarkUsed(LabelId id, uint32_t second);
 
     size_t Capacity() const { return capacity_; }

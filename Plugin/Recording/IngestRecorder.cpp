@@ -499,6 +499,7 @@ namespace IngestPerf
       }
     }
     const InstanceLabels labels = labels_.InternEnded(record.transport, who);
+    labels_.MarkUsed(labels, record.endedNs);  // a sender whose stores all fail stays named too
     stats_.RecordOutcome(outcome, labels, record.endedNs);
     if (outcome == Outcome::Failed)
     {

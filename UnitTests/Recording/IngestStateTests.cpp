@@ -135,6 +135,30 @@ TEST(IngestState, AnOutcomeRecordedByItsThreadIsNotCountedTwice)
 }
 
 
+// An ageing keeps the values used in the last minute: those of requests that ended without an
+// instance too (a client whose uploads all fail is named across it, as one whose uploads are stored).
+TEST(IngestState, AClientWhoseUploadsAllFailedLatelyKeepsItsNameAcrossAnAgeing)
+{
+  IngestState pipeline(SmallConfiguration());
+  PluginStatus status;
+  const LabelId failing = pipeline.labels.InternValue(LabelDimension::RemoteIp, "10.0.0.9");
+  const LabelId gone = pipeline.labels.InternValue(LabelDimension::RemoteIp, "10.0.0.10");  // nothing since
+  InstanceTimeline& timeline = pipeline.timelines.ForCurrentThread();
+  const int64_t start = MonotonicNowNs();
+  timeline.HttpRequest(start, true, true, Transport::Rest, pipeline.recorder, false, failing);
+  timeline.Received(start + 1, Transport::Rest, 7, false, nullptr, pipeline.recorder);
+  timeline.HttpRequest(start + 2, false, false, Transport::Rest, pipeline.recorder);  // its next request
+  EXPECT_EQ(1u, RestOutcome(pipeline.Collect(StatsQuery(), status), Outcome::NotDicom));
+  const uint32_t before = pipeline.labels.Generation();
+  pipeline.recorder.AgeLabels(start);  // the values used since the request started stay
+  // Named in the tables as they are now, before anything is interned again.
+  EXPECT_EQ("10.0.0.9", pipeline.labels.Name(LabelDimension::RemoteIp, failing));
+  EXPECT_NE("10.0.0.10", pipeline.labels.Name(LabelDimension::RemoteIp, gone));
+  EXPECT_EQ("10.0.0.10", pipeline.labels.Name(LabelDimension::RemoteIp, gone, before));  // of the tables before
+  EXPECT_EQ(failing, pipeline.labels.InternValue(LabelDimension::RemoteIp, "10.0.0.9"));
+}
+
+
 // The recorder keeps each instance's whole timeline in the recent ring, once, with its Orthanc ID
 // and thread; /perf/slowest ranks the stored ones that match, and a reset empties it.
 TEST(IngestState, RecentInstancesFromTheRecorderToCollectSlowest)
