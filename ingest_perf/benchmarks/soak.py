@@ -18,6 +18,7 @@ B's counts against the truth before the reset and at the end; the share of the c
 last minute that B names. As root it runs in a network namespace of its own, like process_cpu.
 """
 import argparse
+import collections
 import contextlib
 import json
 import os
@@ -265,6 +266,17 @@ def run(args, files, root):
         result["associations"] = sum(r["finished"] + r["inProgress"] for r in stats["associations"]["byRemoteAet"])
         result["associationsSent"] = sum(1 for n, (_, kind, _, _) in enumerate(events)
                                          if kind.startswith("dicom") and n > result["resetAfterEvent"])
+        if result["associations"] != result["associationsSent"]:
+            # Which rows differ from what was sent under their calling AET (all of them for the
+            # "(other)" and "(aged out)" rows), for whoever looks into it.
+            sent = collections.Counter(aet for n, (_, kind, _, aet) in enumerate(events)
+                                       if kind.startswith("dicom") and n > result["resetAfterEvent"])
+            result["associationRowsDiffering"] = [
+                dict(row, sent=sent.get(row["remoteAet"])) for row in stats["associations"]["byRemoteAet"]
+                if row["finished"] + row["inProgress"] != sent.get(row["remoteAet"])]
+            for row in result["associationRowsDiffering"]:
+                for key in ("instancesPerAssociation", "durationMs", "gap"):
+                    row.pop(key, None)
         result["memoryAtEnd"] = memory(a, b, c)
         result["bAtEnd"] = threads_and_descriptors(b)
         result["aAtEnd"] = threads_and_descriptors(a)
@@ -291,7 +303,9 @@ def render(result):
         "threads/descriptors: B start %s, at reset %s, end %s; A start %s, end %s" % (
             result["bAtStart"], result.get("bAtReset"), result["bAtEnd"], result["aAtStart"], result["aAtEnd"]),
         "counts against the truth: before the reset %s, at the end %s" % (result.get("beforeReset"), result["atEnd"]),
-        "associations since the reset: B %d, sent %d" % (result["associations"], result["associationsSent"]),
+        "associations since the reset: B %d, sent %d%s" % (
+            result["associations"], result["associationsSent"],
+            "; rows differing: %s" % result["associationRowsDiffering"] if "associationRowsDiffering" in result else ""),
         "calling AETs of the last minute named: %.0f%%; labels %s" % (100 * result["lastMinuteAetsNamed"],
                                                                        result["labels"]),
     ]
