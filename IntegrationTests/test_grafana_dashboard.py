@@ -91,7 +91,7 @@ def test_names_only_what_the_plugin_exports(orthanc, series_factory):
         used |= metrics
     # the three queries of the README are there
     assert {"orthanc_ingest_instances_total", "orthanc_ingest_phase_duration_seconds_bucket",
-            "orthanc_ingest_stream_duration_seconds_sum"} <= used
+            "orthanc_ingest_association_gap_seconds_by_remote_aet_sum"} <= used
 
 
 def test_prometheus_evaluates_every_query(orthanc, series_factory, tmp_path):
@@ -102,9 +102,9 @@ def test_prometheus_evaluates_every_query(orthanc, series_factory, tmp_path):
         orthanc.storescu(series_factory(12, 52, size=64), calling_aet="CT01")
         prometheus.wait_for(lambda: prometheus.scalar('sum(orthanc_ingest_instances_total{outcome="stored"})') == 12,
                             "the ingest scraped")
-        # a second sample of the labelled streams, which appeared with the ingest
+        # a second sample of the per-sender figures, which appeared with the ingest
         prometheus.wait_for(lambda: prometheus.scalar(
-            'count_over_time(orthanc_ingest_stream_instances_total{outcome="stored"}[1m])') >= 2, "two samples")
+            'count_over_time(orthanc_ingest_instances_by_remote_aet_total{outcome="stored"}[1m])') >= 2, "two samples")
         for title, expr in expressions():
             assert prometheus.query(expr), (title, expr)
     finally:

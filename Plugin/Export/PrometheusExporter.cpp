@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,7 +53,7 @@ namespace IngestPerf
     std::vector<PrometheusBucketBound> MakeLadder()
     {
       std::vector<PrometheusBucketBound> ladder;
-      for (uint64_t decade = 10000; decade <= uint64_t(100000000000); decade *= 10)
+      for (uint64_t decade = 100000; decade <= uint64_t(100000000000); decade *= 10)
       {
         for (uint64_t step : {1, 2, 5})
         {
@@ -182,12 +183,6 @@ namespace IngestPerf
       return ladder;
     }
 
-    const Ladder& StreamLadder()
-    {
-      static const Ladder ladder(PrometheusStreamLadder());
-      return ladder;
-    }
-
     void AppendHistogram(PrometheusText& out, const char* name, const std::string& labels,
                          const HistogramSnapshot& histogram, const Ladder& steps)
     {
@@ -211,6 +206,16 @@ namespace IngestPerf
       out += '\n';
     }
 
+    void AppendSummary(PrometheusText& out, const char* name, const std::string& labels, uint64_t count, uint64_t ns)
+    {
+      AppendSample(out, name, "_sum", labels, nullptr, std::string());
+      AppendSeconds(out, ns);
+      out += '\n';
+      AppendSample(out, name, "_count", labels, nullptr, std::string());
+      AppendUnsigned(out, count);
+      out += '\n';
+    }
+
     std::string TransportLabel(Transport transport)
     {
       return std::string("transport=\"") + TransportName(transport) + '"';
@@ -227,24 +232,6 @@ namespace IngestPerf
         return result;
       }();
       return names;
-    }
-
-    std::string StreamLabels(const InstanceLabels& stream, const LabelCatalog& catalog, bool hashPeers)
-    {
-      std::string labels;
-      for (size_t d = 0; d < kLabelDimensions; d++)
-      {
-        const LabelDimension dimension = static_cast<LabelDimension>(d);
-        if (d != 0)
-        {
-          labels += ',';
-        }
-        labels += SnakeCaseLabelNames()[d];
-        labels += "=\"";
-        AppendEscaped(labels, ExportedLabelValue(dimension, catalog.Name(dimension, stream.Get(dimension)), hashPeers));
-        labels += '"';
-      }
-      return labels;
     }
 
     bool HasInstances(const TransportSnapshot& transport)
@@ -324,29 +311,51 @@ namespace IngestPerf
       // Only what can be measured: a phase the running mode cannot time on a transport (off by
       // configuration, or never observable there) is left out rather than exported as zeros, and a
       // transport's histograms appear with its first instance. An idle scrape stays small.
-      const char* durations = "orthanc_ingest_phase_duration_seconds";
-      AppendHeader(out, durations, "histogram",
-                   "Duration of each ingest phase per transport, since the plugin started or the last "
-                   "POST /perf/reset; the phases measured in the running mode (/perf/stats says why the others "
-                   "are not), from the transport's first instance.");
+      struct Measured
+      {
+        std::string labels;
+        Phase phase;
+        const HistogramSnapshot* histogram;
+      };
+      std::vector<Measured> measured;
       for (size_t t = 0; t < kTransportCount; t++)
       {
         const Transport which = static_cast<Transport>(t);
-        const TransportSnapshot& transport = snapshot.transports[t];
-        if (!HasInstances(transport))
+        if (!HasInstances(snapshot.transports[t]))
         {
           continue;
         }
         for (size_t p = 0; p < kPhaseCount; p++)
         {
           const Phase phase = static_cast<Phase>(p);
-          if (status != nullptr && PhaseUnobservableReason(*status, &which, phase) != nullptr)
+          if (status == nullptr || PhaseUnobservableReason(*status, &which, phase) == nullptr)
           {
-            continue;
+            measured.push_back(Measured{TransportLabel(which) + ",phase=\"" + DefinitionOf(phase).name + '"', phase,
+                                        &snapshot.transports[t].phases[p]});
           }
-          const std::string labels = TransportLabel(which) + ",phase=\"" + DefinitionOf(phase).name + '"';
-          AppendHistogram(out, durations, labels, transport.phases[p], TransportLadder());
         }
+      }
+      // Buckets for what an operator alerts on (the whole store, the waits between a sender's
+      // instances); a sum and a count for every phase, whose rates give its mean.
+      const char* durations = "orthanc_ingest_phase_duration_seconds";
+      AppendHeader(out, durations, "histogram",
+                   "serverTotal, associationGap and requestGap per transport, since the plugin started or the last "
+                   "POST /perf/reset, from the transport's first instance (every phase's mean: "
+                   "orthanc_ingest_phase_seconds).");
+      for (const Measured& row : measured)
+      {
+        if (row.phase == Phase::ServerTotal || row.phase == Phase::AssociationGap || row.phase == Phase::RequestGap)
+        {
+          AppendHistogram(out, durations, row.labels, *row.histogram, TransportLadder());
+        }
+      }
+      const char* phases = "orthanc_ingest_phase_seconds";
+      AppendHeader(out, phases, "summary",
+                   "Time of each ingest phase per transport: _sum / _count is its mean; the phases measured in the "
+                   "running mode (/perf/stats says why the others are not), from the transport's first instance.");
+      for (const Measured& row : measured)
+      {
+        AppendSummary(out, phases, row.labels, row.histogram->Count(), row.histogram->Sum());
       }
       AppendPartFamilies(out, snapshot, status);
 
@@ -401,46 +410,94 @@ namespace IngestPerf
       }
     }
 
-    void AppendStreamFamilies(PrometheusText& out, const IngestReport& report, bool hashPeers)
-    {
-      const char* durations = "orthanc_ingest_stream_duration_seconds";
-      const char* instances = "orthanc_ingest_stream_instances_total";
-      std::vector<std::string> labels;
-      labels.reserve(report.eachStream.size());
-      for (const auto& stream : report.eachStream)
-      {
-        labels.push_back(StreamLabels(stream.first, *report.catalog, hashPeers));
-      }
+    // Per sender, one label at a time: the calling AET and the client's address, over every
+    // transport (the per-transport figures are above). Counters and sums only, no buckets: with every
+    // table full (MaxLabelValues values of each) the whole answer stays under 100 KB, where a
+    // histogram per label set (MaxStreams of them, 8 labels each) made 0.7 MB. GET /perf/stats?groupBy=
+    // has every label (the SOP class and the syntaxes too) and their quantiles.
+    constexpr LabelDimension kExportedDimensions[] = {LabelDimension::RemoteAet, LabelDimension::RemoteIp};
 
-      AppendHeader(out, durations, "histogram",
-                   "serverTotal and associationGap per labelled stream (one combination of the labels of "
-                   "docs/labels.md, at most MaxStreams).");
-      for (size_t s = 0; s < report.eachStream.size(); s++)
+    struct LabelSums
+    {
+      std::array<uint64_t, kOutcomeCount> outcomes{};
+      uint64_t serverCount = 0;
+      uint64_t serverNs = 0;
+      uint64_t gapCount = 0;
+      uint64_t gapNs = 0;
+    };
+
+    void AppendLabelFamilies(PrometheusText& out, const IngestReport& report, bool hashPeers)
+    {
+      const LabelCatalog& catalog = *report.catalog;
+      for (LabelDimension dimension : kExportedDimensions)
       {
-        for (size_t p = 0; p < kPhaseCount; p++)
+        // By the labels' text: the label sets that differ in the other labels add up, and so do ids of
+        // two generations of the tables that name one value.
+        std::map<std::string, LabelSums> rows;
+        for (const auto& stream : report.eachStream)
         {
-          const Phase phase = static_cast<Phase>(p);
-          const HistogramSnapshot& histogram = report.eachStream[s].second.phases[p];
-          if (IsPerStreamPhase(phase) && histogram.Count() != 0)
+          const InstanceLabels& labels = stream.first;
+          std::string key = SnakeCaseLabelNames()[static_cast<size_t>(dimension)];
+          key += "=\"";
+          AppendEscaped(key, ExportedLabelValue(dimension, catalog.Name(dimension, labels.Get(dimension)), hashPeers));
+          key += '"';
+          LabelSums& row = rows[key];
+          const TransportSnapshot& figures = stream.second;
+          for (size_t o = 0; o < kOutcomeCount; o++)
           {
-            AppendHistogram(out, durations, labels[s] + ",phase=\"" + DefinitionOf(phase).name + '"', histogram,
-                            StreamLadder());
+            row.outcomes[o] += figures.outcomes[o];
+          }
+          const HistogramSnapshot& server = figures.phases[static_cast<size_t>(Phase::ServerTotal)];
+          const HistogramSnapshot& gap = figures.phases[static_cast<size_t>(Phase::AssociationGap)];
+          row.serverCount += server.Count();
+          row.serverNs += server.Sum();
+          row.gapCount += gap.Count();
+          row.gapNs += gap.Sum();
+        }
+        if (rows.empty())
+        {
+          continue;
+        }
+        const std::string label = SnakeCaseLabelNames()[static_cast<size_t>(dimension)];
+        const std::string instances = "orthanc_ingest_instances_by_" + label + "_total";
+        AppendHeader(
+          out, instances.c_str(), "counter",
+          ("Instances per " + label + " (docs/labels.md) and outcome, every transport; the outcomes seen.").c_str());
+        for (const auto& row : rows)
+        {
+          for (size_t o = 0; o < kOutcomeCount; o++)
+          {
+            if (row.second.outcomes[o] != 0)
+            {
+              AppendSample(out, instances.c_str(), "", row.first, "outcome",
+                           DefinitionOf(static_cast<Outcome>(o)).name);
+              AppendUnsigned(out, row.second.outcomes[o]);
+              out += '\n';
+            }
           }
         }
-      }
-
-      AppendHeader(out, instances, "counter",
-                   "Instances per labelled stream and outcome; outcomes never seen are left out.");
-      for (size_t s = 0; s < report.eachStream.size(); s++)
-      {
-        for (size_t o = 0; o < kOutcomeCount; o++)
+        const std::string server = "orthanc_ingest_server_total_seconds_by_" + label;
+        AppendHeader(out, server.c_str(), "summary",
+                     ("serverTotal of the stored instances per " + label +
+                      ", every transport: _sum / _count is its mean (quantiles: GET /perf/stats?groupBy=).")
+                       .c_str());
+        for (const auto& row : rows)
         {
-          const uint64_t count = report.eachStream[s].second.outcomes[o];
-          if (count != 0)
+          if (row.second.serverCount != 0)
           {
-            AppendSample(out, instances, "", labels[s], "outcome", DefinitionOf(static_cast<Outcome>(o)).name);
-            AppendUnsigned(out, count);
-            out += '\n';
+            AppendSummary(out, server.c_str(), row.first, row.second.serverCount, row.second.serverNs);
+          }
+        }
+        const std::string gap = "orthanc_ingest_association_gap_seconds_by_" + label;
+        AppendHeader(out, gap.c_str(), "summary",
+                     ("associationGap (C-STORE: from one instance's answer to the next instance) per " + label +
+                      ": _sum / _count is its mean.")
+                       .c_str());
+        for (const auto& row : rows)
+        {
+          if (row.second.gapCount != 0)
+          {
+            AppendSummary(out, gap.c_str(), row.first, row.second.gapCount, row.second.gapNs);
           }
         }
       }
@@ -583,23 +640,6 @@ namespace IngestPerf
   }
 
 
-  const std::vector<PrometheusBucketBound>& PrometheusStreamLadder()
-  {
-    static const std::vector<PrometheusBucketBound> ladder = [] {
-      std::vector<PrometheusBucketBound> steps;
-      for (const PrometheusBucketBound& bound : PrometheusLadder())
-      {
-        if (bound.nominalNs >= uint64_t(1000000) && bound.nominalNs <= uint64_t(20000000000))
-        {
-          steps.push_back(bound);
-        }
-      }
-      return steps;
-    }();
-    return ladder;
-  }
-
-
   bool IsPerStreamPhase(Phase phase)
   {
     return phase == Phase::ServerTotal || phase == Phase::AssociationGap;
@@ -666,7 +706,7 @@ namespace IngestPerf
     AppendTransportFamilies(out, report.snapshot, report.status);
     if (report.catalog != nullptr)
     {
-      AppendStreamFamilies(out, report, hashPeers);
+      AppendLabelFamilies(out, report, hashPeers);
     }
     AppendNowFamilies(out, report);
     if (diagnosis != nullptr)

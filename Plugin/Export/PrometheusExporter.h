@@ -18,8 +18,9 @@ namespace IngestPerf
   constexpr const char* kPrometheusContentType = "text/plain; version=0.0.4";
 
   // One `le` of the fixed ladder: the internal bucket boundary just at or below a 1-2-5 step from
-  // 10 us to 100 s. Durations are whole nanoseconds, so "<= boundary - 1 ns" counts exactly the
-  // buckets below the boundary: every exported cumulative count is exact.
+  // 100 us to 100 s (a store or a gap below 100 us is in the first bucket). Durations are whole
+  // nanoseconds, so "<= boundary - 1 ns" counts exactly the buckets below the boundary: every
+  // exported cumulative count is exact.
   struct PrometheusBucketBound
   {
     uint64_t nominalNs;   // the 1-2-5 step
@@ -29,13 +30,8 @@ namespace IngestPerf
   };
 
   const std::vector<PrometheusBucketBound>& PrometheusLadder();
-  // The labelled streams' ladder: the steps of PrometheusLadder from 1 ms to 20 s (14 of its 22).
-  // A stream's histogram is repeated for up to MaxStreams label sets of 8 labels each: with every
-  // table full they were 92% of the answer's megabyte, which Orthanc also gzips for most scrapers.
-  // Below 1 ms a stream's serverTotal or gap says nothing a sender can act on; above 20 s, +Inf.
-  const std::vector<PrometheusBucketBound>& PrometheusStreamLadder();
-
-  // The phases each labelled stream exports as a histogram (the per-transport ones export all).
+  // The phases of the labelled streams that the per-label figures sum (serverTotal and associationGap;
+  // the per-transport histograms export every phase).
   bool IsPerStreamPhase(Phase phase);
 
   // Into the answer's own pages (the route's); the same text as a string (the tests').

@@ -28,8 +28,8 @@
 
 namespace IngestPerf
 {
-  // Every labelled stream's snapshot (GET /perf/metrics: 180 KB with MaxStreams 128), in pages of
-  // their own (MappedAllocator).
+  // Every labelled stream's snapshot (GET /perf/metrics sums them per sender: 180 KB with MaxStreams
+  // 128), in pages of their own (MappedAllocator).
   using StreamSnapshots = std::vector<std::pair<InstanceLabels, TransportSnapshot>,
                                       MappedAllocator<std::pair<InstanceLabels, TransportSnapshot>>>;
 

@@ -3,9 +3,13 @@
 #include "Export/PrometheusExporter.h"
 #include "Labels/PeerPseudonym.h"
 #include "Metrics/Histogram.h"
+#include "Vocabulary/DicomUids.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -86,8 +90,8 @@ namespace
 TEST(PrometheusExporter, LadderIsIncreasingAndMadeOfBucketBoundaries)
 {
   const std::vector<PrometheusBucketBound>& ladder = PrometheusLadder();
-  ASSERT_EQ(22u, ladder.size());  // 1-2-5 from 10 us to 100 s
-  EXPECT_EQ(10000u, ladder.front().nominalNs);
+  ASSERT_EQ(19u, ladder.size());  // 1-2-5 from 100 us to 100 s
+  EXPECT_EQ(100000u, ladder.front().nominalNs);
   EXPECT_EQ(uint64_t(100000000000), ladder.back().nominalNs);
   for (size_t i = 0; i < ladder.size(); i++)
   {
@@ -100,7 +104,7 @@ TEST(PrometheusExporter, LadderIsIncreasingAndMadeOfBucketBoundaries)
       EXPECT_GT(ladder[i].boundaryNs, ladder[i - 1].boundaryNs);
     }
   }
-  EXPECT_EQ("0.000999423", ladder[6].le);  // 1 ms: 122 x 8192 ns is the bucket boundary below it
+  EXPECT_EQ("0.000999423", ladder[3].le);  // 1 ms: 122 x 8192 ns is the bucket boundary below it
 }
 
 
@@ -139,7 +143,7 @@ TEST(PrometheusExporter, EveryLineIsHelpTypeOrAWellFormedSample)
   fixture.AddStream(Transport::Rest, nullptr, {5 * kMs}, 1);
   const std::string text = ExportPrometheus(fixture.report);
   const std::regex sample(R"re(^[a-z_]+(\{([a-z_]+="([^"\\]|\\.)*",)*[a-z_]+="([^"\\]|\\.)*"\})? [0-9.+Inf]+$)re");
-  const std::regex comment(R"(^# (HELP [a-z_]+ .+|TYPE [a-z_]+ (counter|gauge|histogram))$)");
+  const std::regex comment(R"(^# (HELP [a-z_]+ .+|TYPE [a-z_]+ (counter|gauge|histogram|summary))$)");
   std::istringstream lines(text);
   std::string line;
   std::string family;
@@ -198,38 +202,10 @@ TEST(PrometheusExporter, CumulativeCountsAreExactAndEndWithTheCount)
     sum += static_cast<uint64_t>(value);
   }
   EXPECT_EQ(NanosecondsToSecondsText(sum), samples.at("orthanc_ingest_phase_duration_seconds_sum{" + labels + "}"));
-  // The same histogram per stream, with all its labels.
-  const std::string stream = "orthanc_ingest_stream_duration_seconds_count{transport=\"dicom\",remote_aet=\"CT01\","
-                             "remote_ip=\"10.0.0.7\",called_aet=\"(none)\",received_syntax=\"(none)\",stored_syntax="
-                             "\"(none)\",sop_class=\"(none)\",size_class=\"<64KiB\",phase=\"serverTotal\"}";
-  EXPECT_EQ(inf, samples.at(stream));
-  // The stream's buckets: its own ladder, 1 ms to 20 s, as exact as the transport's.
-  const std::string streamLabels =
-    "transport=\"dicom\",remote_aet=\"CT01\",remote_ip=\"10.0.0.7\",called_aet=\"(none)\","
-    "received_syntax=\"(none)\",stored_syntax=\"(none)\",sop_class=\"(none)\","
-    "size_class=\"<64KiB\",phase=\"serverTotal\"";
-  size_t streamBuckets = 0;
-  for (const auto& sample : samples)
-  {
-    streamBuckets +=
-      sample.first.rfind("orthanc_ingest_stream_duration_seconds_bucket{" + streamLabels, 0) == 0 ? 1 : 0;
-  }
-  EXPECT_EQ(PrometheusStreamLadder().size() + 1, streamBuckets);
-  ASSERT_EQ(14u, PrometheusStreamLadder().size());
-  EXPECT_EQ(uint64_t(1000000), PrometheusStreamLadder().front().nominalNs);
-  EXPECT_EQ(uint64_t(20000000000), PrometheusStreamLadder().back().nominalNs);
-  for (const PrometheusBucketBound& bound : PrometheusStreamLadder())
-  {
-    uint64_t expected = 0;
-    for (int64_t value : values)
-    {
-      expected += static_cast<uint64_t>(value) <= bound.boundaryNs - 1 ? 1 : 0;
-    }
-    const std::string key =
-      "orthanc_ingest_stream_duration_seconds_bucket{" + streamLabels + ",le=\"" + bound.le + "\"}";
-    ASSERT_EQ(1u, samples.count(key)) << key;
-    EXPECT_EQ(expected, std::stoull(samples.at(key))) << bound.le;
-  }
+  // Per label, the sum and count of the same values.
+  EXPECT_EQ(inf, samples.at("orthanc_ingest_server_total_seconds_by_remote_aet_count{remote_aet=\"CT01\"}"));
+  EXPECT_EQ(NanosecondsToSecondsText(sum),
+            samples.at("orthanc_ingest_server_total_seconds_by_remote_aet_sum{remote_aet=\"CT01\"}"));
 }
 
 
@@ -245,6 +221,17 @@ TEST(PrometheusExporter, CountersMatchTheSnapshot)
   EXPECT_EQ("4", samples.at("orthanc_ingest_instances_total{transport=\"rest\",outcome=\"notDicom\"}"));
   EXPECT_EQ("0", samples.at("orthanc_ingest_instances_total{transport=\"job\",outcome=\"stored\"}"));
   EXPECT_EQ("1", samples.at("orthanc_ingest_up"));
+  // Per label: the label sets that share a value add up, the other labels left out.
+  EXPECT_EQ("2", samples.at("orthanc_ingest_instances_by_remote_aet_total{remote_aet=\"CT01\","
+                            "outcome=\"stored\"}"));
+  EXPECT_EQ("3", samples.at("orthanc_ingest_instances_by_remote_ip_total{remote_ip=\"10.0.0.7\","
+                            "outcome=\"stored\"}"));
+  EXPECT_EQ("3", samples.at("orthanc_ingest_server_total_seconds_by_remote_ip_count{"
+                            "remote_ip=\"10.0.0.7\"}"));
+  EXPECT_EQ("0.003", samples.at("orthanc_ingest_server_total_seconds_by_remote_ip_sum{"
+                                "remote_ip=\"10.0.0.7\"}"));
+  EXPECT_EQ(0u, samples.count("orthanc_ingest_instances_by_remote_aet_total{remote_aet=\"CT01\","
+                              "outcome=\"failed\"}"));  // outcomes never seen are left out
 }
 
 
@@ -295,17 +282,23 @@ TEST(PrometheusExporter, OnlyWhatCanBeMeasured)
   fixture.AddStream(Transport::Rest, nullptr, {kMs}, 1);
   const auto samples = Samples(ExportPrometheus(fixture.report));
   const auto has = [&samples](const char* transport, const char* phase) {
-    return samples.count(std::string("orthanc_ingest_phase_duration_seconds_count{transport=\"") + transport +
-                         "\",phase=\"" + phase + "\"}") == 1;
+    return samples.count(std::string("orthanc_ingest_phase_seconds_count{transport=\"") + transport + "\",phase=\"" +
+                         phase + "\"}") == 1;
   };
   EXPECT_TRUE(has("dicom", "serverTotal") && has("dicom", "associationGap") && has("dicom", "preStore"));
   EXPECT_TRUE(has("rest", "receive") && has("rest", "persist") && has("rest", "changeDispatch"));
   EXPECT_FALSE(has("dicom", "receive"));        // DCMTK reads the dataset before any hook
   EXPECT_FALSE(has("rest", "associationGap"));  // C-STORE only
   EXPECT_FALSE(has("rest", "storageWrite"));    // the timed storage is off
-  EXPECT_FALSE(has("rest", "transcode"));       // no transcoder registered
-  EXPECT_FALSE(has("rest", "otherOnStored"));   // no plugin is loaded after this one
-  EXPECT_FALSE(has("job", "serverTotal"));      // no instance by a job yet
+  // Buckets for the whole store and the gaps only.
+  EXPECT_EQ(1u,
+            samples.count("orthanc_ingest_phase_duration_seconds_count{transport=\"dicom\",phase=\"serverTotal\"}"));
+  EXPECT_EQ(1u,
+            samples.count("orthanc_ingest_phase_duration_seconds_count{transport=\"dicom\",phase=\"associationGap\"}"));
+  EXPECT_EQ(0u, samples.count("orthanc_ingest_phase_duration_seconds_count{transport=\"dicom\",phase=\"preStore\"}"));
+  EXPECT_FALSE(has("rest", "transcode"));      // no transcoder registered
+  EXPECT_FALSE(has("rest", "otherOnStored"));  // no plugin is loaded after this one
+  EXPECT_FALSE(has("job", "serverTotal"));     // no instance by a job yet
   // Counters stay complete from the start, zeros included: rate() and alerts need them.
   EXPECT_EQ("0", samples.at("orthanc_ingest_instances_total{transport=\"job\",outcome=\"failed\"}"));
 
@@ -338,4 +331,92 @@ TEST(PrometheusExporter, TheDiagnosisOneSeriesPerRule)
   EXPECT_EQ("0", samples.at("orthanc_ingest_diagnosis_finding_cost_seconds{rule=\"stores-failing\"}"));
   // Without a diagnosis, no such family.
   EXPECT_EQ(std::string::npos, ExportPrometheus(fixture.report).find("orthanc_ingest_diagnosis"));
+}
+
+
+// Every table full, at the defaults: MaxStreams (128) label sets over all four transports, each label
+// at MaxLabelValues (32) values as long as they come (16-character AETs, IPv6 addresses, the longest
+// UIDs of the standard), every phase measured and split, three outcomes per label set. The answer
+// stays under 100 KB: per-transport histograms and sums, per-sender counters and sums.
+TEST(PrometheusExporter, WithEveryTableFullTheAnswerStaysUnder100KB)
+{
+  LabelCatalog catalog(32);
+  PluginStatus status;  // every hook held: every phase a transport can have is measured
+  status.storage.active = true;
+  status.hooks.transcoder.registered = true;
+  status.hooks.httpRequestFilter.registered = true;
+  status.hooks.receivedInstance.Set(ReceivedInstanceHook::State::Held);
+  status.laterPlugins.SetFilter(LaterPluginsHooks::State::Registered);
+  status.laterPlugins.SetStored(LaterPluginsHooks::State::Registered);
+  status.configuration.phasePartsSampling = 1;
+  IngestReport report;
+  report.status = &status;
+  report.collected = true;
+  report.catalog = &catalog;
+  std::vector<int64_t> values;
+  for (int64_t ms = 1; ms < 30000; ms *= 3)
+  {
+    values.push_back(ms * kMs);
+  }
+  // The longest UIDs the standard defines: the values that can leave the plugin (LabelExposure).
+  std::vector<std::string> sopClasses(kSopClassUids, kSopClassUids + kSopClassUidsCount);
+  std::vector<std::string> syntaxes(kTransferSyntaxUids, kTransferSyntaxUids + kTransferSyntaxUidsCount);
+  for (auto* uids : {&sopClasses, &syntaxes})
+  {
+    std::stable_sort(uids->begin(), uids->end(),
+                     [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+    uids->resize(32);
+  }
+  // Half the label sets by C-STORE (32 calling AETs), half by HTTP, DICOMweb and jobs (no calling AET,
+  // no association, gaps between requests instead), from 32 addresses.
+  for (size_t i = 0; i < 128; i++)
+  {
+    const bool dicom = i < 64;
+    const Transport transport = dicom        ? Transport::Dicom
+                                : i % 4 == 2 ? Transport::Plugin
+                                : i % 4 == 3 ? Transport::Job
+                                             : Transport::Rest;
+    char aet[17], ip[40];
+    std::snprintf(aet, sizeof(aet), "MODALITY_ROOM%03zu", i % 32);
+    std::snprintf(ip, sizeof(ip), "2001:0db8:85a3:0000:0000:8a2e:0370:%04zu", (i * 7) % 32);
+    RawLabels raw;
+    raw.remoteAet = dicom ? aet : nullptr;
+    raw.remoteIp = ip;
+    raw.calledAet = dicom ? "ORTHANC" : nullptr;
+    raw.sopClass = sopClasses[(i * 3) % 32].c_str();
+    raw.receivedSyntax = syntaxes[(i * 5) % 32].c_str();
+    raw.storedSyntax = raw.receivedSyntax;
+    TransportSnapshot snapshot;
+    for (size_t p = 0; p < kPhaseCount; p++)
+    {
+      const Phase phase = static_cast<Phase>(p);
+      if (phase != (dicom ? Phase::RequestGap : Phase::AssociationGap))
+      {
+        snapshot.phases[p] = SnapshotOf(values);
+      }
+    }
+    snapshot.outcomes[static_cast<size_t>(Outcome::Stored)] = 10;
+    snapshot.outcomes[static_cast<size_t>(Outcome::AlreadyStored)] = 2;
+    snapshot.outcomes[static_cast<size_t>(Outcome::Failed)] = 1;
+    report.eachStream.emplace_back(catalog.Intern(transport, raw, 1000), snapshot);
+    report.snapshot.transports[static_cast<size_t>(transport)].Merge(snapshot);
+  }
+  Diagnosis diagnosis;  // one series per rule, as /perf/metrics gives them
+  for (const std::string& id : DiagnosisRuleIds())
+  {
+    diagnosis.checks.push_back(RuleCheck{id, false, ""});
+  }
+  const std::string text = ExportPrometheus(report, &diagnosis);
+  std::printf("GET /perf/metrics, every table full: %zu bytes\n", text.size());
+  if (const char* dump = std::getenv("INGEST_PERF_DUMP_METRICS"))
+  {
+    FILE* file = std::fopen(dump, "w");
+    std::fwrite(text.data(), 1, text.size(), file);
+    std::fclose(file);
+  }
+  EXPECT_LE(text.size(), 100u * 1024u);
+  // Every label value made it, under each of its transports.
+  EXPECT_NE(std::string::npos, text.find("remote_aet=\"MODALITY_ROOM031\""));
+  EXPECT_NE(std::string::npos, text.find("remote_ip=\"2001:0db8:85a3:0000:0000:8a2e:0370:0031\""));
+  EXPECT_EQ(std::string::npos, text.find("sop_class="));  // in /perf/stats?groupBy=sopClass
 }
