@@ -51,8 +51,9 @@ namespace IngestPerf
         figures.phases[p].parts = FiguresOf(transport.PartsOf(static_cast<Phase>(p)));
       }
       const HistogramSnapshot& gaps = transport.phases[static_cast<size_t>(Phase::AssociationGap)];
-      const BandFigures one = Within(gaps, kOneDelayedAck);
-      const BandFigures two = Within(gaps, kTwoDelayedAcks);
+      figures.delayedAck = &DelayedAckTimerOf(gaps);
+      const BandFigures one = Within(gaps, figures.delayedAck->one);
+      const BandFigures two = Within(gaps, figures.delayedAck->two);
       figures.gapsNearDelayedAck = one.count;
       figures.gapsNearTwoDelayedAcks = two.count;
       figures.gapMsNearDelayedAcks = one.ms + two.ms;
@@ -67,6 +68,13 @@ namespace IngestPerf
       }
       return figures;
     }
+  }
+
+
+  const DelayedAckTimer& DelayedAckTimerOf(const HistogramSnapshot& gaps)
+  {
+    return Within(gaps, kWindowsDelayedAck.one).count > Within(gaps, kLinuxDelayedAck.one).count ? kWindowsDelayedAck
+                                                                                                 : kLinuxDelayedAck;
   }
 
 
@@ -246,11 +254,13 @@ namespace IngestPerf
                                  ? *same
                                  : (input.cstoreSenders.push_back(sender), input.cstoreSenders.back());
         target.software = SenderSoftwareOfCallingAet(name);
-        const BandFigures one = Within(stream.second, kOneDelayedAck);
-        const BandFigures two = Within(stream.second, kTwoDelayedAcks);
+        const DelayedAckTimer& timer = DelayedAckTimerOf(stream.second);
+        const BandFigures one = Within(stream.second, timer.one);
+        const BandFigures two = Within(stream.second, timer.two);
         target.gaps += stream.second.Count();
         target.gapsNearDelayedAcks += one.count + two.count;
         target.gapMsNearDelayedAcks += one.ms + two.ms;
+        target.delayedAckMs = one.count + two.count > 0 ? timer.ms : target.delayedAckMs;
       }
       std::stable_sort(
         input.cstoreSenders.begin(), input.cstoreSenders.end(),

@@ -18,17 +18,32 @@
 
 namespace IngestPerf
 {
-  // The associationGap bands of the delayed-ACK timer (40 ms on Linux), in milliseconds: one timer,
-  // from 36 ms (the timer less its tick) to 72 ms (plus the dataset's transfer and up to 30 ms of
-  // the sender's own work per instance: pynetdicom's stalled gaps are 53-65 ms); two timers, 76 to
-  // 112 ms (Orthanc's answer and a sender's small dataset both held, each by its own timer).
+  // The associationGap bands of a delayed-ACK timer, in milliseconds: one timer, from 0.9 of it (the
+  // timer less its tick) to 1.8 of it (plus the dataset's transfer and the sender's own work per
+  // instance: pynetdicom's stalled gaps are 53-65 ms at 40 ms); two timers, 1.9 to 2.8 of it
+  // (Orthanc's answer and a sender's small dataset both held, each by its own timer).
   struct GapBand
   {
     double fromMs;
     double toMs;
   };
-  constexpr GapBand kOneDelayedAck{36, 72};
-  constexpr GapBand kTwoDelayedAcks{76, 112};
+
+  // The delayed-ACK timers the gaps are read against: 40 ms (Linux's minimum, what a Linux sender
+  // and Orthanc on Linux use) and 200 ms (Windows' default, on which many modality consoles run).
+  // Which one a sender's gaps show is read from the gaps themselves: the timer whose one-timer band
+  // holds more of them (DelayedAckTimerOf).
+  struct DelayedAckTimer
+  {
+    double ms;
+    GapBand one;
+    GapBand two;
+  };
+  constexpr DelayedAckTimer kLinuxDelayedAck{40, {36, 72}, {76, 112}};
+  constexpr DelayedAckTimer kWindowsDelayedAck{200, {180, 360}, {380, 560}};
+
+  // The timer whose bands `gaps` (an associationGap histogram) fall in: 200 ms when more gaps are in
+  // its one-timer band than in 40 ms's, else 40 ms (also when neither holds any).
+  const DelayedAckTimer& DelayedAckTimerOf(const HistogramSnapshot& gaps);
 
   // Where a phase's time went, over the instances that had it split (PhasePartsSampling): means
   // that add up to `meanMs`, the mean duration of those instances.
@@ -68,8 +83,9 @@ namespace IngestPerf
     std::array<uint64_t, kOutcomeCount> outcomes{};
     std::array<uint64_t, kFailureReasonCount> failures{};  // the failed instances by reason
     std::array<PhaseFigures, kPhaseCount> phases;
-    // associationGap samples in kOneDelayedAck and kTwoDelayedAcks, and the time they take (each
-    // counted at its histogram bucket's middle).
+    // The delayed-ACK timer the associationGap samples show (DelayedAckTimerOf), the samples in its
+    // one-timer and two-timer bands, and the time they take (each counted at its bucket's middle).
+    const DelayedAckTimer* delayedAck = &kLinuxDelayedAck;
     uint64_t gapsNearDelayedAck = 0;
     uint64_t gapsNearTwoDelayedAcks = 0;
     double gapMsNearDelayedAcks = 0;  // both bands
@@ -101,8 +117,9 @@ namespace IngestPerf
     std::string remoteAet;  // as exported (IngestPerf.HashPeers)
     SenderSoftware software = SenderSoftware::Unknown;
     uint64_t gaps = 0;
-    uint64_t gapsNearDelayedAcks = 0;  // in either band
+    uint64_t gapsNearDelayedAcks = 0;  // in either band of its timer
     double gapMsNearDelayedAcks = 0;
+    double delayedAckMs = 40;  // the timer its gaps show (DelayedAckTimerOf)
   };
 
   struct DiagnosisInput

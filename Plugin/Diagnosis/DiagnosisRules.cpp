@@ -255,7 +255,7 @@ namespace IngestPerf
         return result_.findings.back();
       }
 
-      // The C-STORE gaps at one delayed-ACK timer or two (kOneDelayedAck, kTwoDelayedAcks), of all gaps.
+      // The C-STORE gaps at one delayed-ACK timer or two (the timer the gaps show), of all gaps.
       double ShareAtDelayedAckTimers() const
       {
         const uint64_t gaps = dicom_[Phase::AssociationGap].count;
@@ -376,15 +376,15 @@ namespace IngestPerf
         if (band < kStallShareOfGaps)
         {
           Check(id, false,
-                Format("%.0f%% of the gaps at one or two delayed-ACK timers (", band * 100) + BandText(kOneDelayedAck) +
-                  " or " + BandText(kTwoDelayedAcks) +
+                Format("%.0f%% of the gaps at one or two delayed-ACK timers (", band * 100) +
+                  BandText(dicom_.delayedAck->one) + " or " + BandText(dicom_.delayedAck->two) +
                   Format(", %.0f%% needed); gap p50 %.1f ms, serverTotal p50 %.1f ms", kStallShareOfGaps * 100,
                          gap.p50Ms, server.p50Ms));
           return false;
         }
         Check(id, true,
-              Format("%.0f%% of the gaps at one delayed-ACK timer (", one * 100) + BandText(kOneDelayedAck) +
-                Format("), %.0f%% at two (", two * 100) + BandText(kTwoDelayedAcks) +
+              Format("%.0f%% of the gaps at one delayed-ACK timer (", one * 100) + BandText(dicom_.delayedAck->one) +
+                Format("), %.0f%% at two (", two * 100) + BandText(dicom_.delayedAck->two) +
                 Format("); serverTotal p50 %.1f ms", server.p50Ms));
         const bool senderToo = two > one;
         const double cycle = CycleMs(dicom_);
@@ -396,18 +396,20 @@ namespace IngestPerf
                     (senderToo ? " and the sender's dataset" : "");
         f.evidence["gapsAtOneDelayedAck"] = Round(one, 0.001);
         f.evidence["gapsAtTwoDelayedAcks"] = Round(two, 0.001);
+        f.evidence["delayedAckTimerMs"] = dicom_.delayedAck->ms;
         f.evidence["associationGap"] = PhaseEvidence(gap);
         f.evidence["serverTotal"] = PhaseEvidence(server);
         f.evidence["cycleMs"] = Round(cycle);
         f.evidence["dicomTcpNoDelayInEffect"] = false;
         f.explanation = "Orthanc stores an instance in " + MeanAndTail(server) + " but the gap to the next one is " +
                         MeanAndTail(gap) +
-                        Format(", %.0f%% of the gaps at the 40 ms delayed-ACK timer (or two of "
+                        Format(", %.0f%% of the gaps at the %.0f ms delayed-ACK timer (or two of "
                                "them). Orthanc (DCMTK) sends the 12-byte header of its C-STORE "
                                "answer and the rest in two writes; without TCP_NODELAY, Nagle's "
                                "algorithm holds the rest until the client acknowledges the header, "
-                               "which it delays. The sender is not idle: it waits for the answer.",
-                               band * 100);
+                               "which it delays (40 ms on Linux, 200 ms on Windows). The sender is not "
+                               "idle: it waits for the answer.",
+                               band * 100, dicom_.delayedAck->ms);
         if (senderToo)
         {
           f.explanation += " Most gaps hold two timers: the sender's small datasets stall the same way on its side.";
@@ -418,14 +420,17 @@ namespace IngestPerf
                        "a drop-in; docker: -e TCP_NODELAY=1; DCMTK reads a non-zero integer only, so 0 or yes keeps "
                        "Nagle's algorithm), restart Orthanc; then the sender's own stall, if any, shows as "
                        "sender-stall (a DCMTK sender gains as much again with TCP_NODELAY=1 in its own environment)";
-        f.fix.effect = "Removes Orthanc's delayed-ACK wait, about 40 ms, from each instance's C-STORE cycle: one "
-                       "association stores about 3 times the instances per second, about 12 times once the sender "
-                       "answers without Nagle too (measured: "
-                       "docs/measurements/benchmarks.md#dicom-tcp_nodelay-the-remedy-for-the-c-store-answer-stall)";
+        f.fix.effect = Format("Removes the delayed-ACK wait, about %.0f ms, from each instance's C-STORE cycle: "
+                              "one association is expected to store several times the instances per second, and "
+                              "more once the sender answers without Nagle too (measured at 40 ms: about 3 and 12 "
+                              "times, docs/measurements/benchmarks.md#dicom-tcp_nodelay-the-remedy-for-the-c-store-"
+                              "answer-stall)",
+                              dicom_.delayedAck->ms);
         f.confidence = band >= 0.8 ? "high" : "medium";
-        f.confidenceReason = Format("%.0f%% of the gaps sit at the delayed-ACK timer; a sender pausing about 40 ms "
-                                    "on its own would look the same, which TCP_NODELAY on Orthanc's side tells apart",
-                                    band * 100);
+        f.confidenceReason =
+          Format("%.0f%% of the gaps sit at the delayed-ACK timer; a sender pausing about %.0f "
+                 "ms on its own would look the same, which TCP_NODELAY on Orthanc's side tells apart",
+                 band * 100, dicom_.delayedAck->ms);
         return true;
       }
 
@@ -461,7 +466,7 @@ namespace IngestPerf
         const double shareOfCycle = cycle > 0 ? perGapMs / cycle : 0;
         const std::string seen =
           Format("%.0f gaps of %.0f at the delayed-ACK timer (", double(atTimer), double(gap.count)) +
-          BandText(kOneDelayedAck) + " or " + BandText(kTwoDelayedAcks) +
+          BandText(dicom_.delayedAck->one) + " or " + BandText(dicom_.delayedAck->two) +
           Format("), %.0f%% of the gaps' time, %.0f%% of the cycle (%.1f of %.1f ms per instance, means)",
                  shareOfGapTime * 100, shareOfCycle * 100, perGapMs, cycle);
         if (atTimer < kSenderStallMinimumGaps || shareOfGaps < kSenderStallShareOfGaps ||
@@ -493,6 +498,7 @@ namespace IngestPerf
           row["gaps"] = sender.gaps;
           row["gapsAtDelayedAckTimer"] = sender.gapsNearDelayedAcks;
           row["msAtDelayedAckTimer"] = Round(sender.gapMsNearDelayedAcks, 0.1);
+          row["delayedAckTimerMs"] = sender.delayedAckMs;
           senders.Append(std::move(row));
         }
         const SenderSoftware software = first != nullptr ? first->software : SenderSoftware::Unknown;
@@ -514,13 +520,15 @@ namespace IngestPerf
         f.evidence["serverTotal"] = PhaseEvidence(server);
         f.evidence["cycleMs"] = Round(cycle);
         f.evidence["dicomTcpNoDelayInEffect"] = true;
+        f.evidence["delayedAckTimerMs"] = dicom_.delayedAck->ms;
         f.explanation =
           "TCP_NODELAY is in effect on Orthanc's associations, so its C-STORE answers leave at once; yet " +
-          Format("%.0f of the %.0f gaps between instances sit at the 40 ms delayed-ACK timer and take %.0f%% of the "
-                 "gaps' time: the gap is ",
-                 double(atTimer), double(gap.count), shareOfGapTime * 100) +
+          Format("%.0f of the %.0f gaps between instances sit at the %.0f ms delayed-ACK timer and take %.0f%% of "
+                 "the gaps' time: the gap is ",
+                 double(atTimer), double(gap.count), dicom_.delayedAck->ms, shareOfGapTime * 100) +
           MeanAndTail(gap) +
-          ", short for most instances and about 40 ms longer for the others. The sender holds the end of a "
+          Format(", short for most instances and about %.0f ms longer for the others.", dicom_.delayedAck->ms) +
+          " The sender holds the end of a "
           "dataset behind Nagle's algorithm until Orthanc acknowledges what it sent before, which Orthanc's "
           "kernel delays. Its median hides it; the time it costs is the mean's.";
         f.fix.action = "Disable Nagle's algorithm on " + who + ": " + SenderNoDelayAdvice(software);
@@ -535,8 +543,9 @@ namespace IngestPerf
         f.confidence = clear ? "high" : "medium";
         f.confidenceReason = clear ? "Orthanc's side is fixed and the gaps at the timer are many and take most of "
                                      "the gaps' time"
-                                   : "Orthanc's side is fixed, but few gaps sit at the timer: a sender pausing about "
-                                     "40 ms now and then on its own would look the same";
+                                   : Format("Orthanc's side is fixed, but few gaps sit at the timer: a sender "
+                                            "pausing about %.0f ms now and then on its own would look the same",
+                                            dicom_.delayedAck->ms);
         return true;
       }
 

@@ -1,9 +1,13 @@
+#include "Diagnosis/DiagnosisInput.h"
 #include "Diagnosis/DiagnosisRules.h"
+#include "Metrics/Histogram.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <set>
+#include <utility>
+#include <vector>
 
 using namespace IngestPerf;
 
@@ -327,6 +331,64 @@ TEST(DiagnosisRules, GapsAtTheDelayedAckTimerAreTheAnswerStall)
   Dicom(input).gapsNearDelayedAck = 40;
   Dicom(input).gapMsNearDelayedAcks = 40 * 44.0;
   EXPECT_EQ(std::set<std::string>{"slow-sender"}, Fired(Merge(input)));
+}
+
+
+namespace
+{
+  HistogramSnapshot GapsOf(const std::vector<std::pair<double, int>>& msAndCounts)
+  {
+    Histogram histogram{};
+    for (const auto& gap : msAndCounts)
+    {
+      for (int i = 0; i < gap.second; i++)
+      {
+        histogram.Record(static_cast<int64_t>((gap.first + 0.01 * i) * 1e6));
+      }
+    }
+    return histogram.Snapshot();
+  }
+}
+
+
+// The delayed-ACK timer is read from the gaps: Linux's 40 ms, and Windows' 200 ms (a modality console
+// acknowledging Orthanc's answer late), each with the gaps short between the stalls.
+TEST(DiagnosisInput, TheDelayedAckTimerIsTheOneTheGapsShow)
+{
+  EXPECT_EQ(40, DelayedAckTimerOf(GapsOf({{0.4, 50}, {41.5, 40}, {83, 5}})).ms);
+  EXPECT_EQ(200, DelayedAckTimerOf(GapsOf({{0.4, 50}, {203, 40}})).ms);
+  // A Windows client's timer and Orthanc's own on Linux, both in one gap: 240 ms, one band of 200's.
+  EXPECT_EQ(200, DelayedAckTimerOf(GapsOf({{0.4, 10}, {242, 30}, {41, 3}})).ms);
+  EXPECT_EQ(40, DelayedAckTimerOf(GapsOf({{0.4, 50}, {7, 50}})).ms);  // neither: the bands are 40 ms's
+  EXPECT_EQ(40, DelayedAckTimerOf(HistogramSnapshot()).ms);
+  const DelayedAckTimer& windows = DelayedAckTimerOf(GapsOf({{203, 40}}));
+  EXPECT_EQ(180, windows.one.fromMs);
+  EXPECT_EQ(360, windows.one.toMs);
+}
+
+
+TEST(DiagnosisRules, GapsAtWindowsDelayedAckTimerAreTheAnswerStallToo)
+{
+  DiagnosisInput input = Healthy();
+  input.dicomTcpNoDelay = false;
+  At(Dicom(input), Phase::AssociationGap) = Phase_(199, 205.5, 203.8);
+  Dicom(input).delayedAck = &kWindowsDelayedAck;
+  Dicom(input).gapsNearDelayedAck = 190;
+  Dicom(input).gapMsNearDelayedAcks = 190 * 204.0;
+  const Diagnosis diagnosis = Diagnose(Merge(input));
+  ASSERT_EQ(1u, diagnosis.findings.size());
+  const Finding& finding = diagnosis.findings[0];
+  EXPECT_EQ("cstore-answer-stall", finding.id);
+  EXPECT_NE(std::string::npos, finding.explanation.find("at the 200 ms delayed-ACK timer")) << finding.explanation;
+  EXPECT_NE(std::string::npos, finding.fix.effect.find("about 200 ms")) << finding.fix.effect;
+  EXPECT_EQ(200, finding.evidence["delayedAckTimerMs"].AsReal());
+  for (const RuleCheck& check : diagnosis.checks)
+  {
+    if (check.id == "cstore-answer-stall")
+    {
+      EXPECT_NE(std::string::npos, check.reason.find("180-360 ms")) << check.reason;
+    }
+  }
 }
 
 
