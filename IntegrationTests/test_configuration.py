@@ -17,6 +17,10 @@ from ingest_perf.stats_checks import stored
     ({"HashPeers": "yes"}, "IngestPerf.HashPeers: expected true or false"),
     ({"HashPeers": 1}, "IngestPerf.HashPeers: expected true or false"),
     ({"ReceivedInstanceCallback": False, "MaxPeers": 0}, "IngestPerf.MaxPeers"),
+    ({"PrometheusLabels": "remoteAet"}, "IngestPerf.PrometheusLabels: expected a list of label names"),
+    ({"PrometheusLabels": ["remoteAET"]}, 'IngestPerf.PrometheusLabels: expected label names among remoteAet, '
+                                          'remoteIp, calledAet, receivedSyntax, storedSyntax, sopClass and sizeClass, '
+                                          'got "remoteAET"'),
     ([], "IngestPerf: expected a JSON object"),
 ])
 def test_bad_configuration_leaves_the_plugin_inert_naming_the_key(orthanc_factory, section, key):

@@ -957,6 +957,13 @@ namespace IngestPerf
     out.Member("HashPeers", configuration.hashPeers);
     out.Member("HttpConnectionIdentity", configuration.httpConnectionIdentity);
     out.Member("PhasePartsSampling", configuration.phasePartsSampling);
+    out.Key("PrometheusLabels");
+    out.BeginArray();
+    for (const std::string& label : configuration.prometheusLabels)
+    {
+      out.String(label);
+    }
+    out.EndArray();
     out.EndObject();
     out.Key("orthancOptions");
     out.BeginObject();

@@ -410,13 +410,11 @@ namespace IngestPerf
       }
     }
 
-    // Per sender, one label at a time: the calling AET and the client's address, over every
-    // transport (the per-transport figures are above). Counters and sums only, no buckets: with every
-    // table full (MaxLabelValues values of each) the whole answer stays under 100 KB, where a
-    // histogram per label set (MaxStreams of them, 8 labels each) made 0.7 MB. GET /perf/stats?groupBy=
-    // has every label (the SOP class and the syntaxes too) and their quantiles.
-    constexpr LabelDimension kExportedDimensions[] = {LabelDimension::RemoteAet, LabelDimension::RemoteIp};
-
+    // Per label, one label at a time over every transport (the per-transport figures are above): the
+    // calling AET and the client's address unless IngestPerf.PrometheusLabels names others. Counters
+    // and sums only, no buckets: with every table full (MaxLabelValues values of each) the whole
+    // answer stays under 100 KB with the two, where a histogram per label set (MaxStreams of them, 8
+    // labels each) made 0.7 MB. GET /perf/stats?groupBy= has every label and their quantiles.
     struct LabelSums
     {
       std::array<uint64_t, kOutcomeCount> outcomes{};
@@ -429,8 +427,22 @@ namespace IngestPerf
     void AppendLabelFamilies(PrometheusText& out, const IngestReport& report, bool hashPeers)
     {
       const LabelCatalog& catalog = *report.catalog;
-      for (LabelDimension dimension : kExportedDimensions)
+      uint32_t wanted = 0;
+      try
       {
+        wanted = PrometheusLabelsOf(report.status != nullptr ? report.status->configuration : Configuration());
+      }
+      catch (const ConfigurationError&)
+      {
+        return;  // refused at start-up: the plugin is inert
+      }
+      for (size_t d = 0; d < kLabelDimensions; d++)
+      {
+        const LabelDimension dimension = static_cast<LabelDimension>(d);
+        if ((wanted >> d & 1u) == 0)
+        {
+          continue;
+        }
         // By the labels' text: the label sets that differ in the other labels add up, and so do ids of
         // two generations of the tables that name one value.
         std::map<std::string, LabelSums> rows;
@@ -487,6 +499,11 @@ namespace IngestPerf
           {
             AppendSummary(out, server.c_str(), row.first, row.second.serverCount, row.second.serverNs);
           }
+        }
+        if (dimension != LabelDimension::RemoteAet && dimension != LabelDimension::RemoteIp &&
+            dimension != LabelDimension::CalledAet)
+        {
+          continue;  // a wait between a sender's instances is the sender's, not its SOP class's or syntax's
         }
         const std::string gap = "orthanc_ingest_association_gap_seconds_by_" + label;
         AppendHeader(out, gap.c_str(), "summary",
@@ -643,6 +660,25 @@ namespace IngestPerf
   bool IsPerStreamPhase(Phase phase)
   {
     return phase == Phase::ServerTotal || phase == Phase::AssociationGap;
+  }
+
+
+  uint32_t PrometheusLabelsOf(const Configuration& configuration)
+  {
+    uint32_t labels = 0;
+    for (const std::string& name : configuration.prometheusLabels)
+    {
+      LabelDimension dimension = LabelDimension::Transport;
+      if (!ParseLabelDimension(dimension, name.c_str()) || dimension == LabelDimension::Transport)
+      {
+        throw ConfigurationError(std::string(kConfigurationSection) +
+                                 ".PrometheusLabels: expected label names among remoteAet, remoteIp, calledAet, "
+                                 "receivedSyntax, storedSyntax, sopClass and sizeClass, got \"" +
+                                 name + "\"");
+      }
+      labels |= 1u << static_cast<unsigned>(dimension);
+    }
+    return labels;
   }
 
 

@@ -39,6 +39,11 @@ namespace IngestPerf
   void ExportPrometheus(const IngestReport& report, MappedText& text, const Diagnosis* diagnosis = nullptr);
   std::string ExportPrometheus(const IngestReport& report, const Diagnosis* diagnosis = nullptr);
 
+  // The labels of IngestPerf.PrometheusLabels (bit d: LabelDimension d). Throws ConfigurationError
+  // for a name that is not a label of docs/labels.md (or is "transport", whose figures are always
+  // there): checked at start-up, where a bad value leaves the plugin inert with the reason.
+  uint32_t PrometheusLabelsOf(const Configuration& configuration);
+
   // The label of docs/labels.md in Prometheus' snake_case: remoteAet -> remote_aet.
   std::string PrometheusLabelName(LabelDimension dimension);
 

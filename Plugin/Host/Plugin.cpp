@@ -9,6 +9,7 @@
 #include "Capture/StorageRoot.h"
 #include "Capture/TimedStorageArea.h"
 #include "Correlation/IngestWatcher.h"
+#include "Export/PrometheusExporter.h"
 #include "Host/DicomTcpNoDelay.h"
 #include "Host/LoadedCopy.h"
 #include "Host/LoadedPlugins.h"
@@ -109,6 +110,7 @@ namespace
       status.orthancVersion = OrthancSdk::RunningOrthancVersion();
       status.configuration =
         ParseConfiguration(OrthancSdk::ReadConfiguration(), OrthancVersion::Parse(status.orthancVersion));
+      PrometheusLabelsOf(status.configuration);  // the label names, which Platform/ does not know
     }
     catch (const ConfigurationError& e)
     {

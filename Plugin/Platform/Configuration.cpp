@@ -49,7 +49,8 @@ namespace IngestPerf
                                                   "HashPeers",
                                                   "RecentInstances",
                                                   "HttpConnectionIdentity",
-                                                  "PhasePartsSampling"};
+                                                  "PhasePartsSampling",
+                                                  "PrometheusLabels"};
       return known;
     }
 
@@ -374,6 +375,23 @@ namespace IngestPerf
       ReadBool(section, "HttpConnectionIdentity", configuration.httpConnectionIdentity);
     configuration.phasePartsSampling = static_cast<uint32_t>(
       ReadInteger(section, "PhasePartsSampling", configuration.phasePartsSampling, 0, kMaxPhasePartsSampling));
+    if (section.isMember("PrometheusLabels"))
+    {
+      const Json::Value& labels = section["PrometheusLabels"];
+      const auto strings = [](const Json::Value& list) {
+        return std::all_of(list.begin(), list.end(), [](const Json::Value& item) { return item.isString(); });
+      };
+      if (!labels.isArray() || !strings(labels))
+      {
+        throw ConfigurationError(KeyName("PrometheusLabels") + ": expected a list of label names, got " +
+                                 Describe(labels));
+      }
+      configuration.prometheusLabels.clear();
+      for (const Json::Value& label : labels)
+      {
+        configuration.prometheusLabels.push_back(label.asString());
+      }
+    }
     if (section.isMember("TranscodeTiming"))
     {
       const Json::Value& timing = section["TranscodeTiming"];

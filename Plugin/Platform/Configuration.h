@@ -89,6 +89,9 @@ namespace IngestPerf
     // One instance in this many, on each thread, has its phases split into on-CPU, waiting-for-CPU
     // and blocked time (Platform/ThreadClocks.h); 0: none.
     uint32_t phasePartsSampling = 50;
+    // The labels with figures of their own in /perf/metrics, as written (Export/PrometheusExporter
+    // checks the names at start-up: PrometheusLabelsOf).
+    std::vector<std::string> prometheusLabels = {"remoteAet", "remoteIp"};
     // Keys of the section that were ignored, and those read under their former names.
     std::vector<UnknownOption> unknownOptions;
     std::vector<RemovedOption> removedOptions;

@@ -235,6 +235,47 @@ TEST(PrometheusExporter, CountersMatchTheSnapshot)
 }
 
 
+TEST(PrometheusExporter, OtherLabelsWhenAskedFor)
+{
+  Fixture fixture;
+  fixture.AddStream(Transport::Dicom, "CT01", {kMs, kMs}, 2);
+  EXPECT_EQ(std::string::npos, ExportPrometheus(fixture.report).find("sop_class"));
+  fixture.status.configuration.prometheusLabels = {"sopClass"};
+  const auto samples = Samples(ExportPrometheus(fixture.report));
+  EXPECT_EQ("2", samples.at("orthanc_ingest_instances_by_sop_class_total{sop_class=\"(none)\",outcome=\"stored\"}"));
+  EXPECT_EQ("2", samples.at("orthanc_ingest_server_total_seconds_by_sop_class_count{sop_class=\"(none)\"}"));
+  EXPECT_EQ(0u, samples.count("orthanc_ingest_instances_by_remote_aet_total{remote_aet=\"CT01\",outcome=\"stored\"}"));
+  for (const auto& sample : samples)
+  {
+    EXPECT_EQ(std::string::npos, sample.first.find("association_gap_seconds_by_sop_class")) << sample.first;
+  }
+}
+
+
+TEST(PrometheusExporter, PrometheusLabelsAreLabelNames)
+{
+  Configuration configuration;
+  EXPECT_EQ((1u << static_cast<unsigned>(LabelDimension::RemoteAet)) |
+              (1u << static_cast<unsigned>(LabelDimension::RemoteIp)),
+            PrometheusLabelsOf(configuration));
+  for (const char* wrong : {"remoteAET", "transport", "remote_aet", ""})
+  {
+    configuration.prometheusLabels = {"sopClass", wrong};
+    try
+    {
+      PrometheusLabelsOf(configuration);
+      ADD_FAILURE() << wrong;
+    }
+    catch (const ConfigurationError& e)
+    {
+      EXPECT_NE(std::string::npos, std::string(e.what()).find("IngestPerf.PrometheusLabels: expected label names "
+                                                              "among remoteAet"))
+        << e.what();
+    }
+  }
+}
+
+
 TEST(PrometheusExporter, HashedPeersNeverShowTheValue)
 {
   Fixture fixture;

@@ -72,6 +72,10 @@ TEST(Configuration, ReadsEveryKey)
   EXPECT_TRUE(configuration.ingestTranscoding);
   EXPECT_EQ("1.2.840.10008.1.2.4.70", configuration.ingestTranscodingSyntax);
   EXPECT_EQ(0u, configuration.dicomScpTimeoutSeconds);
+  EXPECT_EQ((std::vector<std::string>{"remoteAet", "remoteIp"}), configuration.prometheusLabels);  // the default
+  EXPECT_EQ((std::vector<std::string>{"sopClass"}),
+            ParseConfiguration(Parse(R"({"IngestPerf": {"PrometheusLabels": ["sopClass"]}})")).prometheusLabels);
+  EXPECT_TRUE(ParseConfiguration(Parse(R"({"IngestPerf": {"PrometheusLabels": []}})")).prometheusLabels.empty());
 }
 
 
@@ -105,6 +109,12 @@ TEST(Configuration, EveryErrorNamesTheKey)
     ErrorOf(R"({"IngestPerf": {"TimedStorage": 1}})").find("IngestPerf.TimedStorage: expected true or false, got 1"));
   EXPECT_NE(std::string::npos, ErrorOf(R"({"IngestPerf": {"TimedStorage": "true"}})")
                                  .find("IngestPerf.TimedStorage: expected true or false, got \"true\""));
+  for (const char* wrong : {R"("remoteAet")", R"([1])", R"({"remoteAet": true})"})
+  {
+    EXPECT_NE(std::string::npos, ErrorOf(std::string(R"({"IngestPerf": {"PrometheusLabels": )") + wrong + "}}")
+                                   .find("IngestPerf.PrometheusLabels: expected a list of label names"))
+      << wrong;
+  }
 }
 
 
