@@ -188,6 +188,20 @@ def test_loaded_twice_orthanc_still_starts_and_one_copy_runs(orthanc_factory, pl
     # 1.10.1 without any): its teardown ends in SIGKILL after 20 s, in the background.
 
 
+def test_renamed_it_still_knows_itself(orthanc_factory, plugin_path, tmp_path, series):
+    """A packager's or an administrator's name for the file: the plugin is not taken for another plugin
+    that may need the ReceivedInstanceCallback (it kept it from itself, and a cut upload was counted
+    requestWithoutInstance instead of failed: the soak with --plugin /tmp/plugin-soak.so)."""
+    renamed = str(tmp_path / "ingest-perf.so")
+    shutil.copy(plugin_path, renamed)
+    orthanc = orthanc_factory(plugin_path=renamed)
+    hooks = orthanc.stats()["hooks"]
+    assert hooks["receivedInstance"]["state"] != "left", hooks["receivedInstance"]
+    assert hooks["otherPlugins"]["loadedBefore"] == [] and hooks["otherPlugins"]["loadedAfter"] == []
+    orthanc.storescu(series[:2])
+    assert orthanc.stats(transport="dicom")["transports"]["dicom"]["instances"]["stored"] == 2
+
+
 # --- a plugin that cannot start -------------------------------------------------------------------
 
 def test_memory_that_cannot_be_reserved_leaves_orthanc_running(orthanc_factory, series, orthanc_version):

@@ -61,9 +61,13 @@ namespace IngestPerf
       return resolved.is_relative() ? std::filesystem::path(configurationFolder) / resolved : resolved;
     }
 
-    bool IsThisPlugin(const std::string& fileName)
+    // By its name, or by the file itself: an administrator or a packager may rename it.
+    bool IsThisPlugin(const std::string& file, const std::string& ownFile)
     {
-      return NameUpToSo(fileName).compare(0, strlen(kThisPlugin), kThisPlugin) == 0;
+      const std::string name = std::filesystem::path(file).filename().string();
+      std::error_code error;
+      return NameUpToSo(name).compare(0, strlen(kThisPlugin), kThisPlugin) == 0 ||
+             (!ownFile.empty() && std::filesystem::equivalent(file, ownFile, error));
     }
 
     // The shared objects of the process (their paths as the loader opened them), read once.
@@ -110,14 +114,15 @@ namespace IngestPerf
   }
 
 
-  std::vector<std::string> PluginsThatMayTakeTheReceivedInstanceCallback(const std::vector<std::string>& files)
+  std::vector<std::string> PluginsThatMayTakeTheReceivedInstanceCallback(const std::vector<std::string>& files,
+                                                                         const std::string& ownFile)
   {
     std::vector<std::string> unknown;
     for (const std::string& file : files)
     {
       const std::string name = std::filesystem::path(file).filename().string();
       const std::string stem = NameUpToSo(name);
-      if (!IsThisPlugin(name) &&
+      if (!IsThisPlugin(file, ownFile) &&
           std::find(std::begin(kKnownToLeaveIt), std::end(kKnownToLeaveIt), stem) == std::end(kKnownToLeaveIt))
       {
         unknown.push_back(name);
@@ -221,7 +226,8 @@ namespace IngestPerf
 
 
   void SplitByLoadOrder(const std::vector<std::string>& files, std::vector<std::string>& before,
-                        std::vector<std::string>& after, const std::function<bool(const std::string&)>& loaded)
+                        std::vector<std::string>& after, const std::function<bool(const std::string&)>& loaded,
+                        const std::string& ownFile)
   {
     std::vector<std::string> objects;
     if (!loaded)
@@ -231,7 +237,7 @@ namespace IngestPerf
     for (const std::string& file : files)
     {
       const std::string name = std::filesystem::path(file).filename().string();
-      if (IsThisPlugin(name))
+      if (IsThisPlugin(file, ownFile))
       {
         continue;
       }

@@ -19,8 +19,10 @@ namespace IngestPerf
                                              const std::string& configurationFolder);
 
   // The file names (without their folder) of those that may hold the ReceivedInstanceCallback: not
-  // this plugin, not a plugin known to leave it.
-  std::vector<std::string> PluginsThatMayTakeTheReceivedInstanceCallback(const std::vector<std::string>& files);
+  // this plugin (by its name, or `ownFile` itself whatever its name: LoadedCopy::Path), not a plugin
+  // known to leave it.
+  std::vector<std::string> PluginsThatMayTakeTheReceivedInstanceCallback(const std::vector<std::string>& files,
+                                                                         const std::string& ownFile = std::string());
 
   // The other plugins of `files` (not this one, nor a copy of it), by file name, split by whether the
   // process holds them already: at this plugin's initialization, those Orthanc loaded before it
@@ -38,5 +40,6 @@ namespace IngestPerf
 
   void SplitByLoadOrder(const std::vector<std::string>& files, std::vector<std::string>& before,
                         std::vector<std::string>& after,
-                        const std::function<bool(const std::string&)>& loaded = nullptr);
+                        const std::function<bool(const std::string&)>& loaded = nullptr,
+                        const std::string& ownFile = std::string());
 }

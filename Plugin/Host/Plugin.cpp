@@ -175,7 +175,7 @@ namespace
   // for the first instance where some plugin is loaded after this one.
   void DecideLaterPluginsHooks(LaterPluginsHooks& later, const std::vector<std::string>& files)
   {
-    SplitByLoadOrder(files, later.loadedBefore, later.loadedAfter);
+    SplitByLoadOrder(files, later.loadedBefore, later.loadedAfter, nullptr, LoadedCopy::Path());
     const LaterPluginsHooks::State state =
       later.loadedAfter.empty() ? LaterPluginsHooks::State::None : LaterPluginsHooks::State::Waiting;
     later.SetFilter(state);
@@ -204,7 +204,7 @@ namespace
       case ReceivedInstanceMode::Auto:
         break;
     }
-    const std::vector<std::string> others = PluginsThatMayTakeTheReceivedInstanceCallback(files);
+    const std::vector<std::string> others = PluginsThatMayTakeTheReceivedInstanceCallback(files, LoadedCopy::Path());
     if (others.empty())
     {
       hook.Wait();

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -78,6 +80,32 @@ TEST(LoadedPlugins, OnlyPluginsKnownToLeaveTheReceivedInstanceCallbackLetThePlug
             PluginsThatMayTakeTheReceivedInstanceCallback({"/usr/share/orthanc/plugins/libOrthancPython.so",
                                                            "/usr/share/orthanc/plugins/libOrthancDicomWeb.so",
                                                            "/site/libSiteFilters.so", "/renamed/OrthancDicomWeb.so"}));
+}
+
+
+TEST(LoadedPlugins, ThisPluginRenamedIsStillThisPlugin)
+{
+  // The file this copy was loaded from, whatever its name (a packager's, an administrator's).
+  const std::string own = ::testing::TempDir() + "/ingest-perf-renamed.so";
+  const std::string other = ::testing::TempDir() + "/libSiteFilters.so";
+  for (const std::string& path : {own, other})
+  {
+    FILE* file = std::fopen(path.c_str(), "w");
+    ASSERT_NE(nullptr, file);
+    std::fclose(file);
+  }
+  EXPECT_EQ(std::vector<std::string>{"libSiteFilters.so"},
+            PluginsThatMayTakeTheReceivedInstanceCallback({own, other}, own));
+  EXPECT_EQ((std::vector<std::string>{"ingest-perf-renamed.so", "libSiteFilters.so"}),
+            PluginsThatMayTakeTheReceivedInstanceCallback({own, other}));  // not known without its file
+  std::vector<std::string> before;
+  std::vector<std::string> after;
+  SplitByLoadOrder(
+    {own, other}, before, after, [](const std::string&) { return false; }, own);
+  EXPECT_TRUE(before.empty());
+  EXPECT_EQ(std::vector<std::string>{"libSiteFilters.so"}, after);
+  std::remove(own.c_str());
+  std::remove(other.c_str());
 }
 
 
