@@ -464,17 +464,39 @@ namespace IngestPerf
         gap->second.Merge(series.second);
       }
 
+      // The rows by the name they show: the AETs whose ids an ageing (or two) has left, named
+      // "(other)" now, are one "(other)" row with the AETs beyond MaxLabelValues, as labels.md says.
+      std::vector<std::pair<std::string, PeerAssociations>> rows;
+      for (const PeerAssociations& peer : view.peers)
+      {
+        const std::string name =
+          peer.agedOut ? std::string("(aged out)")
+                       : ExportedLabelValue(LabelDimension::RemoteAet,
+                                            catalog.Name(LabelDimension::RemoteAet, peer.remoteAet, peer.generation),
+                                            configuration.hashPeers);
+        auto same = std::find_if(rows.begin(), rows.end(), [&name](const auto& row) { return row.first == name; });
+        if (same == rows.end() || name != "(other)")
+        {
+          rows.emplace_back(name, peer);
+          continue;
+        }
+        PeerAssociations& merged = same->second;
+        merged.aets += peer.aets;
+        merged.finished += peer.finished;
+        merged.inProgress += peer.inProgress;
+        merged.byConnection += peer.byConnection;
+        merged.inferred += peer.inferred;
+        merged.instancesPerAssociation.Merge(peer.instancesPerAssociation);
+        merged.durationNs.Merge(peer.durationNs);
+      }
       out.Key("byRemoteAet");
       out.BeginArray();
       const HistogramSnapshot noGap;
-      for (const PeerAssociations& peer : view.peers)
+      for (const auto& row : rows)
       {
+        const PeerAssociations& peer = row.second;
         out.BeginObject();
-        out.Member("remoteAet", peer.agedOut ? std::string("(aged out)")
-                                             : ExportedLabelValue(LabelDimension::RemoteAet,
-                                                                  catalog.Name(LabelDimension::RemoteAet,
-                                                                               peer.remoteAet, peer.generation),
-                                                                  configuration.hashPeers));
+        out.Member("remoteAet", row.first);
         out.Member("distinctAets", peer.aets);
         out.Member("finished", peer.finished);
         out.Member("inProgress", peer.inProgress);
@@ -484,9 +506,15 @@ namespace IngestPerf
         WriteHistogram(out, peer.instancesPerAssociation, false);
         out.Key("durationMs");
         WriteHistogram(out, peer.durationNs, true);
-        auto gap = std::find_if(gaps.begin(), gaps.end(), [&peer](const auto& g) { return g.first == peer.remoteAet; });
+        // The gaps are the labelled streams' of the id as it is named now: an id an ageing gave to
+        // another value is not this row's.
+        const LabelId id = row.first == "(other)" ? kOtherLabel : peer.remoteAet;
+        auto gap = std::find_if(gaps.begin(), gaps.end(), [id](const auto& g) { return g.first == id; });
+        const bool same =
+          !peer.agedOut && ExportedLabelValue(LabelDimension::RemoteAet, catalog.Name(LabelDimension::RemoteAet, id),
+                                              configuration.hashPeers) == row.first;
         out.Key("gap");
-        WriteHistogram(out, gap == gaps.end() || peer.agedOut ? noGap : gap->second, true);
+        WriteHistogram(out, gap == gaps.end() || !same ? noGap : gap->second, true);
         out.EndObject();
       }
       out.EndArray();

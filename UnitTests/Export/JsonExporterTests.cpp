@@ -546,3 +546,42 @@ TEST(JsonExporter, WindowAndRecentBlockOnAnInjectedClock)
   hour.window = Window::OneHour;
   EXPECT_EQ(4u, exportAt(later, hour)["transports"]["rest"]["instances"]["stored"].asUInt64());
 }
+
+
+// The calling AETs whose ids two ageings have left are named "(other)" now: one "(other)" row with
+// those beyond MaxLabelValues, as labels.md says, not one row each (74 "(other)" rows in a 12-minute
+// soak); and a row's gaps are never those of another value that took its id since.
+TEST(JsonExporter, AetsAgedOutOfTheLabelsAreOneOtherRow)
+{
+  LabelCatalog catalog(8);
+  const LabelId old1 = catalog.InternValue(LabelDimension::RemoteAet, "OLD1");
+  const LabelId old2 = catalog.InternValue(LabelDimension::RemoteAet, "OLD2");
+  const uint32_t before = catalog.Generation();
+  catalog.Rotate();
+  catalog.Rotate();  // two ageings: the ids of before name nothing any more
+  const LabelId now = catalog.InternValue(LabelDimension::RemoteAet, "NOW1");
+  PluginStatus status = MakeStatus(true);
+  IngestReport report;
+  report.status = &status;
+  report.collected = true;
+  report.catalog = &catalog;
+  const auto row = [](LabelId id, uint32_t generation, uint64_t aets, uint64_t finished) {
+    PeerAssociations peer;
+    peer.remoteAet = id;
+    peer.generation = generation;
+    peer.aets = aets;
+    peer.finished = finished;
+    peer.byConnection = finished;
+    return peer;
+  };
+  report.associations.peers = {row(old1, before, 1, 2), row(kOtherLabel, catalog.Generation(), 5, 7),
+                               row(old2, before, 1, 3), row(now, catalog.Generation(), 1, 1)};
+  const Json::Value rows = StatsDocument(report, StatsQuery())["associations"]["byRemoteAet"];
+  ASSERT_EQ(2u, rows.size()) << rows.toStyledString();
+  EXPECT_EQ("(other)", rows[0]["remoteAet"].asString());
+  EXPECT_EQ(7u, rows[0]["distinctAets"].asUInt64());
+  EXPECT_EQ(12u, rows[0]["finished"].asUInt64());
+  EXPECT_EQ(12u, rows[0]["byConnection"].asUInt64());
+  EXPECT_EQ("NOW1", rows[1]["remoteAet"].asString());
+  EXPECT_EQ(1u, rows[1]["finished"].asUInt64());
+}
