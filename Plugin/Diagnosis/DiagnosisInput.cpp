@@ -40,7 +40,10 @@ namespace IngestPerf
       return figures;
     }
 
-    TransportFigures FiguresOf(const TransportSnapshot& transport)
+    // `clientTimer`: whether the gaps may be a client's delayed ACK (Orthanc's answers wait for it
+    // without TCP_NODELAY): then the timer is the one the gaps show; else only Orthanc's own host's,
+    // Linux's 40 ms, can hold a sender's data (a sender pausing 190 ms is no 200 ms timer).
+    TransportFigures FiguresOf(const TransportSnapshot& transport, bool clientTimer)
     {
       TransportFigures figures;
       figures.outcomes = transport.outcomes;
@@ -51,7 +54,7 @@ namespace IngestPerf
         figures.phases[p].parts = FiguresOf(transport.PartsOf(static_cast<Phase>(p)));
       }
       const HistogramSnapshot& gaps = transport.phases[static_cast<size_t>(Phase::AssociationGap)];
-      figures.delayedAck = &DelayedAckTimerOf(gaps);
+      figures.delayedAck = clientTimer ? &DelayedAckTimerOf(gaps) : &kLinuxDelayedAck;
       const BandFigures one = Within(gaps, figures.delayedAck->one);
       const BandFigures two = Within(gaps, figures.delayedAck->two);
       figures.gapsNearDelayedAck = one.count;
@@ -183,10 +186,10 @@ namespace IngestPerf
       {
         continue;
       }
-      input.transports[t] = FiguresOf((*source)[t]);
+      input.transports[t] = FiguresOf((*source)[t], !input.dicomTcpNoDelay);
       merged.Merge((*source)[t]);
     }
-    input.all = FiguresOf(merged);
+    input.all = FiguresOf(merged, !input.dicomTcpNoDelay);
 
     if (report.associations.connectionsReadNs != 0)
     {
@@ -254,7 +257,8 @@ namespace IngestPerf
                                  ? *same
                                  : (input.cstoreSenders.push_back(sender), input.cstoreSenders.back());
         target.software = SenderSoftwareOfCallingAet(name);
-        const DelayedAckTimer& timer = DelayedAckTimerOf(stream.second);
+        // The senders' own stall (sender-stall reads these) waits for Orthanc's host's ACK.
+        const DelayedAckTimer& timer = input.dicomTcpNoDelay ? kLinuxDelayedAck : DelayedAckTimerOf(stream.second);
         const BandFigures one = Within(stream.second, timer.one);
         const BandFigures two = Within(stream.second, timer.two);
         target.gaps += stream.second.Count();

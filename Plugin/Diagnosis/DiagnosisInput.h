@@ -30,8 +30,10 @@ namespace IngestPerf
 
   // The delayed-ACK timers the gaps are read against: 40 ms (Linux's minimum, what a Linux sender
   // and Orthanc on Linux use) and 200 ms (Windows' default, on which many modality consoles run).
-  // Which one a sender's gaps show is read from the gaps themselves: the timer whose one-timer band
-  // holds more of them (DelayedAckTimerOf).
+  // Without TCP_NODELAY on Orthanc's side its answers wait for the client's timer, whichever the
+  // gaps show: the one whose one-timer band holds more of them (DelayedAckTimerOf). With it, only a
+  // sender's data can wait, for Orthanc's own host's timer: 40 ms (a sender pausing 190 ms on its own
+  // is no 200 ms timer).
   struct DelayedAckTimer
   {
     double ms;
