@@ -488,34 +488,30 @@ namespace IngestPerf
             }
           }
         }
-        const std::string server = "orthanc_ingest_server_total_seconds_by_" + label;
-        AppendHeader(out, server.c_str(), "summary",
-                     ("serverTotal of the stored instances per " + label +
-                      ", every transport: _sum / _count is its mean (quantiles: GET /perf/stats?groupBy=).")
-                       .c_str());
-        for (const auto& row : rows)
-        {
-          if (row.second.serverCount != 0)
+        // A summary family of the rows with a sample: one phase's sum and count per value.
+        const auto summaries = [&](const std::string& name, const std::string& help, uint64_t LabelSums::*count,
+                                   uint64_t LabelSums::*ns) {
+          AppendHeader(out, name.c_str(), "summary", help.c_str());
+          for (const auto& row : rows)
           {
-            AppendSummary(out, server.c_str(), row.first, row.second.serverCount, row.second.serverNs);
+            if (row.second.*count != 0)
+            {
+              AppendSummary(out, name.c_str(), row.first, row.second.*count, row.second.*ns);
+            }
           }
-        }
-        if (dimension != LabelDimension::RemoteAet && dimension != LabelDimension::RemoteIp &&
-            dimension != LabelDimension::CalledAet)
+        };
+        summaries("orthanc_ingest_server_total_seconds_by_" + label,
+                  "serverTotal of the stored instances per " + label +
+                    ", every transport: _sum / _count is its mean (quantiles: GET /perf/stats?groupBy=).",
+                  &LabelSums::serverCount, &LabelSums::serverNs);
+        // A wait between a sender's instances is the sender's, not its SOP class's or syntax's.
+        if (dimension == LabelDimension::RemoteAet || dimension == LabelDimension::RemoteIp ||
+            dimension == LabelDimension::CalledAet)
         {
-          continue;  // a wait between a sender's instances is the sender's, not its SOP class's or syntax's
-        }
-        const std::string gap = "orthanc_ingest_association_gap_seconds_by_" + label;
-        AppendHeader(out, gap.c_str(), "summary",
-                     ("associationGap (C-STORE: from one instance's answer to the next instance) per " + label +
-                      ": _sum / _count is its mean.")
-                       .c_str());
-        for (const auto& row : rows)
-        {
-          if (row.second.gapCount != 0)
-          {
-            AppendSummary(out, gap.c_str(), row.first, row.second.gapCount, row.second.gapNs);
-          }
+          summaries("orthanc_ingest_association_gap_seconds_by_" + label,
+                    "associationGap (C-STORE: from one instance's answer to the next instance) per " + label +
+                      ": _sum / _count is its mean.",
+                    &LabelSums::gapCount, &LabelSums::gapNs);
         }
       }
     }
