@@ -257,14 +257,13 @@ namespace IngestPerf
                                  ? *same
                                  : (input.cstoreSenders.push_back(sender), input.cstoreSenders.back());
         target.software = SenderSoftwareOfCallingAet(name);
-        // The senders' own stall (sender-stall reads these) waits for Orthanc's host's ACK.
-        const DelayedAckTimer& timer = input.dicomTcpNoDelay ? kLinuxDelayedAck : DelayedAckTimerOf(stream.second);
-        const BandFigures one = Within(stream.second, timer.one);
-        const BandFigures two = Within(stream.second, timer.two);
+        // Read by sender-stall only, which judges with TCP_NODELAY on Orthanc's side: a sender's own
+        // stall waits for the acknowledgement of Orthanc's Linux host.
+        const BandFigures one = Within(stream.second, kLinuxDelayedAck.one);
+        const BandFigures two = Within(stream.second, kLinuxDelayedAck.two);
         target.gaps += stream.second.Count();
         target.gapsNearDelayedAcks += one.count + two.count;
         target.gapMsNearDelayedAcks += one.ms + two.ms;
-        target.delayedAckMs = one.count + two.count > 0 ? timer.ms : target.delayedAckMs;
       }
       std::stable_sort(
         input.cstoreSenders.begin(), input.cstoreSenders.end(),

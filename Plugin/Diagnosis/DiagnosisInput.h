@@ -119,9 +119,8 @@ namespace IngestPerf
     std::string remoteAet;  // as exported (IngestPerf.HashPeers)
     SenderSoftware software = SenderSoftware::Unknown;
     uint64_t gaps = 0;
-    uint64_t gapsNearDelayedAcks = 0;  // in either band of its timer
+    uint64_t gapsNearDelayedAcks = 0;  // in either band of Orthanc's host's timer (kLinuxDelayedAck)
     double gapMsNearDelayedAcks = 0;
-    double delayedAckMs = 40;  // the timer its gaps show (DelayedAckTimerOf)
   };
 
   struct DiagnosisInput

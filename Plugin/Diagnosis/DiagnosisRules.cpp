@@ -498,7 +498,7 @@ namespace IngestPerf
           row["gaps"] = sender.gaps;
           row["gapsAtDelayedAckTimer"] = sender.gapsNearDelayedAcks;
           row["msAtDelayedAckTimer"] = Round(sender.gapMsNearDelayedAcks, 0.1);
-          row["delayedAckTimerMs"] = sender.delayedAckMs;
+          row["delayedAckTimerMs"] = dicom_.delayedAck->ms;
           senders.Append(std::move(row));
         }
         const SenderSoftware software = first != nullptr ? first->software : SenderSoftware::Unknown;

@@ -183,6 +183,16 @@ namespace IngestPerf
       return ladder;
     }
 
+    void AppendSummary(PrometheusText& out, const char* name, const std::string& labels, uint64_t count, uint64_t ns)
+    {
+      AppendSample(out, name, "_sum", labels, nullptr, std::string());
+      AppendSeconds(out, ns);
+      out += '\n';
+      AppendSample(out, name, "_count", labels, nullptr, std::string());
+      AppendUnsigned(out, count);
+      out += '\n';
+    }
+
     void AppendHistogram(PrometheusText& out, const char* name, const std::string& labels,
                          const HistogramSnapshot& histogram, const Ladder& steps)
     {
@@ -198,22 +208,7 @@ namespace IngestPerf
       AppendSample(out, name, "_bucket", labels, "le", "+Inf");
       AppendUnsigned(out, histogram.Count());
       out += '\n';
-      AppendSample(out, name, "_sum", labels, nullptr, std::string());
-      AppendSeconds(out, histogram.Sum());
-      out += '\n';
-      AppendSample(out, name, "_count", labels, nullptr, std::string());
-      AppendUnsigned(out, histogram.Count());
-      out += '\n';
-    }
-
-    void AppendSummary(PrometheusText& out, const char* name, const std::string& labels, uint64_t count, uint64_t ns)
-    {
-      AppendSample(out, name, "_sum", labels, nullptr, std::string());
-      AppendSeconds(out, ns);
-      out += '\n';
-      AppendSample(out, name, "_count", labels, nullptr, std::string());
-      AppendUnsigned(out, count);
-      out += '\n';
+      AppendSummary(out, name, labels, histogram.Count(), histogram.Sum());
     }
 
     std::string TransportLabel(Transport transport)
