@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Debian roots the package test installs orthanc-ingest-perf into (IntegrationTests/
 # test_debian_package.py), each with Debian's Orthanc and python3 (the report's interpreter), made
-# once and cached, like Resources/make-debian13-root.sh's:
+# once and cached, like Resources/make-debian-root.sh's:
 #   build-roots-pkg/debian12   debootstrap of Debian 12 ("bookworm"): Orthanc 1.10.1
 #   build-roots-pkg/debian13   a copy of build-roots/debian13 (made first if missing): Orthanc 1.12.7
 # No service starts in them (policy-rc.d), apt's package lists are dropped (55 MB each): the test
@@ -81,5 +81,5 @@ make_root() {  # NAME SUITE BASE: BASE (a root to copy) or "" (debootstrap SUITE
 }
 
 make_root debian12 bookworm ""
-"$repo/Resources/make-debian13-root.sh" >/dev/null
+"$repo/Resources/make-debian-root.sh" trixie >/dev/null
 make_root debian13 trixie "$(realpath -m "${INGEST_PERF_DEBIAN13_ROOT:-$repo/build-roots/debian13}")"

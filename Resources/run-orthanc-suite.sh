@@ -4,7 +4,7 @@
 #
 #   $ORTHANC_TESTS_DIR/Orthanc-1.10.1   the suite at tag Orthanc-1.10.1, run against Debian 12's Orthanc
 #   $ORTHANC_TESTS_DIR/Orthanc-1.12.7   the suite at tag Orthanc-1.12.7, run against Debian 13's Orthanc
-#                                       (Resources/debian13-orthanc.sh, root of make-debian13-root.sh)
+#                                       (Resources/debian13-orthanc.sh, root of make-debian-root.sh trixie)
 #
 # ORTHANC_TESTS_DIR defaults to build-deps/orthanc-tests. The project does not ship the suite; get it
 # as docs/reliability.md says ("Getting the suite").

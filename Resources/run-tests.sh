@@ -3,7 +3,8 @@
 # installs what it needs, builds the plugin, runs the unit tests three times (plain, under
 # AddressSanitizer+UndefinedBehaviorSanitizer, under ThreadSanitizer), fuzzes every parser of
 # outside input for 30 s (libFuzzer, Resources/run-fuzzers.sh), and runs the integration tests
-# against real Orthanc processes (Debian 12's 1.10.1, and Debian 13's 1.12.7 in a cached root),
+# against real Orthanc processes (Debian 12's 1.10.1, Debian 13's 1.12.7 and Debian unstable's 1.13.0,
+# these two in cached roots),
 # the ThreadSanitizer build and the fuzzers beside them (the tests mostly wait);
 # storescu and HTTP clients on loopback, the sanitized plugin inside Orthanc included, the page of
 # /perf/ui/ in headless Chromium (screenshots in build/ui-screenshot.png and, 800 px wide,
@@ -21,11 +22,12 @@ step() { printf '\n=== %s\n' "$*"; }
 step "dependencies"
 ./Resources/install-dependencies.sh
 
-# The Debian roots (Orthanc 1.12.7 for the tests, Debian 12 and 13 for the package's test) are
-# downloads and unpacking, not computation: they are made (once, then cached) beside the builds.
+# The Debian roots (Orthanc 1.12.7 and 1.13.0 for the tests, Debian 12 and 13 for the package's test)
+# are downloads and unpacking, not computation: they are made (once, then cached) beside the builds.
 mkdir -p build-roots
 roots_log="build-roots/make-roots.log"
-( ./Resources/make-debian13-root.sh && ./Resources/make-package-roots.sh ) >"$roots_log" 2>&1 &
+( ./Resources/make-debian-root.sh trixie && ./Resources/make-debian-root.sh sid && ./Resources/make-package-roots.sh ) \
+  >"$roots_log" 2>&1 &
 roots_pid=$!
 
 build() {  # folder, extra cmake arguments...
@@ -53,7 +55,7 @@ step "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (and the sa
 build build-asan -DCMAKE_BUILD_TYPE=Debug -DINGEST_PERF_SANITIZE=address,undefined
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ./build-asan/UnitTests --gtest_brief=1
 
-step "the Debian roots: Orthanc 1.12.7 (build-roots/), Debian 12 and 13 for the package (build-roots-pkg/)"
+step "the Debian roots: Orthanc 1.12.7 and 1.13.0 (build-roots/), Debian 12 and 13 for the package (build-roots-pkg/)"
 if ! wait "$roots_pid"; then
   tail -n 40 "$roots_log"
   echo "making the Debian roots failed (whole log: $roots_log)" >&2
@@ -61,7 +63,7 @@ if ! wait "$roots_pid"; then
 fi
 cat "$roots_log"
 
-step "integration tests (real Orthanc 1.10.1 and 1.12.7, storescu, HTTP clients), ThreadSanitizer and fuzzing beside them"
+step "integration tests (real Orthanc 1.10.1, 1.12.7 and 1.13.0, storescu, HTTP clients), ThreadSanitizer and fuzzing beside them"
 # The tests wait on Orthanc and its clients far more than they compute (the whole suite keeps the
 # two cores less than half busy): the ThreadSanitizer build and tests and the fuzzers run beside
 # them at a lower priority (nice 10), on the CPU the tests leave; their output follows the tests'.
