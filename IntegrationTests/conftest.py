@@ -90,9 +90,10 @@ def pytest_configure(config):
         config.pluginmanager.register(FileLines(reporter, parallel), "ingest-perf-file-lines")
 
 
-# A test module that sets ORTHANC_VERSIONS = BOTH_ORTHANCS (orthanc_process) runs each of its tests
-# against Debian 12's Orthanc 1.10.1 and Debian 13's 1.12.7 (in the root of
-# Resources/make-debian13-root.sh, which the test command makes); other modules run against 1.10.1.
+# A test module that sets ORTHANC_VERSIONS = ALL_ORTHANCS (orthanc_process) runs each of its tests
+# against Debian 12's Orthanc 1.10.1, Debian 13's 1.12.7 and Debian unstable's 1.13.0 (in the roots of
+# Resources/make-debian-root.sh trixie and sid, which the test command makes); other modules run
+# against 1.10.1.
 
 
 def pytest_generate_tests(metafunc):

@@ -39,7 +39,7 @@ import traceback
 from ingest_comparison import (JPEG_LOSSLESS, debian_plugins, differences, gdcm_section, http_outcome,
                                series_with_study_time, storescu_outcome, stored_state, stow_outcome)
 from ingest_perf.clients import Concurrently
-from ingest_perf.orthanc_process import HOST_ORTHANC, REPO_ROOT, debian13_root
+from ingest_perf.orthanc_process import HOST_ORTHANC, REPO_ROOT, orthanc_root
 
 PLUGIN_NAME = "ingest-perf"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -157,7 +157,7 @@ class Run:
             raise ValueError(position)
         config = case.configuration(postgresql)
         config["Plugins"] = plugins
-        # Orthanc 1.12.7 runs in its root: the host's folders of the plugins' files must be visible there
+        # Orthanc 1.12.7 and 1.13.0 run in their roots: the host's folders of the plugins' files must be visible there
         # (a folder's links are followed inside the root; Debian's plugins are the root's own).
         bind = sorted({os.path.dirname(os.path.realpath(p)) for p in [plugin_path] + guests if self._on_host(p)})
         self.arguments = dict(plugin_path=None, extra_config=config,
@@ -170,10 +170,10 @@ class Run:
         self.seconds = {}
 
     def _on_host(self, path):
-        """Whether that Orthanc finds `path` on the host (Orthanc 1.10.1's are all there; 1.12.7 finds
-        Debian's plugins in its root)."""
+        """Whether that Orthanc finds `path` on the host (Orthanc 1.10.1's are all there; 1.12.7 and
+        1.13.0 find Debian's plugins in their roots)."""
         return self.orthanc_version == HOST_ORTHANC or path.startswith((REPO_ROOT + "/", "/tmp/")) \
-            or not os.path.exists(debian13_root() + path)
+            or not os.path.exists(orthanc_root(self.orthanc_version) + path)
 
     def _plugin_folder(self, folder, plugin_path, guests, first):
         """A folder of links to this plugin and the guests (Debian's as that Orthanc sees them), whose

@@ -5,10 +5,10 @@ association is counted once, the senders of the last minutes are named, the othe
 duplicate race is test_ingest.py's, the alerts' severity test_prometheus_alerts.py's and promtool's.)"""
 import time
 
-from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.orthanc_process import ALL_ORTHANCS
 from ingest_perf.stats_checks import stored, wait_for
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS
+ORTHANC_VERSIONS = ALL_ORTHANCS
 
 
 def associations(orthanc):

@@ -22,7 +22,7 @@ serve as a reference; test_stow_rs_with_gdcm_ingest_transcoding_ends_the_same_wi
 checks that this plugin does not change that outcome, and ingest_perf/benchmarks/gdcm_stow_crash.py measures
 the crash rates.
 
-Orthanc versions: conftest.py runs every test against 1.10.1 and 1.12.7 (ORTHANC_VERSIONS), with
+Orthanc versions: conftest.py runs every test against 1.10.1, 1.12.7 and 1.13.0 (ORTHANC_VERSIONS), with
 every plugin path from debian_plugins(version).
 """
 import os
@@ -34,9 +34,9 @@ import requests
 from ingest_comparison import (JPEG_LOSSLESS, debian_plugins, differences, gdcm_section, http_outcome, md5_of,
                                series_with_study_time, storescu_outcome, stored_state, stow_outcome)
 from ingest_perf import clients
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, debian13_root
+from ingest_perf.orthanc_process import ALL_ORTHANCS, orthanc_root
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against each
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against each
 
 SOURCE_SYNTAX = "1.2.840.10008.1.2.1"  # explicit little endian, what series_factory writes
 SERIES_SLICES = 6
@@ -199,7 +199,7 @@ def check_host(orthanc, case, orthanc_version, plugin_path, with_plugin, inputs)
     assert ("gdcm" in loaded) == (case.transcoder == "gdcm")
     assert (PLUGIN_NAME in loaded) == with_plugin
     system = orthanc.get("/system").json()
-    root = "" if orthanc_version == HOST_ORTHANC else debian13_root()
+    root = orthanc_root(orthanc_version)
 
     def real(path):  # symbolic links resolved as that Orthanc sees them
         return os.path.realpath(root + path) if path.startswith("/usr/") else os.path.realpath(path)

@@ -3,9 +3,9 @@ them, always; the time to compress and send them is unobservable: no Orthanc has
 import requests
 
 from ingest_perf.clients import http_upload
-from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.orthanc_process import ALL_ORTHANCS
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1, 1.12.7 and 1.13.0
 
 
 def upload(orthanc, files, accept_encoding):

@@ -9,10 +9,10 @@ import sys
 
 import pytest
 from ingest_perf.clients import http_upload
-from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.orthanc_process import ALL_ORTHANCS
 from ingest_perf.stats_checks import without_findings_of_a_busy_machine
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1, 1.12.7 and 1.13.0
 AHEAD_OF_OTHER_WORK = True  # "nothing else is slow" needs Orthancs in memory, ahead of other work (conftest.py)
 
 RULES = ["dicom-workers-saturated", "cstore-answer-stall", "sender-stall", "received-instance-callback", "slow-sender", "http-threads-saturated",

@@ -27,7 +27,7 @@ import requests
 
 from ingest_perf import bottleneck_scenarios as scenarios
 from ingest_perf.stats_checks import without_findings_of_a_busy_machine
-from ingest_perf.orthanc_process import CHROOT_ORTHANC, HOST_ORTHANC, REPO_ROOT
+from ingest_perf.orthanc_process import DEBIAN13_ORTHANC, HOST_ORTHANC, REPO_ROOT
 from ingest_perf.postgresql_server import PostgreSQLServer
 
 RESULTS = os.path.join(REPO_ROOT, "build", "diagnosis-scenarios")
@@ -336,7 +336,7 @@ def params():
     for case in CASES:
         yield pytest.param(HOST_ORTHANC, case, id="%s-%s" % (HOST_ORTHANC, case[0]))
         if case[0] in ON_BOTH:
-            yield pytest.param(CHROOT_ORTHANC, case, id="%s-%s" % (CHROOT_ORTHANC, case[0]))
+            yield pytest.param(DEBIAN13_ORTHANC, case, id="%s-%s" % (DEBIAN13_ORTHANC, case[0]))
 
 
 @pytest.fixture(scope="module")
@@ -372,7 +372,7 @@ def test_the_diagnosis_names_the_scenario_and_nothing_else(orthanc_version, case
                                                            postgresql, confusion):
     name, scenario, options, premise, expected_old, expected_new = case
     expected = expected_old if orthanc_version == HOST_ORTHANC else expected_new
-    if name == "compressed_answers" and orthanc_version == CHROOT_ORTHANC:
+    if name == "compressed_answers" and orthanc_version == DEBIAN13_ORTHANC:
         expected = None  # 1.12.7 sends these answers uncompressed: nothing to name
     options = dict(options)
     if scenario == "index_bound":

@@ -20,9 +20,9 @@ import pytest
 from pynetdicom import AE, evt
 from pynetdicom.sop_class import Verification
 
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, free_tcp_port
+from ingest_perf.orthanc_process import ALL_ORTHANCS, free_tcp_port
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS
+ORTHANC_VERSIONS = ALL_ORTHANCS
 
 # Neither Orthanc nor storescu inherits a TCP_NODELAY of the shell that runs the tests.
 UNSET = {"TCP_NODELAY": None}

@@ -10,10 +10,10 @@ import pytest
 from dicomweb_client.api import DICOMwebClient
 
 from ingest_perf import clients
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, debian_plugin
+from ingest_perf.orthanc_process import ALL_ORTHANCS, HOST_ORTHANC, debian_plugin
 from ingest_perf.stats_checks import wait_for, without_findings_of_a_busy_machine
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1, 1.12.7 and 1.13.0
 # The verdict judges how fast Orthanc and the senders are: Orthancs in memory, the test's processes
 # ahead of the machine's other work (conftest.py). Without it, in a run beside the sanitizer tests,
 # pynetdicom took 110 ms per dataset and the Nagle stall was no longer the larger part of its cycle.

@@ -13,9 +13,9 @@ import pydicom
 import pytest
 
 from ingest_perf import clients
-from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.orthanc_process import ALL_ORTHANCS
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS
+ORTHANC_VERSIONS = ALL_ORTHANCS
 
 # "A few seconds of Orthanc's answer": the plugin's thread looks once a second at records open for
 # half a second or more, and a pool's wait must be seen at two of its looks.

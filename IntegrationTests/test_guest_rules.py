@@ -18,9 +18,9 @@ import time
 import pytest
 import requests
 
-from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.orthanc_process import ALL_ORTHANCS
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against each
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against each
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

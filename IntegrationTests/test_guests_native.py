@@ -9,9 +9,9 @@ import pytest
 
 from guest_matrix import (Case, CaseRuns, Inputs, case_positions, checks, gdcm_problems, judge,
                           postgresql_problems, site_filters_problems)
-from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.orthanc_process import ALL_ORTHANCS
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against each
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against each
 
 ALL_PATHS = ("storescu", "http", "stow")
 CASES = [

@@ -19,10 +19,10 @@ from pynetdicom.pdu import P_DATA_TF
 from pynetdicom.sop_class import CTImageStorage
 
 from ingest_perf.clients import Concurrently, c_store, split
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, debian_plugin
+from ingest_perf.orthanc_process import ALL_ORTHANCS, debian_plugin
 from ingest_perf.stats_checks import stored, wait_for
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1, 1.12.7 and 1.13.0
 
 OUTCOMES = ("stored", "alreadyStored", "notDicom", "rejected", "failed", "requestWithoutInstance")
 

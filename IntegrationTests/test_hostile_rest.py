@@ -32,10 +32,10 @@ import pytest
 import requests
 
 from ingest_perf.generate_series import derived_uid
-from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.orthanc_process import ALL_ORTHANCS
 from ingest_perf.stats_checks import wait_for
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS
+ORTHANC_VERSIONS = ALL_ORTHANCS
 
 SEED = 11
 FUZZ_THREADS = 4

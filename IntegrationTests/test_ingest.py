@@ -8,11 +8,11 @@ import pytest
 import requests
 
 from ingest_perf.clients import Concurrently, split
-from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.orthanc_process import ALL_ORTHANCS
 from ingest_perf.stats_checks import (changes_paired, check_phase_invariants, check_phases_within_total, stored,
                                       wait_for)
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1, 1.12.7 and 1.13.0
 
 
 def file_sizes(paths):

@@ -20,7 +20,7 @@ import pytest
 
 from ingest_comparison import StatsPoller, crash_markers, run_clients, stored_files
 from ingest_perf.clients import Concurrently
-from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.orthanc_process import ALL_ORTHANCS
 
 FAULTS = "sdk=0.2,alloc=0.1,seed=7"
 
@@ -102,7 +102,7 @@ def check_same_ingest(reference_results, reference_files, results, files):
     assert all(code == 0 for code in results["storescu"].values())
 
 
-@pytest.mark.parametrize("orthanc_version", BOTH_ORTHANCS)
+@pytest.mark.parametrize("orthanc_version", ALL_ORTHANCS)
 def test_injected_sdk_and_allocation_faults(orthanc_factory, fault_plugin, series_factory, orthanc_version):
     clients = work(series_factory, http_clients=2, http_count=30, storescu_clients=2, associations=1,
                    per_association=30, seed=1100)

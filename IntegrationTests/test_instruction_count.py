@@ -17,9 +17,9 @@ import sys
 import pytest
 
 from ingest_perf.benchmarks import instruction_count as script
-from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.orthanc_process import ALL_ORTHANCS
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS
+ORTHANC_VERSIONS = ALL_ORTHANCS
 
 
 class Run:

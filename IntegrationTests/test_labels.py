@@ -1,8 +1,8 @@
 """Labels, filters and groupBy against a real Orthanc: two modalities over C-STORE, one HTTP client."""
 import pytest
-from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.orthanc_process import ALL_ORTHANCS
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1, 1.12.7 and 1.13.0
 
 CT_SYNTAX = "1.2.840.10008.1.2.1"
 CT_CLASS = "1.2.840.10008.5.1.4.1.1.2"

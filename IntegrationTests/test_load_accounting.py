@@ -65,10 +65,10 @@ import time
 from ingest_comparison import StatsPoller
 from ingest_perf.benchmarks.report import percentile
 from ingest_perf.clients import Concurrently, KeepAliveSession, http_upload, storescu
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, debian_plugin
+from ingest_perf.orthanc_process import ALL_ORTHANCS, debian_plugin
 from ingest_perf.stats_checks import changes_paired, stored, wait_for
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs each test against 1.10.1 and 1.12.7
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs each test against 1.10.1, 1.12.7 and 1.13.0
 
 PER_CLIENT = 190
 STORESCU_CLIENTS = 8

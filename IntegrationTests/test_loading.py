@@ -10,9 +10,9 @@ import subprocess
 import pytest
 
 from ingest_perf.debian_configuration import copy_debian_configuration
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC
+from ingest_perf.orthanc_process import ALL_ORTHANCS, HOST_ORTHANC
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1, 1.12.7 and 1.13.0
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOADING_DOC = os.path.join(REPO, "docs", "loading.md")
@@ -146,7 +146,7 @@ def test_install_as_documented_on_debians_default_configuration(orthanc_factory,
     # "dicom-web:/Plugin.cpp:635] ..."), not Orthanc's own file ("PluginsManager.cpp:158] ...").
     lines = orthanc.log_text().splitlines()
     (started,) = [line for line in lines if "IngestPerf 0.1.0 is timing ingest" in line]
-    if orthanc_version == "1.12.7":
+    if orthanc_version != HOST_ORTHANC:  # 1.12.7 and 1.13.0
         assert re.search(r" ingest-perf:/Plugin\.cpp:\d+\] IngestPerf 0\.1\.0 is timing", started), started
         assert any(re.search(r" dicom-web:/\w+\.cpp:\d+\] ", line) for line in lines)
     else:

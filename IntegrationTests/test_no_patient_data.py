@@ -22,10 +22,10 @@ from pynetdicom.sop_class import CTImageStorage
 from ingest_perf.clients import c_store
 from ingest_perf.generate_series import write_series
 from ingest_perf.hostile_senders import c_store_raw_aets
-from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.orthanc_process import ALL_ORTHANCS
 from ingest_perf.stats_checks import wait_for
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS
+ORTHANC_VERSIONS = ALL_ORTHANCS
 
 DICOMWEB_PLUGIN = "/usr/share/orthanc/plugins/libOrthancDicomWeb.so"
 

@@ -1,8 +1,8 @@
 """Instances that reach Orthanc from another Orthanc (C-STORE sent with /modalities/{id}/store) and
 from Orthanc's own jobs (a study modification): each labelled with its transport and AET."""
-from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.orthanc_process import ALL_ORTHANCS
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1, 1.12.7 and 1.13.0
 
 
 def test_orthanc_to_orthanc_cstore_is_labelled_with_the_sender_aet(orthanc_factory, series_factory):

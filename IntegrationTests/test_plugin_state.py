@@ -21,10 +21,11 @@ import time
 import pytest
 
 from ingest_perf.debian_configuration import copy_debian_configuration
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, OrthancFactory, orthanc_available
+from ingest_perf.orthanc_process import (ALL_ORTHANCS, HOST_ORTHANC, OrthancFactory, orthanc_available,
+                                         unavailable_reason)
 from ingest_perf.stats_checks import stored, wait_for
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1, 1.12.7 and 1.13.0
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPORT = os.path.join(REPO_ROOT, "Resources", "perf_report.py")
@@ -33,8 +34,7 @@ REPORT = os.path.join(REPO_ROOT, "Resources", "perf_report.py")
 @pytest.fixture(autouse=True)
 def available(orthanc_version):
     if not orthanc_available(orthanc_version):
-        pytest.skip("Orthanc %s is not available here: Resources/make-debian13-root.sh makes its root"
-                    % orthanc_version)
+        pytest.skip(unavailable_reason(orthanc_version))
 
 
 def report(orthanc, *args):

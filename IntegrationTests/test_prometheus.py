@@ -8,10 +8,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from ingest_perf.hostile_senders import c_store_raw_aets
-from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.orthanc_process import ALL_ORTHANCS
 from ingest_perf.prometheus_server import PROMTOOL_BINARY, PrometheusServer, parse_metrics
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1, 1.12.7 and 1.13.0
 
 
 def select(samples, name, **labels):

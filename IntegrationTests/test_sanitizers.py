@@ -14,11 +14,11 @@ import os
 import pytest
 
 from ingest_perf.clients import ClientError, Concurrently
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, debian_plugin
+from ingest_perf.orthanc_process import ALL_ORTHANCS, debian_plugin
 from ingest_comparison import StatsPoller
 from sanitized_plugin import sanitized_orthanc_kwargs, sanitized_plugin
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1, 1.12.7 and 1.13.0
 
 CLIENTS = {"storescu": 8, "http": 4, "stow": 4}
 INSTANCES_PER_CLIENT = 6

@@ -4,7 +4,7 @@ nothing in its log that says crash or sanitizer, no core file), with the plugin'
 flight while it finalizes; restarted on the same storage, the plugin starts at zero while
 Orthanc's own /statistics still counts the instances stored before.
 
-Run with the release plugin on Orthanc 1.10.1 and 1.12.7, and with the ASan+UBSan build
+Run with the release plugin on Orthanc 1.10.1, 1.12.7 and 1.13.0, and with the ASan+UBSan build
 (build-asan, loaded as test_sanitizers.py loads it) on 1.10.1, where a use of the pipeline after
 it was freed would show.
 """
@@ -16,7 +16,7 @@ import time
 import pytest
 
 from ingest_comparison import crash_markers, run_clients
-from ingest_perf.orthanc_process import CHROOT_ORTHANC, HOST_ORTHANC
+from ingest_perf.orthanc_process import DEBIAN13_ORTHANC, DEBIAN_SID_ORTHANC, HOST_ORTHANC
 from sanitized_plugin import sanitized_orthanc_kwargs
 
 HTTP_CLIENTS = 8
@@ -25,8 +25,8 @@ INSTANCES_PER_CLIENT = 60
 STOP_AFTER_INSTANCES = 60  # SIGTERM once Orthanc holds this many: every client is still sending
 
 
-@pytest.mark.parametrize("build, orthanc_version", [("release", HOST_ORTHANC), ("release", CHROOT_ORTHANC),
-                                                     ("asan", HOST_ORTHANC)])
+@pytest.mark.parametrize("build, orthanc_version", [("release", HOST_ORTHANC), ("release", DEBIAN13_ORTHANC),
+                                                     ("release", DEBIAN_SID_ORTHANC), ("asan", HOST_ORTHANC)])
 def test_sigterm_during_sixteen_client_ingest_then_restart(orthanc_factory, series_factory, tmp_path, build,
                                                            orthanc_version):
     work_dir = str(tmp_path / "orthanc")

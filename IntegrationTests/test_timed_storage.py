@@ -6,9 +6,9 @@ import subprocess
 import sys
 
 from ingest_perf.stats_checks import check_phase_invariants
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, REPO_ROOT
+from ingest_perf.orthanc_process import ALL_ORTHANCS, REPO_ROOT
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1, 1.12.7 and 1.13.0
 
 TIMED = {"TimedStorage": True}
 

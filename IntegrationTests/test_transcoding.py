@@ -6,9 +6,9 @@ too; see docs/measurements/transcoding.md)."""
 import pytest
 
 from ingest_perf.stats_checks import check_phase_invariants
-from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.orthanc_process import ALL_ORTHANCS
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1, 1.12.7 and 1.13.0
 
 GDCM_PLUGIN = "/usr/share/orthanc/plugins/libOrthancGdcm.so"
 SOURCE = "1.2.840.10008.1.2.1"

@@ -25,10 +25,10 @@ import time
 import pytest
 import requests
 
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, OrthancProcess
+from ingest_perf.orthanc_process import ALL_ORTHANCS, HOST_ORTHANC, OrthancProcess
 from ingest_perf.stats_checks import stored, wait_for
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1, 1.12.7 and 1.13.0
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UI_FOLDER = os.path.join(REPO_ROOT, "Resources", "ui")

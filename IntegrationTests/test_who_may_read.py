@@ -6,9 +6,9 @@ import subprocess
 import pytest
 import requests
 
-from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.orthanc_process import ALL_ORTHANCS
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS
+ORTHANC_VERSIONS = ALL_ORTHANCS
 
 USER, PASSWORD = "perf-reader", "s3cret-perf"
 AUTHENTICATED = {"AuthenticationEnabled": True, "RegisteredUsers": {USER: PASSWORD}}

@@ -3,9 +3,9 @@ cannot wait an hour: right after an ingest every window holds exactly what was s
 and after POST /perf/reset every window is empty. Rotation and window edges are unit-tested with an
 injected clock (UnitTests/Metrics/TimeWindowsTests.cpp)."""
 import pytest
-from ingest_perf.orthanc_process import BOTH_ORTHANCS
+from ingest_perf.orthanc_process import ALL_ORTHANCS
 
-ORTHANC_VERSIONS = BOTH_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1 and 1.12.7
+ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1, 1.12.7 and 1.13.0
 
 WINDOWS = {"1m": 60, "5m": 300, "15m": 900, "1h": 3600}
 SLOT = {"1m": 10, "5m": 10, "15m": 60, "1h": 60}

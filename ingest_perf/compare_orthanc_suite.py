@@ -2,17 +2,18 @@
 in each mode of the plugin, and report every test whose outcome differs.
 
     python -m ingest_perf.compare_orthanc_suite --suite ORTHANC_TESTS_CHECKOUT \\
-        --plugin build/libOrthancIngestPerf.so --python PY2ENV/bin/python [--orthanc 1.10.1|1.12.7] \\
+        --plugin build/libOrthancIngestPerf.so --python PY2ENV/bin/python [--orthanc 1.10.1|1.12.7|1.13.0] \\
         [--modes default,timed-storage] [--tests ingest | --tests 'test_store*,test_metadata*'] \\
         [--work-dir DIR] [--json result.json]
     python -m ingest_perf.compare_orthanc_suite --summary build/orthanc-suite
 
 Resources/run-orthanc-suite.sh runs it for each Orthanc whose suite is checked out. --suite is a
 checkout of orthanc-tests at the tag of the running Orthanc (Orthanc-1.10.1 for Debian 12's Orthanc,
-Orthanc-1.12.7 for Debian 13's); nothing in it is changed. --orthanc is the Orthanc under test and
-its peer: Debian 12's 1.10.1 by default, or Debian 13's 1.12.7 in the root of
-Resources/make-debian13-root.sh (the folders of the plugin and of the suite are then made visible in
-the root through $INGEST_PERF_BIND). The Orthanc under test is an OrthancProcess
+Orthanc-1.12.7 for Debian 13's, Orthanc-1.13.0 for Debian unstable's); nothing in it is changed.
+--orthanc is the Orthanc under test and its peer: Debian 12's 1.10.1 by default, or Debian 13's
+1.12.7 or Debian unstable's 1.13.0 in their roots of Resources/make-debian-root.sh trixie and sid
+(the folders of the plugin and of the suite are then made visible in the root through
+$INGEST_PERF_BIND). The Orthanc under test is an OrthancProcess
 (ingest_perf.orthanc_process), as in every test. For every mode it is started twice from the
 suite's own generated configuration, without the plugin and then with it; the two configurations
 differ only in "Plugins" and in the mode's extra configuration. The modes are
@@ -67,8 +68,8 @@ import time
 
 from ingest_perf import suite_configuration, suite_runner
 from ingest_perf.clients import environment
-from ingest_perf.orthanc_process import (BOTH_ORTHANCS, HOST_ORTHANC, OrthancError, OrthancProcess, executable,
-                                         orthanc_available)
+from ingest_perf.orthanc_process import (ALL_ORTHANCS, HOST_ORTHANC, OrthancError, OrthancProcess, executable,
+                                         orthanc_available, unavailable_reason)
 from ingest_perf.orthanc_suite import (DEFAULT_MODES, MODES, compare, differs, mode_configuration, mode_environment,
                                        modes_text, new_run_folder, outcome, short_message, summarise, summary_table,
                                        transcoded)
@@ -563,7 +564,7 @@ def preflight(args):
     if not os.path.isfile(args.plugin):
         raise CompareError("no plugin at %s" % args.plugin)
     if not orthanc_available(args.orthanc):
-        raise CompareError("Orthanc %s is not available (1.12.7: run Resources/make-debian13-root.sh)" % args.orthanc)
+        raise CompareError(unavailable_reason(args.orthanc))
     modules = ["httplib2", "PIL", "numpy"] + suite_imports(args.suite, ["pydicom"])
     probe = subprocess.run([args.python, "-c", "import sys, %s; print(sys.version.split()[0])" % ", ".join(modules)],
                            env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -604,9 +605,9 @@ def main():
                         help="print the latest result of every Orthanc version, test selection and mode kept "
                              "under RESULTS (e.g. build/orthanc-suite) as a markdown table, run nothing")
     parser.add_argument("--modes", default=",".join(DEFAULT_MODES), help="comma-separated, among %s" % ", ".join(MODES))
-    parser.add_argument("--orthanc", default=HOST_ORTHANC, choices=BOTH_ORTHANCS,
-                        help="the Orthanc under test and its peer: Debian 12's 1.10.1 (default) or Debian 13's 1.12.7 "
-                             "(in its root)")
+    parser.add_argument("--orthanc", default=HOST_ORTHANC, choices=ALL_ORTHANCS,
+                        help="the Orthanc under test and its peer: Debian 12's 1.10.1 (default), Debian 13's 1.12.7 "
+                             "or Debian unstable's 1.13.0 (in their roots)")
     parser.add_argument("--tests", default="",
                         help="comma-separated fnmatch patterns on test names (test_store*,Orthanc.test_x); "
                              "'ingest' stands for the ingest-related subset, a pattern starting with '-' "
@@ -650,7 +651,7 @@ def main():
     args.work_dir = os.path.abspath(args.work_dir or tempfile.mkdtemp(prefix="compare-orthanc-suite-"))
     os.makedirs(args.work_dir, exist_ok=True)
     json_path = os.path.abspath(args.json or os.path.join(args.work_dir, "result.json"))
-    # Resources/debian13-orthanc.sh shows these folders (besides /tmp and the repository) in its root,
+    # Resources/debian-orthanc.sh shows these folders (besides /tmp and the repository) in its root,
     # to the Orthanc under test and to the suite's peer alike.
     os.environ["INGEST_PERF_BIND"] = ":".join(
         [os.path.dirname(args.plugin), args.suite, args.work_dir] +

@@ -5,7 +5,7 @@ import os
 import re
 import shutil
 
-from ingest_perf.orthanc_process import HOST_ORTHANC, debian13_root
+from ingest_perf.orthanc_process import orthanc_root
 
 
 def copy_debian_configuration(orthanc_version, target, plugin_folder, work, extra_files=None):
@@ -15,7 +15,8 @@ def copy_debian_configuration(orthanc_version, target, plugin_folder, work, extr
     beside Debian's files, as an administrator adds /etc/orthanc/ingest-perf.json.
 
     Returns the `configuration_writer` of OrthancProcess: called at every (re)start with the new ports."""
-    root = "" if orthanc_version == HOST_ORTHANC else os.path.realpath(debian13_root())  # as realpath() gives below
+    root = orthanc_root(orthanc_version)
+    root = root and os.path.realpath(root)  # as realpath() gives below ("" for the host's Orthanc)
     shutil.copytree(root + "/etc/orthanc", target)
     os.makedirs(plugin_folder, exist_ok=True)
     debian_folder = root + "/usr/share/orthanc/plugins"

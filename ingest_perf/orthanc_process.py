@@ -1,5 +1,5 @@
 """Start and drive a real Orthanc process: the one way the tests, the benchmarks, the scenarios, the
-main job and the comparison with Orthanc's own suite start an Orthanc (1.10.1 or 1.12.7).
+main job and the comparison with Orthanc's own suite start an Orthanc (1.10.1, 1.12.7 or 1.13.0).
 
 No pytest dependency.
 
@@ -33,44 +33,88 @@ import requests
 from ingest_perf import clients
 
 ORTHANC_BINARY = "/usr/sbin/Orthanc"
-HOST_ORTHANC = "1.10.1"  # Debian 12's, on the host
-CHROOT_ORTHANC = "1.12.7"  # Debian 13's, in the root made by Resources/make-debian13-root.sh
-BOTH_ORTHANCS = [HOST_ORTHANC, CHROOT_ORTHANC]
-DEBIAN13_ORTHANC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Resources",
-                                "debian13-orthanc.sh")
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HOST_ORTHANC = "1.10.1"  # Debian 12's, on the host
+DEBIAN13_ORTHANC = "1.12.7"  # Debian 13's, in the root made by Resources/make-debian-root.sh trixie
+DEBIAN_SID_ORTHANC = "1.13.0"  # Debian unstable's, in the root made by Resources/make-debian-root.sh sid
+ALL_ORTHANCS = [HOST_ORTHANC, DEBIAN13_ORTHANC, DEBIAN_SID_ORTHANC]
+# The Orthancs run in a Debian root: the release Resources/make-debian-root.sh takes, the variable
+# that names another root and the root's folder in build-roots/ by default (as Resources/debian-roots.sh
+# says), and the script that is that Orthanc (Resources/debian-orthanc.sh with the release).
+_DEBIAN_ROOTS = {
+    DEBIAN13_ORTHANC: ("trixie", "INGEST_PERF_DEBIAN13_ROOT", "debian13", "debian13-orthanc.sh"),
+    DEBIAN_SID_ORTHANC: ("sid", "INGEST_PERF_DEBIAN_SID_ROOT", "debian-sid", "debian-sid-orthanc.sh"),
+}
 BUILD_COMMAND = "cmake -S %s -B %s/build -G Ninja && ninja -C %s/build" % (REPO_ROOT, REPO_ROOT, REPO_ROOT)
 
 _LOG_TAIL_LINES = 40
 
 
-def debian13_root():
-    """The Debian 13 root holding Orthanc 1.12.7: $INGEST_PERF_DEBIAN13_ROOT or <repo>/build-roots/debian13."""
-    return os.environ.get("INGEST_PERF_DEBIAN13_ROOT") or os.path.join(REPO_ROOT, "build-roots", "debian13")
+def _known(version):
+    if version != HOST_ORTHANC and version not in _DEBIAN_ROOTS:
+        raise ValueError("unknown Orthanc %r (known: %s)" % (version, ", ".join(ALL_ORTHANCS)))
+
+
+def orthanc_root(version):
+    """The folder that Orthanc runs in: "" for the host's 1.10.1; for 1.12.7 and 1.13.0 their Debian
+    root ($INGEST_PERF_DEBIAN13_ROOT or <repo>/build-roots/debian13, $INGEST_PERF_DEBIAN_SID_ROOT or
+    <repo>/build-roots/debian-sid)."""
+    _known(version)
+    if version == HOST_ORTHANC:
+        return ""
+    _release, variable, folder, _script = _DEBIAN_ROOTS[version]
+    return os.environ.get(variable) or os.path.join(REPO_ROOT, "build-roots", folder)
 
 
 def executable(version):
-    """The command that runs that Orthanc: the host's /usr/sbin/Orthanc, or Resources/debian13-orthanc.sh
-    (1.12.7 in its root, with the host's folders it needs visible: INGEST_PERF_BIND)."""
-    if version not in (HOST_ORTHANC, CHROOT_ORTHANC):
-        raise ValueError("unknown Orthanc %r (known: %s, %s)" % (version, HOST_ORTHANC, CHROOT_ORTHANC))
-    return ORTHANC_BINARY if version == HOST_ORTHANC else DEBIAN13_ORTHANC
+    """The command that runs that Orthanc, one file: the host's /usr/sbin/Orthanc, or
+    Resources/debian13-orthanc.sh (1.12.7) or Resources/debian-sid-orthanc.sh (1.13.0), each
+    Orthanc in its root with the host's folders it needs visible (INGEST_PERF_BIND)."""
+    _known(version)
+    if version == HOST_ORTHANC:
+        return ORTHANC_BINARY
+    return os.path.join(REPO_ROOT, "Resources", _DEBIAN_ROOTS[version][3])
+
+
+def root_orthanc_version(version):
+    """The version of the Orthanc that the root of that version holds, as Resources/make-debian-root.sh
+    read it from Orthanc --version (ROOT/.ingest-perf-orthanc-version), or None (no complete root).
+    Debian unstable moves: a root made later may hold another Orthanc than the one it is named for."""
+    root = orthanc_root(version)
+    if not os.path.isfile(os.path.join(root, ".ingest-perf-complete")):
+        return None
+    try:
+        with open(os.path.join(root, ".ingest-perf-orthanc-version")) as f:
+            return f.read().strip()
+    except FileNotFoundError:
+        return None
 
 
 def orthanc_available(version):
-    """Whether that Orthanc can run here: the host's always, 1.12.7 once its root is complete."""
+    """Whether that Orthanc can run here: the host's always, 1.12.7 and 1.13.0 once their root is
+    complete and holds that very version."""
     if version == HOST_ORTHANC:
         return os.path.isfile(ORTHANC_BINARY)
-    if version == CHROOT_ORTHANC:
-        return os.path.isfile(os.path.join(debian13_root(), ".ingest-perf-complete"))
-    raise ValueError("unknown Orthanc %r (known: %s, %s)" % (version, HOST_ORTHANC, CHROOT_ORTHANC))
+    return root_orthanc_version(version) == version
+
+
+def unavailable_reason(version):
+    """Why orthanc_available(version) is false, in words that say what to run."""
+    held = root_orthanc_version(version)
+    if version == HOST_ORTHANC:
+        return "Orthanc %s is not available: %s is missing (apt-get install orthanc)" % (version, ORTHANC_BINARY)
+    if held is None:
+        release = _DEBIAN_ROOTS[version][0]
+        return "Orthanc %s is not available: run Resources/make-debian-root.sh %s" % (version, release)
+    return ("Orthanc %s is not available: its root %s holds Orthanc %s (Debian's archive moved on)"
+            % (version, orthanc_root(version), held))
 
 
 def debian_plugin(name, version=HOST_ORTHANC):
-    """Path of one of Debian's plugins (e.g. "libOrthancGdcm.so") as that Orthanc sees it: both
-    Debians keep them in /usr/share/orthanc/plugins, in the root for 1.12.7."""
+    """Path of one of Debian's plugins (e.g. "libOrthancGdcm.so") as that Orthanc sees it: every
+    Debian keeps them in /usr/share/orthanc/plugins, in the root for 1.12.7 and 1.13.0."""
     path = os.path.join("/usr/share/orthanc/plugins", name)
-    root = "" if version == HOST_ORTHANC else debian13_root()
+    root = orthanc_root(version)
     if not os.path.exists(root + path):
         raise FileNotFoundError("%s not found for Orthanc %s" % (root + path, version))
     return path
@@ -156,11 +200,12 @@ class OrthancProcess:
     env           extra environment variables for Orthanc, e.g. {"TCP_NODELAY": "1"}; a value of None
                   removes the variable from the environment Orthanc inherits
     aet           Orthanc's own AE title
-    orthanc       "1.10.1" (the host's /usr/sbin/Orthanc) or "1.12.7" (Debian 13's, run in the root of
-                  Resources/make-debian13-root.sh with the host's /tmp, the repository, work_dir, the
-                  plugin's and the configuration's folders visible at the same paths, so every path in
-                  orthanc.json works unchanged; a plugin_path that exists in the root outside those
-                  folders, e.g. debian_plugin(name, "1.12.7"), is the root's own file)
+    orthanc       "1.10.1" (the host's /usr/sbin/Orthanc), "1.12.7" (Debian 13's) or "1.13.0" (Debian
+                  unstable's), each run in its root of Resources/make-debian-root.sh with the host's
+                  /tmp, the repository, work_dir, the plugin's and the configuration's folders visible
+                  at the same paths, so every path in orthanc.json works unchanged; a plugin_path that
+                  exists in the root outside those folders, e.g. debian_plugin(name, "1.12.7"), is the
+                  root's own file)
     command_prefix  words put before Orthanc's command, e.g. ["prlimit", "--as=..."]
     arguments     words after the configuration path on Orthanc's command line, e.g. ["--verbose"]
     configuration_writer  callable(http_port, dicom_port) -> the configuration path to start Orthanc
@@ -177,7 +222,7 @@ class OrthancProcess:
                  aet="ORTHANC", orthanc=HOST_ORTHANC, command_prefix=(), configuration_writer=None, arguments=(),
                  http_port=None, dicom_port=None):
         if not orthanc_available(orthanc):
-            raise OrthancStartError("Orthanc %s is not available: run Resources/make-debian13-root.sh" % orthanc)
+            raise OrthancStartError(unavailable_reason(orthanc))
         self.orthanc = orthanc
         self.command_prefix = list(command_prefix)
         self.arguments = [str(a) for a in arguments]
@@ -296,27 +341,27 @@ class OrthancProcess:
         with _live_lock:
             _live_processes.add(self._process)
 
-    _HOST_FOLDERS = ("/tmp", REPO_ROOT)  # always visible in the root of Orthanc 1.12.7
+    _HOST_FOLDERS = ("/tmp", REPO_ROOT)  # always visible in the roots of Orthanc 1.12.7 and 1.13.0
 
     def _in_root(self, path):
-        """Whether a plugin path names a file of the 1.12.7 root (e.g. Debian 13's plugins) rather than
+        """Whether a plugin path names a file of the Orthanc's root (e.g. Debian 13's plugins) rather than
         a host file: binding the host's folder there would hide the root's own (1.10.1's plugins)."""
         if self.orthanc == HOST_ORTHANC or path is None:
             return False
         host = set(self._HOST_FOLDERS) | {self.work_dir}
         if any(path.startswith(folder + "/") for folder in host):
             return False
-        return os.path.exists(debian13_root() + path)
+        return os.path.exists(orthanc_root(self.orthanc) + path)
 
     def _plugin_file(self):
         """The plugin as a path of this (host) file system."""
-        return debian13_root() + self.plugin_path if self._in_root(self.plugin_path) else self.plugin_path
+        return orthanc_root(self.orthanc) + self.plugin_path if self._in_root(self.plugin_path) else self.plugin_path
 
     def _orthanc_command(self):
         """(command, extra environment) that starts this Orthanc."""
         if self.orthanc == HOST_ORTHANC:
             return [executable(self.orthanc), self.config_path] + self.arguments, {}
-        # Resources/debian13-orthanc.sh: Orthanc 1.12.7 in its root, with /tmp, the repository, the
+        # Resources/debian-orthanc.sh: Orthanc 1.12.7 or 1.13.0 in its root, with /tmp, the repository, the
         # working directory and INGEST_PERF_BIND visible at the same paths.
         folders = {self.work_dir}
         config = os.path.abspath(self.config_path)

@@ -4,7 +4,7 @@ alternating, next to a null comparison (A', a second Orthanc without the plugin)
 docs/measurements/plugin-cost.md ("Contention: many associations at once"):
 
   .venv/bin/python -m ingest_perf.benchmarks.contention [--levels 8,32,64] [--rounds 18] [--instances 20]
-      [--http-clients 4] [--orthanc 1.10.1|1.12.7] [--plugin PATH] [--size 64] [--quick] [--json FILE]
+      [--http-clients 4] [--orthanc 1.10.1|1.12.7|1.13.0] [--plugin PATH] [--size 64] [--quick] [--json FILE]
 
 A level is a number of storescu associations at once (DCMTK's /usr/bin/storescu, one process and one
 calling AET each, SCU00, SCU01...), each sending --instances small synthetic CT slices, while
@@ -538,7 +538,8 @@ def load_average():
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--plugin", default=default_plugin_path())
-    parser.add_argument("--orthanc", default=HOST_ORTHANC, help="1.10.1 (host) or 1.12.7 (Debian 13 root)")
+    parser.add_argument("--orthanc", default=HOST_ORTHANC,
+                        help="1.10.1 (host), 1.12.7 (Debian 13 root) or 1.13.0 (Debian unstable root)")
     parser.add_argument("--levels", default="8,32,64", help="storescu associations at once, comma-separated")
     parser.add_argument("--rounds", type=int, help="rounds per level, each side once per round (default 18; "
                                                    "--quick 6): a multiple of 6 puts each side in each "

@@ -43,7 +43,7 @@ import time
 from ingest_perf import bottleneck_scenarios as scenarios
 from ingest_perf.benchmarks.report import percentile
 from ingest_perf.generate_series import SeriesCache
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, OrthancFactory
+from ingest_perf.orthanc_process import ALL_ORTHANCS, HOST_ORTHANC, OrthancFactory
 
 
 # --- what is measured -------------------------------------------------------------------------------
@@ -107,7 +107,7 @@ class Fix:
     """A rule's configuration fix: the scenario, its options, the sides (label, options) compared,
     the first being the bottleneck (before) and the second the fix (after)."""
 
-    def __init__(self, name, rule, scenario, transport, options, sides, metrics, orthancs=tuple(BOTH_ORTHANCS),
+    def __init__(self, name, rule, scenario, transport, options, sides, metrics, orthancs=tuple(ALL_ORTHANCS),
                  description=""):
         self.name = name
         self.rule = rule
@@ -295,7 +295,7 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="\n\n".join(__doc__.split("\n\n")[1:]))
     parser.add_argument("--rounds", type=int, default=3, help="rounds of every side (default 3)")
-    parser.add_argument("--orthanc", choices=BOTH_ORTHANCS, default=HOST_ORTHANC)
+    parser.add_argument("--orthanc", choices=ALL_ORTHANCS, default=HOST_ORTHANC)
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
                         help="a fix's name or its rule's id, repeatable (default: every fix)")
     parser.add_argument("--markdown", action="store_true", help="markdown tables")

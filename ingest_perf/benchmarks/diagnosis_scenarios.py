@@ -26,7 +26,7 @@ import time
 
 from ingest_perf import bottleneck_scenarios as scenarios
 from ingest_perf.generate_series import SeriesCache
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, HOST_ORTHANC, OrthancFactory
+from ingest_perf.orthanc_process import ALL_ORTHANCS, HOST_ORTHANC, OrthancFactory
 from ingest_perf.stats_checks import wait_for
 
 # (run name, scenario, options); the PostgreSQL runs also get postgresql=.
@@ -255,7 +255,7 @@ def main():
                                      epilog="\n\n".join(__doc__.split("\n\n")[1:]))
     parser.add_argument("--scenario", action="append", default=[], metavar="NAME",
                         help="a run or a scenario, repeatable (default: every run)")
-    parser.add_argument("--orthanc", choices=BOTH_ORTHANCS, default=HOST_ORTHANC)
+    parser.add_argument("--orthanc", choices=ALL_ORTHANCS, default=HOST_ORTHANC)
     parser.add_argument("--out", help="folder of the NAME.json files (made if missing)")
     parser.add_argument("--work", help="folder for the Orthancs and series (default: a new temporary folder)")
     parser.add_argument("--table", nargs="+", metavar="DIR", help="print the table of the runs saved in DIR(s)")

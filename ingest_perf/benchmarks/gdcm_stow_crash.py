@@ -3,7 +3,7 @@
 requests of 12 CT slices (512x512, explicit little endian), the study deleted between requests;
 with and without this plugin, on each Orthanc. A run ends at its first crash.
 
-    .venv/bin/python -m ingest_perf.benchmarks.gdcm_stow_crash --runs 10 --requests 20 [--orthanc 1.10.1,1.12.7]
+    .venv/bin/python -m ingest_perf.benchmarks.gdcm_stow_crash --runs 10 --requests 20 [--orthanc 1.10.1,1.12.7,1.13.0]
 
 Prints one Markdown row per Orthanc and plugin state: runs that crashed, requests answered, and
 crashes per request.
@@ -17,7 +17,7 @@ import requests
 
 from ingest_perf.clients import stow_body
 from ingest_perf.generate_series import write_series
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, OrthancProcess, debian_plugin, default_plugin_path
+from ingest_perf.orthanc_process import ALL_ORTHANCS, OrthancProcess, debian_plugin, default_plugin_path
 
 JPEG_LOSSLESS = "1.2.840.10008.1.2.4.70"
 
@@ -52,7 +52,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--requests", type=int, default=20)
-    parser.add_argument("--orthanc", default=",".join(BOTH_ORTHANCS))
+    parser.add_argument("--orthanc", default=",".join(ALL_ORTHANCS))
     arguments = parser.parse_args()
     work = tempfile.mkdtemp(prefix="gdcm-stow-crash-")
     body, headers = stow_body(write_series(os.path.join(work, "series"), 12, seed=1, rows=512, columns=512))

@@ -2,7 +2,7 @@
 Valgrind's callgrind: an overhead figure that scheduling noise cannot blur (the throughput A/B of
 docs/measurements/benchmarks.md resolves about 2.5%; this count resolves about 0.05%, see the null configuration).
 
-  .venv/bin/python -m ingest_perf.benchmarks.instruction_count [--plugin PATH] [--orthanc 1.10.1,1.12.7]
+  .venv/bin/python -m ingest_perf.benchmarks.instruction_count [--plugin PATH] [--orthanc 1.10.1,1.12.7,1.13.0]
       [--configurations default,every-opt-in,...] [--transports http,dicom] [--instances 40]
       [--repeat 3] [--markdown] [--json FILE]
 
@@ -58,8 +58,8 @@ import time
 
 from ingest_perf.generate_series import write_series
 from ingest_perf.benchmarks.report import table as markdown_table
-from ingest_perf.orthanc_process import (BOTH_ORTHANCS, HOST_ORTHANC, OrthancProcess, default_plugin_path,
-                                         orthanc_available)
+from ingest_perf.orthanc_process import (ALL_ORTHANCS, HOST_ORTHANC, OrthancProcess, default_plugin_path,
+                                         orthanc_available, unavailable_reason)
 
 JPEG_LOSSLESS = "1.2.840.10008.1.2.4.70"
 LARGE_TABLES = {"MaxStreams": 1024, "MaxLabelValues": 253, "MaxThreads": 4096, "MaxPeers": 4096,
@@ -141,7 +141,7 @@ def orthanc_under_callgrind(work_dir, version):
     """(command_prefix, env) for OrthancProcess: Orthanc started by callgrind. Orthanc 1.12.7 runs in
     the Debian 13 root, where the host's valgrind is not: a copy of its launcher and of the three
     files callgrind needs goes into the Orthanc's own folder (visible in the root at the same path)
-    and Resources/debian13-orthanc.sh puts it before Orthanc's command inside the root."""
+    and Resources/debian-orthanc.sh puts it before Orthanc's command inside the root."""
     out_file = os.path.join(work_dir, "callgrind.out.%p")
     if version == HOST_ORTHANC:
         return [valgrind_launcher()] + valgrind_options(out_file), {}
@@ -596,9 +596,9 @@ def render_functions(result, count=8):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--plugin", default=default_plugin_path(), help="the plugin to measure (default %(default)s)")
-    parser.add_argument("--orthanc", default=",".join(v for v in BOTH_ORTHANCS if orthanc_available(v)),
+    parser.add_argument("--orthanc", default=",".join(v for v in ALL_ORTHANCS if orthanc_available(v)),
                         help="comma-separated Orthanc versions: %s (default: those available here)"
-                        % ", ".join(BOTH_ORTHANCS))
+                        % ", ".join(ALL_ORTHANCS))
     parser.add_argument("--configurations", default=",".join(DEFAULT_CONFIGURATIONS),
                         help="comma-separated, of: " + ", ".join(CONFIGURATIONS))
     parser.add_argument("--transports", default=",".join(TRANSPORTS), help="comma-separated, of: http, dicom")
@@ -618,14 +618,14 @@ def main():
     args.orthanc = [v for v in args.orthanc.split(",") if v]
     args.configurations = [c for c in args.configurations.split(",") if c]
     args.transports = [t for t in args.transports.split(",") if t]
-    for name, chosen, known in (("Orthanc", args.orthanc, BOTH_ORTHANCS), ("configuration", args.configurations,
+    for name, chosen, known in (("Orthanc", args.orthanc, ALL_ORTHANCS), ("configuration", args.configurations,
                                 CONFIGURATIONS), ("transport", args.transports, TRANSPORTS)):
         unknown = [c for c in chosen if c not in known]
         if unknown or not chosen:
             parser.error("unknown or no %s: %s (known: %s)" % (name, ", ".join(unknown), ", ".join(known)))
     for version in args.orthanc:
         if not orthanc_available(version):
-            parser.error("Orthanc %s is not available here (Resources/make-debian13-root.sh makes 1.12.7)" % version)
+            parser.error(unavailable_reason(version))
     if args.instances < 1 or args.warmup < 1 or args.repeat < 1:
         parser.error("--instances, --warmup and --repeat must be at least 1")
     started = time.monotonic()

@@ -71,7 +71,8 @@ def main():
     parser.add_argument("--plugin", action="append", help="a plugin build (repeatable; default: build/'s)")
     parser.add_argument("--instances", type=int, default=1500)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--orthanc", default=HOST_ORTHANC, help="1.10.1 (host) or 1.12.7 (Debian 13 root)")
+    parser.add_argument("--orthanc", default=HOST_ORTHANC,
+                        help="1.10.1 (host), 1.12.7 (Debian 13 root) or 1.13.0 (Debian unstable root)")
     args = parser.parse_args()
     plugins = args.plugin or [default_plugin_path()]
     files = write_series(tempfile.mkdtemp(prefix="plugin-cost-"), args.instances, rows=64, columns=64)

@@ -4,7 +4,7 @@ against without, side by side and alternating, next to a null comparison (withou
 on a host whose TCP table holds --other-sockets other sockets. The command of docs/measurements/plugin-cost.md,
 and a library of the benchmark run (route_cost, sections):
 
-  .venv/bin/python -m ingest_perf.benchmarks.process_cpu [--plugin PATH] [--orthanc 1.10.1|1.12.7]
+  .venv/bin/python -m ingest_perf.benchmarks.process_cpu [--plugin PATH] [--orthanc 1.10.1|1.12.7|1.13.0]
       [--cases trickle,churn,storescu-1,storescu-4,http-4] [--other-sockets 10000] [--pairs 3]
       [--instances 100] [--trickle-instances 40] [--size 512] [--json FILE] [--markdown]
 

@@ -5,7 +5,7 @@ plugin full (more calling AETs, client addresses and label sets than MaxLabelVal
 MaxStreams hold), and after --requests requests of each of the plugin's GET routes (in two halves:
 flat or not), on a host whose TCP table holds --other-sockets other sockets.
 
-  .venv/bin/python -m ingest_perf.benchmarks.route_cost [--plugin PATH] [--orthanc 1.10.1|1.12.7]
+  .venv/bin/python -m ingest_perf.benchmarks.route_cost [--plugin PATH] [--orthanc 1.10.1|1.12.7|1.13.0]
       [--instances 10000] [--other-sockets 10000] [--requests 1000] [--rounds 200] [--json FILE]
 
 As root it runs in a network namespace of its own (unshare -n), like process_cpu. Targets (issue

@@ -8,7 +8,7 @@ way, and every route of B read every 30 s. The script keeps the ground truth of 
 Orthanc process is counted with the route reads and the deletions left out (the meters stop around
 them):
 
-  .venv/bin/python -m ingest_perf.benchmarks.soak [--plugin PATH] [--orthanc 1.10.1|1.12.7]
+  .venv/bin/python -m ingest_perf.benchmarks.soak [--plugin PATH] [--orthanc 1.10.1|1.12.7|1.13.0]
       [--minutes 12] [--rate 3.75] [--new-aets-per-minute 20] [--other-sockets 2000] [--seed 1]
       [--max-label-values N] [--json FILE]
 

@@ -26,7 +26,7 @@ import time
 
 from ingest_perf.clients import orthanc_store
 from ingest_perf.generate_series import write_series
-from ingest_perf.orthanc_process import BOTH_ORTHANCS, OrthancProcess, default_plugin_path
+from ingest_perf.orthanc_process import ALL_ORTHANCS, OrthancProcess, default_plugin_path
 
 # (name, TCP_NODELAY=1 for the receiver, for the sender or None for storescu, storescu's TCP_NODELAY)
 CASES = [
@@ -84,11 +84,11 @@ def main():
     parser.add_argument("--slices", type=int, default=200)
     parser.add_argument("--size", type=int, default=256, help="rows and columns of each slice (16-bit)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--orthanc", action="append", choices=BOTH_ORTHANCS,
-                        help="repeatable; default: 1.10.1 and 1.12.7")
+    parser.add_argument("--orthanc", action="append", choices=ALL_ORTHANCS,
+                        help="repeatable; default: 1.10.1, 1.12.7 and 1.13.0")
     parser.add_argument("--plugin", default=default_plugin_path())
     args = parser.parse_args()
-    versions = args.orthanc or BOTH_ORTHANCS
+    versions = args.orthanc or ALL_ORTHANCS
     plugin = os.path.abspath(args.plugin)
 
     root = tempfile.mkdtemp(prefix="tcp-nodelay-")
