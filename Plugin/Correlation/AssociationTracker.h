@@ -1,7 +1,8 @@
 // C-STORE associations as the plugin can see them. In Orthanc an association is handed back to the
 // DICOM worker pool after every command, so its instances run on different threads, and no hook
 // marks its start or release. Each association is a TCP connection of Orthanc's (DicomConnections):
-// an instance whose connection is known (the only one open from its peer's address) belongs to the
+// an instance whose connection is known (the only one open from its peer's address that did not
+// carry another calling AET) belongs to the
 // chain of that connection, and a new connection is a new association, however soon after the last
 // one and whichever worker thread serves it. An instance whose connection is not known (several
 // connections open from one address, or the plugin's reading of them behind) is linked as before,
@@ -11,7 +12,8 @@
 // The C-STORE gap is the link of a chain: OnStored of one instance to ReceivedInstance of the next.
 // A chain is finished (counted, with its instances and duration) when its connection closes, or,
 // with no known connection, once it has been idle longer than DicomScpTimeout or no connection
-// from its address is left; noticed at the AET's next instance or when statistics are read.
+// from its address that may carry its AET is left; noticed at the AET's next instance or when
+// statistics are read.
 // After ResetStatistics, the chains that started before it are never counted, and a gap that
 // started before it is not returned.
 //

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <queue>
 #include <set>
 #include <utility>
 #include <vector>
@@ -521,4 +524,182 @@ TEST(AssociationTracker, AnAssociationsFirstInstanceBeforeItWasReadIsItsOwnAmong
   std::vector<IngestPerf::PeerAssociations> peers = tracker.Snapshot(25 * kMs);
   ASSERT_EQ(1u, peers.size());
   EXPECT_EQ(1u, peers[0].inProgress);
+}
+
+
+namespace
+{
+  // The sockets Orthanc holds in the simulation below (CookieOf is a plain function).
+  struct ChurnConnection
+  {
+    uint64_t cookie;
+    int fd;
+  };
+  std::vector<ChurnConnection> churnOpen;
+
+  uint64_t ChurnCookieOf(int fd)
+  {
+    for (const ChurnConnection& open : churnOpen)
+    {
+      if (open.fd == fd)
+      {
+        return open.cookie;
+      }
+    }
+    return 0;
+  }
+}
+
+
+TEST(AssociationTracker, SendersBehindOneAddressAreCountedWithinOnePercent)
+{
+  // Six calling AETs behind one address (a gateway, a NAT, the modalities of one host), each opening
+  // associations one after the other (1-4 instances, then a pause of 5-400 ms), for a simulated
+  // minute; the plugin's thread checks the connections at each instance's filter (a reading if one
+  // closed), reads them when an instance's connection is not known (at most every 50 ms) and once a
+  // second. Instances are attributed to a connection only when one connection from the address may
+  // carry their AET; the others are inferred, and two associations of one AET that were both wholly
+  // inferred, back to back, can count as one. 1.2% off the truth (377 of 32,508) when an inferred
+  // association ended only once no connection was left from its address, whatever AET they carried.
+  long error = 0;
+  long truthTotal = 0;
+  for (uint32_t seed = 1; seed <= 20; seed++)
+  {
+    std::srand(seed);
+    const auto uniform = [](int low, int high) { return low + std::rand() % (high - low + 1); };
+    IngestPerf::DicomConnections connections;
+    AssociationTracker tracker(64, kTimeout, &connections);
+    churnOpen.clear();
+    enum Kind
+    {
+      Open,
+      Filter,
+      Stored,
+      Close
+    };
+    struct Event
+    {
+      int64_t ns;
+      Kind kind;
+      int aet;
+      uint64_t cookie;
+      int64_t receivedNs;
+      int left;  // instances after this one
+      bool operator<(const Event& other) const { return ns > other.ns; }
+    };
+    std::priority_queue<Event> events;
+    constexpr int kAets = 6;
+    std::vector<long> truth(kAets, 0);
+    uint64_t nextCookie = 1000;
+    for (int aet = 0; aet < kAets; aet++)
+    {
+      events.push({uniform(0, 300) * kMs, Open, aet, nextCookie++, 0, uniform(0, 3)});
+    }
+    int64_t lastReadingNs = -kTimeout;
+    int64_t readingDueNs = INT64_MAX;
+    int64_t nextTickNs = 1000 * kMs;
+    const auto read = [&](int64_t nowNs) {
+      std::vector<IngestPerf::DicomConnections::Reading> open;
+      for (const ChurnConnection& c : churnOpen)
+      {
+        open.push_back({c.cookie, c.fd, kIpA});
+      }
+      connections.Update(open.data(), open.size(), nowNs);
+      lastReadingNs = nowNs;
+    };
+    const int64_t endNs = 60000 * kMs;
+    while (!events.empty())
+    {
+      const Event event = events.top();
+      if (readingDueNs <= event.ns)  // the thread's own work first when it is due
+      {
+        read(readingDueNs);
+        readingDueNs = INT64_MAX;
+        continue;
+      }
+      if (nextTickNs <= event.ns)
+      {
+        if (nextTickNs - lastReadingNs >= 500 * kMs)
+        {
+          read(nextTickNs);
+        }
+        nextTickNs += 1000 * kMs;
+        continue;
+      }
+      events.pop();
+      const IngestPerf::LabelId aet = static_cast<IngestPerf::LabelId>(20 + event.aet);
+      switch (event.kind)
+      {
+        case Open:
+        {
+          int fd = 10;  // the lowest free descriptor, as accept gives
+          while (ChurnCookieOf(fd) != 0)
+          {
+            fd++;
+          }
+          churnOpen.push_back({event.cookie, fd});
+          truth[event.aet]++;
+          events.push({event.ns + uniform(2, 4) * kMs, Filter, event.aet, event.cookie, 0, event.left});
+          break;
+        }
+        case Filter:
+        {
+          const int64_t checkNs = event.ns + kMs / 3;  // the thread's check, 300 us after the filter
+          if (connections.CheckOpen(checkNs, ChurnCookieOf) > 0)
+          {
+            read(checkNs);
+          }
+          events.push({event.ns + uniform(3, 6) * kMs, Stored, event.aet, event.cookie, event.ns, event.left});
+          break;
+        }
+        case Stored:
+        {
+          bool stale = false;
+          const uint64_t cookie = connections.Attribute(kIpA, aet, IngestPerf::DicomConnections::kNow, stale);
+          if (stale)
+          {
+            readingDueNs = std::min(readingDueNs, std::max(event.ns + kMs / 3, lastReadingNs + 50 * kMs));
+          }
+          if (cookie != 0)  // as IngestRecorder::NameConnection
+          {
+            connections.SetRemoteAet(cookie, aet, event.ns);
+          }
+          else
+          {
+            connections.SetRemoteAetBeforeReading(kIpA, aet);
+          }
+          tracker.InstanceStored(static_cast<uint64_t>(1 + event.aet), aet, event.receivedNs, event.ns, kIpA, cookie);
+          const Kind next = event.left > 0 ? Filter : Close;
+          events.push({event.ns + uniform(1, 3) * kMs, next, event.aet, event.cookie, 0, event.left - 1});
+          break;
+        }
+        case Close:
+        {
+          churnOpen.erase(std::remove_if(churnOpen.begin(), churnOpen.end(),
+                                         [&](const ChurnConnection& c) { return c.cookie == event.cookie; }),
+                          churnOpen.end());
+          const int64_t nextOpenNs = event.ns + uniform(5, 400) * kMs;
+          if (nextOpenNs < endNs)
+          {
+            events.push({nextOpenNs, Open, event.aet, nextCookie++, 0, uniform(0, 3)});
+          }
+          break;
+        }
+      }
+    }
+    read(endNs + 1000 * kMs);
+    const std::vector<IngestPerf::PeerAssociations> rows = tracker.Snapshot(endNs + 2000 * kMs);
+    ASSERT_EQ(size_t(kAets), rows.size());
+    for (const IngestPerf::PeerAssociations& row : rows)
+    {
+      const int aet = static_cast<int>(row.remoteAet) - 20;
+      ASSERT_TRUE(aet >= 0 && aet < kAets);
+      EXPECT_EQ(0u, row.inProgress);
+      EXPECT_GT(row.byConnection, 0u);
+      error += std::labs(static_cast<long>(row.finished) - truth[aet]);
+      truthTotal += truth[aet];
+    }
+  }
+  EXPECT_GT(truthTotal, 30000);
+  EXPECT_LE(error * 100, truthTotal) << error << " of " << truthTotal;  // 0.9% (278 of 32,508)
 }
