@@ -290,19 +290,23 @@ def test_soak_command_in_miniature(miniatures, plugin_path):
     """ingest_perf/benchmarks/soak.py, whose figures docs/measurements/soak.md gives, in a few minutes:
     three Orthancs side by side under a site's churn (new calling AETs, long and short associations,
     keep-alive and closing HTTP clients, duplicates, cut uploads, deletions, a reset, route reads); B's
-    counts equal the ground truth before the reset and at the end, every association is counted, the
+    counts equal the ground truth before the reset and at the end, the associations within their bound, the
     labels (MaxLabelValues 4) aged out on their own (2.6 minutes: a minute after the reset) and the latest
     senders are named; no thread is left behind."""
     result = miniatures["test_soak_command_in_miniature"].result(timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr
     document = json.load(open(soak_figures(plugin_path)))
     assert document["beforeReset"]["matched"] and document["atEnd"]["matched"], document
-    assert document["associations"] == document["associationsSent"], document
+    # Every sender of the soak is 127.0.0.1: associations whose instances all came before their
+    # connection was read are inferred, and the count may be off by the bound docs/phases.md gives
+    # for senders behind one address (1%, at least one association).
+    sent = document["associationsSent"]
+    assert abs(document["associations"] - sent) <= max(1, sent // 100), document
     assert document["labels"]["agedOut"]["times"] >= 1, document["labels"]
     # 4 values against 30 new calling AETs a minute: the few of the last minute since the ageing are named.
     assert document["lastMinuteAetsNamed"] > 0, document
     assert document["bAtEnd"]["threads"] == document["bAtStart"]["threads"], document
-    # The plugin keeps one descriptor per Orthanc thread it sampled (its schedstat file), no more.
-    assert document["bAtEnd"]["descriptors"] <= document["bAtStart"]["descriptors"] + document["bAtEnd"]["threads"]
+    # The plugin keeps no descriptor per Orthanc thread (its schedstat file is opened per reading).
+    assert document["bAtEnd"]["descriptors"] <= document["bAtStart"]["descriptors"] + 4, document
     assert document["cpu"]["B/A"] > 0 and len(document["segments"]) >= 5, document
     assert "CPU B/A" in result.stdout and "counts against the truth" in result.stdout
