@@ -175,6 +175,19 @@ class Run:
         return self.orthanc_version == HOST_ORTHANC or path.startswith((REPO_ROOT + "/", "/tmp/")) \
             or not os.path.exists(orthanc_root(self.orthanc_version) + path)
 
+    def _loaded_file(self, path):
+        """The file that a plugin path of /system names, links followed as that Orthanc sees them.
+        Orthanc 1.10.1 and 1.12.7 give that path so (canonical); 1.13.0 gives the path it loaded, which
+        for a plugin of the folder of links below is a link under another name than its file's
+        (libOrthancPostgreSQLIndex-2.so)."""
+        root = orthanc_root(self.orthanc_version)
+        for _ in range(40):  # a chain of links: Debian's plugins folder links to the library's file
+            seen = path if not path or self._on_host(path) else root + path
+            if not path or not os.path.islink(seen):
+                return path
+            path = os.path.normpath(os.path.join(os.path.dirname(path), os.readlink(seen)))
+        return path
+
     def _plugin_folder(self, folder, plugin_path, guests, first):
         """A folder of links to this plugin and the guests (Debian's as that Orthanc sees them), whose
         directory order (readdir's, which Orthanc follows) puts this plugin first or last. That order
@@ -248,8 +261,8 @@ class Run:
                                                                                              "storage"))),
             # who holds the index and the storage area (its file's name without ".so" and version: a
             # folder's link has the name of the link Debian installs)
-            "databaseBackend": library_name(system.get("DatabaseBackendPlugin")),
-            "storageArea": library_name(system.get("StorageAreaPlugin")),
+            "databaseBackend": library_name(self._loaded_file(system.get("DatabaseBackendPlugin"))),
+            "storageArea": library_name(self._loaded_file(system.get("StorageAreaPlugin"))),
             "transcodedByDcmtk": "DCMTK transcoding from" in log,
             "alive": orthanc.is_running(),
         }
