@@ -1,8 +1,9 @@
-// The rules that name a bottleneck from the figures of DiagnosisInput: each rule looks for the
+// The diagnosis: rules that name a bottleneck from the figures of DiagnosisInput. Each looks for the
 // signature of one cause (docs/diagnosis.md), and when it finds it, writes a finding with the
-// verdict, the figures it rests on, the change that removes it with the effect measured on a
-// 2-core machine, and how sure it is. Every rule also says why it did not fire, so an answer with
-// no finding still shows what was checked against which figures.
+// verdict, the figures it rests on, the change that removes it with the effect to expect, and how
+// sure it is. Every rule also says why it did not fire, so an answer with no finding still shows
+// what was checked against which figures. The rules are data (DiagnosisRuleTable.cpp); their
+// predicates are run by RuleEvaluation.
 #pragma once
 
 #include "Diagnosis/DiagnosisInput.h"
@@ -73,7 +74,7 @@ namespace IngestPerf
   };
 
   // The change that removes a finding's cause: options of Orthanc's configuration to set, what to
-  // do, and the effect measured. An empty part is not part of the fix.
+  // do, and the effect to expect. An empty part is not part of the fix.
   struct Fix
   {
     std::vector<std::pair<std::string, ConfigurationValue>> configuration;  // key, value; in the order written
