@@ -213,8 +213,8 @@ def hostile_request(rng, names):
         return method, path, {200, 400}
     if len(set(keys)) < len(keys) or any(v == INVALID for v in validities):
         return method, path, {400}
-    if "window" in keys and any(k in names.free_labels or k == "groupBy" for k in keys):
-        return method, path, {400}  # windows are kept per transport only, whatever the values
+    if route != "/perf/stats" and "window" in keys and any(k in names.free_labels or k == "groupBy" for k in keys):
+        return method, path, {400}  # the diagnosis and the slots read windows per transport only
     if route == "/perf/diagnosis" and "groupBy" in keys:
         return method, path, {400}
     if route == "/perf/slots" and any(k not in ("transport", "window") and not k.startswith("unknown::") for k in keys):

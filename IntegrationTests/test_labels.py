@@ -27,7 +27,8 @@ def test_group_by_calling_aet(labelled):
     assert groups["CT01"]["phases"]["associationGap"]["count"] == 5
     assert groups["MR02"]["phases"]["associationGap"]["count"] == 3
     assert answer["transports"]["dicom"]["instances"]["stored"] == 10
-    assert answer["query"] == {"filters": {"transport": "dicom"}, "groupBy": "remoteAet", "streamsMatched": 2, "seriesMatched": 2}
+    assert answer["query"] == {"filters": {"transport": "dicom"}, "groupBy": "remoteAet", "window": None,
+                               "streamsMatched": 2, "seriesMatched": 2}
 
 
 def test_labels_of_every_dimension(labelled):

@@ -96,10 +96,6 @@ def test_reset_empties_the_windows(ingested, series_factory):
 @pytest.mark.parametrize("params, message", [
     ({"window": "2m"}, "invalid value '2m' for parameter 'window'"),
     ({"window": ""}, "invalid value '' for parameter 'window'"),
-    ({"window": "1m", "remoteAet": "STORESCU"},
-     "window=1m is kept per transport only: it cannot be combined with label filters or groupBy"),
-    ({"window": "1h", "groupBy": "transport"},
-     "window=1h is kept per transport only: it cannot be combined with label filters or groupBy"),
     ([("window", "1m"), ("window", "5m")], "parameter 'window' given twice"),
 ])
 def test_bad_window_is_400(orthanc, params, message):
@@ -107,6 +103,37 @@ def test_bad_window_is_400(orthanc, params, message):
     assert answer.status_code == 400
     assert answer.json()["error"] == message
     assert answer.json()["parameter"] == "window"
+
+
+def test_a_windows_senders_are_exact_from_the_recent_instances(orthanc, series_factory):
+    """window with groupBy or a label filter: the senders of the window, from the ring of recent
+    instances (issue 34: per-sender figures of the last minutes, whatever the labels' churn)."""
+    senders = ["WIN%02d" % i for i in range(6)]
+    files = series_factory(12, 34, size=64)
+    for i, aet in enumerate(senders):
+        orthanc.storescu(files[2 * i:2 * i + 2], calling_aet=aet)
+    orthanc.http_upload(series_factory(3, 35, size=64))
+    answer = orthanc.stats(window="1m", groupBy="remoteAet")
+    assert answer["query"]["window"] == "1m" and answer["window"]["name"] == "1m", answer["query"]
+    recent = answer["recentInstances"]
+    assert recent["complete"] and recent["matched"] == 15 and recent["skipped"] == 0, recent
+    groups = {g["labels"]["remoteAet"]: g["instances"] for g in answer["groups"]}
+    for aet in senders:
+        assert groups[aet]["stored"] == 2 and groups[aet]["alreadyStored"] == 0, groups
+        assert groups[aet]["failed"] is None, groups[aet]  # the ring keeps stored and duplicates only
+    assert groups["(none)"]["stored"] == 3, groups  # the HTTP uploads have no calling AET
+    assert answer["transports"]["dicom"]["instances"]["stored"] == 12
+
+    one = orthanc.stats(window="5m", remoteAet="WIN03", transport="dicom")
+    assert one["transports"]["dicom"]["instances"]["stored"] == 2, one["transports"]
+    assert one["transports"]["dicom"]["phases"]["serverTotal"]["count"] == 2
+    # The diagnosis reads a window per transport: a sender's window is refused there.
+    refused = orthanc.get("/perf/diagnosis", params={"window": "5m", "remoteAet": "WIN03"})
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"] == "window=5m is diagnosed per transport only: it cannot be combined with label filters"
+
+    orthanc.reset_stats()
+    assert orthanc.stats(window="1m", groupBy="remoteAet")["groups"] == []
 
 
 def test_perf_report_shows_a_window_and_the_recent_block(ingested, repo_root):

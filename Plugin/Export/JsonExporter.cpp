@@ -196,6 +196,9 @@ namespace IngestPerf
       bool withReasons = true;
       const PhasePartQuantiles* partQuantiles = nullptr;
       const int64_t* windowNs = nullptr;
+      // From the ring of recent instances, which keeps stored and duplicate instances only: the
+      // other outcomes and the counters are null (counted per transport in the window).
+      bool recentOnly = false;
     };
 
     void WriteTransportMembers(JsonWriter& out, const TransportSnapshot& transport, const PluginStatus& status,
@@ -205,18 +208,34 @@ namespace IngestPerf
       out.BeginObject();
       for (size_t o = 0; o < kOutcomeCount; o++)
       {
-        out.Member(DefinitionOf(static_cast<Outcome>(o)).name, transport.outcomes[o]);
+        out.Key(DefinitionOf(static_cast<Outcome>(o)).name);
+        const bool kept =
+          static_cast<Outcome>(o) == Outcome::Stored || static_cast<Outcome>(o) == Outcome::AlreadyStored;
+        form.recentOnly && !kept ? out.Null() : out.UInt(transport.outcomes[o]);
       }
       out.Key("failureReasons");
-      out.BeginObject();
-      for (size_t r = 0; r < kFailureReasonCount; r++)
+      if (form.recentOnly)
       {
-        out.Member(DefinitionOf(static_cast<FailureReason>(r)).name, transport.Failures(static_cast<FailureReason>(r)));
+        out.Null();
       }
-      out.EndObject();
-      out.Member("storedWithoutTimeline", transport.Count(Counter::StoredWithoutTimeline));
-      out.Member("transcodeAttempts", transport.Count(Counter::TranscodeAttempts));
-      out.Member("transcodedWithoutHook", transport.Count(Counter::TranscodedWithoutHook));
+      else
+      {
+        out.BeginObject();
+        for (size_t r = 0; r < kFailureReasonCount; r++)
+        {
+          out.Member(DefinitionOf(static_cast<FailureReason>(r)).name,
+                     transport.Failures(static_cast<FailureReason>(r)));
+        }
+        out.EndObject();
+      }
+      const std::pair<const char*, Counter> counters[] = {{"storedWithoutTimeline", Counter::StoredWithoutTimeline},
+                                                          {"transcodeAttempts", Counter::TranscodeAttempts},
+                                                          {"transcodedWithoutHook", Counter::TranscodedWithoutHook}};
+      for (const auto& counter : counters)
+      {
+        out.Key(counter.first);
+        form.recentOnly ? out.Null() : out.UInt(transport.Count(counter.second));
+      }
       out.EndObject();
 
       const uint64_t stored = transport.outcomes[static_cast<size_t>(Outcome::Stored)];
@@ -710,6 +729,18 @@ namespace IngestPerf
       out.EndObject();
     }
 
+    void WriteWindowInfo(JsonWriter& out, Window window, const WindowSnapshot& snapshot)
+    {
+      out.BeginObject();
+      out.Member("name", WindowName(window));
+      out.Member("seconds", Seconds(snapshot.coveredNs));
+      out.Member("slotSeconds", Seconds(snapshot.slotNs));
+      out.Member("fullSlots", snapshot.fullSlots);
+      out.Member("droppedAtRotation", snapshot.droppedAtRotation);
+      out.Member("straddledRotation", snapshot.straddledRotation);
+      out.EndObject();
+    }
+
     // The members of an answer with labels or groupBy: "query", "transports", "groups".
     void WriteSlotsView(JsonWriter& out, const IngestReport& input, const StatsQuery& filter)
     {
@@ -737,12 +768,30 @@ namespace IngestPerf
       out.EndObject();
       out.Key("groupBy");
       filter.hasGroupBy ? out.String(LabelDimensionName(filter.groupBy)) : out.Null();
+      out.Key("window");
+      grouped.fromRecent ? out.String(WindowName(filter.window)) : out.Null();
       out.Member("streamsMatched", grouped.streamsMatched);
       out.Member("seriesMatched", grouped.streamsMatched);  // its former name, for one release (NEWS)
       out.EndObject();
 
       TransportForm form;
       form.includeRates = false;
+      if (grouped.fromRecent)
+      {
+        // A window's senders: from the ring of recent instances, which says how much of it it held.
+        out.Key("window");
+        WriteWindowInfo(out, filter.window, input.window);
+        out.Key("recentInstances");
+        out.BeginObject();
+        out.Member("complete", grouped.recentComplete);
+        out.Member("seconds", Seconds(std::max<int64_t>(0, input.snapshot.takenNs - grouped.recentFromNs)));
+        out.Member("matched", grouped.recentMatched);
+        out.Member("capacity", grouped.recentCapacity);
+        out.Member("skipped", grouped.recentSkipped);
+        out.EndObject();
+        form.recentOnly = true;
+        form.windowNs = &input.window.coveredNs;
+      }
       out.Key("transports");
       WriteListedTransports(out, filter, [&](const Transport* which) {
         if (which != nullptr)
@@ -772,13 +821,18 @@ namespace IngestPerf
         for (const auto* group : groups)
         {
           const bool isTransport = filter.groupBy == LabelDimension::Transport;
-          const Transport transport = static_cast<Transport>(group->first - kFirstValueLabel);
+          Transport transport = static_cast<Transport>(group->first - kFirstValueLabel);
+          if (isTransport && grouped.fromRecent)
+          {
+            ParseTransport(transport, grouped.groupNames[group->first].c_str());
+          }
           out.BeginObject();
           WriteTransportMembers(out, group->second, *input.status, isTransport ? &transport : nullptr, form);
           out.Key("labels");
           out.BeginObject();
-          out.Member(LabelDimensionName(filter.groupBy),
-                     ExportedLabelValue(filter.groupBy, catalog.Name(filter.groupBy, group->first), hashPeers));
+          const std::string name =
+            grouped.fromRecent ? grouped.groupNames[group->first] : catalog.Name(filter.groupBy, group->first);
+          out.Member(LabelDimensionName(filter.groupBy), ExportedLabelValue(filter.groupBy, name, hashPeers));
           out.EndObject();
           out.EndObject();
         }
@@ -865,18 +919,6 @@ namespace IngestPerf
         }
       }
       out.EndArray();
-    }
-
-    void WriteWindowInfo(JsonWriter& out, Window window, const WindowSnapshot& snapshot)
-    {
-      out.BeginObject();
-      out.Member("name", WindowName(window));
-      out.Member("seconds", Seconds(snapshot.coveredNs));
-      out.Member("slotSeconds", Seconds(snapshot.slotNs));
-      out.Member("fullSlots", snapshot.fullSlots);
-      out.Member("droppedAtRotation", snapshot.droppedAtRotation);
-      out.Member("straddledRotation", snapshot.straddledRotation);
-      out.EndObject();
     }
 
     void WriteRecentOne(JsonWriter& out, const TransportSnapshot& transport, int64_t coveredNs)

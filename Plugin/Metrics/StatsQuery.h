@@ -5,6 +5,8 @@
 
 #include "Labels/InstanceLabels.h"
 #include "Labels/LabelCatalog.h"
+#include "Metrics/RecentInstances.h"
+#include "Metrics/StatsSnapshot.h"
 #include "Metrics/TimeWindows.h"
 #include "Vocabulary/IngestVocabulary.h"
 
@@ -47,8 +49,8 @@ namespace IngestPerf
     // The quantiles of each phase's parts per transport since the reset (StatsSnapshot::partQuantiles),
     // which only the JSON of /perf/stats without window or labels shows: 144 histograms to copy.
     bool partQuantiles = true;
-    // window=1m|5m|15m|1h: the transports over that recent window instead of since the reset. Kept
-    // per transport only, so never with label filters or groupBy.
+    // window=1m|5m|15m|1h: the transports over that recent window instead of since the reset. With
+    // label filters or groupBy, answered from the ring of recent instances (GroupRecentInstances).
     bool hasWindow = false;
     Window window = Window::OneMinute;
 
@@ -78,4 +80,12 @@ namespace IngestPerf
 
   // Which labelled streams a query selects (transport scope and label filters).
   std::function<bool(const InstanceLabels&)> MakeStreamPredicate(const StatsQuery& query, const LabelCatalog& catalog);
+
+  // A window with label filters or groupBy: the instances of the ring of recent instances stored
+  // since `fromNs` (the window's start) that match the query, per transport and per value of the
+  // label grouped by, each named as when it was recorded (an ageing of the labels since does not
+  // move it to "(other)"). Exact for the window when the ring holds all of it (recentComplete);
+  // else for its last part, from recentFromNs. The ring keeps stored and duplicate instances.
+  GroupedSnapshot GroupRecentInstances(const RecentSnapshot& ring, const StatsQuery& query, const LabelCatalog& catalog,
+                                       int64_t fromNs);
 }

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -81,6 +82,16 @@ namespace IngestPerf
     size_t streamsMatched = 0;
     std::array<TransportSnapshot, kTransportCount> transports;
     std::vector<std::pair<uint8_t, TransportSnapshot>> groups;  // label id -> merged streams
+    // From the ring of recent instances (a window with labels or groupBy: GroupRecentInstances):
+    // the name of each group (groups' ids are then their index), and how much of the window the
+    // ring held: all of it, or what was stored from recentFromNs (monotonic).
+    bool fromRecent = false;
+    std::vector<std::string> groupNames;
+    bool recentComplete = true;
+    int64_t recentFromNs = 0;
+    uint64_t recentMatched = 0;  // the ring's instances in the window that matched the query
+    size_t recentCapacity = 0;   // IngestPerf.RecentInstances
+    uint64_t recentSkipped = 0;  // records a writer gave up (RecentSnapshot::skipped)
   };
 
   // What was stored since the reset, for an idle window to say that it is idle, not empty.

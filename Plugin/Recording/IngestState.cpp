@@ -168,7 +168,13 @@ namespace IngestPerf
     report.streams.rotations = labels.Rotations();
     report.streams.folded = table.Folded();
     report.streams.lastRotationAgoNs = labels.Rotations() != 0 ? now - labels.LastRotationNs() : -1;
-    if (query.UsesStreams())
+    if (query.UsesStreams() && query.hasWindow && report.windowsKept)
+    {
+      // The labelled streams are kept since the reset: a window's senders come from the ring.
+      const int64_t fromNs = now - report.window.coveredNs;
+      report.grouped = GroupRecentInstances(recent.Snapshot(fromNs), query, labels, fromNs);
+    }
+    else if (query.UsesStreams())
     {
       report.grouped = stats.SnapshotGrouped(MakeStreamPredicate(query, labels), query.GroupBy());
     }

@@ -176,15 +176,6 @@ namespace IngestPerf
         filter.labels.emplace_back(dimension, value);
       }
     }
-    if (filter.hasWindow && filter.UsesStreams())
-    {
-      Json::Value allowed = Json::arrayValue;
-      allowed.append("transport");
-      return Fail(error,
-                  std::string("window=") + WindowName(filter.window) +
-                    " is kept per transport only: it cannot be combined with label filters or groupBy",
-                  "window", allowed);
-    }
     return true;
   }
 
@@ -362,6 +353,16 @@ namespace IngestPerf
       Json::Value allowed = AllowedParameters();
       allowed.removeIndex(0, nullptr);  // "groupBy" itself
       return Fail(error, "groupBy is not supported by /perf/diagnosis: filter by a label instead", "groupBy", allowed);
+    }
+    if (query.hasWindow && query.UsesStreams())
+    {
+      // The diagnosis reads a window's figures per transport; a sender's are kept since the reset.
+      Json::Value allowed = Json::arrayValue;
+      allowed.append("transport");
+      return Fail(error,
+                  std::string("window=") + WindowName(query.window) +
+                    " is diagnosed per transport only: it cannot be combined with label filters",
+                  "window", allowed);
     }
     // "Now" unless asked otherwise: label filters are kept since the reset only.
     if (!query.hasWindow && !query.UsesStreams())

@@ -1,5 +1,8 @@
 #include "Metrics/RecentInstances.h"
 
+#include "Labels/LabelCatalog.h"
+#include "Metrics/StatsQuery.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -173,4 +176,95 @@ TEST(RecentInstances, SelectSlowestByPhase)
 
   EXPECT_EQ(6u, SelectSlowest(instances, Phase::ServerTotal, 100).size());
   EXPECT_TRUE(SelectSlowest({}, Phase::Receive, 5).empty());
+}
+
+
+namespace
+{
+  RecentInstance FromSender(LabelCatalog& catalog, const char* aet, int64_t storedNs, int64_t serverTotalNs,
+                            Outcome outcome = Outcome::Stored)
+  {
+    InstanceMeasurement measurement;
+    measurement.Set(Phase::ServerTotal, storedNs - serverTotalNs, serverTotalNs);
+    measurement.hasTimeline = true;
+    measurement.startNs = storedNs - serverTotalNs;
+    measurement.storedNs = storedNs;
+    measurement.storedBytes = 1000;
+    RawLabels raw;
+    raw.remoteAet = aet;
+    raw.remoteIp = "10.0.0.1";
+    const InstanceLabels labels = catalog.Intern(Transport::Dicom, raw, 1000);
+    RecentInstance instance;
+    FillRecentInstance(instance, measurement, storedNs, labels, outcome, 1, nullptr);
+    return instance;
+  }
+
+  const TransportSnapshot& Group(const GroupedSnapshot& grouped, const std::string& name)
+  {
+    for (size_t i = 0; i < grouped.groupNames.size(); i++)
+    {
+      if (grouped.groupNames[i] == name)
+      {
+        return grouped.groups[i].second;
+      }
+    }
+    static const TransportSnapshot none;
+    return none;
+  }
+}
+
+
+TEST(RecentInstances, AWindowsSendersAreExactAndNamedAsWhenTheyWereRecorded)
+{
+  // 4 label values: the senders of the window keep their names though the values aged out since.
+  constexpr int64_t kS = 1000000000;
+  LabelCatalog catalog(4);
+  RecentInstances ring(64);
+  ring.Push(FromSender(catalog, "OLD", 10 * kS, 5000000));  // before the window
+  for (int i = 0; i < 3; i++)
+  {
+    ring.Push(FromSender(catalog, "CT1", (100 + i) * kS, 2000000));
+  }
+  ring.Push(FromSender(catalog, "CT1", 103 * kS, 2000000, Outcome::AlreadyStored));
+  catalog.Rotate();  // the labels age out: CT1 is named by the tables of before
+  ring.Push(FromSender(catalog, "MR2", 110 * kS, 8000000));
+
+  StatsQuery query;
+  query.hasWindow = true;
+  query.hasGroupBy = true;
+  query.groupBy = LabelDimension::RemoteAet;
+  const int64_t fromNs = 60 * kS;
+  GroupedSnapshot grouped = GroupRecentInstances(ring.Snapshot(fromNs), query, catalog, fromNs);
+  EXPECT_TRUE(grouped.fromRecent);
+  EXPECT_TRUE(grouped.recentComplete);
+  EXPECT_EQ(5u, grouped.recentMatched);
+  ASSERT_EQ(2u, grouped.groups.size());
+  const TransportSnapshot& ct1 = Group(grouped, "CT1");
+  EXPECT_EQ(3u, ct1.outcomes[static_cast<size_t>(Outcome::Stored)]);
+  EXPECT_EQ(1u, ct1.outcomes[static_cast<size_t>(Outcome::AlreadyStored)]);
+  EXPECT_EQ(3u, ct1.phases[static_cast<size_t>(Phase::ServerTotal)].Count());
+  EXPECT_EQ(1u, Group(grouped, "MR2").outcomes[static_cast<size_t>(Outcome::Stored)]);
+  EXPECT_EQ(5u, grouped.transports[static_cast<size_t>(Transport::Dicom)].outcomes[0] +
+                  grouped.transports[static_cast<size_t>(Transport::Dicom)].outcomes[1]);
+
+  // A label filter, by name.
+  query.hasGroupBy = false;
+  query.labels = {{LabelDimension::RemoteAet, "MR2"}};
+  grouped = GroupRecentInstances(ring.Snapshot(fromNs), query, catalog, fromNs);
+  EXPECT_EQ(1u, grouped.recentMatched);
+  EXPECT_EQ(
+    8000000,
+    grouped.transports[static_cast<size_t>(Transport::Dicom)].phases[static_cast<size_t>(Phase::ServerTotal)].Max());
+
+  // A ring that wrapped within the window holds its last part only, and says from when.
+  RecentInstances small(16);
+  for (int i = 0; i < 40; i++)
+  {
+    small.Push(FromSender(catalog, "MR2", (100 + i) * kS, 1000000));
+  }
+  query.labels.clear();
+  grouped = GroupRecentInstances(small.Snapshot(fromNs), query, catalog, fromNs);
+  EXPECT_FALSE(grouped.recentComplete);
+  EXPECT_EQ(16u, grouped.recentMatched);
+  EXPECT_EQ(124 * kS, grouped.recentFromNs);
 }

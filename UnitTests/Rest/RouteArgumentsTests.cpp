@@ -195,15 +195,23 @@ TEST(RouteArguments, WindowParameter)
   EXPECT_EQ("window", error["parameter"].asString());
   EXPECT_EQ(4u, error["allowed"].size());
 
-  // Windows are kept per transport only: a label filter or groupBy with a window is refused.
+  // A label filter or groupBy with a window is answered from the ring of recent instances; the
+  // diagnosis, which reads the window per transport, refuses a label filter with a window.
   for (const char* labelKey : {"remoteAet", "groupBy"})
   {
     Json::Value refused;
     const char* labelKeys[] = {"window", labelKey};
     const char* labelValues[] = {"1h", "sopClass"};
-    EXPECT_FALSE(ParseStatsArguments(filter, refused, 2, labelKeys, labelValues)) << labelKey;
+    EXPECT_TRUE(ParseStatsArguments(filter, refused, 2, labelKeys, labelValues)) << labelKey;
+    EXPECT_TRUE(filter.hasWindow && filter.UsesStreams());
+  }
+  {
+    Json::Value refused;
+    const char* labelKeys[] = {"window", "remoteAet"};
+    const char* labelValues[] = {"1h", "STORESCU"};
+    EXPECT_FALSE(ParseDiagnosisArguments(filter, refused, 2, labelKeys, labelValues));
     EXPECT_EQ("window", refused["parameter"].asString());
-    EXPECT_EQ("window=1h is kept per transport only: it cannot be combined with label filters or groupBy",
+    EXPECT_EQ("window=1h is diagnosed per transport only: it cannot be combined with label filters",
               refused["error"].asString());
   }
 
