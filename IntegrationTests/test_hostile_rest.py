@@ -22,6 +22,7 @@ import io
 import json
 import os
 import random
+import re
 import socket
 import threading
 import time
@@ -57,6 +58,7 @@ class Names:
         self.labels = [label["name"] for label in vocabulary["labels"]]
         self.free_labels = [name for name in self.labels if name != "transport"]  # 1 to 64 bytes, matched or not
         self.parameters = self.labels + ["groupBy", "window"]
+        self.decodes_query_first = False  # Orthanc 1.13.0 and later: SPLIT_AFTER_DECODING
         self.windows = vocabulary["windows"]
         (sizes,) = [label["values"] for label in vocabulary["labels"] if label["name"] == "sizeClass"]
         self.size_classes = sizes + ["(none)", "(other)"]
@@ -172,7 +174,21 @@ def recent_parameter(rng, route, names):
     return "%s=%s" % (key, encode(raw))
 
 
+# Orthanc 1.13.0 has civetweb decode the query string before it splits it on '&' and '=' (read in its
+# sources): a decoded NUL ends the query there, and a decoded '&', '=' or '#' splits a value, so what
+# the plugin receives is not what was sent. Such a request may then be answered 200 or 400.
+SPLIT_AFTER_DECODING = re.compile(r"%(00|26|3[dD]|23)")
+
+
 def hostile_request(rng, names):
+    method, path, expected = drawn_request(rng, names)
+    query = path.partition("?")[2]
+    if names.decodes_query_first and expected not in (None, {405}) and SPLIT_AFTER_DECODING.search(query):
+        expected = expected | {200, 400}
+    return method, path, expected
+
+
+def drawn_request(rng, names):
     """(method, path, expected statuses or None for "not 5xx")."""
     draw = rng.random()
     if draw >= 0.75:
@@ -416,6 +432,7 @@ def test_hostile_requests_during_ingest(orthanc, series_factory, tmp_path):
         while ingest.http_ok + ingest.dicom_ok < 5 and not ingest.errors:  # the ingest is under way
             time.sleep(0.05)
         names = Names(orthanc.get("/perf/vocabulary").json())
+        names.decodes_query_first = tuple(int(n) for n in orthanc.version.split(".")[:2]) >= (1, 13)
         fuzzers = [Fuzzer(orthanc.http_port, names, n, REQUESTS_PER_THREAD, failures, statuses, lock)
                    for n in range(FUZZ_THREADS)]
         for fuzzer in fuzzers:

@@ -88,7 +88,9 @@ def test_switching_the_option_on_and_off_moves_no_file(orthanc_factory, series_f
     on = orthanc_factory(work_dir=off.work_dir, ingest_perf=TIMED, **common)
     read_back(on, sent(first))
     on.http_upload(second)
-    assert on.stats()["storage"]["operations"]["readWhole"]["count"] >= 4
+    # Orthanc 1.13.0 reads a whole file as the range from 0 to its size (its StorageAccessor).
+    operations = on.stats()["storage"]["operations"]
+    assert operations["readWhole"]["count"] + operations["readRange"]["count"] >= 4, operations
     assert before < storage_files(on)  # the same files, plus the new ones, in the same folders
     on.stop()
 
