@@ -305,8 +305,10 @@ def test_soak_command_in_miniature(miniatures, plugin_path):
     assert document["labels"]["agedOut"]["times"] >= 1, document["labels"]
     # 4 values against 30 new calling AETs a minute: the few of the last minute since the ageing are named.
     assert document["lastMinuteAetsNamed"] > 0, document
-    # In a window, from the ring of recent instances: every sender of the last minute is named.
-    assert document["lastMinuteAetsNamedInWindow"] == 1.0, document
+    # In a window, from the ring of recent instances, each named as when recorded: no fewer (the
+    # values of before the last ageing still name theirs; a sender that found the 4 values taken is
+    # "(other)" in both).
+    assert document["lastMinuteAetsNamedInWindow"] >= document["lastMinuteAetsNamed"], document
     assert document["bAtEnd"]["threads"] == document["bAtStart"]["threads"], document
     # The plugin keeps no descriptor per Orthanc thread (its schedstat file is opened per reading).
     assert document["bAtEnd"]["descriptors"] <= document["bAtStart"]["descriptors"] + 4, document
