@@ -262,7 +262,7 @@ namespace IngestPerf
 
     // Registers the second callback of a chain from inside the first one, at the first instance: Orthanc
     // holds the mutex under which it walks that chain (invokeServiceMutex_ for the instance filters,
-    // storedCallbackMutex_ for OnStored, 1.10.1 to 1.12.x), so no other thread walks the list while the
+    // storedCallbackMutex_ for OnStored, 1.10.1 to 1.13.0), so no other thread walks the list while the
     // callback is appended; Orthanc calls it last, for this instance already. Every plugin has loaded
     // by then (Orthanc starts its servers after loading them). Returns whether it is registered.
     template <typename Register>
@@ -609,7 +609,7 @@ namespace IngestPerf
     {
       return;
     }
-    // Orthanc registers it, and calls it, under the same mutex (invokeServiceMutex_, 1.10.0 to 1.12.x):
+    // Orthanc registers it, and calls it, under the same mutex (invokeServiceMutex_, 1.10.0 to 1.13.0):
     // registering while instances arrive is safe. Refused when another plugin holds it (Orthanc
     // logs its refusal); that plugin keeps it.
     const bool held = OrthancSdk::RegisterReceivedInstance(OnReceivedInstance) == OrthancPluginErrorCode_Success;

@@ -1,5 +1,6 @@
 // The running Orthanc's version, read once at start-up, for the behaviours that changed between
-// the Orthancs the plugin supports (1.10.1 to 1.12.x): the plugin adapts to the one it finds.
+// the Orthancs the plugin supports (tested: 1.10.1, 1.12.7 and 1.13.0): the plugin adapts to the one
+// it finds.
 #pragma once
 
 #include <string>

@@ -10,7 +10,7 @@
 
 namespace IngestPerf
 {
-  // Why the REST answer (compression and send) cannot be timed in any Orthanc up to 1.12.7.
+  // Why the REST answer (compression and send) cannot be timed in any Orthanc up to 1.13.0.
   extern const char* const kRestAnswerUnobservable;
 
   // Why `phase` is not measured, for one transport (or for all when `transport` is null), in this
