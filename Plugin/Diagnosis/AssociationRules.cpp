@@ -112,15 +112,13 @@ namespace IngestPerf
     if (band < needed)
     {
       Check(rule, false,
-            Format(rule.Text("notFired"), band * 100) + BandText(dicom_.delayedAck->one) + " or " +
-              BandText(dicom_.delayedAck->two) +
-              Format(rule.Text("notFiredNeeded"), needed * 100, gap.p50Ms, server.p50Ms));
+            Say(rule.Text("notFired"), {band * 100, BandText(dicom_.delayedAck->one), BandText(dicom_.delayedAck->two),
+                                        needed * 100, gap.p50Ms, server.p50Ms}));
       return false;
     }
     Check(rule, true,
-          Format(rule.Text("firedOne"), one * 100) + BandText(dicom_.delayedAck->one) +
-            Format(rule.Text("firedTwo"), two * 100) + BandText(dicom_.delayedAck->two) +
-            Format(rule.Text("firedServer"), server.p50Ms));
+          Say(rule.Text("fired"), {one * 100, BandText(dicom_.delayedAck->one), two * 100,
+                                   BandText(dicom_.delayedAck->two), server.p50Ms}));
     const bool senderToo = two > one;
     const double cycle = CycleMs(dicom_);
     Finding& f = Add(rule, "dicom", gap.meanMs, CostKind::Measured, cycle);
@@ -133,8 +131,7 @@ namespace IngestPerf
     f.evidence["serverTotal"] = PhaseEvidence(server);
     f.evidence["cycleMs"] = Round(cycle);
     f.evidence["dicomTcpNoDelayInEffect"] = false;
-    f.explanation = rule.Text("explanationStore") + MeanAndTail(server) + rule.Text("explanationGap") +
-                    MeanAndTail(gap) + Format(rule.Text("explanation"), band * 100, timerMs);
+    f.explanation = Say(rule.Text("explanation"), {MeanAndTail(server), MeanAndTail(gap), band * 100, timerMs});
     if (senderToo)
     {
       f.explanation += rule.Text("explanationSenderToo");
@@ -179,9 +176,9 @@ namespace IngestPerf
     const double perGapMs = dicom_.gapMsNearDelayedAcks / static_cast<double>(gap.count);
     const double cycle = CycleMs(dicom_);
     const double shareOfCycle = cycle > 0 ? perGapMs / cycle : 0;
-    const std::string seen = Format(rule.Text("seen"), double(atTimer), double(gap.count)) +
-                             BandText(dicom_.delayedAck->one) + " or " + BandText(dicom_.delayedAck->two) +
-                             Format(rule.Text("seenTime"), shareOfGapTime * 100, shareOfCycle * 100, perGapMs, cycle);
+    const std::string seen = Say(rule.Text("seen"), {double(atTimer), double(gap.count),
+                                                     BandText(dicom_.delayedAck->one), BandText(dicom_.delayedAck->two),
+                                                     shareOfGapTime * 100, shareOfCycle * 100, perGapMs, cycle});
     if (double(atTimer) < rule.Threshold("minimumGaps") || shareOfGaps < rule.Threshold("shareOfGaps") ||
         shareOfGapTime < rule.Threshold("shareOfGapTime") || shareOfCycle < rule.Threshold("shareOfCycle"))
     {
@@ -217,8 +214,9 @@ namespace IngestPerf
     std::string who = rule.Text("theSender");
     if (first != nullptr)
     {
-      who = rule.Text("theSenderNamed") + first->remoteAet +
-            (software != SenderSoftware::Unknown ? std::string(", ") + SenderSoftwareName(software) : "") + ")";
+      who = software != SenderSoftware::Unknown
+              ? Say(rule.Text("theSenderKnown"), {first->remoteAet, SenderSoftwareName(software)})
+              : Say(rule.Text("theSenderNamed"), {first->remoteAet});
     }
     f.verdict = Format(rule.Text("verdict"), f.shareOfCycle * 100, perGapMs, cycle);
     f.evidence["gapsAtDelayedAckTimer"] = atTimer;
@@ -230,13 +228,12 @@ namespace IngestPerf
     f.evidence["cycleMs"] = Round(cycle);
     f.evidence["dicomTcpNoDelayInEffect"] = true;
     f.evidence["delayedAckTimerMs"] = timerMs;
-    f.explanation =
-      Format(rule.Text("explanation"), double(atTimer), double(gap.count), timerMs, shareOfGapTime * 100) +
-      MeanAndTail(gap) + Format(rule.Text("explanationEnd"), timerMs);
-    f.fix.action = rule.Text("action") + who + ": " + SenderNoDelayAdvice(software);
+    f.explanation = Say(rule.Text("explanation"),
+                        {double(atTimer), double(gap.count), timerMs, shareOfGapTime * 100, MeanAndTail(gap), timerMs});
+    f.fix.action = Say(rule.Text("action"), {who, SenderNoDelayAdvice(software)});
     if (software != SenderSoftware::Unknown)
     {
-      f.fix.action += rule.Text("actionOtherSender") + std::string(SenderNoDelayAdvice(SenderSoftware::Unknown));
+      f.fix.action += Say(rule.Text("actionOtherSender"), {SenderNoDelayAdvice(SenderSoftware::Unknown)});
     }
     f.fix.effect = rule.MeasuredEffect(rule.Text("effect"));
     const bool clear =
@@ -292,7 +289,7 @@ namespace IngestPerf
     {
       where += (where.empty() ? "" : ", ") + Format(rule.Text("whereDicom"), gap.p50Ms);
     }
-    f.verdict = rule.Text("verdict") + where + rule.Text("verdictEnd");
+    f.verdict = Say(rule.Text("verdict"), {where});
     f.evidence["receive"] = receive.count > 0 ? PhaseEvidence(receive) : Evidence();
     f.evidence["associationGap"] = gap.count > 0 ? PhaseEvidence(gap) : Evidence();
     if (PartsKnown(receive))
@@ -337,12 +334,11 @@ namespace IngestPerf
     f.evidence["megabytesPerInstance"] =
       Round(dicom_.stored > 0 ? static_cast<double>(dicom_.storedBytes) / 1e6 / double(dicom_.stored) : 0, 0.001);
     f.verdict = Format(rule.Text("verdict"), f.shareOfCycle * 100, gap.meanMs, cycle);
-    f.explanation = rule.Text("explanationGap") + MeanAndTail(gap) + rule.Text("explanationStore") +
-                    MeanAndTail(server) + rule.Text("explanation");
+    f.explanation = Say(rule.Text("explanation"), {MeanAndTail(gap), MeanAndTail(server)});
     const std::string advice = SenderNoDelayAdvice(SenderSoftware::Unknown);
     if (input_.dicomTcpNoDelay)
     {
-      f.fix.action = rule.Text("action") + advice + ")";
+      f.fix.action = Say(rule.Text("action"), {advice});
       f.fix.effect = rule.Text("effect");
       f.confidence = "high";
       f.confidenceReason = rule.Text("confidenceHigh");
@@ -350,7 +346,7 @@ namespace IngestPerf
     else
     {
       // A part of each gap may still be Orthanc's answer waiting for the sender's delayed ACK.
-      f.fix.action = rule.Text("actionNagle") + advice;
+      f.fix.action = Say(rule.Text("actionNagle"), {advice});
       f.fix.effect = rule.Text("effectNagle");
       f.confidence = "medium";
       f.confidenceReason = rule.Text("confidenceMedium");

@@ -1,7 +1,7 @@
 // The table of the diagnosis's rules: for each, the figures it reads, its thresholds, its evidence and
 // every sentence it says, on one screen per rule, in the order the rules are checked (the answer's
-// "rules"). A sentence's %-conversions take the figures its predicate gives, in order. An effect says
-// what to expect, and where it was measured.
+// "rules"). A sentence's conversions ("%.1f" a figure, "%s" a name) take what its predicate gives, in
+// order. An effect says what to expect, and where it was measured.
 #include "Diagnosis/DiagnosisRuleTable.h"
 
 #include <stdexcept>
@@ -15,15 +15,14 @@ namespace IngestPerf
       {"notEnoughGaps", "not judged: %.0f C-STORE gaps (at least %.0f needed)"},
       {"notEnoughInstances", "not judged: %.0f instances stored"},
       {"explainedAbove", "the gaps are explained by the finding above"},
-      {"seeWaitingForCpu", ": see waiting-for-cpu"},
-      {"mostFrom", ". Since the reset, most came from "},
-      {"mostFromAet", "calling AET "},
-      {"mostFromAt", " at "},
-      {"mostFromUnknown", "an unknown client"},
-      {"mostFromOver", " over "},
+      {"mostFrom", ". Since the reset, most came from %s: %.0f"},
+      {"fromAetAt", "calling AET %s at %s"},
+      {"fromAet", "calling AET %s"},
+      {"fromAddress", "%s over %s"},
+      {"fromUnknown", "an unknown client over %s"},
       {"scopeSinceReset", "since the reset"},
-      {"scopeIn", "in "},
-      {"pythonRegisters", " (orthanc-python's script registers "}};
+      {"scopeIn", "in %s"},
+      {"pythonRegisters", " (orthanc-python's script registers %s)"}};
 
     const std::vector<RuleEntry> kRules = {
       {"dicom-workers-saturated",
@@ -62,20 +61,17 @@ namespace IngestPerf
         "dicomTcpNoDelayInEffect"},
        {{"explainedByWorkers", "the gaps are explained by dicom-workers-saturated"},
         {"notJudgedNoDelay", "TCP_NODELAY is in effect on Orthanc's DICOM associations: its answers do not stall"},
-        {"notFired", "%.0f%% of the gaps at one or two delayed-ACK timers ("},
-        {"notFiredNeeded", ", %.0f%% needed); gap p50 %.1f ms, serverTotal p50 %.1f ms"},
-        {"firedOne", "%.0f%% of the gaps at one delayed-ACK timer ("},
-        {"firedTwo", "), %.0f%% at two ("},
-        {"firedServer", "); serverTotal p50 %.1f ms"},
+        {"notFired", "%.0f%% of the gaps at one or two delayed-ACK timers (%s or %s, %.0f%% needed); gap p50 %.1f ms, "
+                     "serverTotal p50 %.1f ms"},
+        {"fired", "%.0f%% of the gaps at one delayed-ACK timer (%s), %.0f%% at two (%s); serverTotal p50 %.1f ms"},
         {"verdict", "C-STORE answer stall: %.0f%% of each C-STORE cycle (%.0f of %.0f ms per instance, means) passes "
                     "between instances, the delayed-ACK timer holding Orthanc's C-STORE answer (Nagle)"},
         {"verdictSenderToo", " and the sender's dataset"},
-        {"explanationStore", "Orthanc stores an instance in "},
-        {"explanationGap", " but the gap to the next one is "},
-        {"explanation", ", %.0f%% of the gaps at the %.0f ms delayed-ACK timer (or two of them). Orthanc (DCMTK) sends "
-                        "the 12-byte header of its C-STORE answer and the rest in two writes; without TCP_NODELAY, "
-                        "Nagle's algorithm holds the rest until the client acknowledges the header, which it delays "
-                        "(40 ms on Linux, 200 ms on Windows). The sender is not idle: it waits for the answer."},
+        {"explanation", "Orthanc stores an instance in %s but the gap to the next one is %s, %.0f%% of the gaps at the "
+                        "%.0f ms delayed-ACK timer (or two of them). Orthanc (DCMTK) sends the 12-byte header of its "
+                        "C-STORE answer and the rest in two writes; without TCP_NODELAY, Nagle's algorithm holds the "
+                        "rest until the client acknowledges the header, which it delays (40 ms on Linux, 200 ms on "
+                        "Windows). The sender is not idle: it waits for the answer."},
         {"explanationSenderToo",
          " Most gaps hold two timers: the sender's small datasets stall the same way on its side."},
         {"action", "Start Orthanc with TCP_NODELAY=1 in its environment (systemd: Environment=TCP_NODELAY=1 in a "
@@ -103,21 +99,22 @@ namespace IngestPerf
         "delayedAckTimerMs"},
        {{"notJudgedNagle",
          "not judged: TCP_NODELAY is not in effect on Orthanc's side, whose answers stall at the same timer"},
-        {"seen", "%.0f gaps of %.0f at the delayed-ACK timer ("},
-        {"seenTime", "), %.0f%% of the gaps' time, %.0f%% of the cycle (%.1f of %.1f ms per instance, means)"},
+        {"seen", "%.0f gaps of %.0f at the delayed-ACK timer (%s or %s), %.0f%% of the gaps' time, %.0f%% of the cycle "
+                 "(%.1f of %.1f ms per instance, means)"},
         {"notFired", "; needed: %.0f gaps and %.0f%% of them, %.0f%% of their time, %.0f%% of the cycle"},
         {"verdict", "The sender's own Nagle stall: %.0f%% of each C-STORE cycle (%.1f of %.1f ms per instance, means) "
                     "passes in gaps at the delayed-ACK timer, though Orthanc answers with TCP_NODELAY"},
-        {"explanation", "TCP_NODELAY is in effect on Orthanc's associations, so its C-STORE answers leave at once; yet "
-                        "%.0f of the %.0f gaps between instances sit at the %.0f ms delayed-ACK timer and take %.0f%% "
-                        "of the gaps' time: the gap is "},
-        {"explanationEnd", ", short for most instances and about %.0f ms longer for the others. The sender holds the "
-                           "end of a dataset behind Nagle's algorithm until Orthanc acknowledges what it sent before, "
-                           "which Orthanc's kernel delays. Its median hides it; the time it costs is the mean's."},
+        {"explanation",
+         "TCP_NODELAY is in effect on Orthanc's associations, so its C-STORE answers leave at once; yet %.0f of the "
+         "%.0f gaps between instances sit at the %.0f ms delayed-ACK timer and take %.0f%% of the gaps' time: the gap "
+         "is %s, short for most instances and about %.0f ms longer for the others. The sender holds the end of a "
+         "dataset behind Nagle's algorithm until Orthanc acknowledges what it sent before, which Orthanc's kernel "
+         "delays. Its median hides it; the time it costs is the mean's."},
         {"theSender", "the sender"},
-        {"theSenderNamed", "the sender (calling AET "},
-        {"action", "Disable Nagle's algorithm on "},
-        {"actionOtherSender", ". Another sender: "},
+        {"theSenderNamed", "the sender (calling AET %s)"},
+        {"theSenderKnown", "the sender (calling AET %s, %s)"},
+        {"action", "Disable Nagle's algorithm on %s: %s"},
+        {"actionOtherSender", ". Another sender: %s"},
         {"effect",
          "Expect the sender's delayed-ACK waits gone from the gaps between instances: one association should store "
          "about 1.2 to 3.7 times the instances per second (storescu), about 3 times (a second Orthanc)"},
@@ -137,9 +134,8 @@ namespace IngestPerf
         {"seen", "HTTP receive mean %.1f ms, C-STORE associationGap p50 %.1f ms"},
         {"whereHttp", "HTTP receive mean %.1f ms"},
         {"whereDicom", "C-STORE associationGap p50 %.1f ms"},
-        {"verdict",
-         "The site's ReceivedInstanceCallback (orthanc-python's script registers it): it runs before the store, in "},
-        {"verdictEnd", ", which no hook of this plugin separates from the upload or the sender"},
+        {"verdict", "The site's ReceivedInstanceCallback (orthanc-python's script registers it): it runs before the "
+                    "store, in %s, which no hook of this plugin separates from the upload or the sender"},
         {"explanation", "Orthanc lets one plugin hold the ReceivedInstanceCallback and calls it first in its store, "
                         "before parsing the instance; this plugin leaves it to the site's script, so the callback's "
                         "time lies in HTTP receive and the C-STORE gap, with the client's and the sender's."},
@@ -161,17 +157,16 @@ namespace IngestPerf
         {"fired", "gap mean %.1f ms against serverTotal p50 %.1f ms, %.0f%% of the gaps at the delayed-ACK timer"},
         {"verdict", "The senders are slow: %.0f%% of each C-STORE cycle (%.0f of %.0f ms per instance, means) passes "
                     "between two instances of an association"},
-        {"explanationGap", "The gap is "},
-        {"explanationStore", ", Orthanc's store "},
-        {"explanation", ". The gap holds the C-STORE answer going back, the sender preparing its next instance, and "
-                        "the dataset's transfer; Orthanc's DICOM workers are not all busy and the gaps do not sit at "
-                        "the delayed-ACK timer, so the time is the sender's or the network's."},
+        {"explanation",
+         "The gap is %s, Orthanc's store %s. The gap holds the C-STORE answer going back, the sender preparing its "
+         "next instance, and the dataset's transfer; Orthanc's DICOM workers are not all busy and the gaps do not sit "
+         "at the delayed-ACK timer, so the time is the sender's or the network's."},
         {"action", "Look at the sender: its own pacing or queue, its disk, the network between (over a long link, "
-                   "Nagle's algorithm costs a round trip: "},
+                   "Nagle's algorithm costs a round trip: %s)"},
         {"effect", "not measurable from Orthanc: the time is spent outside it"},
         {"actionNagle", "Start Orthanc with TCP_NODELAY=1 in its environment (systemd: Environment=TCP_NODELAY=1 in a "
                         "drop-in; docker: -e TCP_NODELAY=1), so that Orthanc's answers leave at once; then look at the "
-                        "sender: its own pacing or queue, its disk, the network between, and "},
+                        "sender: its own pacing or queue, its disk, the network between, and %s"},
         {"effectNagle", "expect the gap to shorten by the part of it that is Orthanc's answer waiting, if any; the "
                         "rest is the sender's"},
         {"confidenceHigh", "TCP_NODELAY is in effect on Orthanc's side, the workers are free"},
@@ -212,8 +207,9 @@ namespace IngestPerf
         {"fired", "waiting for a CPU %.1f ms of serverTotal %.1f ms (%.0f%%) over %.0f split instances"},
         {"verdict", "Waiting for a CPU: Orthanc's threads wait %.1f ms of each instance's %.1f ms in Orthanc (%.0f%%) "
                     "ready to run, without a CPU"},
-        {"explanation", "The storing thread's run delay (the kernel's schedstat) between the bounds of each phase: "
-                        "time it was ready to run while other threads or processes had the CPUs. Orthanc's store is "},
+        {"explanation",
+         "The storing thread's run delay (the kernel's schedstat) between the bounds of each phase: time it was ready "
+         "to run while other threads or processes had the CPUs. Orthanc's store is %s."},
         {"action", "Give Orthanc CPU: move, or lower the priority (nice) of, what runs beside it on the same cores; "
                    "give its machine or container more cores or a higher CPU quota (on a virtual machine, CPU steal by "
                    "the host shows as this too)"},
@@ -232,7 +228,7 @@ namespace IngestPerf
         {"firedTimed", "transcode mean %.1f ms of serverTotal %.1f ms"},
         {"firedInferred", "preStore (IngestTranscoding set) mean %.1f ms of serverTotal %.1f ms"},
         {"verdict", "Transcoding on ingest takes %.1f ms of each instance's %.1f ms in Orthanc"},
-        {"verdictSyntax", " (IngestTranscoding "},
+        {"verdictSyntax", " (IngestTranscoding %s)"},
         {"explanationTimed", "The transcode phase is timed (IngestPerf.TranscodeTiming)."},
         {"explanationInferred", "IngestTranscoding is set and preStore, which contains the transcoding, is long; set "
                                 "IngestPerf.TranscodeTiming to FallThrough to time it on its own."},
@@ -253,14 +249,15 @@ namespace IngestPerf
        {"otherFilters", "otherOnStored", "onStoredWait", "onStoredWaitPerInstanceMs", "otherOnStoredParts",
         "serverTotal", "pluginsLoadedBefore", "pluginsLoadedAfter", "pythonCallbacks"},
        {{"seen", "otherFilters %.1f + otherOnStored %.1f + onStoredWait %.1f ms per instance of serverTotal %.1f ms"},
-        {"verdict", "The site's plugin callbacks: %.1f ms of each instance's %.1f ms in Orthanc; "},
-        {"whereOnStored", "their OnStoredInstance callbacks take %.1f ms"},
-        {"whereFilters", "their instance filters (IncomingDicomInstanceFilter) take %.1f ms"},
-        {"loadedAfter", ", loaded after this plugin)"},
-        {"whereWait", "%.1f ms pass between the index commit and this plugin's OnStoredInstance"},
-        {"whereLock", " (Orthanc's OnStored lock, held while other stores' callbacks run)"},
-        {"wherePluginsBefore", " (the OnStoredInstance callbacks of "},
-        {"wherePluginsBeforeEnd", ", loaded before this plugin, or Orthanc's OnStored lock)"},
+        {"verdict", "The site's plugin callbacks: %.1f ms of each instance's %.1f ms in Orthanc; %s"},
+        {"whereOnStored", "their OnStoredInstance callbacks take %.1f ms (%s, loaded after this plugin)"},
+        {"whereFilters",
+         "their instance filters (IncomingDicomInstanceFilter) take %.1f ms (%s, loaded after this plugin)"},
+        {"whereLock", "%.1f ms pass between the index commit and this plugin's OnStoredInstance (Orthanc's OnStored "
+                      "lock, held while other stores' callbacks run)"},
+        {"wherePluginsBefore",
+         "%.1f ms pass between the index commit and this plugin's OnStoredInstance (the OnStoredInstance callbacks of "
+         "%s, loaded before this plugin, or Orthanc's OnStored lock)"},
         {"explanation",
          "Orthanc calls the plugins' instance filters and OnStoredInstance callbacks on the storing thread, in the "
          "order the plugins registered them, before it answers the sender; this plugin times what lies between its own "
@@ -289,7 +286,7 @@ namespace IngestPerf
         {"seen", "persist p50 %.1f ms over C-STORE, %.1f ms over HTTP, C-STORE serverTotal p50 %.1f ms"},
         {"verdict", "C-STORE filters: each C-STORE instance spends %.1f ms more in persist than an HTTP one (p50 %.1f "
                     "against %.1f ms), on the same storage and index"},
-        {"verdictPlugins", "; plugins loaded: "},
+        {"verdictPlugins", "; plugins loaded: %s"},
         {"explanation",
          "Orthanc calls the plugins' C-STORE filters (IncomingCStoreInstanceFilter) for C-STORE instances only, after "
          "the instance filters and before the storage write, so their time is in persist; the storage write and the "
@@ -336,7 +333,7 @@ namespace IngestPerf
          "persist %.1f ms over HTTP: the longer C-STORE persist is the cstore-filters rule's"},
         {"notFired", "persist %.1f ms (%.1f of it after the index commit) of serverTotal %.1f ms (untimed storage: "
                      "%.0f ms needed)"},
-        {"notFiredWaiting", "persist %.1f ms of serverTotal %.1f ms, "},
+        {"notFiredWaiting", "persist %.1f ms of serverTotal %.1f ms, %s: see waiting-for-cpu"},
         {"fired", "persist %.1f ms of serverTotal %.1f ms"},
         {"verdictUntimed",
          "Storage- or index-bound: writing each instance (persist) takes %.1f ms of its %.1f ms in Orthanc"},
@@ -344,13 +341,11 @@ namespace IngestPerf
          "On a CPU in persist: writing each instance takes %.1f ms of its %.1f ms in Orthanc, %.0f%% of it on a CPU"},
         {"onCpuCompression", " (StorageCompression compresses every file)"},
         {"onCpuHashing", " (hashing, the index's own work)"},
-        {"verdictBlocked",
-         "Blocked in persist: writing each instance takes %.1f ms of its %.1f ms in Orthanc, %.0f%% of it blocked"},
-        {"blockedStorage", " (waiting for the storage, "},
-        {"blockedIndex", ", or the index, "},
+        {"verdictBlocked", "Blocked in persist: writing each instance takes %.1f ms of its %.1f ms in Orthanc, %.0f%% "
+                           "of it blocked (waiting for the storage, %s, or the index, %s)"},
         {"explanation", "persist holds the storage write and the index transaction; without the timed storage Orthanc "
                         "gives no hook between them."},
-        {"explanationSplit", " Where its time goes, from the storing thread's clocks: "},
+        {"explanationSplit", " Where its time goes, from the storing thread's clocks: %s."},
         {"effectCompressionUntimed",
          "Expect the compression gone from each store, at the cost of the disk space it saved"},
         {"confidenceCompression", "persist is mostly on a CPU and StorageCompression is on; IngestPerf.TimedStorage "
@@ -358,9 +353,8 @@ namespace IngestPerf
         {"actionTimedStorage", "Turn on IngestPerf.TimedStorage to split persist into storageWrite and indexUpdate, "
                                "then follow that finding"},
         {"effectTimedStorage", "none by itself: it tells which of the two to fix"},
-        {"actionStoragePlugin", "The storage area belongs to "},
-        {"actionStoragePluginEnd", ", so this plugin cannot time its writes apart: look at its store (the database or "
-                                   "object store, the network to it) and at the index ("},
+        {"actionStoragePlugin", "The storage area belongs to %s, so this plugin cannot time its writes apart: look at "
+                                "its store (the database or object store, the network to it) and at the index (%s)"},
         {"effectStoragePlugin",
          "Not a configuration change: expect each store to shorten by what a faster storage or index saves"},
         {"confidenceSplit",
@@ -375,15 +369,15 @@ namespace IngestPerf
        {"index", "indexUpdate", "indexUpdateParts", "serverTotal"},
        {{"notJudged", "not judged: indexUpdate needs IngestPerf.TimedStorage"},
         {"notFired", "indexUpdate %.1f ms (%.1f of it after the index commit) of serverTotal %.1f ms (%.0f samples)"},
-        {"notFiredWaiting", "indexUpdate %.1f ms of serverTotal %.1f ms, "},
+        {"notFiredWaiting", "indexUpdate %.1f ms of serverTotal %.1f ms, %s: see waiting-for-cpu"},
         {"fired", "indexUpdate %.1f ms of serverTotal %.1f ms"},
-        {"verdict", "Index-bound: Orthanc's index transaction takes %.1f ms of each instance's %.1f ms"},
+        {"verdict", "Index-bound: Orthanc's index transaction takes %.1f ms of each instance's %.1f ms (%s)"},
         {"blockedBySqlite", "the disk of the SQLite index, or Orthanc's lock"},
         {"blockedByDatabase", "the database server, or Orthanc's lock"},
         {"explanation", "indexUpdate runs from the end of the last file write to OnStored: the index transaction, and "
                         "the wait for Orthanc's OnStored lock."},
-        {"action", "The SQLite index sits in IndexDirectory: put it on a fast local disk; for many concurrent "
-                   "clients, a PostgreSQL index (orthanc-postgresql) scales better"},
+        {"action", "The SQLite index sits in IndexDirectory: put it on a fast local disk; for many concurrent clients, "
+                   "a PostgreSQL index (orthanc-postgresql) scales better"},
         {"actionDatabase", "Look at the database server: its commit latency (synchronous_commit, disk), the network to "
                            "it, its load; the plugin's IndexConnectionsCount on Orthanc 1.12"},
         {"effect", "Not a configuration change: expect each store to shorten by the indexUpdate time a faster database "
@@ -437,20 +431,17 @@ namespace IngestPerf
        {"receive", "receiveParts", "luaCallbacks", "LuaScripts"},
        {{"notJudged", "no Lua callback defined (LuaScripts)"},
         {"notFired", "receive %.1f ms of serverTotal %.1f ms (%.0f samples)"},
-        {"notFiredNotWaiting", "receive %.1f ms, "},
-        {"notFiredNotWaitingEnd", ": not a wait"},
+        {"notFiredNotWaiting", "receive %.1f ms, %s: not a wait"},
         {"fired", "receive %.1f ms of serverTotal %.1f ms with Lua callbacks"},
-        {"verdict", "Orthanc's Lua lock: each HTTP request waits %.1f ms before its body is read"},
-        {"verdictCallbacks", " while Lua's callbacks ("},
-        {"verdictEnd", ") hold the lock"},
+        {"verdict", "Orthanc's Lua lock: each HTTP request waits %.1f ms before its body is read while Lua's callbacks "
+                    "(%s) hold the lock"},
         {"verdictBlocked", " (%.0f%% of it blocked)"},
         {"explanation", "Orthanc runs every Lua callback under one lock, and takes it in the filter of every HTTP "
                         "request, whether or not the scripts define IncomingHttpRequestFilter; Lua's OnStoredInstance "
                         "runs later on Lua's own thread (C-STORE does not wait for it), holding the lock: the next "
                         "HTTP request waits in receive, before its body is read."},
-        {"action", "Make the Lua callbacks ("},
-        {"actionEnd", ") return at once: no HTTP calls or loops in them; move slow work to a job (Orthanc's "
-                      "/modalities/.../store with Asynchronous) or to a plugin's own thread"},
+        {"action", "Make the Lua callbacks (%s) return at once: no HTTP calls or loops in them; move slow work to a "
+                   "job (Orthanc's /modalities/.../store with Asynchronous) or to a plugin's own thread"},
         {"effect", "Not a configuration change: expect each HTTP request to stop waiting for the lock, as in the "
                    "rule's scenario, a Lua OnStoredInstance of 30 ms"},
         {"confidence", "the Lua callbacks are configured and the HTTP receive waits; a slow upload would look the same "
@@ -480,9 +471,8 @@ namespace IngestPerf
        {{"gapMeanMs", 5}, {"shareOfCycle", 0.3}, {"answerOnCpuShare", 0.5}},
        {"requestGap", "requestGapParts", "serverTotal", "answersAcceptingCompression", "HttpCompressionEnabled"},
        {{"notJudged", "not judged: %.0f gaps between two requests of one HTTP connection (%.0f needed)"},
-        {"seen", "requestGap "},
-        {"seenCycle", ", %.0f%% of a %.1f ms cycle"},
-        {"notFiredClient", ": the client's part %.1f ms"},
+        {"seen", "requestGap %s, %.0f%% of a %.1f ms cycle"},
+        {"notFiredClient", "%s; %s: the client's part %.1f ms"},
         {"verdictAnswer", "Orthanc's answers take the time between requests: %.1f ms of each HTTP instance's %.1f ms "
                           "cycle pass between its store and the next request, %.0f%% of it on Orthanc's CPU (building, "
                           "compressing and sending the answer)"},
@@ -491,8 +481,7 @@ namespace IngestPerf
         {"explanation", "requestGap runs on Orthanc's HTTP thread from the end of a request's store (OnStored) to the "
                         "next request of the same keep-alive connection (its headers read): Orthanc builds, compresses "
                         "and sends the answer on its CPU, then waits for the client. "},
-        {"explanationSplit", "Its split: "},
-        {"explanationSplitEnd", "; Orthanc's CPU in it is %.2f ms, the client's turnaround the rest."},
+        {"explanationSplit", "Its split: %s; Orthanc's CPU in it is %.2f ms, the client's turnaround the rest."},
         {"explanationUnsplit", "Split for %.0f of its %.0f gaps (the page shows them), fewer than the %.0f a judgement "
                                "needs: whose time it is is not judged here."},
         {"actionAnswer", "Set HttpCompressionEnabled to false if the clients accept gzip (Orthanc before 1.12.2 "
@@ -509,9 +498,8 @@ namespace IngestPerf
        "the HTTP ingest answers to clients accepting gzip or deflate, HttpCompressionEnabled, Orthanc's version",
        {},
        {"answersToClientsAcceptingCompression", "HttpCompressionEnabled", "orthancVersion", "serverTotal"},
-       {{"notFired", "%.0f HTTP ingest answers to clients accepting gzip/deflate; "},
-        {"compresses", "Orthanc compresses them"},
-        {"doesNotCompress", "this Orthanc does not compress them"},
+       {{"notFired", "%.0f HTTP ingest answers to clients accepting gzip/deflate; this Orthanc does not compress them"},
+        {"notFiredCompresses", "%.0f HTTP ingest answers to clients accepting gzip/deflate; Orthanc compresses them"},
         {"fired", "%.0f HTTP ingest answers compressed by Orthanc"},
         {"verdict", "Orthanc gzip-compresses each of its %.0f ingest answers (a few hundred bytes): about 17 us each, "
                     "too little to measure inside requestGap; HttpCompressionEnabled false turns it off"},
@@ -548,14 +536,13 @@ namespace IngestPerf
        {"failedByReason", "failed", "storedOrAlreadyStored", "failedBySenderSinceReset", "failedByTransport"},
        {{"notFired", "no store failed after the instance filters (%.0f stored, %.0f unreadable)"},
         {"fired", "%.0f stores failed after the instance filters, %.0f stored"},
-        {"verdict", "Orthanc is losing instances: %.0f of %.0f stores failed "},
-        {"verdictMostly", " (%.1f%%), mostly "},
-        {"verdictRefused", "Refused by the site's C-STORE filter, or lost: %.0f of %.0f C-STORE stores ended after the "
-                           "instance filters without being stored "},
-        {"verdictRefusedEnd", " (%.0f%%); orthanc-python's script registers IncomingCStoreInstanceFilter"},
-        {"explanation", "Each failed store is an instance the sender believes sent or must send again: "},
-        {"explanationEnd", ". The plugin concludes a store failed when the thread that ran it has left Orthanc's store "
-                           "without reaching OnStored (docs/outcomes.md)."},
+        {"verdict", "Orthanc is losing instances: %.0f of %.0f stores failed %s (%.1f%%), mostly %s%s"},
+        {"verdictRefused",
+         "Refused by the site's C-STORE filter, or lost: %.0f of %.0f C-STORE stores ended after the instance filters "
+         "without being stored %s (%.0f%%); orthanc-python's script registers IncomingCStoreInstanceFilter%s"},
+        {"explanation", "Each failed store is an instance the sender believes sent or must send again: %s. The plugin "
+                        "concludes a store failed when the thread that ran it has left Orthanc's store without "
+                        "reaching OnStored (docs/outcomes.md)."},
         {"actionDiskFull", "Free space on the storage's file system, or move StorageDirectory to a larger one; Orthanc "
                            "refuses every instance until there is room"},
         {"actionQuota", "Raise MaximumStorageSize or MaximumPatientCount, or unprotect patients so that Orthanc can "
@@ -570,7 +557,7 @@ namespace IngestPerf
         {"actionRefused", "If the site's C-STORE filter refuses these instances on purpose, nothing is lost: turn on "
                           "IngestPerf.TimedStorage to count them as rejected; otherwise look at Orthanc's log for "
                           "\"Store failure\" and storage errors"},
-        {"effect", "Expect every instance stored instead of lost: %.0f "},
+        {"effect", "Expect every instance stored instead of lost: %.0f %s"},
         {"confidenceMedium", "the failures are counted exactly; which step failed needs TimedStorage"},
         {"confidenceHigh", "the failures are counted exactly, and their reason observed"}},
        ""},
@@ -583,14 +570,12 @@ namespace IngestPerf
         "failedByTransport"},
        {{"notFired", "no instance failed before the instance filters (%.0f received)"},
         {"fired", "%.0f of %.0f instances failed before the instance filters (%.1f%%)"},
-        {"verdict", "Clients sent instances Orthanc could not read: "},
-        {"verdictFilters", "Orthanc could not read, or the site's filters refused, instances clients sent: "},
-        {"verdictCount", "%.0f of %.0f instances received "},
-        {"verdictShare", " (%.1f%%)"},
+        {"verdict", "Clients sent instances Orthanc could not read: %.0f of %.0f instances received %s (%.1f%%)"},
+        {"verdictFilters", "Orthanc could not read, or the site's filters refused, instances clients sent: %.0f of "
+                           "%.0f instances received %s (%.1f%%)"},
         {"rare", ", rare"},
-        {"explanation", "These instances "},
-        {"explanationEnd", ". Orthanc answered the sender with an error (HTTP 400, a C-STORE failure status): nothing "
-                           "was written, and the sender knows."},
+        {"explanation", "These instances %s. Orthanc answered the sender with an error (HTTP 400, a C-STORE failure "
+                        "status): nothing was written, and the sender knows."},
         {"action", "Look at Orthanc's log for the refused instances (\"Exception while storing DICOM\", missing tags) "
                    "and at the sender named: a cut upload, a damaged file or missing identifiers are the sender's to "
                    "fix; a refusal by the site's Lua script or filter is by design"},

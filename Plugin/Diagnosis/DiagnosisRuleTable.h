@@ -15,8 +15,8 @@ namespace IngestPerf
     double value;
   };
 
-  // A sentence with printf conversions for its figures (doubles only), in the order the predicate
-  // gives them.
+  // A sentence with a conversion per part, "%.1f" for a figure and "%s" for a name or a phrase, which
+  // the predicate fills in order (Say, FindingFigures.h).
   struct RuleSentence
   {
     const char* name;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <stdexcept>
 #include <utility>
 
 namespace IngestPerf
@@ -11,6 +13,49 @@ namespace IngestPerf
   {
     char text[512];
     std::snprintf(text, sizeof(text), format, a, b, c, d);
+    return text;
+  }
+
+
+  std::string SentencePart::Convert(const std::string& spec) const
+  {
+    if (isText_ != (spec.back() == 's'))
+    {
+      throw std::logic_error("a sentence asks " + spec + " of " + (isText_ ? "the text " + text_ : "a number"));
+    }
+    return isText_ ? text_ : Format(spec.c_str(), number_);
+  }
+
+
+  std::string Say(const char* sentence, std::initializer_list<SentencePart> parts)
+  {
+    std::string text;
+    auto next = parts.begin();
+    for (const char* p = sentence; *p != '\0'; p++)
+    {
+      if (*p != '%' || p[1] == '%')
+      {
+        text += *p;
+        p += *p == '%' ? 1 : 0;
+        continue;
+      }
+      const char* end = p + 1;
+      while (*end != '\0' && std::strchr("fs", *end) == nullptr)
+      {
+        end++;
+      }
+      if (*end == '\0' || next == parts.end())
+      {
+        throw std::logic_error(std::string("too few parts for the sentence ") + sentence);
+      }
+      text += next->Convert(std::string(p, end + 1));
+      next++;
+      p = end;
+    }
+    if (next != parts.end())
+    {
+      throw std::logic_error(std::string("too many parts for the sentence ") + sentence);
+    }
     return text;
   }
 

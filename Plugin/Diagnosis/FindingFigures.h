@@ -5,13 +5,47 @@
 #include "Diagnosis/DiagnosisInput.h"
 #include "Diagnosis/Evidence.h"
 
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace IngestPerf
 {
-  // A sentence of the rules' table with its figures: printf's conversions, doubles only.
+  // A sentence of the rules' table whose parts are all figures: printf's conversions, doubles only.
   std::string Format(const char* format, double a = 0, double b = 0, double c = 0, double d = 0);
+
+  // A figure or a name that a sentence of the rules' table takes: "%.1f" a number, "%s" a text.
+  class SentencePart
+  {
+  public:
+    SentencePart(double number) :
+      number_(number)
+    {
+    }
+    SentencePart(const char* text) :
+      text_(text),
+      isText_(true)
+    {
+    }
+    SentencePart(std::string text) :
+      text_(std::move(text)),
+      isText_(true)
+    {
+    }
+
+    // The part as the conversion spec asks ("%.1f", "%s"); a text where a number is asked is an error.
+    std::string Convert(const std::string& spec) const;
+
+  private:
+    double number_ = 0;
+    std::string text_;
+    bool isText_ = false;
+  };
+
+  // A sentence of the rules' table with its parts, in order; a part too many or too few is an error
+  // (std::logic_error), which the unit tests reach.
+  std::string Say(const char* sentence, std::initializer_list<SentencePart> parts);
 
   double Round(double value, double step = 0.001);
 

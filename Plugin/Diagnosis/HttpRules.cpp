@@ -76,15 +76,12 @@ namespace IngestPerf
     }
     if (PartsKnown(receive) && DominantPart(receive.parts) != Dominant::Blocked)
     {
-      Check(rule, false,
-            Format(rule.Text("notFiredNotWaiting"), receive.meanMs) + PartsText(receive) +
-              rule.Text("notFiredNotWaitingEnd"));
+      Check(rule, false, Say(rule.Text("notFiredNotWaiting"), {receive.meanMs, PartsText(receive)}));
       return false;
     }
     Check(rule, true, Format(rule.Text("fired"), receive.meanMs, server.meanMs));
     Finding& f = Add(rule, "rest", receive.meanMs, CostKind::Measured, CycleMs(rest_));
-    f.verdict = Format(rule.Text("verdict"), receive.meanMs) + rule.Text("verdictCallbacks") + Names(callbacks) +
-                rule.Text("verdictEnd") +
+    f.verdict = Say(rule.Text("verdict"), {receive.meanMs, Names(callbacks)}) +
                 (PartsKnown(receive) ? Format(rule.Text("verdictBlocked"), 100 * receive.parts.BlockedShare()) : "");
     f.evidence["receive"] = PhaseEvidence(receive);
     if (PartsKnown(receive))
@@ -94,7 +91,7 @@ namespace IngestPerf
     f.evidence["luaCallbacks"] = NameList(callbacks);
     f.evidence["LuaScripts"] = input_.configuration.luaScripts;
     f.explanation = rule.Text("explanation");
-    f.fix.action = rule.Text("action") + Names(callbacks) + rule.Text("actionEnd");
+    f.fix.action = Say(rule.Text("action"), {Names(callbacks)});
     f.fix.effect = rule.MeasuredEffect(rule.Text("effect"));
     f.confidence = "medium";
     f.confidenceReason = rule.Text("confidence");
@@ -157,7 +154,7 @@ namespace IngestPerf
     }
     const double cycle = CycleMs(*http);
     const double share = cycle > 0 ? gap.meanMs / cycle : 0;
-    const std::string seen = rule.Text("seen") + MeanAndTail(gap) + Format(rule.Text("seenCycle"), 100 * share, cycle);
+    const std::string seen = Say(rule.Text("seen"), {MeanAndTail(gap), 100 * share, cycle});
     const double gapMs = rule.Threshold("gapMeanMs");
     const double shareOfCycle = rule.Threshold("shareOfCycle");
     if (gap.meanMs < gapMs || share < shareOfCycle)
@@ -172,7 +169,7 @@ namespace IngestPerf
     const double clientMs = split ? gap.meanMs * gap.parts.BlockedShare() : gap.meanMs;
     if (split && !orthancsAnswer && (clientMs < gapMs || clientMs < shareOfCycle * cycle))
     {
-      Check(rule, false, seen + "; " + PartsText(gap) + Format(rule.Text("notFiredClient"), clientMs));
+      Check(rule, false, Say(rule.Text("notFiredClient"), {seen, PartsText(gap), clientMs}));
       return;
     }
     Check(rule, true, seen + (split ? ", " + PartsText(gap) : ""));
@@ -188,10 +185,9 @@ namespace IngestPerf
     f.evidence["answersAcceptingCompression"] = http->answersAcceptingCompression;
     f.evidence["HttpCompressionEnabled"] = input_.configuration.httpCompressionEnabled;
     f.explanation = rule.Text("explanation");
-    f.explanation +=
-      split
-        ? rule.Text("explanationSplit") + PartsText(gap) + Format(rule.Text("explanationSplitEnd"), gap.parts.onCpuMs)
-        : Format(rule.Text("explanationUnsplit"), double(gap.parts.sampled), double(gap.count), double(kMinimumSplit));
+    f.explanation += split ? Say(rule.Text("explanationSplit"), {PartsText(gap), gap.parts.onCpuMs})
+                           : Format(rule.Text("explanationUnsplit"), double(gap.parts.sampled), double(gap.count),
+                                    double(kMinimumSplit));
     if (orthancsAnswer)
     {
       f.fix.configuration.emplace_back("HttpCompressionEnabled", false);
@@ -217,9 +213,7 @@ namespace IngestPerf
       input_.configuration.httpCompressionEnabled && input_.configuration.orthanc.CompressesSmallAnswers();
     if (rest_.stored < kMinimumSamples || accepting < kMinimumSamples || !compresses)
     {
-      Check(rule, false,
-            Format(rule.Text("notFired"), double(accepting)) +
-              rule.Text(compresses ? "compresses" : "doesNotCompress"));
+      Check(rule, false, Format(rule.Text(compresses ? "notFiredCompresses" : "notFired"), double(accepting)));
       return;
     }
     Check(rule, true, Format(rule.Text("fired"), double(accepting)));

@@ -53,12 +53,11 @@ namespace IngestPerf
     const RuleEntry& rule = RuleEntryOf(unreadable ? "unreadable-instances" : "stores-failing");
     const bool dicom = most->transport == Transport::Dicom;
     const bool address = !most->remoteIp.empty() && most->remoteIp != "(none)";
-    return rule.Text("mostFrom") +
-           (dicom
-              ? rule.Text("mostFromAet") + most->remoteAet + (address ? rule.Text("mostFromAt") + most->remoteIp : "")
-              : (address ? most->remoteIp : std::string(rule.Text("mostFromUnknown"))) + rule.Text("mostFromOver") +
-                  TransportName(most->transport)) +
-           ": " + std::to_string(FailuresOf(*most, unreadable));
+    const std::string who = dicom     ? (address ? Say(rule.Text("fromAetAt"), {most->remoteAet, most->remoteIp})
+                                                 : Say(rule.Text("fromAet"), {most->remoteAet}))
+                            : address ? Say(rule.Text("fromAddress"), {most->remoteIp, TransportName(most->transport)})
+                                      : Say(rule.Text("fromUnknown"), {TransportName(most->transport)});
+    return Say(rule.Text("mostFrom"), {who, double(FailuresOf(*most, unreadable))});
   }
 
 
@@ -182,14 +181,13 @@ namespace IngestPerf
     if (maybeRefused)
     {
       const uint64_t dicomStores = failed + dicom.stored + dicom.Outcomes(Outcome::AlreadyStored);
-      f.verdict = Format(rule.Text("verdictRefused"), double(failed), double(dicomStores)) + Scope() +
-                  Format(rule.Text("verdictRefusedEnd"), 100.0 * double(failed) / double(dicomStores)) +
-                  MostFrom(false);
+      f.verdict = Say(rule.Text("verdictRefused"), {double(failed), double(dicomStores), Scope(),
+                                                    100.0 * double(failed) / double(dicomStores), MostFrom(false)});
     }
     else
     {
-      f.verdict = Format(rule.Text("verdict"), double(failed), double(failed + stored)) + Scope() +
-                  Format(rule.Text("verdictMostly"), share * 100) + DefinitionOf(main).name + MostFrom(false);
+      f.verdict = Say(rule.Text("verdict"), {double(failed), double(failed + stored), Scope(), share * 100,
+                                             DefinitionOf(main).name, MostFrom(false)});
     }
     for (size_t r = 0; r < kFailureReasonCount; r++)
     {
@@ -201,7 +199,7 @@ namespace IngestPerf
     f.evidence["failed"] = failed;
     f.evidence["storedOrAlreadyStored"] = stored;
     AddFailureEvidence(f, false);
-    f.explanation = rule.Text("explanation") + std::string(DefinitionOf(main).meaning) + rule.Text("explanationEnd");
+    f.explanation = Say(rule.Text("explanation"), {DefinitionOf(main).meaning});
     switch (main)
     {
       case FailureReason::DiskFull:
@@ -226,7 +224,7 @@ namespace IngestPerf
       f.fix.configuration.emplace_back("IngestPerf.TimedStorage", true);
       f.fix.action = rule.Text("actionRefused");
     }
-    f.fix.effect = Format(rule.Text("effect"), double(failed)) + Scope();
+    f.fix.effect = Say(rule.Text("effect"), {double(failed), Scope()});
     const bool afterFilters = main == FailureReason::AfterFilters;
     f.confidence = afterFilters ? "medium" : "high";
     f.confidenceReason = rule.Text(afterFilters ? "confidenceMedium" : "confidenceHigh");
@@ -260,16 +258,14 @@ namespace IngestPerf
     {
       filtersBefore = filtersBefore || callback.find("Filter") != std::string::npos;
     }
-    f.verdict = rule.Text(filtersBefore ? "verdictFilters" : "verdict") +
-                Format(rule.Text("verdictCount"), double(unreadable), double(received)) + Scope() +
-                Format(rule.Text("verdictShare"), share * 100) + (share >= rankedFrom ? "" : rule.Text("rare")) +
-                MostFrom(true);
+    f.verdict = Say(rule.Text(filtersBefore ? "verdictFilters" : "verdict"),
+                    {double(unreadable), double(received), Scope(), share * 100}) +
+                (share >= rankedFrom ? "" : rule.Text("rare")) + MostFrom(true);
     f.evidence["failedBeforeFilters"] = unreadable;
     f.evidence["received"] = received;
     f.evidence["rankedWithLostInstancesFromShare"] = rankedFrom;
     AddFailureEvidence(f, true);
-    f.explanation = rule.Text("explanation") + std::string(DefinitionOf(FailureReason::BeforeFilters).meaning) +
-                    rule.Text("explanationEnd");
+    f.explanation = Say(rule.Text("explanation"), {DefinitionOf(FailureReason::BeforeFilters).meaning});
     f.fix.action = rule.Text("action");
     f.fix.effect = rule.Text("effect");
     f.confidence = filtersBefore ? "medium" : "high";

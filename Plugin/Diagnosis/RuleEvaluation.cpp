@@ -194,7 +194,7 @@ namespace IngestPerf
 
   std::string RuleEvaluation::PythonText(const char* hook) const
   {
-    return PythonRegisters(hook) ? SharedSentence("pythonRegisters") + std::string(hook) + ")" : "";
+    return PythonRegisters(hook) ? Say(SharedSentence("pythonRegisters"), {hook}) : "";
   }
 
 
@@ -219,7 +219,7 @@ namespace IngestPerf
   std::string RuleEvaluation::Scope() const
   {
     return input_.window == "sinceReset" ? std::string(SharedSentence("scopeSinceReset"))
-                                         : SharedSentence("scopeIn") + WindowText(input_.window);
+                                         : Say(SharedSentence("scopeIn"), {WindowText(input_.window)});
   }
 
 

@@ -55,6 +55,7 @@ namespace IngestPerf
     void SlowSender(bool explained);
 
     // StoreRules.cpp
+    bool EnoughInstances(const RuleEntry& rule);
     void WaitingForCpu();
     bool TranscodingBound();
     bool SiteCallbacks();

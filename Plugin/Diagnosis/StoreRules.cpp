@@ -6,6 +6,17 @@
 
 namespace IngestPerf
 {
+  bool RuleEvaluation::EnoughInstances(const RuleEntry& rule)
+  {
+    if (input_.all.stored < kMinimumSamples)
+    {
+      Check(rule, false, Format(rule.Text("notEnoughInstances"), double(input_.all.stored)));
+      return false;
+    }
+    return true;
+  }
+
+
   // Orthanc's threads ready to run but without a CPU: other processes or threads on its cores, or a
   // CPU quota (a VM's steal time shows the same). The storing thread's run delay, over the split instances.
   void RuleEvaluation::WaitingForCpu()
@@ -42,7 +53,7 @@ namespace IngestPerf
         f.evidence[std::string(DefinitionOf(phase).name) + "Parts"] = PartsEvidence(input_.all[phase]);
       }
     }
-    f.explanation = rule.Text("explanation") + PartsText(server) + ".";
+    f.explanation = Say(rule.Text("explanation"), {PartsText(server)});
     f.fix.action = rule.Text("action");
     f.fix.effect = Format(rule.Text("effect"), waiting);
     f.confidence = double(parts.sampled) >= rule.Threshold("highConfidenceSplitInstances") ? "high" : "medium";
@@ -57,9 +68,8 @@ namespace IngestPerf
     const PhaseFigures& transcode = all[Phase::Transcode];
     const PhaseFigures& preStore = all[Phase::PreStore];
     const PhaseFigures& server = all[Phase::ServerTotal];
-    if (all.stored < kMinimumSamples)
+    if (!EnoughInstances(rule))
     {
-      Check(rule, false, Format(rule.Text("notEnoughInstances"), double(all.stored)));
       return false;
     }
     const bool measured = transcode.count >= kMinimumSamples;
@@ -79,7 +89,7 @@ namespace IngestPerf
     const std::string target = input_.configuration.ingestTranscodingSyntax;
     const PhaseFigures& timed = measured ? transcode : preStore;
     f.verdict = Format(rule.Text("verdict"), cost, server.meanMs) +
-                (target.empty() ? "" : rule.Text("verdictSyntax") + target + ")") + HeldBy(timed, "");
+                (target.empty() ? "" : Say(rule.Text("verdictSyntax"), {target})) + HeldBy(timed, "");
     if (PartsKnown(timed))
     {
       f.evidence[measured ? "transcodeParts" : "preStoreParts"] = PartsEvidence(timed);
@@ -112,9 +122,8 @@ namespace IngestPerf
     const RuleEntry& rule = RuleEntryOf("site-callbacks");
     const TransportFigures& all = input_.all;
     const PhaseFigures& server = all[Phase::ServerTotal];
-    if (all.stored < kMinimumSamples)
+    if (!EnoughInstances(rule))
     {
-      Check(rule, false, Format(rule.Text("notEnoughInstances"), double(all.stored)));
       return false;
     }
     const PhaseFigures& filters = all[Phase::OtherFilters];
@@ -134,22 +143,19 @@ namespace IngestPerf
     std::string where;
     if (stored.meanMs >= filters.meanMs && stored.meanMs >= earlier)
     {
-      where = Format(rule.Text("whereOnStored"), stored.meanMs) + " (" + Names(input_.pluginsAfter) +
-              rule.Text("loadedAfter");
+      where = Say(rule.Text("whereOnStored"), {stored.meanMs, Names(input_.pluginsAfter)});
     }
     else if (filters.meanMs >= earlier)
     {
-      where = Format(rule.Text("whereFilters"), filters.meanMs) + " (" + Names(input_.pluginsAfter) +
-              rule.Text("loadedAfter");
+      where = Say(rule.Text("whereFilters"), {filters.meanMs, Names(input_.pluginsAfter)});
     }
     else
     {
-      where = Format(rule.Text("whereWait"), wait.meanMs) +
-              (input_.pluginsBefore.empty()
-                 ? std::string(rule.Text("whereLock"))
-                 : rule.Text("wherePluginsBefore") + Names(input_.pluginsBefore) + rule.Text("wherePluginsBeforeEnd"));
+      where = input_.pluginsBefore.empty()
+                ? Say(rule.Text("whereLock"), {wait.meanMs})
+                : Say(rule.Text("wherePluginsBefore"), {wait.meanMs, Names(input_.pluginsBefore)});
     }
-    f.verdict = Format(rule.Text("verdict"), cost, server.meanMs) + where + PythonText("OnStoredInstance");
+    f.verdict = Say(rule.Text("verdict"), {cost, server.meanMs, where}) + PythonText("OnStoredInstance");
     f.evidence["otherFilters"] = filters.count > 0 ? PhaseEvidence(filters) : Evidence();
     f.evidence["otherOnStored"] = stored.count > 0 ? PhaseEvidence(stored) : Evidence();
     f.evidence["onStoredWait"] = wait.count > 0 ? PhaseEvidence(wait) : Evidence();
@@ -199,7 +205,7 @@ namespace IngestPerf
     const std::vector<std::string> plugins = AllOtherPlugins();
     const bool python = PythonRegisters("IncomingCStoreInstanceFilter");
     f.verdict = Format(rule.Text("verdict"), extra, dicom.p50Ms, rest.p50Ms) +
-                (plugins.empty() ? std::string() : rule.Text("verdictPlugins") + Names(plugins)) +
+                (plugins.empty() ? std::string() : Say(rule.Text("verdictPlugins"), {Names(plugins)})) +
                 PythonText("IncomingCStoreInstanceFilter");
     f.evidence["dicomPersist"] = PhaseEvidence(dicom);
     f.evidence["restPersist"] = PhaseEvidence(rest);
@@ -234,16 +240,14 @@ namespace IngestPerf
     }
     if (PartsKnown(index) && DominantPart(index.parts) == Dominant::Waiting)
     {
-      Check(rule, false,
-            Format(rule.Text("notFiredWaiting"), index.meanMs, server.meanMs) + PartsText(index) +
-              rule.Text("seeWaitingForCpu"));
+      Check(rule, false, Say(rule.Text("notFiredWaiting"), {index.meanMs, server.meanMs, PartsText(index)}));
       return;
     }
     Check(rule, true, Format(rule.Text("fired"), index.meanMs, server.meanMs));
     Finding& f = Add(rule, "all", index.meanMs, CostKind::Measured, AllCycleMs());
     const bool sqlite = input_.configuration.indexPluginSection.empty();
     const std::string backend = sqlite ? "SQLite" : input_.configuration.indexPluginSection;
-    f.verdict = Format(rule.Text("verdict"), index.meanMs, server.meanMs) + " (" + backend + ")" +
+    f.verdict = Say(rule.Text("verdict"), {index.meanMs, server.meanMs, backend}) +
                 HeldBy(index, rule.Text(sqlite ? "blockedBySqlite" : "blockedByDatabase"));
     f.evidence["index"] = backend;
     f.evidence["indexUpdate"] = PhaseEvidence(index);
@@ -297,9 +301,8 @@ namespace IngestPerf
     const PhaseFigures& preStore = all[Phase::PreStore];
     const PhaseFigures& transcode = all[Phase::Transcode];
     const PhaseFigures& server = all[Phase::ServerTotal];
-    if (all.stored < kMinimumSamples)
+    if (!EnoughInstances(rule))
     {
-      Check(rule, false, Format(rule.Text("notEnoughInstances"), double(all.stored)));
       return;
     }
     if (transcoding && transcode.count < kMinimumSamples)
@@ -333,9 +336,8 @@ namespace IngestPerf
     const RuleEntry& rule = RuleEntryOf("storage-bound");
     const TransportFigures& all = input_.all;
     const PhaseFigures& server = all[Phase::ServerTotal];
-    if (all.stored < kMinimumSamples)
+    if (!EnoughInstances(rule))
     {
-      Check(rule, false, Format(rule.Text("notEnoughInstances"), double(all.stored)));
       return;
     }
     if (input_.timedStorageActive)
@@ -411,9 +413,7 @@ namespace IngestPerf
     const Dominant dominant = split ? DominantPart(persist.parts) : Dominant::Blocked;
     if (split && dominant == Dominant::Waiting)
     {
-      Check(rule, false,
-            Format(rule.Text("notFiredWaiting"), persist.meanMs, server.meanMs) + PartsText(persist) +
-              rule.Text("seeWaitingForCpu"));
+      Check(rule, false, Say(rule.Text("notFiredWaiting"), {persist.meanMs, server.meanMs, PartsText(persist)}));
       return;
     }
     Check(rule, true,
@@ -434,9 +434,8 @@ namespace IngestPerf
     }
     else
     {
-      f.verdict =
-        Format(rule.Text("verdictBlocked"), persist.meanMs, server.meanMs, 100 * persist.parts.BlockedShare()) +
-        rule.Text("blockedStorage") + storage + rule.Text("blockedIndex") + index + ")";
+      f.verdict = Say(rule.Text("verdictBlocked"),
+                      {persist.meanMs, server.meanMs, 100 * persist.parts.BlockedShare(), storage, index});
     }
     f.evidence["persist"] = PhaseEvidence(persist);
     if (split)
@@ -450,7 +449,7 @@ namespace IngestPerf
     f.explanation = rule.Text("explanation");
     if (split)
     {
-      f.explanation += rule.Text("explanationSplit") + PartsText(persist) + ".";
+      f.explanation += Say(rule.Text("explanationSplit"), {PartsText(persist)});
     }
     if (split && dominant == Dominant::OnCpu && input_.configuration.storageCompression)
     {
@@ -469,8 +468,7 @@ namespace IngestPerf
     }
     else
     {
-      f.fix.action =
-        rule.Text("actionStoragePlugin") + storagePlugin + rule.Text("actionStoragePluginEnd") + index + ")";
+      f.fix.action = Say(rule.Text("actionStoragePlugin"), {storagePlugin, index});
       f.fix.effect = rule.Text("effectStoragePlugin");
     }
     f.confidence = split ? "medium" : "low";

@@ -1,5 +1,6 @@
 #include "Diagnosis/DiagnosisRuleTable.h"
 #include "Diagnosis/DiagnosisRules.h"
+#include "Diagnosis/FindingFigures.h"
 
 #include <gtest/gtest.h>
 
@@ -17,10 +18,10 @@ namespace
     return text.compare(0, prefix.size(), prefix) == 0;
   }
 
-  // The sentences are formatted with doubles only: a %s or %d would read garbage.
-  bool ConvertsDoublesOnly(const std::string& text)
+  // Say fills a sentence with numbers ("%.1f") and texts ("%s") only.
+  bool ConvertsNumbersAndTexts(const std::string& text)
   {
-    static const std::regex conversion("%(%|\\.[0-9]f)");
+    static const std::regex conversion("%(%|\\.[0-9]f|s)");
     const std::string rest = std::regex_replace(text, conversion, "");
     return rest.find('%') == std::string::npos;
   }
@@ -54,7 +55,7 @@ TEST(DiagnosisRuleTable, EveryEntrySaysWhatItReadsAndWhatToExpect)
       const std::string name = sentence.name;
       const std::string text = sentence.text;
       EXPECT_TRUE(names.insert(name).second) << rule.id << ": " << name << " twice";
-      EXPECT_TRUE(ConvertsDoublesOnly(text)) << rule.id << ": " << text;
+      EXPECT_TRUE(ConvertsNumbersAndTexts(text)) << rule.id << ": " << text;
       verdict = verdict || StartsWith(name, "verdict");
       if (StartsWith(name, "effect"))
       {
@@ -77,7 +78,7 @@ TEST(DiagnosisRuleTable, EveryEntrySaysWhatItReadsAndWhatToExpect)
   }
   for (const RuleSentence& sentence : SharedSentences())
   {
-    EXPECT_TRUE(ConvertsDoublesOnly(sentence.text)) << sentence.text;
+    EXPECT_TRUE(ConvertsNumbersAndTexts(sentence.text)) << sentence.text;
   }
 }
 
@@ -100,4 +101,16 @@ TEST(DiagnosisRuleTable, ANameTheTableLacksIsAnError)
   EXPECT_THROW(RuleEntryOf("no-such-rule"), std::logic_error);
   // A sentence several rules share is found from any of them.
   EXPECT_STREQ(SharedSentence("explainedAbove"), rule.Text("explainedAbove"));
+}
+
+
+TEST(DiagnosisRuleTable, SayFillsASentenceWithItsPartsInOrder)
+{
+  EXPECT_EQ("80% of the gaps at one timer (36-72 ms); p50 9.9 ms",
+            Say("%.0f%% of the gaps at one timer (%s); p50 %.1f ms", {80.2, "36-72 ms", 9.87}));
+  EXPECT_EQ("no figure", Say("no figure", {}));
+  EXPECT_THROW(Say("%.0f and %.0f", {1.0}), std::logic_error);
+  EXPECT_THROW(Say("%.0f", {1.0, 2.0}), std::logic_error);
+  EXPECT_THROW(Say("%.0f ms", {"a text"}), std::logic_error);
+  EXPECT_THROW(Say("%s", {1.0}), std::logic_error);
 }
