@@ -3,6 +3,7 @@
 // docs/rest-api.md. Knows nothing of Orthanc.
 #pragma once
 
+#include "Export/JsonFigures.h"
 #include "Metrics/StatsQuery.h"
 #include "Platform/JsonText.h"
 #include "Recording/IngestReport.h"
@@ -16,9 +17,6 @@ namespace IngestPerf
   // The whole document, written as it is built (no Json::Value tree): its members in the order of
   // the schema's sections, each histogram's as count, sum, mean, min, quantiles, max.
   void WriteStats(JsonWriter& out, const IngestReport& report, const StatsQuery& query);
-
-  // Milliseconds with 0.1 microsecond resolution.
-  double NanosecondsToMilliseconds(int64_t ns);
 
   // "2026-11-23T12:00:00.123Z"
   std::string IsoUtc(int64_t wallNs);

@@ -8,11 +8,6 @@ namespace IngestPerf
 {
   namespace
   {
-    double Seconds(int64_t ns)
-    {
-      return std::round(static_cast<double>(ns) / 1e6) / 1e3;
-    }
-
     // Only the phases with a sample in the slot: a chart draws nothing where there is none.
     void WriteSlot(JsonWriter& out, const TransportSnapshot& transport, int64_t startWallNs, int64_t coveredNs)
     {
