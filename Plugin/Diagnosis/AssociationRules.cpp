@@ -9,6 +9,8 @@
 
 namespace IngestPerf
 {
+  using namespace FindingFigures;
+
   // The C-STORE gaps at one delayed-ACK timer or two (the timer the gaps show), of all gaps.
   double RuleEvaluation::ShareAtDelayedAckTimers() const
   {
@@ -35,7 +37,7 @@ namespace IngestPerf
   // command, and a worker waits up to a second for that association's next command.
   bool RuleEvaluation::DicomWorkersSaturated()
   {
-    const RuleEntry& rule = RuleEntryOf("dicom-workers-saturated");
+    static const RuleEntry& rule = RuleEntryOf("dicom-workers-saturated");
     if (!EnoughGaps(rule))
     {
       return false;
@@ -90,7 +92,7 @@ namespace IngestPerf
   // sending small datasets stalls the same way: two timers per instance.
   bool RuleEvaluation::CStoreAnswerStall()
   {
-    const RuleEntry& rule = RuleEntryOf("cstore-answer-stall");
+    static const RuleEntry& rule = RuleEntryOf("cstore-answer-stall");
     if (!EnoughGaps(rule))
     {
       return false;
@@ -152,7 +154,7 @@ namespace IngestPerf
   // a short median, so the rule reads the gaps at the timer: their number, and the time they take.
   bool RuleEvaluation::SenderStall(bool explained)
   {
-    const RuleEntry& rule = RuleEntryOf("sender-stall");
+    static const RuleEntry& rule = RuleEntryOf("sender-stall");
     if (!EnoughGaps(rule))
     {
       return false;
@@ -255,7 +257,7 @@ namespace IngestPerf
 
   bool RuleEvaluation::SiteReceivedInstanceCallback()
   {
-    const RuleEntry& rule = RuleEntryOf("received-instance-callback");
+    static const RuleEntry& rule = RuleEntryOf("received-instance-callback");
     if (!SiteHoldsReceivedInstanceCallback())
     {
       Check(rule, false, rule.Text(input_.receivedInstanceHeld ? "notJudgedHeld" : "notJudgedNotRegistered"));
@@ -304,7 +306,7 @@ namespace IngestPerf
 
   void RuleEvaluation::SlowSender(bool explained)
   {
-    const RuleEntry& rule = RuleEntryOf("slow-sender");
+    static const RuleEntry& rule = RuleEntryOf("slow-sender");
     if (!EnoughGaps(rule))
     {
       return;

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
-namespace IngestPerf
+namespace IngestPerf::FindingFigures
 {
   std::string Format(const char* format, double a, double b, double c, double d)
   {
@@ -33,10 +33,17 @@ namespace IngestPerf
     auto next = parts.begin();
     for (const char* p = sentence; *p != '\0'; p++)
     {
-      if (*p != '%' || p[1] == '%')
+      const char* percent = std::strchr(p, '%');
+      text.append(p, percent != nullptr ? percent : p + std::strlen(p));
+      if (percent == nullptr)
       {
-        text += *p;
-        p += *p == '%' ? 1 : 0;
+        break;
+      }
+      p = percent;
+      if (p[1] == '%')
+      {
+        text += '%';
+        p++;
         continue;
       }
       const char* end = p + 1;

@@ -9,9 +9,11 @@
 
 namespace IngestPerf
 {
+  using namespace FindingFigures;
+
   void RuleEvaluation::HttpThreadsSaturated()
   {
-    const RuleEntry& rule = RuleEntryOf("http-threads-saturated");
+    static const RuleEntry& rule = RuleEntryOf("http-threads-saturated");
     const PhaseFigures& server = rest_[Phase::ServerTotal];
     if (rest_.stored < kMinimumSamples)
     {
@@ -59,7 +61,7 @@ namespace IngestPerf
   // OnChange and stable-resource callbacks run on Lua's thread.
   bool RuleEvaluation::LuaLock()
   {
-    const RuleEntry& rule = RuleEntryOf("lua-lock");
+    static const RuleEntry& rule = RuleEntryOf("lua-lock");
     const PhaseFigures& receive = rest_[Phase::Receive];
     const PhaseFigures& server = rest_[Phase::ServerTotal];
     const std::vector<std::string>& callbacks = input_.configuration.luaCallbacks;
@@ -101,7 +103,7 @@ namespace IngestPerf
 
   void RuleEvaluation::SlowUploads(bool explained)
   {
-    const RuleEntry& rule = RuleEntryOf("slow-uploads");
+    static const RuleEntry& rule = RuleEntryOf("slow-uploads");
     if (explained)
     {
       Check(rule, false, rule.Text("explainedByLuaLock"));
@@ -137,7 +139,7 @@ namespace IngestPerf
   // then the thread waits for the client (blocked). The split tells whose time it is.
   void RuleEvaluation::SlowHttpClient()
   {
-    const RuleEntry& rule = RuleEntryOf("slow-http-client");
+    static const RuleEntry& rule = RuleEntryOf("slow-http-client");
     const TransportFigures* http = &rest_;
     const TransportFigures& plugin = input_.transports[static_cast<size_t>(Transport::Plugin)];
     if (plugin[Phase::RequestGap].count > rest_[Phase::RequestGap].count)
@@ -207,7 +209,7 @@ namespace IngestPerf
 
   void RuleEvaluation::CompressedAnswers()
   {
-    const RuleEntry& rule = RuleEntryOf("compressed-answers");
+    static const RuleEntry& rule = RuleEntryOf("compressed-answers");
     const uint64_t accepting = rest_.answersAcceptingCompression;
     const bool compresses =
       input_.configuration.httpCompressionEnabled && input_.configuration.orthanc.CompressesSmallAnswers();

@@ -6,6 +6,8 @@
 
 namespace IngestPerf
 {
+  using namespace FindingFigures;
+
   namespace
   {
     // Failures that are Orthanc's (the write, the index, the disk, the quota) or, with `unreadable`,
@@ -116,7 +118,7 @@ namespace IngestPerf
 
   void RuleEvaluation::RejectedOrDuplicate()
   {
-    const RuleEntry& rule = RuleEntryOf("rejected-or-duplicate");
+    static const RuleEntry& rule = RuleEntryOf("rejected-or-duplicate");
     const TransportFigures& all = input_.all;
     const uint64_t duplicates = all.Outcomes(Outcome::AlreadyStored);
     // Failed stores are stores-failing's: these are the instances Orthanc was not meant to keep.
@@ -150,7 +152,7 @@ namespace IngestPerf
   // could not read, or what a filter before the instance filters refused, is unreadable-instances'.
   void RuleEvaluation::StoresFailing()
   {
-    const RuleEntry& rule = RuleEntryOf("stores-failing");
+    static const RuleEntry& rule = RuleEntryOf("stores-failing");
     const TransportFigures& all = input_.all;
     const uint64_t failed = FailuresOf(all, false);
     const uint64_t stored = all.stored + all.Outcomes(Outcome::AlreadyStored);
@@ -237,7 +239,7 @@ namespace IngestPerf
   // attention; below, listed last.
   void RuleEvaluation::UnreadableInstances()
   {
-    const RuleEntry& rule = RuleEntryOf("unreadable-instances");
+    static const RuleEntry& rule = RuleEntryOf("unreadable-instances");
     const TransportFigures& all = input_.all;
     const uint64_t unreadable = FailuresOf(all, true);
     const uint64_t received = Received(all);

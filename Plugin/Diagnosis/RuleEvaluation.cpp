@@ -3,17 +3,20 @@
 #include "Diagnosis/FindingFigures.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 namespace IngestPerf
 {
+  using namespace FindingFigures;
+
   namespace
   {
     const char* FindSentence(const std::vector<RuleSentence>& sentences, const char* name)
     {
       for (const RuleSentence& sentence : sentences)
       {
-        if (std::string(sentence.name) == name)
+        if (std::strcmp(sentence.name, name) == 0)
         {
           return sentence.text;
         }
@@ -27,7 +30,7 @@ namespace IngestPerf
   {
     for (const RuleThreshold& threshold : thresholds)
     {
-      if (std::string(threshold.name) == name)
+      if (std::strcmp(threshold.name, name) == 0)
       {
         return threshold.value;
       }
@@ -58,7 +61,7 @@ namespace IngestPerf
   {
     for (const RuleEntry& rule : DiagnosisRuleTable())
     {
-      if (std::string(rule.id) == id)
+      if (std::strcmp(rule.id, id) == 0)
       {
         return rule;
       }

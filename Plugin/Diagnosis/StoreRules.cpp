@@ -6,6 +6,8 @@
 
 namespace IngestPerf
 {
+  using namespace FindingFigures;
+
   bool RuleEvaluation::EnoughInstances(const RuleEntry& rule)
   {
     if (input_.all.stored < kMinimumSamples)
@@ -21,7 +23,7 @@ namespace IngestPerf
   // CPU quota (a VM's steal time shows the same). The storing thread's run delay, over the split instances.
   void RuleEvaluation::WaitingForCpu()
   {
-    const RuleEntry& rule = RuleEntryOf("waiting-for-cpu");
+    static const RuleEntry& rule = RuleEntryOf("waiting-for-cpu");
     const PhaseFigures& server = input_.all[Phase::ServerTotal];
     const PartFigures& parts = server.parts;
     if (parts.sampled < kMinimumSplit || parts.runDelaySampled < kMinimumSplit)
@@ -63,7 +65,7 @@ namespace IngestPerf
 
   bool RuleEvaluation::TranscodingBound()
   {
-    const RuleEntry& rule = RuleEntryOf("transcoding-bound");
+    static const RuleEntry& rule = RuleEntryOf("transcoding-bound");
     const TransportFigures& all = input_.all;
     const PhaseFigures& transcode = all[Phase::Transcode];
     const PhaseFigures& preStore = all[Phase::PreStore];
@@ -119,7 +121,7 @@ namespace IngestPerf
   // every plugin's OnStoredInstance under one lock: a slow one holds every store.
   bool RuleEvaluation::SiteCallbacks()
   {
-    const RuleEntry& rule = RuleEntryOf("site-callbacks");
+    static const RuleEntry& rule = RuleEntryOf("site-callbacks");
     const TransportFigures& all = input_.all;
     const PhaseFigures& server = all[Phase::ServerTotal];
     if (!EnoughInstances(rule))
@@ -183,7 +185,7 @@ namespace IngestPerf
   // instance filter and around which this plugin has no hook (it registers no C-STORE filter).
   bool RuleEvaluation::CStoreFilters()
   {
-    const RuleEntry& rule = RuleEntryOf("cstore-filters");
+    static const RuleEntry& rule = RuleEntryOf("cstore-filters");
     const PhaseFigures& dicom = dicom_[Phase::Persist];
     const PhaseFigures& rest = rest_[Phase::Persist];
     const PhaseFigures& server = dicom_[Phase::ServerTotal];
@@ -219,7 +221,7 @@ namespace IngestPerf
 
   void RuleEvaluation::IndexBound()
   {
-    const RuleEntry& rule = RuleEntryOf("index-bound");
+    static const RuleEntry& rule = RuleEntryOf("index-bound");
     const TransportFigures& all = input_.all;
     const PhaseFigures& index = all[Phase::IndexUpdate];
     const PhaseFigures& server = all[Phase::ServerTotal];
@@ -266,7 +268,7 @@ namespace IngestPerf
 
   void RuleEvaluation::SlowChangeConsumer()
   {
-    const RuleEntry& rule = RuleEntryOf("slow-change-consumer");
+    static const RuleEntry& rule = RuleEntryOf("slow-change-consumer");
     const PhaseFigures& perInstance = input_.changePerInstanceWhileBacklogged;
     const PhaseFigures& dispatch = input_.all[Phase::ChangeDispatch];
     // A backlog now is the sign during an incident (right after a burst, the change thread has timed
@@ -296,7 +298,7 @@ namespace IngestPerf
 
   void RuleEvaluation::SlowFilters(bool transcoding)
   {
-    const RuleEntry& rule = RuleEntryOf("slow-filters");
+    static const RuleEntry& rule = RuleEntryOf("slow-filters");
     const TransportFigures& all = input_.all;
     const PhaseFigures& preStore = all[Phase::PreStore];
     const PhaseFigures& transcode = all[Phase::Transcode];
@@ -333,7 +335,7 @@ namespace IngestPerf
 
   void RuleEvaluation::StorageBound(bool cstoreFilters)
   {
-    const RuleEntry& rule = RuleEntryOf("storage-bound");
+    static const RuleEntry& rule = RuleEntryOf("storage-bound");
     const TransportFigures& all = input_.all;
     const PhaseFigures& server = all[Phase::ServerTotal];
     if (!EnoughInstances(rule))

@@ -10,6 +10,7 @@
 #include <string>
 
 using namespace IngestPerf;
+using FindingFigures::Say;
 
 namespace
 {
