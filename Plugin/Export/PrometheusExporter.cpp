@@ -1,5 +1,6 @@
 #include "Export/PrometheusExporter.h"
 
+#include "Export/PrometheusText.h"
 #include "Labels/PeerPseudonym.h"
 #include "Metrics/Histogram.h"
 #include "Recording/Unobservable.h"
@@ -16,40 +17,10 @@
 
 namespace IngestPerf
 {
+  using namespace PrometheusFormat;
+
   namespace
   {
-    // The answer being written, in its own pages (MappedText): a 1 MB text built in a std::string
-    // came from malloc, and freeing it raised glibc's mmap and trim thresholds for good (every
-    // thread's heap then keeps what later answers leave). What the helpers below use of a string.
-    class PrometheusText
-    {
-    public:
-      explicit PrometheusText(MappedText& text) :
-        text_(text)
-      {
-      }
-      PrometheusText& operator+=(const char* text)
-      {
-        text_.Append(text, std::strlen(text));
-        return *this;
-      }
-      PrometheusText& operator+=(const std::string& text)
-      {
-        text_.Append(text.data(), text.size());
-        return *this;
-      }
-      PrometheusText& operator+=(char c)
-      {
-        text_.Append(c);
-        return *this;
-      }
-      void append(const char* begin, const char* end) { text_.Append(begin, static_cast<size_t>(end - begin)); }
-      void append(const char* text, size_t count) { text_.Append(text, count); }
-
-    private:
-      MappedText& text_;
-    };
-
     std::vector<PrometheusBucketBound> MakeLadder()
     {
       std::vector<PrometheusBucketBound> ladder;
@@ -70,145 +41,10 @@ namespace IngestPerf
       return ladder;
     }
 
-    template <typename Text>
-    void AppendUnsigned(Text& out, uint64_t value)
-    {
-      char buffer[24];
-      const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
-      out.append(buffer, result.ptr);
-    }
-
-    template <typename Text>
-    void AppendSeconds(Text& out, uint64_t ns)
-    {
-      AppendUnsigned(out, ns / 1000000000);
-      uint64_t fraction = ns % 1000000000;
-      if (fraction == 0)
-      {
-        return;
-      }
-      char digits[10] = {'.', '0', '0', '0', '0', '0', '0', '0', '0', '0'};
-      for (int i = 9; i >= 1; i--)
-      {
-        digits[i] = static_cast<char>('0' + fraction % 10);
-        fraction /= 10;
-      }
-      size_t length = 10;
-      while (digits[length - 1] == '0')
-      {
-        length--;
-      }
-      out.append(digits, length);
-    }
-
-    void AppendHeader(PrometheusText& out, const char* name, const char* type, const char* help)
-    {
-      out += "# HELP ";
-      out += name;
-      out += ' ';
-      out += help;
-      out += "\n# TYPE ";
-      out += name;
-      out += ' ';
-      out += type;
-      out += '\n';
-    }
-
-    template <typename Text>
-    void AppendEscaped(Text& out, const std::string& value)
-    {
-      for (char c : value)
-      {
-        switch (c)
-        {
-          case '\\':
-            out += "\\\\";
-            break;
-          case '"':
-            out += "\\\"";
-            break;
-          case '\n':
-            out += "\\n";
-            break;
-          default:
-            out += c;
-        }
-      }
-    }
-
-    // `labels` is the text between the braces, already escaped: `a="x",b="y"` or empty.
-    void AppendSample(PrometheusText& out, const char* name, const char* suffix, const std::string& labels,
-                      const char* extraLabel, const std::string& extraValue)
-    {
-      out += name;
-      out += suffix;
-      if (!labels.empty() || extraLabel != nullptr)
-      {
-        out += '{';
-        out += labels;
-        if (extraLabel != nullptr)
-        {
-          if (!labels.empty())
-          {
-            out += ',';
-          }
-          out += extraLabel;
-          out += "=\"";
-          out += extraValue;
-          out += '"';
-        }
-        out += '}';
-      }
-      out += ' ';
-    }
-
-    // A ladder and its bucket indexes, made once.
-    struct Ladder
-    {
-      explicit Ladder(const std::vector<PrometheusBucketBound>& bounds) :
-        bounds(bounds)
-      {
-        for (const PrometheusBucketBound& bound : bounds)
-        {
-          indexes.push_back(bound.bucketIndex);
-        }
-      }
-      const std::vector<PrometheusBucketBound>& bounds;
-      std::vector<size_t> indexes;
-    };
-
     const Ladder& TransportLadder()
     {
       static const Ladder ladder(PrometheusLadder());
       return ladder;
-    }
-
-    void AppendSummary(PrometheusText& out, const char* name, const std::string& labels, uint64_t count, uint64_t ns)
-    {
-      AppendSample(out, name, "_sum", labels, nullptr, std::string());
-      AppendSeconds(out, ns);
-      out += '\n';
-      AppendSample(out, name, "_count", labels, nullptr, std::string());
-      AppendUnsigned(out, count);
-      out += '\n';
-    }
-
-    void AppendHistogram(PrometheusText& out, const char* name, const std::string& labels,
-                         const HistogramSnapshot& histogram, const Ladder& steps)
-    {
-      const std::vector<PrometheusBucketBound>& ladder = steps.bounds;
-      std::array<uint64_t, 64> counts{};
-      histogram.CountsBelow(steps.indexes.data(), steps.indexes.size(), counts.data());
-      for (size_t i = 0; i < ladder.size(); i++)
-      {
-        AppendSample(out, name, "_bucket", labels, "le", ladder[i].le);
-        AppendUnsigned(out, counts[i]);
-        out += '\n';
-      }
-      AppendSample(out, name, "_bucket", labels, "le", "+Inf");
-      AppendUnsigned(out, histogram.Count());
-      out += '\n';
-      AppendSummary(out, name, labels, histogram.Count(), histogram.Sum());
     }
 
     std::string TransportLabel(Transport transport)
@@ -509,15 +345,6 @@ namespace IngestPerf
                     &LabelSums::gapCount, &LabelSums::gapNs);
         }
       }
-    }
-
-    void AppendGauge(PrometheusText& out, const char* name, const char* help, const std::string& value)
-    {
-      AppendHeader(out, name, "gauge", help);
-      out += name;
-      out += ' ';
-      out += value;
-      out += '\n';
     }
 
     void AppendStateFamily(PrometheusText& out, const PluginStatus& status)

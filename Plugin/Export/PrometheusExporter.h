@@ -5,6 +5,7 @@
 #pragma once
 
 #include "Diagnosis/DiagnosisRules.h"
+#include "Export/PrometheusText.h"
 #include "Platform/MappedText.h"
 #include "Recording/IngestReport.h"
 
@@ -17,17 +18,6 @@ namespace IngestPerf
 {
   constexpr const char* kPrometheusContentType = "text/plain; version=0.0.4";
 
-  // One `le` of the fixed ladder: the internal bucket boundary just at or below a 1-2-5 step from
-  // 100 us to 100 s (a store or a gap below 100 us is in the first bucket). Durations are whole
-  // nanoseconds, so "<= boundary - 1 ns" counts exactly the buckets below the boundary: every
-  // exported cumulative count is exact.
-  struct PrometheusBucketBound
-  {
-    uint64_t nominalNs;   // the 1-2-5 step
-    uint64_t boundaryNs;  // Histogram::BucketLowest(bucketIndex) <= nominalNs
-    size_t bucketIndex;
-    std::string le;  // boundaryNs - 1 ns, in seconds
-  };
 
   const std::vector<PrometheusBucketBound>& PrometheusLadder();
   // The phases of the labelled streams that the per-label figures sum (serverTotal and associationGap;
