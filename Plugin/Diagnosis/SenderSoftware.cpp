@@ -66,7 +66,7 @@ namespace IngestPerf
         return "an Orthanc sending (/modalities/{id}/store, C-MOVE, its jobs): start it with TCP_NODELAY=1 in its "
                "environment (systemd: Environment=TCP_NODELAY=1 in a drop-in; docker: -e TCP_NODELAY=1), which "
                "its DCMTK reads for the associations it opens as well (Orthanc's own TcpNoDelay is its HTTP "
-               "server's; 1.10.1 and 1.12.7 have no DICOM option)";
+               "server's; 1.10.1 to 1.13.0 have no DICOM option)";
       case SenderSoftware::Gdcm:
         return "GDCM's gdcmscu (3.0.21) has no option for TCP_NODELAY: send with a tool that has one (DCMTK's "
                "storescu with TCP_NODELAY=1), or over several associations at once so that the stalls overlap";
