@@ -1,8 +1,7 @@
 // C-STORE associations as the plugin can see them. In Orthanc an association is handed back to the
 // DICOM worker pool after every command, so its instances run on different threads, and no hook
 // marks its start or release. Each association is a TCP connection of Orthanc's (DicomConnections):
-// an instance whose connection is known (the only one open from its peer's address that did not
-// carry another calling AET) belongs to the
+// an instance whose connection is known (the only one open from its peer's address) belongs to the
 // chain of that connection, and a new connection is a new association, however soon after the last
 // one and whichever worker thread serves it. An instance whose connection is not known (several
 // connections open from one address, or the plugin's reading of them behind) is linked as before,

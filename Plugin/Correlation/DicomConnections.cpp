@@ -217,11 +217,11 @@ namespace IngestPerf
     {
       return 0;
     }
-    // The connections from that address that may have been open then, less those that carried
-    // another calling AET (an association has one): several senders behind one address (a gateway,
-    // a NAT, the modalities of one host) are told apart once each has carried an instance.
-    uint64_t found = 0;
-    size_t candidates = 0;
+    // The one connection from that address that may have been open then. With several, which one
+    // is not known, even when all but one carried another calling AET: the instance's own may not
+    // have been read yet, and one of the others would then be taken for it (a sender's new
+    // connection, not named yet, is as likely as its own).
+    DicomConnection found;
     for (const Slot& slot : slots_)
     {
       DicomConnection view;
@@ -229,19 +229,19 @@ namespace IngestPerf
       {
         continue;
       }
-      if (CarriesAnother(view, remoteAet))
+      if (found.cookie != 0)
       {
-        continue;  // another sender's association
+        return 0;  // several associations from that address at once: which one is not known
       }
-      found = view.cookie;
-      candidates++;
+      found = view;
     }
-    if (candidates > 1)
+    if (CarriesAnother(found, remoteAet))
     {
-      return 0;  // several associations that may be this one: which one is not known
+      stale = true;  // another sender's association: this one's is newer than the last reading
+      return 0;
     }
-    stale = found == 0;  // none known yet: a new association the plugin's thread has not read
-    return found;
+    stale = found.cookie == 0;  // none known yet: a new association the plugin's thread has not read
+    return found.cookie;
   }
 
 

@@ -17,9 +17,9 @@ namespace IngestPerf
     out.BeginObject();
     out.Member("definition",
                "one association per TCP connection of Orthanc's DICOM port: a C-STORE instance belongs to the "
-               "connection its calling address has open, less those that carried another calling AET (told apart "
-               "by connection); when several remain, inferred per calling AET as a chain of instances, each "
-               "received after the previous one was stored, within DicomScpTimeout (" +
+               "connection its calling address has open (told apart by connection); when that address has several "
+               "open at once, inferred per calling AET as a chain of instances, each received after the previous "
+               "one was stored, within DicomScpTimeout (" +
                  std::to_string(configuration.dicomScpTimeoutSeconds) +
                  " s). Finished when its connection closes (inferred: once idle for longer than DicomScpTimeout, "
                  "or no connection from its address that may carry its AET is left)");
