@@ -104,10 +104,9 @@ namespace IngestPerf
 
   namespace
   {
-    // Whether a chain of `remoteAet` is over at nowNs: its connection closed, or, inferred, idle for
-    // longer than the timeout or with no connection left from its address that may carry its AET.
-    bool Over(const Chain& chain, LabelId remoteAet, int64_t nowNs, int64_t maxGapNs,
-              const DicomConnections* connections)
+    // Whether a chain is over at nowNs: its connection closed, or, inferred, idle for longer than
+    // the timeout or with no connection left from its address.
+    bool Over(const Chain& chain, int64_t nowNs, int64_t maxGapNs, const DicomConnections* connections)
     {
       // nowNs may be past (an instance recorded after it was stored): the table's answers are as of then.
       if (chain.connection != 0)
@@ -121,11 +120,10 @@ namespace IngestPerf
       // Every connection from its address that may have carried its last instance had closed by
       // nowNs, as a reading made after that instance and by nowNs tells (an earlier reading may not
       // have seen the connection of a new association yet; one that opened after its last instance
-      // is another association; one that carried another calling AET is another sender's: behind
-      // one address, a sender's inferred association ends with the connections that may be its own).
+      // is another association).
       return connections != nullptr && connections->ReadBetween(chain.lastEndNs, nowNs) &&
              chain.remoteIp != kOtherLabel && chain.remoteIp != kNoneLabel &&
-             !connections->AnyOpenSince(chain.lastEndNs, chain.remoteIp, nowNs, remoteAet);
+             !connections->AnyOpenSince(chain.lastEndNs, chain.remoteIp, nowNs);
     }
   }
 
@@ -255,8 +253,7 @@ namespace IngestPerf
     for (size_t k = 0; k < peer.count;)
     {
       const Chain& chain = peer.At(k);
-      if ((connection == 0 || chain.connection != connection) &&
-          Over(chain, peer.remoteAet, start, maxGapNs_, connections_))
+      if ((connection == 0 || chain.connection != connection) && Over(chain, start, maxGapNs_, connections_))
       {
         peer.Finish(chain);
         peer.Remove(k);
@@ -391,7 +388,7 @@ namespace IngestPerf
           continue;
         }
         (chain.connection != 0 ? row.byConnection : row.inferred)++;
-        if (Over(chain, remoteAet, nowNs, maxGapNs_, connections_))
+        if (Over(chain, nowNs, maxGapNs_, connections_))
         {
           row.finished++;
           row.instancesPerAssociation.Add(static_cast<int64_t>(chain.instances));

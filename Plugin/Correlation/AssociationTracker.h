@@ -11,8 +11,7 @@
 // The C-STORE gap is the link of a chain: OnStored of one instance to ReceivedInstance of the next.
 // A chain is finished (counted, with its instances and duration) when its connection closes, or,
 // with no known connection, once it has been idle longer than DicomScpTimeout or no connection
-// from its address that may carry its AET is left; noticed at the AET's next instance or when
-// statistics are read.
+// from its address is left; noticed at the AET's next instance or when statistics are read.
 // After ResetStatistics, the chains that started before it are never counted, and a gap that
 // started before it is not returned.
 //

@@ -409,13 +409,13 @@ namespace IngestPerf
   }
 
 
-  bool DicomConnections::AnyOpenSince(int64_t atNs, LabelId peer, int64_t untilNs, LabelId remoteAet) const
+  bool DicomConnections::AnyOpenSince(int64_t atNs, LabelId peer, int64_t untilNs) const
   {
     for (const Slot& slot : slots_)
     {
       DicomConnection view;
       if (ReadSlot(slot, view) && (view.closedNs == 0 || view.closedNs > untilNs) && view.peer == peer &&
-          view.openedNs <= atNs && !CarriesAnother(view, remoteAet))
+          view.openedNs <= atNs)
       {
         return true;
       }

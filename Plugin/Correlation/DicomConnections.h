@@ -105,9 +105,8 @@ namespace IngestPerf
     bool AllClosedSince(int64_t atNs, LabelId remoteAet) const;
     // The one connection from `peer` that may have been open at `atNs`, if exactly one may; else 0.
     uint64_t OnlyOneFromAt(LabelId peer, int64_t atNs) const;
-    // Whether a connection from `peer` that may have been open at `atNs` was still open at `untilNs`;
-    // with `remoteAet`, one that may carry it (none that carried another calling AET).
-    bool AnyOpenSince(int64_t atNs, LabelId peer, int64_t untilNs = kNow, LabelId remoteAet = kUnidentified) const;
+    // Whether a connection from `peer` that may have been open at `atNs` was still open at `untilNs`.
+    bool AnyOpenSince(int64_t atNs, LabelId peer, int64_t untilNs = kNow) const;
     // How many connections from `peer` may have been open at `atNs`.
     size_t OpenFrom(LabelId peer, int64_t atNs = kNow) const;
     // Whether a reading was made after `fromNs` and at or before `toNs` (the last kReadings kept).

@@ -22,7 +22,7 @@ namespace IngestPerf
                "one was stored, within DicomScpTimeout (" +
                  std::to_string(configuration.dicomScpTimeoutSeconds) +
                  " s). Finished when its connection closes (inferred: once idle for longer than DicomScpTimeout, "
-                 "or no connection from its address that may carry its AET is left)");
+                 "or no connection from its address is left)");
 
     out.Key("openConnections");
     out.BeginObject();
