@@ -431,10 +431,12 @@ TEST(TimeWindows, RecordsArrivingTogetherAtANewSlotAreAllCounted)
   const WindowSnapshot five = windows.Snapshot(Window::FiveMinutes, (1000 + 10 * int64_t(kSlots - 1)) * kSecond);
   EXPECT_LE(Stored(five), 2u * 31);
   EXPECT_GE(Stored(five) + five.droppedAtRotation, 2u * 31);
-  // A drop needs the clearing thread to lose its CPU for 200 us in a few microseconds' work; under
-  // ThreadSanitizer every store of the clear is instrumented and a clear takes about that long.
+  // A drop needs the clearing thread to lose its CPU for 200 us in a few microseconds' work: a busy
+  // machine does that now and then (28 of 2,000 under AddressSanitizer while the test command built
+  // the ThreadSanitizer tree beside it), against about 1,000 without the wait. Under ThreadSanitizer
+  // every store of the clear is instrumented and a clear takes about that long.
   if (!kThreadSanitizer)
   {
-    EXPECT_LE(five.droppedAtRotation, uint64_t(kSlots / 100));
+    EXPECT_LE(five.droppedAtRotation, uint64_t(kSlots / 10));
   }
 }
