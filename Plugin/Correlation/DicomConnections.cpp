@@ -11,15 +11,6 @@ namespace IngestPerf
   {
     // Whether a connection may have been open at atNs: opened after a reading before it (openedNs is
     // the reading before the one that first saw it) and not seen gone before it.
-    // Whether an attributed instance of another calling AET came over the connection (an association
-    // has one AET): `remoteAet` kUnidentified asks about none.
-    bool CarriesAnother(const DicomConnection& view, LabelId remoteAet)
-    {
-      return remoteAet != kUnidentified && view.aetAttributed && view.remoteAet != kUnidentified &&
-             view.remoteAet != remoteAet;
-    }
-
-
     bool MayBeOpenAt(int64_t openedNs, int64_t closedNs, int64_t atNs)
     {
       return openedNs <= atNs && (closedNs == 0 || closedNs > atNs);
@@ -42,7 +33,6 @@ namespace IngestPerf
     view.cookie = cookie;
     view.peer = slot.peer.load(std::memory_order_relaxed);
     view.remoteAet = slot.remoteAet.load(std::memory_order_relaxed);
-    view.aetAttributed = slot.aetAttributed.load(std::memory_order_relaxed);
     view.openedNs = slot.openedNs.load(std::memory_order_relaxed);
     view.closedNs = slot.closedNs.load(std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_acquire);
@@ -140,26 +130,27 @@ namespace IngestPerf
       std::atomic_thread_fence(std::memory_order_release);  // ... and no field is seen before the 0
       target->fd.store(open[i].fd, std::memory_order_relaxed);
       target->peer.store(open[i].peer, std::memory_order_relaxed);
-      target->remoteAet.store(PendingAetOf(open, count, knownBefore, i), std::memory_order_relaxed);
-      target->aetAttributed.store(false, std::memory_order_relaxed);
+      // The AET of an instance stored on it before it was read, if it is the one new from its peer.
+      LabelId aet = kUnidentified;
+      size_t newFromPeer = 0;
+      for (size_t j = 0; j < count; j++)
+      {
+        newFromPeer += (open[j].peer == open[i].peer && !knownBefore[j]) ? 1 : 0;
+      }
+      for (PendingAet& pending : pendingAets_)
+      {
+        if (newFromPeer == 1 && pending.peer.load(std::memory_order_relaxed) == open[i].peer)
+        {
+          aet = pending.remoteAet.load(std::memory_order_relaxed);
+          pending.peer.store(kUnidentified, std::memory_order_relaxed);
+        }
+      }
+      target->remoteAet.store(aet, std::memory_order_relaxed);
       target->openedNs.store(lastReadingNs_.load(std::memory_order_relaxed), std::memory_order_relaxed);
       target->closedNs.store(0, std::memory_order_relaxed);
       target->seenOpenNs.store(nowNs, std::memory_order_relaxed);
       target->storedNs.store(0, std::memory_order_relaxed);
       target->cookie.store(open[i].cookie, std::memory_order_release);
-    }
-    // The AETs waiting for a new connection of their peer were for the connections read now.
-    for (PendingAet& pending : pendingAets_)
-    {
-      const LabelId peer = pending.peer.load(std::memory_order_relaxed);
-      for (size_t i = 0; i < count && peer != kUnidentified; i++)
-      {
-        if (open[i].peer == peer && !knownBefore[i])
-        {
-          pending.peer.store(kUnidentified, std::memory_order_relaxed);
-          break;
-        }
-      }
     }
     readings_[nextReading_++ % kReadings].store(nowNs, std::memory_order_relaxed);
     lastReadingNs_.store(nowNs, std::memory_order_release);
@@ -217,11 +208,8 @@ namespace IngestPerf
     {
       return 0;
     }
-    // The one connection from that address that may have been open then. With several, which one
-    // is not known, even when all but one carried another calling AET: the instance's own may not
-    // have been read yet, and one of the others would then be taken for it (a sender's new
-    // connection, not named yet, is as likely as its own).
-    DicomConnection found;
+    uint64_t found = 0;
+    LabelId foundAet = kUnidentified;
     for (const Slot& slot : slots_)
     {
       DicomConnection view;
@@ -229,19 +217,19 @@ namespace IngestPerf
       {
         continue;
       }
-      if (found.cookie != 0)
+      if (found != 0)
       {
         return 0;  // several associations from that address at once: which one is not known
       }
-      found = view;
+      found = view.cookie;
+      foundAet = view.remoteAet;
     }
-    if (CarriesAnother(found, remoteAet))
+    if (found != 0 && remoteAet != kUnidentified && foundAet != kUnidentified && foundAet != remoteAet)
     {
-      stale = true;  // another sender's association: this one's is newer than the last reading
-      return 0;
+      found = 0;  // another sender's association: this one's is newer than the last reading
     }
-    stale = found.cookie == 0;  // none known yet: a new association the plugin's thread has not read
-    return found.cookie;
+    stale = found == 0;  // none known yet: a new association the plugin's thread has not read
+    return found;
   }
 
 
@@ -260,7 +248,6 @@ namespace IngestPerf
       if (cookie != 0 && slot.cookie.load(std::memory_order_acquire) == cookie)
       {
         slot.remoteAet.store(remoteAet, std::memory_order_relaxed);
-        slot.aetAttributed.store(true, std::memory_order_relaxed);
         if (storedNs > slot.storedNs.load(std::memory_order_relaxed))
         {
           slot.storedNs.store(storedNs, std::memory_order_relaxed);
@@ -268,36 +255,6 @@ namespace IngestPerf
         return;
       }
     }
-  }
-
-
-  LabelId DicomConnections::PendingAetOf(const Reading* open, size_t count, const std::vector<bool>& knownBefore,
-                                         size_t i) const
-  {
-    // The AET of the instances stored before it was read, if it is the one new connection from its
-    // peer and they all named one AET (several senders behind one address: not known which).
-    for (size_t j = 0; j < count; j++)
-    {
-      if (j != i && open[j].peer == open[i].peer && !knownBefore[j])
-      {
-        return kUnidentified;
-      }
-    }
-    LabelId aet = kUnidentified;
-    for (const PendingAet& pending : pendingAets_)
-    {
-      if (pending.peer.load(std::memory_order_relaxed) != open[i].peer)
-      {
-        continue;
-      }
-      const LabelId named = pending.remoteAet.load(std::memory_order_relaxed);
-      if (aet != kUnidentified && named != aet)
-      {
-        return kUnidentified;
-      }
-      aet = named;
-    }
-    return aet;
   }
 
 

@@ -4,9 +4,7 @@
 // connection; when that address has exactly one connection open, and the descriptor still holds
 // that socket, the instance came over it: back-to-back associations of one sender are told apart,
 // and the time between them is not a gap inside an association. With several connections open from
-// one address at once, the instance is not attributed (AssociationTracker then infers, as before),
-// even when all but one carried other calling AETs: its own may not have been read yet (a 12-minute
-// soak counted 297 associations for 289 when such an instance took the one left).
+// one address at once, the instance is not attributed (AssociationTracker then infers, as before).
 //
 // Read on the ingest path (Attribute: a scan of at most kCapacity slots of the plugin's own memory, no
 // system call, no lock, no allocation). Updated by the plugin's thread only, once a second while
@@ -40,9 +38,6 @@ namespace IngestPerf
     // Opened after this (the reading before the one that first saw it; 0: before any reading).
     int64_t openedNs = 0;
     int64_t closedNs = 0;  // just after it was last known open (ClosedAt); 0 while open
-    // Whether remoteAet is an attributed instance's (SetRemoteAet), not a guess made at the reading
-    // from instances stored before it (SetRemoteAetBeforeReading): only then does it exclude others.
-    bool aetAttributed = false;
   };
 
   class DicomConnections
@@ -82,9 +77,9 @@ namespace IngestPerf
     // have closed since. kNow asks about the connections open as of the last reading.
     static constexpr int64_t kNow = INT64_MAX;
 
-    // The cookie of the one connection from `peer` that may have been open at `atNs` and did not
-    // carry another calling AET than `remoteAet`; 0 otherwise: several (stale false: which one is
-    // not known), or none (stale true: the table is behind Orthanc, read it again).
+    // The cookie of the one connection from `peer` that may have been open at `atNs`, unless it
+    // carries another calling AET than `remoteAet`; 0 otherwise: several (stale false: which one is
+    // not known), or none or another AET's (stale true: the table is behind Orthanc, read it again).
     uint64_t Attribute(LabelId peer, LabelId remoteAet, int64_t atNs, bool& stale) const;
     uint64_t Attribute(LabelId peer, LabelId remoteAet = kUnidentified, int64_t atNs = kNow) const
     {
@@ -94,9 +89,8 @@ namespace IngestPerf
     // Ingest path: the calling AET seen on a connection, and when an instance it carried was stored
     // (0: not said).
     void SetRemoteAet(uint64_t cookie, LabelId remoteAet, int64_t storedNs = 0);
-    // Ingest path: the calling AET of an instance whose connection was not told (Attribute said 0),
-    // for the one connection from `peer` that the next reading finds new, if every instance waiting
-    // for it named one AET (the next reading that finds a new connection from `peer` forgets it).
+    // Ingest path: the calling AET of an instance whose connection was not read yet (Attribute said
+    // stale), for the one connection from `peer` that the next reading finds new.
     void SetRemoteAetBeforeReading(LabelId peer, LabelId remoteAet);
     // Whether a connection was still open at `atNs` (false for an unknown cookie).
     bool IsOpen(uint64_t cookie, int64_t atNs = kNow) const;
@@ -133,7 +127,6 @@ namespace IngestPerf
       std::atomic<int> fd{-1};
       std::atomic<LabelId> peer{kOtherLabel};
       std::atomic<LabelId> remoteAet{kUnidentified};
-      std::atomic<bool> aetAttributed{false};
       std::atomic<int64_t> openedNs{0};
       std::atomic<int64_t> closedNs{0};
       std::atomic<int64_t> seenOpenNs{0};  // the last reading or check that found it open
@@ -142,9 +135,6 @@ namespace IngestPerf
 
     // A connection seen gone at nowNs: when it closed, as near as is known (see CheckOpen).
     static int64_t ClosedAt(const Slot& slot, int64_t nowNs);
-
-    // The calling AET for open[i], new in this reading, from the instances waiting for it.
-    LabelId PendingAetOf(const Reading* open, size_t count, const std::vector<bool>& knownBefore, size_t i) const;
 
     // A seqlock read of one slot: false when it is free or changed while read (its cookie differs).
     static bool ReadSlot(const Slot& slot, DicomConnection& view);

@@ -551,7 +551,7 @@ namespace
 }
 
 
-TEST(AssociationTracker, SendersBehindOneAddressAreCountedWithinOnePointThreePercent)
+TEST(AssociationTracker, SendersBehindOneAddressAreCountedWithinOnePointSevenPercent)
 {
   // Six calling AETs behind one address (a gateway, a NAT, the modalities of one host), each opening
   // associations one after the other (1-4 instances, then a pause of 5-400 ms), for a simulated
@@ -559,11 +559,12 @@ TEST(AssociationTracker, SendersBehindOneAddressAreCountedWithinOnePointThreePer
   // closed), reads them when an instance's connection is not known (at most every 50 ms) and once a
   // second. Instances are attributed to a connection only when one connection from the address may
   // carry their AET; the others are inferred, and two associations of one AET that were both wholly
-  // inferred, back to back, can count as one. 1.6% off the truth (535 of 32,508) when a connection
-  // read after its instances took the AET of whichever instance had asked last; 1.2% since. (Ending
-  // an inferred association once no connection that may carry its AET is left gave 0.9% here, but
-  // split associations of concurrent senders whose connection a wrong attribution had named:
-  // test_ingest's test_parallel_associations_from_distinct_peers.)
+  // inferred, back to back, can count as one, and one can be split: 1.6% off the truth (535 of
+  // 32,508). Three changes that did better here did worse in real runs and were reverted (NEWS): a
+  // guessed AET kept only when every instance named it (1.2%), an inferred association ended once
+  // no connection that may carry its AET is left (0.9%), an instance's connection chosen among
+  // those that carried no other AET (0.9%): associations split under load in
+  // test_parallel_associations_from_distinct_peers, the gdcmscu diagnosis scenario and the soak.
   long error = 0;
   long truthTotal = 0;
   for (uint32_t seed = 1; seed <= 20; seed++)
@@ -704,5 +705,5 @@ TEST(AssociationTracker, SendersBehindOneAddressAreCountedWithinOnePointThreePer
     }
   }
   EXPECT_GT(truthTotal, 30000);
-  EXPECT_LE(error * 1000, truthTotal * 13) << error << " of " << truthTotal;  // 1.2% (377 of 32,508)
+  EXPECT_LE(error * 1000, truthTotal * 17) << error << " of " << truthTotal;  // 1.6% (535 of 32,508)
 }
