@@ -14,7 +14,7 @@ import time
 import pytest
 
 from ingest_perf.generate_series import SeriesCache
-from ingest_perf.orthanc_process import (BUILD_COMMAND, DEBIAN_SID_ORTHANC, HOST_ORTHANC, OrthancFactory,
+from ingest_perf.orthanc_process import (BUILD_COMMAND, HOST_ORTHANC, OrthancFactory,
                                          default_plugin_path)
 from ingest_perf.postgresql_server import PostgreSQLServer
 
@@ -97,36 +97,11 @@ def pytest_configure(config):
 # against 1.10.1.
 
 
-# What the plugin does not measure right on Orthanc 1.13.0 yet (issue 36): 1.13.0 answers a
-# duplicate AlreadyStored before the instance filter and OnStored (ServerContext::StoreAfterTranscoding
-# looks the instance up first, unless OverwriteInstances is "Always"), so the plugin's record of it ends
-# without a store and is counted failed, and a C-STORE duplicate is in no association. These tests
-# assert the right figures and fail on 1.13.0 until the plugin tells those duplicates apart: marked
-# expected to fail there (strict: once they pass, the mark must go). The value: whether every run fails.
-DUPLICATES_BEFORE_HOOKS = ("Orthanc 1.13.0 answers a duplicate before the plugin's instance filter and OnStored: "
-                           "counted failed, in no association (issue 36)")
-KNOWN_ON_1_13_0 = {
-    "test_outcomes_of_records_that_never_reach_on_stored": True,
-    "test_a_duplicate_racing_its_original_is_counted_already_stored": False,  # a racing one may get through
-    "test_cstore_aborted_mid_dataset_and_association_left_open": True,
-    "test_duplicates_with_and_without_overwrite": True,
-    "test_instance_deleted_while_its_series_arrives": True,
-    "test_a_cut_upload_now_and_then_is_the_clients_and_rare": True,
-    "test_storage_write_and_index_update_split_persist": True,
-    "test_calling_aets_beyond_the_label_values_are_one_row_on_the_page": True,
-    "test_calling_aets_beyond_max_peers_age_out_and_every_association_is_counted": True,
-}
-
-
 def pytest_generate_tests(metafunc):
     chosen = any("orthanc_version" in str(marker.args[0]) for marker in metafunc.definition.iter_markers("parametrize"))
     if "orthanc_version" in metafunc.fixturenames and not chosen:  # a test may name its own versions
         versions = getattr(metafunc.module, "ORTHANC_VERSIONS", [HOST_ORTHANC])
-        strict = KNOWN_ON_1_13_0.get(metafunc.function.__name__)
-        params = [pytest.param(version, marks=pytest.mark.xfail(reason=DUPLICATES_BEFORE_HOOKS, strict=strict))
-                  if version == DEBIAN_SID_ORTHANC and strict is not None else version
-                  for version in versions]
-        metafunc.parametrize("orthanc_version", params, scope="module")
+        metafunc.parametrize("orthanc_version", versions, scope="module")
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ def associations(orthanc):
 
 def test_calling_aets_beyond_max_peers_age_out_and_every_association_is_counted(orthanc_factory, series_factory):
     orthanc = orthanc_factory(ingest_perf={"MaxPeers": 4, "MaxLabelValues": 32})
-    files = series_factory(24, 207, size=64)
+    files = series_factory(26, 207, size=64)
     senders = ["CHURN%02d" % i for i in range(12)]
     for i, aet in enumerate(senders):
         orthanc.storescu(files[2 * i:2 * i + 2], calling_aet=aet)  # one association of two instances each
@@ -35,7 +35,8 @@ def test_calling_aets_beyond_max_peers_age_out_and_every_association_is_counted(
 
     orthanc.reset_stats()
     assert not [r for r in associations(orthanc) if r["remoteAet"] == "(aged out)"]
-    orthanc.storescu(files[:2], calling_aet="AFTER")
+    # New instances: Orthanc 1.13 answers a duplicate before any hook that names its association.
+    orthanc.storescu(files[24:], calling_aet="AFTER")
     rows = wait_for(orthanc, lambda s: any(r["remoteAet"] == "AFTER" and r["finished"] == 1
                                            for r in s["associations"]["byRemoteAet"]), timeout=20)
     assert sum(r["finished"] for r in rows["associations"]["byRemoteAet"]) == 1, rows["associations"]

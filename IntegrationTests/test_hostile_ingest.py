@@ -19,7 +19,7 @@ from pynetdicom.pdu import P_DATA_TF
 from pynetdicom.sop_class import CTImageStorage
 
 from ingest_perf.clients import Concurrently, c_store, split
-from ingest_perf.orthanc_process import ALL_ORTHANCS, debian_plugin
+from ingest_perf.orthanc_process import ALL_ORTHANCS, DEBIAN_SID_ORTHANC, debian_plugin
 from ingest_perf.stats_checks import stored, wait_for
 
 ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1, 1.12.7 and 1.13.0
@@ -267,7 +267,8 @@ def test_cstore_aborted_mid_dataset_and_association_left_open(orthanc_factory, s
         # The next good instances, through storescu.
         orthanc.storescu(files[2:])
         if plugin:
-            stats = orthanc.stats()
+            # Orthanc 1.13 answers the resend before any filter: counted once its record has ended.
+            stats = wait_for(orthanc, lambda s: outcomes(s, "dicom") == {"stored": 2, "alreadyStored": 1})
             dicom = stats["transports"]["dicom"]
             # IDLER's instance and storescu's new one stored, storescu's resend of IDLER's instance
             # already stored; the halves of datasets never reached Orthanc's store: nothing else.
@@ -294,8 +295,11 @@ def test_duplicates_with_and_without_overwrite(orthanc_factory, series_factory):
                         for f in files + files[:2]]
             orthanc.storescu(files[:1])
             if plugin:
-                wait_for(orthanc, lambda s: s["transports"]["rest"]["instances"]["stored"] >= 3)
-                stats = orthanc.stats()
+                # Orthanc 1.13 answers a duplicate before any filter: the plugin's thread counts it once
+                # its record has ended, in a second or two.
+                stats = wait_for(orthanc, lambda s: sum(
+                    s["transports"][t]["instances"][o] for t in ("rest", "dicom")
+                    for o in ("stored", "alreadyStored", "failed")) >= 6)
                 rest, dicom = stats["transports"]["rest"]["instances"], stats["transports"]["dicom"]["instances"]
                 if overwrite:
                     assert (rest["stored"], rest["alreadyStored"], dicom["stored"]) == (5, 0, 1)
@@ -304,6 +308,38 @@ def test_duplicates_with_and_without_overwrite(orthanc_factory, series_factory):
             results[plugin] = (statuses, sorted(stored_state(orthanc)))
             orthanc.terminate()
         assert results[True] == results[False]
+
+
+@pytest.mark.parametrize("orthanc_version", [DEBIAN_SID_ORTHANC])
+def test_the_overwrite_modes_of_orthanc_1_13(orthanc_factory, series_factory):
+    """1.13.0's OverwriteInstances strings: "Never" and "IfChanged" answer a resend of the same bytes
+    AlreadyStored after a lookup in the index, before any filter; "Always" and "IfChanged" with other
+    bytes store it again. The plugin reads the mode (it read a string as false before) and counts each
+    as Orthanc answered it, by HTTP and by C-STORE."""
+    files = series_factory(2, 78, size=64)
+    changed = pydicom.dcmread(files[0])
+    changed.InstitutionName = "CHANGED"  # same UIDs, other bytes
+    changed_bytes = io.BytesIO()
+    changed.save_as(changed_bytes, write_like_original=True)
+    for mode, expected in (("Never", ["Success", "AlreadyStored", "AlreadyStored"]),
+                           ("IfChanged", ["Success", "AlreadyStored", "Success"]),
+                           ("Always", ["Success", "Success", "Success"])):
+        orthanc = orthanc_factory(extra_config={"OverwriteInstances": mode})
+        bodies = [open(files[0], "rb").read()] * 2 + [changed_bytes.getvalue()]
+        statuses = [orthanc.post("/instances", data=body).json()["Status"] for body in bodies]
+        assert statuses == expected, mode
+        orthanc.storescu(files[1:])
+        orthanc.storescu(files[1:])  # a resend of the same bytes by C-STORE
+        stats = wait_for(orthanc, lambda s: sum(
+            s["transports"][t]["instances"][o] for t in ("rest", "dicom")
+            for o in ("stored", "alreadyStored", "failed")) >= 5 and s["openRecords"]["count"] == 0)
+        rest, dicom = stats["transports"]["rest"]["instances"], stats["transports"]["dicom"]["instances"]
+        assert (rest["stored"], rest["alreadyStored"], rest["failed"]) == \
+            (expected.count("Success"), expected.count("AlreadyStored"), 0), (mode, rest)
+        assert (dicom["stored"], dicom["alreadyStored"], dicom["failed"]) == \
+            ((2, 0, 0) if mode == "Always" else (1, 1, 0)), (mode, dicom)
+        assert stats["orthancOptions"]["OverwriteInstances"] == mode
+        orthanc.terminate()
 
 
 def test_instance_deleted_while_its_series_arrives(orthanc_factory, series_factory):

@@ -78,7 +78,7 @@ def test_stored_files_are_byte_identical(orthanc, series):
     assert stored_files == sent
 
 
-def test_outcomes_of_records_that_never_reach_on_stored(orthanc, series):
+def test_outcomes_of_records_that_never_reach_on_stored(orthanc, series, series_factory):
     n = len(series)
     session = requests.Session()  # one keep-alive connection: one Orthanc thread
     orthanc.http_upload(series, session=session)
@@ -94,12 +94,17 @@ def test_outcomes_of_records_that_never_reach_on_stored(orthanc, series):
     assert not_dicom.status_code == 400
     empty = session.post(orthanc.url + "/instances", data=b"")
     assert empty.status_code == 400
-    truncated = open(series[3], "rb").read()[:600]  # has the DICM header, cannot be parsed
+    # Has the DICM header, cannot be parsed. Of an instance not stored: on Orthanc 1.13 a record that
+    # ends before the filters is alreadyStored when its meta header names a stored instance
+    # (docs/outcomes.md).
+    truncated = open(series_factory(1, 77, size=64)[0], "rb").read()[:600]
     assert session.post(orthanc.url + "/instances", data=truncated).status_code == 400
 
     # Orthanc has no hook at the end of a request: the plugin concludes a failed one from its
     # thread's next work, or within seconds from Orthanc's count of requests in progress.
-    stats = wait_for(orthanc, lambda s: s["transports"]["rest"]["instances"]["failed"] == 1)
+    stats = wait_for(orthanc, lambda s: s["transports"]["rest"]["instances"]["failed"] == 1 and
+                     s["transports"]["rest"]["instances"]["alreadyStored"] == 1 and
+                     s["transports"]["dicom"]["instances"]["alreadyStored"] == 2)
     rest = stats["transports"]["rest"]["instances"]
     assert rest["stored"] == n
     assert rest["alreadyStored"] == 1
@@ -199,6 +204,11 @@ def _racing(senders):
     return results
 
 
+def _counted(stats, transport):
+    instances = stats["transports"][transport]["instances"]
+    return sum(instances[outcome] for outcome in ("stored", "alreadyStored", "failed"))
+
+
 def test_a_duplicate_racing_its_original_is_counted_already_stored(orthanc, series_factory):
     """Each instance sent twice at the same moment, over two connections (HTTP) and two associations
     (C-STORE): Orthanc stores one copy and answers the other AlreadyStored, and so does the plugin,
@@ -209,8 +219,11 @@ def test_a_duplicate_racing_its_original_is_counted_already_stored(orthanc, seri
     assert sorted(set(statuses)) <= ["AlreadyStored", "Success"], statuses
     _racing([lambda: orthanc.storescu(files[10:], calling_aet="RACE1"),
              lambda: orthanc.storescu(files[10:], calling_aet="RACE2")])
+    # Orthanc 1.13 answers a duplicate before any filter: the plugin's thread counts it once its
+    # record has ended (the connection's next request, the association's end), in a second or two.
     stats = wait_for(orthanc, lambda s: s["changes"]["newInstanceBacklog"] == 0 and
-                     changes_paired(s, "rest") + changes_paired(s, "dicom") == 20)
+                     changes_paired(s, "rest") + changes_paired(s, "dicom") == 20 and
+                     all(_counted(s, transport) == 20 for transport in ("rest", "dicom")))
     rest = stats["transports"]["rest"]["instances"]
     assert rest["stored"] == statuses.count("Success") == 10, (rest, statuses)
     assert rest["alreadyStored"] == statuses.count("AlreadyStored") == 10, rest

@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-from ingest_perf.stats_checks import check_phase_invariants
+from ingest_perf.stats_checks import check_phase_invariants, wait_for
 from ingest_perf.orthanc_process import ALL_ORTHANCS, REPO_ROOT
 
 ORTHANC_VERSIONS = ALL_ORTHANCS  # conftest.py runs every test against Orthanc 1.10.1, 1.12.7 and 1.13.0
@@ -67,12 +67,14 @@ def test_storage_write_and_index_update_split_persist(orthanc_factory, plugin_pa
     assert create["megabytesPerSecond"] > 0
     assert len(storage_files(orthanc)) == 8
 
-    # A duplicate: Orthanc writes the file, the index refuses it, Orthanc removes the file.
+    # A duplicate: up to 1.12, Orthanc writes the file, the index refuses it, Orthanc removes the file;
+    # 1.13 finds it in the index before writing anything (counted once its record has ended).
     again = orthanc.post("/instances", data=open(files[4], "rb").read())
     assert again.json()["Status"] == "AlreadyStored"
-    rest = orthanc.stats(transport="rest")
+    rest = wait_for(orthanc, lambda s: s["transports"]["rest"]["instances"]["alreadyStored"] == 1, transport="rest")
     assert rest["transports"]["rest"]["instances"]["alreadyStored"] == 1
-    assert rest["storage"]["operations"]["remove"]["count"] == 1
+    early = tuple(int(n) for n in orthanc.version.split(".")[:2]) >= (1, 13)
+    assert rest["storage"]["operations"]["remove"]["count"] == (0 if early else 1)
     assert len(storage_files(orthanc)) == 8
 
 

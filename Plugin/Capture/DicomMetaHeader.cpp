@@ -64,6 +64,7 @@ namespace IngestPerf
   bool ReadMetaHeader(MetaHeader& header, const void* buffer, uint64_t size)
   {
     header.sopClass[0] = '\0';
+    header.sopInstance[0] = '\0';
     header.transferSyntax[0] = '\0';
     const unsigned char* data = static_cast<const unsigned char*>(buffer);
     if (data == nullptr || size < 132 || memcmp(data + 128, "DICM", 4) != 0)
@@ -78,7 +79,7 @@ namespace IngestPerf
       const uint16_t tag = Read16(tagStart + 2);
       if (group != 0x0002 || tag > 0x0010)
       {
-        break;  // past the two elements (the meta header is sorted by tag)
+        break;  // past the three elements (the meta header is sorted by tag)
       }
       uint64_t length;
       uint64_t valueOffset;
@@ -103,6 +104,10 @@ namespace IngestPerf
       if (tag == 0x0002)
       {
         CopyUid(header.sopClass, data + valueOffset, length);
+      }
+      else if (tag == 0x0003)
+      {
+        CopyUid(header.sopInstance, data + valueOffset, length);
       }
       else if (tag == 0x0010)
       {

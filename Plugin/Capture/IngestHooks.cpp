@@ -163,7 +163,8 @@ namespace IngestPerf
         ReadMetaHeader(meta, buffer, size);
         timeline.Received(now, TransportOf(origin), size, HasPart10Header(buffer, size),
                           meta.transferSyntax[0] != '\0' ? meta.transferSyntax : nullptr, Pipeline().recorder,
-                          meta.sopClass[0] != '\0' ? meta.sopClass : nullptr, clocks);
+                          meta.sopClass[0] != '\0' ? meta.sopClass : nullptr, clocks,
+                          meta.sopInstance[0] != '\0' ? meta.sopInstance : nullptr);
         WakeWatcher(now);
         return 0;
       });

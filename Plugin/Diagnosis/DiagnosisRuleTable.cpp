@@ -526,6 +526,13 @@ namespace IngestPerf
         {"action", "Duplicates: a sender re-sending (retries after timeouts, a router sending twice): look at its "
                    "queue and logs. Rejected: a client posting non-DICOM files, or filters discarding on purpose"},
         {"effect", "Expect each duplicate not sent to save a whole store"},
+        {"explanationBeforeFilters",
+         "This Orthanc (1.13 or later, OverwriteInstances \"Never\" or \"IfChanged\") parses a duplicate and finds it "
+         "in its index before any filter, then answers AlreadyStored: no hook marks that answer, so what a duplicate "
+         "costs is not observable (its upload or transfer and its parsing, not a whole store)."},
+        {"effectBeforeFilters",
+         "Expect each duplicate not sent to save its transfer, its parsing and one lookup in the "
+         "index"},
         {"confidence", "the outcomes are counted exactly"}},
        ""},
 

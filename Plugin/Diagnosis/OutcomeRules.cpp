@@ -133,18 +133,33 @@ namespace IngestPerf
       return;
     }
     const PhaseFigures& server = all[Phase::ServerTotal];
-    // A duplicate costs a whole store; a rejected instance at most its parsing, not counted.
+    // A duplicate costs a whole store; a rejected instance at most its parsing, not counted. From 1.13.0
+    // Orthanc answers a duplicate after a lookup, before the filters, and no hook marks the answer.
+    const bool early = input_.configuration.duplicatesBeforeFilters;
     const double cost =
-      all.stored > 0 ? server.meanMs * static_cast<double>(duplicates) / static_cast<double>(all.stored) : 0;
-    Finding& f = Add(rule, "all", cost, CostKind::Estimated, AllCycleMs());
+      !early && all.stored > 0 ? server.meanMs * static_cast<double>(duplicates) / static_cast<double>(all.stored) : 0;
+    Finding& f = Add(rule, "all", cost, early ? CostKind::Unobservable : CostKind::Estimated, AllCycleMs());
     f.verdict = Format(rule.Text("verdict"), share * 100, double(duplicates), double(rejected));
     for (size_t o = 0; o < kOutcomeCount; o++)
     {
       f.evidence["outcomes"][DefinitionOf(static_cast<Outcome>(o)).name] = all.outcomes[o];
     }
-    f.evidence["OverwriteInstances"] = input_.configuration.overwriteInstances;
+    const Configuration& configuration = input_.configuration;
+    if (configuration.overwriteInstancesMode.empty())
+    {
+      f.evidence["OverwriteInstances"] = configuration.overwriteInstances;
+    }
+    else
+    {
+      f.evidence["OverwriteInstances"] = configuration.overwriteInstancesMode;  // 1.13's modes, as configured
+    }
     f.evidence["serverTotal"] = PhaseEvidence(server);
     Describe(f, rule, "high", "confidence");
+    if (early)
+    {
+      f.explanation = rule.Text("explanationBeforeFilters");
+      f.fix.effect = rule.Text("effectBeforeFilters");
+    }
   }
 
 

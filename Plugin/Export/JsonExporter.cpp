@@ -529,7 +529,14 @@ namespace IngestPerf
     out.EndObject();
     out.Key("orthancOptions");
     out.BeginObject();
-    out.Member("OverwriteInstances", configuration.overwriteInstances);
+    if (configuration.overwriteInstancesMode.empty())
+    {
+      out.Member("OverwriteInstances", configuration.overwriteInstances);
+    }
+    else
+    {
+      out.Member("OverwriteInstances", configuration.overwriteInstancesMode);  // as configured (1.13's modes)
+    }
     out.Member("DicomScpTimeout", configuration.dicomScpTimeoutSeconds);
     out.Key("IngestTranscoding");
     configuration.ingestTranscoding ? out.String(configuration.ingestTranscodingSyntax) : out.Null();

@@ -218,6 +218,12 @@ namespace
   void Start()
   {
     ingestState.reset(new IngestState(status.configuration));
+    if (status.configuration.duplicatesBeforeFilters)
+    {
+      // A record that ended at ReceivedInstance: a duplicate if the index holds its instance (asked
+      // by the plugin's thread), set before any hook may end a record.
+      ingestState->recorder.SetInstanceExists([](const char* uid) { return OrthancSdk::InstanceExists(uid); });
+    }
     SetActiveIngestState(ingestState.get());
     // The site's plugins and scripts, read once: the files Orthanc loads ("Plugins") and the hooks
     // its Lua and Python scripts use.

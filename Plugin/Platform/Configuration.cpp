@@ -233,8 +233,17 @@ namespace IngestPerf
 
     if (orthancConfiguration.isObject())
     {
+      // A Boolean up to 1.12, also a string from 1.13.0 ("Never", "Always", "IfChanged").
       const Json::Value& overwrite = orthancConfiguration["OverwriteInstances"];
-      configuration.overwriteInstances = overwrite.isBool() && overwrite.asBool();
+      if (overwrite.isString())
+      {
+        configuration.overwriteInstancesMode = overwrite.asString();
+        configuration.overwriteInstances = overwrite.asString() == "Always" || overwrite.asString() == "IfChanged";
+      }
+      else
+      {
+        configuration.overwriteInstances = overwrite.isBool() && overwrite.asBool();
+      }
       const Json::Value& timeout = orthancConfiguration["DicomScpTimeout"];
       if (timeout.isUInt())
       {
@@ -317,6 +326,9 @@ namespace IngestPerf
         configuration.ingestTranscodingSyntax = transcoding.asString();
       }
     }
+    configuration.duplicatesBeforeFilters =
+      running.AnswersDuplicatesBeforeFilters() &&
+      (configuration.overwriteInstancesMode == "IfChanged" || !configuration.overwriteInstances);
 
     if (!orthancConfiguration.isObject() || !orthancConfiguration.isMember(kConfigurationSection))
     {

@@ -100,7 +100,11 @@ namespace IngestPerf
     OrthancVersion orthanc;
 
     // Read from Orthanc's own options.
+    // A store replaces an instance already stored: true, "Always" or "IfChanged" (1.13's strings).
     bool overwriteInstances = false;
+    std::string overwriteInstancesMode;  // the string configured, "" for a Boolean or none
+    // The running Orthanc answers a duplicate before the filters (OrthancVersion), under this mode.
+    bool duplicatesBeforeFilters = false;
     unsigned int dicomScpTimeoutSeconds = 30;
     unsigned int dicomPort = 4242;
     bool ingestTranscoding = false;

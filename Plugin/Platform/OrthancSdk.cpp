@@ -128,6 +128,18 @@ namespace IngestPerf
   }
 
 
+  bool OrthancSdk::InstanceExists(const char* sopInstanceUid)
+  {
+    char* id = OrthancPluginLookupInstance(globalContext, sopInstanceUid);
+    if (id == nullptr)
+    {
+      return false;
+    }
+    OrthancPluginFreeString(globalContext, id);
+    return true;
+  }
+
+
   bool OrthancSdk::RunningVersionAtLeast(int major, int minor, int revision)
   {
     return OrthancPluginCheckVersionAdvanced(globalContext, major, minor, revision) != 0;

@@ -85,6 +85,10 @@ namespace IngestPerf
     void SetMetricsValue(const char* name, float value);
     void RegisterRefreshMetrics(OrthancPluginRefreshMetricsCallback callback);
 
+    // Whether Orthanc's index holds an instance of this SOP Instance UID (the SDK's LookupInstance,
+    // a read of the index; "not found" is not logged by Orthanc). The plugin's thread only.
+    bool InstanceExists(const char* sopInstanceUid);
+
     // Orthanc's command line, argument `index` ("" when absent).
     std::vector<std::string> CommandLineArguments();
     // The first argument of Orthanc's command line that is not an option: its configuration file or

@@ -22,5 +22,9 @@ namespace IngestPerf
     // uncompressed: an ingest answer (a few hundred bytes) is never compressed.
     bool CompressesSmallAnswers() const { return !AtLeast(1, 12, 2); }
     bool HttpCompressionDefault() const { return !AtLeast(1, 12, 2); }
+    // From 1.13.0, under OverwriteInstances "Never" (the default) and "IfChanged", a store of an
+    // instance already stored (the same content, for "IfChanged") ends after a lookup in the index,
+    // before any instance filter and OnStored: the plugin sees its ReceivedInstance only.
+    bool AnswersDuplicatesBeforeFilters() const { return AtLeast(1, 13, 0); }
   };
 }

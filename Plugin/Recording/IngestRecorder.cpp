@@ -422,10 +422,15 @@ namespace IngestPerf
     {
       return;
     }
-    if (record.stage == RecordStage::Filtered)
+    const bool lookUp = record.stage == RecordStage::Received && instanceExists_ && record.sopInstanceUid[0] != '\0';
+    if (record.stage == RecordStage::Filtered || lookUp)
     {
-      failuresAfterFilters_.fetch_add(1, std::memory_order_relaxed);
-      // Why it failed depends on the storage now: the plugin's thread counts it after looking.
+      if (!lookUp)
+      {
+        failuresAfterFilters_.fetch_add(1, std::memory_order_relaxed);
+      }
+      // Why it failed depends on the storage now, whether it was a duplicate on the index: the plugin's
+      // thread counts it after looking.
       if (BoundedSpinLock(pendingLocked_))
       {
         const bool kept = pendingCount_ < kPendingCapacity;
@@ -440,7 +445,7 @@ namespace IngestPerf
         }
       }
     }
-    Count(record);
+    Count(record, false);
   }
 
 
@@ -464,7 +469,7 @@ namespace IngestPerf
       pendingLocked_.store(false, std::memory_order_release);
       for (size_t i = 0; i < count; i++)
       {
-        Count(taken[i]);
+        Count(taken[i], true);
       }
       classified += count;
       if (count < kBatch)
@@ -475,7 +480,7 @@ namespace IngestPerf
   }
 
 
-  void IngestRecorder::Count(const EndedRecord& record)
+  void IngestRecorder::Count(const EndedRecord& record, bool lookUp)
   {
     if (record.sinceNs < stats_.CountsFromNs())
     {
@@ -483,7 +488,14 @@ namespace IngestPerf
     }
     FailureReason reason;
     const StorageState storage = storage_ != nullptr ? storage_->Now() : StorageState::Unknown;
-    const Outcome outcome = OutcomeOf(record, timedStorage_, storage, reason);
+    Outcome outcome = OutcomeOf(record, timedStorage_, storage, reason);
+    if (lookUp && record.stage == RecordStage::Received && instanceExists_ && record.sopInstanceUid[0] != '\0' &&
+        instanceExists_(record.sopInstanceUid))
+    {
+      // Orthanc 1.13 found it in its index and answered AlreadyStored, before any filter. (A copy
+      // that failed to parse while an instance of its UID was stored is counted so too.)
+      outcome = Outcome::AlreadyStored;
+    }
     IdentifiedLabels who{record.remoteAet, record.remoteIp, record.calledAet, labels_.IsCurrent(record.sinceNs)};
     DicomConnection connection;
     if (record.transport == Transport::Dicom && connections_ != nullptr &&

@@ -63,7 +63,8 @@ namespace IngestPerf
     void SetDrainWanted(std::function<void()> drainWanted) { drainWanted_ = std::move(drainWanted); }
 
     // The plugin's thread, after assessing the storage: counts the records ended after the filters
-    // since the last call. Returns how many.
+    // since the last call, and those ended at ReceivedInstance where SetInstanceExists was called.
+    // Returns how many.
     size_t ClassifyPending();
     static constexpr size_t kPendingCapacity = 256;  // beyond, counted at once with what is known
 
@@ -83,6 +84,13 @@ namespace IngestPerf
       std::function<uint64_t(LabelId peer, LabelId remoteAet, int64_t atNs, int64_t checkSinceNs, bool& later)>;
     void SetConnectionOf(ConnectionOf connectionOf) { connectionOf_ = std::move(connectionOf); }
 
+    // Where the running Orthanc answers a duplicate before any filter (1.13.0, OverwriteInstances
+    // "Never" or "IfChanged"), a record that ended at ReceivedInstance is counted by the plugin's thread,
+    // alreadyStored when Orthanc's index holds an instance of its SOP Instance UID. Set by the entry
+    // point there only; called by ClassifyPending only, never on Orthanc's threads.
+    using InstanceExists = std::function<bool(const char* sopInstanceUid)>;
+    void SetInstanceExists(InstanceExists instanceExists) { instanceExists_ = std::move(instanceExists); }
+
   private:
     // A C-STORE instance's connection, as of `atNs` (see SetConnectionOf), and the calling AET seen on it.
     uint64_t NameConnection(const CompletedInstance& instance, const InstanceLabels& labels, int64_t atNs,
@@ -91,7 +99,8 @@ namespace IngestPerf
     void Record(const StoredEntry& entry);
     // `labels`, or "(other)" but for the transport if interned in tables that turned since.
     InstanceLabels Current(const InstanceLabels& labels) const;
-    void Count(const EndedRecord& record);
+    // lookUp: on the plugin's thread, where a record ended at ReceivedInstance may be looked up.
+    void Count(const EndedRecord& record, bool lookUp);
     // nowNs: when the pairing was made (OnStored or the change), for the time windows.
     void RecordPairing(const ChangeCorrelator::Pairing& pairing, int64_t nowNs);
     void Remember(const StoredEntry& entry, const InstanceMeasurement& measurement, Outcome outcome);
@@ -108,6 +117,7 @@ namespace IngestPerf
     DicomConnections* connections_;
     std::atomic<uint64_t> failuresAfterFilters_{0};
     ConnectionOf connectionOf_;
+    InstanceExists instanceExists_;
     std::function<void()> drainWanted_;
     StoredQueue queue_{kQueueCapacity};
     std::mutex drainMutex_;

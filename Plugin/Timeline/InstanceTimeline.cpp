@@ -45,6 +45,36 @@ namespace IngestPerf
   }
 
 
+  void InstanceTimeline::StoreSopInstance(const char* uid)
+  {
+    // Whole words, NUL-padded: a copy by another thread (Open) ends at the first NUL. Written while
+    // no record of this thread at stage Received is published (Open copies them at that stage only):
+    // the fence keeps these stores after the handle's change (a seqlock's write side).
+    std::atomic_thread_fence(std::memory_order_release);
+    char bytes[kUidWords * 8] = {};
+    CopyBounded(bytes, uid, kMaxUidLength);
+    for (size_t i = 0; i < kUidWords; i++)
+    {
+      uint64_t word;
+      memcpy(&word, bytes + 8 * i, 8);
+      sopInstance_[i].store(word, std::memory_order_relaxed);
+    }
+  }
+
+
+  void InstanceTimeline::LoadSopInstance(char* target) const
+  {
+    char bytes[kUidWords * 8];
+    for (size_t i = 0; i < kUidWords; i++)
+    {
+      const uint64_t word = sopInstance_[i].load(std::memory_order_relaxed);
+      memcpy(bytes + 8 * i, &word, 8);
+    }
+    bytes[kMaxUidLength] = '\0';
+    CopyBounded(target, bytes, kMaxUidLength);
+  }
+
+
   InstanceTimeline::InstanceTimeline() :
     recordsOpened_(0),
     handle_(0),
@@ -59,6 +89,7 @@ namespace IngestPerf
     storage_(0),
     lastTransport_(static_cast<uint8_t>(Transport::Rest))
   {
+    StoreSopInstance(nullptr);
     Reset();
   }
 
@@ -229,8 +260,14 @@ namespace IngestPerf
     ended.remoteAet = remoteAet_.load(std::memory_order_relaxed);
     ended.remoteIp = remoteIp_.load(std::memory_order_relaxed);
     ended.calledAet = calledAet_.load(std::memory_order_relaxed);
-    // Read again: if this thread moved to another record meanwhile, the copy may mix the two.
-    if (handle_.load(std::memory_order_acquire) != handle)
+    if (view.stage == RecordStage::Received)
+    {
+      LoadSopInstance(ended.sopInstanceUid);
+    }
+    // Read again: if this thread moved to another record meanwhile, the copy may mix the two. The
+    // fence keeps the loads above before this one (a seqlock's read side).
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (handle_.load(std::memory_order_relaxed) != handle)
     {
       return OpenRecordView();
     }
@@ -376,7 +413,7 @@ namespace IngestPerf
 
   void InstanceTimeline::Received(int64_t nowNs, Transport transport, uint64_t bytes, bool hasPart10Header,
                                   const char* receivedSyntax, TimelineSink& sink, const char* sopClass,
-                                  const ThreadClockReading& clocks)
+                                  const ThreadClockReading& clocks, const char* sopInstance)
   {
     if (stage_ == Stage::Received || stage_ == Stage::Filtered)
     {
@@ -390,6 +427,7 @@ namespace IngestPerf
     hasPart10Header_ = hasPart10Header;
     CopyBounded(receivedSyntax_, receivedSyntax, kMaxUidLength);
     CopyBounded(sopClass_, sopClass, kMaxUidLength);
+    StoreSopInstance(sopInstance);
     PublishOpen(segmentStartNs_);
   }
 

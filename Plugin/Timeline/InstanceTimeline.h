@@ -152,6 +152,9 @@ namespace IngestPerf
     LabelId remoteAet = kUnidentified;
     LabelId remoteIp = kUnidentified;
     LabelId calledAet = kUnidentified;
+    // Ended at Received: the SOP Instance UID of its meta header ("" if none), for the plugin's
+    // thread to look the instance up (Orthanc 1.13 answers a duplicate before any filter). Never shown.
+    char sopInstanceUid[kMaxUidLength + 1] = {};
   };
 
   struct StoredEvent
@@ -211,10 +214,10 @@ namespace IngestPerf
                      bool acceptsCompression = false, LabelId remoteIp = kUnidentified,
                      HttpConnection connection = HttpConnection(),
                      const ThreadClockReading& clocks = ThreadClockReading());
-    // receivedSyntax, sopClass: read from the meta header, nullptr if none.
+    // receivedSyntax, sopClass, sopInstance: read from the meta header, nullptr if none.
     void Received(int64_t nowNs, Transport transport, uint64_t bytes, bool hasPart10Header, const char* receivedSyntax,
                   TimelineSink& sink, const char* sopClass = nullptr,
-                  const ThreadClockReading& clocks = ThreadClockReading());
+                  const ThreadClockReading& clocks = ThreadClockReading(), const char* sopInstance = nullptr);
     void TranscodeStarted(int64_t nowNs, const ThreadClockReading& clocks = ThreadClockReading());
     // Only when the plugin did the transcode itself.
     void TranscodeFinished(int64_t nowNs, const ThreadClockReading& clocks = ThreadClockReading());
@@ -293,6 +296,9 @@ namespace IngestPerf
     // when read), and the thread's previous OnStored.
     void StartClocks(const ThreadClockReading& start, int64_t startNs, const ThreadClockReading& now);
     void ClearInstance();  // the fields of one instance, before the next one
+    // The open instance's SOP Instance UID, written here only (nullptr: none), copied by Open().
+    void StoreSopInstance(const char* uid);
+    void LoadSopInstance(char* target) const;
     // What Open() returns, after each event: a new handle when a record opens (no record was open),
     // the same one with the new stage while it stays open; none after PublishClosed().
     void PublishOpen(int64_t sinceNs);
@@ -355,5 +361,8 @@ namespace IngestPerf
     std::atomic<LabelId> httpRemoteIp_;  // the client of the HTTP request being served
     std::atomic<uint8_t> storage_;
     std::atomic<uint8_t> lastTransport_;
+    // The open instance's SOP Instance UID from ReceivedInstance, in words another thread may copy.
+    static constexpr size_t kUidWords = (kMaxUidLength + 1 + 7) / 8;
+    std::atomic<uint64_t> sopInstance_[kUidWords];
   };
 }

@@ -92,6 +92,7 @@ TEST(DicomMetaHeader, ReadsTheSopClassBesideTheSyntax)
   const std::string file = PartTenFile("1.2.840.10008.1.2.4.70");
   ASSERT_TRUE(ReadMetaHeader(header, file.data(), file.size()));
   EXPECT_STREQ("1.2.840.10008.5.1.4.1.1.2", header.sopClass);
+  EXPECT_STREQ("1.2.3.4.5", header.sopInstance);
   EXPECT_STREQ("1.2.840.10008.1.2.4.70", header.transferSyntax);
 
   // Cut inside the transfer syntax element: the SOP class is still known, the syntax is not.
@@ -102,6 +103,7 @@ TEST(DicomMetaHeader, ReadsTheSopClassBesideTheSyntax)
 
   EXPECT_FALSE(ReadMetaHeader(header, "not dicom", 9));
   EXPECT_STREQ("", header.sopClass);
+  EXPECT_STREQ("", header.sopInstance);
 }
 
 

@@ -55,6 +55,32 @@ TEST(Configuration, DefaultsWithoutASection)
 }
 
 
+TEST(Configuration, OverwriteInstancesAsABooleanOrAsOneOfOrthanc113sModes)
+{
+  const OrthancVersion v1_12_7{1, 12, 7};
+  const OrthancVersion v1_13_0{1, 13, 0};
+  struct Case
+  {
+    const char* json;
+    bool overwrite;
+    const char* mode;
+    bool duplicatesBeforeFiltersOn1_13;
+  };
+  for (const Case& c : {Case{"{}", false, "", true}, Case{R"({"OverwriteInstances": false})", false, "", true},
+                        Case{R"({"OverwriteInstances": true})", true, "", false},
+                        Case{R"({"OverwriteInstances": "Never"})", false, "Never", true},
+                        Case{R"({"OverwriteInstances": "Always"})", true, "Always", false},
+                        Case{R"({"OverwriteInstances": "IfChanged"})", true, "IfChanged", true}})
+  {
+    const Configuration on1_13 = ParseConfiguration(Parse(c.json), v1_13_0);
+    EXPECT_EQ(c.overwrite, on1_13.overwriteInstances) << c.json;
+    EXPECT_EQ(c.mode, on1_13.overwriteInstancesMode) << c.json;
+    EXPECT_EQ(c.duplicatesBeforeFiltersOn1_13, on1_13.duplicatesBeforeFilters) << c.json;
+    EXPECT_FALSE(ParseConfiguration(Parse(c.json), v1_12_7).duplicatesBeforeFilters) << c.json;
+  }
+}
+
+
 TEST(Configuration, ReadsEveryKey)
 {
   const Configuration configuration = ParseConfiguration(Parse(R"({

@@ -190,6 +190,45 @@ TEST(IngestRecorder, AlreadyStoredWhenReceptionDatePrecedesTheIngestUnlessOverwr
 }
 
 
+TEST(IngestRecorder, WhereOrthancAnswersDuplicatesEarlyTheIndexSaysWhichRecordsEndedAtReceivedWere)
+{
+  // Orthanc 1.13.0: a duplicate ends after ReceivedInstance (a lookup in the index, then its answer).
+  const auto dicom = [](IngestState& pipeline, Outcome outcome) {
+    pipeline.recorder.Drain();
+    return pipeline.stats.Snapshot(0)
+      .transports[static_cast<size_t>(Transport::Dicom)]
+      .outcomes[static_cast<size_t>(outcome)];
+  };
+  const ThreadClockReading none;
+  for (const bool early : {true, false})
+  {
+    IngestState pipeline(WithOverwrite(false));
+    std::vector<std::string> asked;
+    if (early)
+    {
+      pipeline.recorder.SetInstanceExists([&asked](const char* uid) {
+        asked.push_back(uid);
+        return std::string(uid) == "1.2.3.1";
+      });
+    }
+    InstanceTimeline timeline;
+    // Each instance's record is ended by the thread's next one, on Orthanc's thread: the lookup waits
+    // for the plugin's thread.
+    timeline.Received(10 * kMs, Transport::Dicom, 100, true, nullptr, pipeline.recorder, nullptr, none, "1.2.3.1");
+    timeline.Received(20 * kMs, Transport::Dicom, 100, true, nullptr, pipeline.recorder, nullptr, none, "1.2.3.2");
+    timeline.Received(30 * kMs, Transport::Dicom, 100, true, nullptr, pipeline.recorder);  // no UID: failed at once
+    timeline.Received(40 * kMs, Transport::Dicom, 100, true, nullptr, pipeline.recorder, nullptr, none, "1.2.3.3");
+    EXPECT_TRUE(asked.empty());
+    EXPECT_EQ(early ? 1u : 3u, dicom(pipeline, Outcome::Failed)) << early;
+    EXPECT_EQ(early ? 2u : 0u, pipeline.recorder.ClassifyPending()) << early;
+    EXPECT_EQ(early ? (std::vector<std::string>{"1.2.3.1", "1.2.3.2"}) : std::vector<std::string>(), asked);
+    EXPECT_EQ(early ? 1u : 0u, dicom(pipeline, Outcome::AlreadyStored)) << early;
+    EXPECT_EQ(early ? 2u : 3u, dicom(pipeline, Outcome::Failed)) << early;
+    EXPECT_EQ(0u, pipeline.recorder.FailuresAfterFilters());  // none got past the filters
+  }
+}
+
+
 TEST(IngestRecorder, OfTwoRacingStoresOfOneInstanceOneIsStoredAndTheOtherAlreadyStored)
 {
   // Sent at the same moment over two connections: both ingests start before either commits, both

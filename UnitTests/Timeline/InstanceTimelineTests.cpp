@@ -399,6 +399,30 @@ TEST(InstanceTimeline, ReceivedSyntaxTravelsWithTheRecord)
 }
 
 
+TEST(InstanceTimeline, ARecordEndedAtReceivedCarriesItsSopInstanceUidAndNoOtherDoes)
+{
+  // Orthanc 1.13 answers a duplicate after ReceivedInstance, before any filter: the plugin's thread
+  // looks its UID up, whether the thread's next event or the plugin's thread ended it.
+  InstanceTimeline timeline;
+  RecordingSink sink;
+  const std::string longest(64, '7');
+  timeline.Received(kMs, Transport::Dicom, 10, true, nullptr, sink, nullptr, ThreadClockReading(), longest.c_str());
+  EXPECT_EQ(longest, timeline.Open().ended.sopInstanceUid);
+  timeline.Received(2 * kMs, Transport::Dicom, 10, true, nullptr, sink, nullptr, ThreadClockReading(), "1.2.3.4");
+  ASSERT_EQ(1u, sink.abandoned.size());
+  EXPECT_EQ(longest, sink.abandoned[0].sopInstanceUid);
+  const OpenRecordView view = timeline.Open();
+  ASSERT_TRUE(timeline.Conclude(view));
+  EXPECT_STREQ("1.2.3.4", view.ended.sopInstanceUid);  // not a mix with the longer one before
+
+  timeline.Received(3 * kMs, Transport::Dicom, 10, true, nullptr, sink);  // no UID in its meta header
+  EXPECT_STREQ("", timeline.Open().ended.sopInstanceUid);
+  timeline.Received(4 * kMs, Transport::Dicom, 10, true, nullptr, sink, nullptr, ThreadClockReading(), "1.2.3.5");
+  timeline.Filtered(5 * kMs, Transport::Dicom, sink);  // past the filters: not a duplicate answered early
+  EXPECT_STREQ("", timeline.Open().ended.sopInstanceUid);
+}
+
+
 TEST(InstanceTimeline, KnowsWhatTheHooksBeforeOnStoredSaw)
 {
   InstanceTimeline timeline;
