@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from ingest_perf import perf_report
-from ingest_perf.orthanc_process import free_tcp_port
+from ingest_perf.orthanc_process import ALL_ORTHANCS, DEBIAN_SID_ORTHANC, free_tcp_port
 from ingest_perf.stats_checks import stored, wait_for
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -565,6 +565,32 @@ def check_phase_rows(lines, transport_stats):
             continue
         decimals = len(rows[name][2].split(".")[1])
         assert rows[name][2] == "%.*f" % (decimals, phase["mean"]), (rows[name], phase["mean"])
+
+
+@pytest.mark.parametrize("orthanc_version", ALL_ORTHANCS)
+def test_live_report_shows_orthancs_own_figures_beside_the_phases(orthanc_factory, series_factory, orthanc_version):
+    """Issue 36: Orthanc's own figures that explain ingest (1.13.0's storage cache, which takes a copy of
+    each stored file inside persist; its OverwriteInstances mode; the Performance section of /system;
+    the store and create timers of every version), read by the report as a client, never by the plugin."""
+    orthanc = orthanc_factory()
+    files = series_factory(4, 82, size=64)
+    orthanc.storescu(files)
+    wait_for(orthanc, lambda s: stored(s, "dicom") == 4)
+    result = subprocess.run([sys.executable, SCRIPT, "--url", "127.0.0.1:%d" % orthanc.http_port, "--no-diagnosis"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    lines = section(result.stdout.splitlines(), "Orthanc's own figures")
+    text = " ".join(" ".join(lines).split())
+    assert "Orthanc's own store timer, the longest of its last 10 s:" in text, lines
+    assert "serverTotal max" in text and "not read" not in text, lines
+    if orthanc_version == DEBIAN_SID_ORTHANC:
+        assert "OverwriteInstances: Never (a duplicate ends after a lookup in the index" in text, lines
+        # Each stored file copied into the storage cache (on the storing thread, inside persist).
+        assert re.search(r"storage cache \(a copy of each stored file, inside persist\): \d+ hits, \d+ misses; 4 files,",
+                         text), lines
+        assert "Performance (/system): " in text and "StorageLoaderThreadsCount" in text, lines
+    else:
+        assert "cache" not in text and "Performance" not in text, lines
 
 
 def test_live_report_fits_80_columns_by_default(live):

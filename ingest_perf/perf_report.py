@@ -590,6 +590,103 @@ def _root_cause(error):
     return " ".join(text.split())[:200] or type(error).__name__
 
 
+# Orthanc's own figures that explain ingest, beside the phases they explain (GET /system and
+# /tools/metrics-prometheus, read by this report as any client does: the plugin never calls Orthanc's
+# REST API). (metric, what it is, the phase it sits beside); a metric this Orthanc lacks is left out.
+ORTHANC_TIMERS = [
+    ("orthanc_store_dicom_duration_ms", "Orthanc's own store timer", "serverTotal"),
+    ("orthanc_storage_create_duration_ms", "Orthanc's storage create timer", "storageWrite"),
+]
+# Orthanc 1.13's caches: the storage cache takes a copy of every stored file (on the storing thread,
+# inside persist); the parser's and the transcoder's serve reads, not ingest.
+ORTHANC_CACHES = [
+    ("storage", "storage cache (a copy of each stored file, inside persist)"),
+    ("dicom_parser", "parser cache (reads)"),
+    ("transcoder", "transcoder cache (reads)"),
+]
+
+
+def fetch_orthanc_figures(url, user=None, password=None, timeout=15):
+    """(GET /system as JSON, {metric: value} of /tools/metrics-prometheus, notes): what could not be
+    read is None, with the reason in notes; never raises."""
+    notes = []
+    system = metrics = None
+    try:
+        system = fetch_json(url, "/system", None, user, password, timeout)
+    except ReportError as e:
+        notes.append(str(e))
+    endpoint = normalize_url(url) + "/tools/metrics-prometheus"
+    try:
+        status, body = _fetch(endpoint, {}, user, password, timeout)
+        if status == 200:
+            metrics = parse_prometheus_values(body)
+        else:
+            notes.append("GET %s answered HTTP %s (Orthanc's MetricsEnabled false?)" % (endpoint, status))
+    except ReportError as e:
+        notes.append(str(e))
+    return system, metrics, notes
+
+
+def parse_prometheus_values(text):
+    """{name: value} of the unlabelled samples of a Prometheus text answer (Orthanc's own metrics)."""
+    values = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and not line.startswith("#") and "{" not in fields[0]:
+            try:
+                values[fields[0]] = float(fields[1])
+            except ValueError:
+                pass
+    return values
+
+
+def render_orthanc_figures(system, metrics, notes, stats, width=None):
+    """The section of Orthanc's own figures, beside the plugin's phases they explain."""
+    width = _width(width)
+    out = [""] + _wrap("Orthanc's own figures (GET /system, /tools/metrics-prometheus), beside the phases:", width,
+                       more="  ")
+    title = len(out)
+    system = system if isinstance(system, dict) else {}
+    metrics = metrics if isinstance(metrics, dict) else {}
+
+    def line(text):
+        out.extend(_wrap(text, width, indent="  "))
+
+    mode = system.get("OverwriteInstancesMode")
+    if mode is not None:
+        line("OverwriteInstances: %s%s" % (mode, " (a duplicate ends after a lookup in the index, inside preStore, "
+                                                 "answered before any filter)" if mode in ("Never", "IfChanged") else ""))
+    phases = ((stats or {}).get("transports") or {}).get("all", {}).get("phases", {})
+    for name, what, phase in ORTHANC_TIMERS:
+        if name in metrics:
+            beside = phases.get(phase) or {}
+            measured = beside.get("observable") is not False and beside.get("max") is not None
+            line("%s, the longest of its last 10 s: %s ms; %s" % (
+                what, _number(metrics[name], 1),
+                "%s max %s ms since the %s" % (phase, _number(beside.get("max"), 1),
+                                               "window" if (stats or {}).get("window") else "reset")
+                if measured else "%s not measured by the plugin here" % phase))
+    for prefix, what in ORTHANC_CACHES:
+        hits = metrics.get("orthanc_%s_cache_hit_count" % prefix)
+        misses = metrics.get("orthanc_%s_cache_miss_count" % prefix)
+        if hits is None and misses is None:
+            continue
+        figure = lambda suffix: metrics.get("orthanc_%s_%s" % (prefix, suffix))  # noqa: E731
+        line("%s: %s hits, %s misses; %s files, %s MB cached; memory %s of %s MB" % (
+            what, _count(None if hits is None else int(hits)), _count(None if misses is None else int(misses)),
+            _count(None if figure("cache_count") is None else int(figure("cache_count"))),
+            _number(figure("cache_size_mb"), 3), _number(figure("memory_usage_mb"), 1),
+            _number(figure("memory_capacity_mb"), 1)))
+    performance = system.get("Performance")
+    if isinstance(performance, dict) and performance:
+        line("Performance (/system): " + ", ".join("%s %s" % (key, performance[key]) for key in sorted(performance)))
+    if len(out) == title:
+        line("none that explains ingest in this Orthanc's answers (its caches and Performance are new in 1.13.0)")
+    for note in notes:
+        line("not read: " + note)
+    return "\n".join(out) + "\n"
+
+
 # Columns of the table of the slowest instances, the ranked phase first; their short headers.
 SLOWEST_PHASES = ["serverTotal", "receive", "preStore", "persist", "associationGap"]
 SHORT_HEADERS = {"serverTotal": "total", "receive": "recv", "preStore": "pre", "associationGap": "gap"}
@@ -802,6 +899,9 @@ def main(argv=None, prog=None):
         if not isinstance(stats, dict):
             raise ReportError("not a /perf/stats document (expected a JSON object)")
         sys.stdout.write(render(stats, width))
+        if not args.json:
+            system, metrics, notes = fetch_orthanc_figures(args.url, args.user, password)
+            sys.stdout.write(render_orthanc_figures(system, metrics, notes, stats, width))
     except ReportError as e:
         sys.stderr.write("%s: %s\n" % (parser.prog, e))
         return EXIT_ERROR
