@@ -380,7 +380,15 @@ def test_the_diagnosis_names_the_scenario_and_nothing_else(orthanc_version, case
     for attempt in (1, 2):
         orthanc = getattr(scenarios, scenario)(orthanc_factory, series_factory, **options)
         stats = orthanc.stats()
-        premise(orthanc, stats)
+        try:
+            premise(orthanc, stats)
+        except AssertionError as e:
+            if attempt == 2:
+                raise
+            # The scenario did not make its bottleneck: on a loaded machine the first storescu of
+            # dicom_pool_saturated may end before the last one connects. Made once more.
+            print("%s: premise not met (%s); once more" % (name, " ".join(str(e).split())[:200]))
+            continue
         answer = orthanc.scenario["during"]["diagnosis"] if "during" in options else diagnosis_now(orthanc)
         hidden = expected and answer["findings"] and not without_findings_of_a_busy_machine(
             answer, [], expected)[1]
