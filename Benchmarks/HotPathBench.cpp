@@ -412,8 +412,8 @@ static IngestState& FullLabelsPipeline()
 
 // GET /perf/stats with every label dictionary and every labelled series full: snapshot and the
 // JSON text (what the REST route does, but the HTTP send). Second argument 1: one instance is
-// recorded before each answer (Orthanc ingesting while read), so that the readings of the streams
-// kept from one answer to the next (IngestStats::Reading) are read again each time.
+// recorded before each answer (Orthanc ingesting while read); the streams are read again for each
+// answer either way (nothing is kept from one answer to the next since issue 35).
 static void BM_StatsAnswer_FullLabels(benchmark::State& state)
 {
   IngestState* pipeline = &FullLabelsPipeline();

@@ -41,7 +41,6 @@ namespace IngestPerf
 
   void IngestStats::RecordStored(const InstanceMeasurement& measurement, const InstanceLabels& labels)
   {
-    // The stream last: the readers' stamp counts a record once all it wrote is there (KeptReadings).
     for (size_t p = 0; p < kPhaseCount; p++)
     {
       RecordPartHistograms(labels.GetTransport(), measurement, static_cast<Phase>(p));
@@ -122,7 +121,6 @@ namespace IngestPerf
   size_t IngestStats::FoldStreams(const std::function<bool(const InstanceLabels&)>& keep)
   {
     const std::lock_guard<std::mutex> lock(readMutex_);
-    kept_.reset();  // the sums are the same, the streams and their labels are not
     return streams_.FoldIntoOverflow(keep);
   }
 
@@ -130,7 +128,6 @@ namespace IngestPerf
   void IngestStats::Reset(int64_t nowNs, int64_t wallNowNs)
   {
     const std::lock_guard<std::mutex> lock(readMutex_);
-    kept_.reset();
     for (RateWindow& rate : rates_)
     {
       rate.Reset();
@@ -155,9 +152,12 @@ namespace IngestPerf
 
   IngestStats::Reading::Reading(const IngestStats& stats) :
     stats_(stats),
-    lock_(stats.readMutex_)
+    lock_(stats.readMutex_),
+    transports_(new std::array<TransportSnapshot, kTransportCount>())
   {
-    stats_.RenewReadings();
+    stats_.streams_.ForEach([this](const InstanceLabels& labels, const StreamStats& stats) {
+      stats.AddTo((*transports_)[static_cast<size_t>(labels.GetTransport())]);
+    });
   }
 
 
@@ -175,8 +175,7 @@ namespace IngestPerf
     snapshot.lastStoredNs = stats_.lastStoredNs_.load(std::memory_order_relaxed);
     const int64_t nowSecond = nowNs / kNsPerSecond;
 
-    KeptReadings& kept = *stats_.kept_;
-    snapshot.transports = kept.transports;
+    snapshot.transports = *transports_;
     for (size_t t = 0; t < kTransportCount; t++)
     {
       TransportSnapshot& target = snapshot.transports[t];
@@ -189,16 +188,12 @@ namespace IngestPerf
     }
     if (partQuantiles)
     {
-      if (!kept.partQuantiles)
+      std::vector<PhasePartQuantiles> quantiles(kPartHistograms);
+      for (size_t i = 0; i < kPartHistograms; i++)
       {
-        std::vector<PhasePartQuantiles> quantiles(kPartHistograms);
-        for (size_t i = 0; i < kPartHistograms; i++)
-        {
-          stats_.partHistograms_.get()[i].AddTo(quantiles[i]);
-        }
-        kept.partQuantiles = std::move(quantiles);
+        stats_.partHistograms_.get()[i].AddTo(quantiles[i]);
       }
-      snapshot.partQuantiles = *kept.partQuantiles;
+      snapshot.partQuantiles = std::move(quantiles);
     }
     return snapshot;
   }
@@ -218,90 +213,48 @@ namespace IngestPerf
 
   std::vector<std::pair<InstanceLabels, TransportSnapshot>> IngestStats::Reading::SnapshotFailingStreams() const
   {
-    KeptReadings& kept = *stats_.kept_;
-    if (!kept.failing)
-    {
-      std::vector<std::pair<InstanceLabels, TransportSnapshot>> failing;
-      stats_.streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
-        if (stats.outcomes[static_cast<size_t>(Outcome::Failed)].load(std::memory_order_relaxed) == 0)
-        {
-          return;
-        }
-        failing.emplace_back(labels, TransportSnapshot());
-        for (size_t o = 0; o < kOutcomeCount; o++)
-        {
-          failing.back().second.outcomes[o] = stats.outcomes[o].load(std::memory_order_relaxed);
-        }
-        for (size_t c = 0; c < kCounterCount; c++)
-        {
-          failing.back().second.counters[c] = stats.counters[c].load(std::memory_order_relaxed);
-        }
-      });
-      kept.failing = std::move(failing);
-    }
-    return *kept.failing;
+    std::vector<std::pair<InstanceLabels, TransportSnapshot>> failing;
+    stats_.streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
+      if (stats.outcomes[static_cast<size_t>(Outcome::Failed)].load(std::memory_order_relaxed) == 0)
+      {
+        return;
+      }
+      failing.emplace_back(labels, TransportSnapshot());
+      for (size_t o = 0; o < kOutcomeCount; o++)
+      {
+        failing.back().second.outcomes[o] = stats.outcomes[o].load(std::memory_order_relaxed);
+      }
+      for (size_t c = 0; c < kCounterCount; c++)
+      {
+        failing.back().second.counters[c] = stats.counters[c].load(std::memory_order_relaxed);
+      }
+    });
+    return failing;
   }
 
 
   std::vector<std::pair<InstanceLabels, HistogramSnapshot>> IngestStats::Reading::SnapshotAssociationGaps() const
   {
-    KeptReadings& kept = *stats_.kept_;
-    if (!kept.gaps)
-    {
-      std::vector<std::pair<InstanceLabels, HistogramSnapshot>> gaps;
-      stats_.streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
-        if (labels.GetTransport() == Transport::Dicom)
-        {
-          gaps.emplace_back(labels, stats.phases[static_cast<size_t>(Phase::AssociationGap)].Snapshot());
-        }
-      });
-      kept.gaps = std::move(gaps);
-    }
-    return *kept.gaps;
+    std::vector<std::pair<InstanceLabels, HistogramSnapshot>> gaps;
+    stats_.streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
+      if (labels.GetTransport() == Transport::Dicom)
+      {
+        gaps.emplace_back(labels, stats.phases[static_cast<size_t>(Phase::AssociationGap)].Snapshot());
+      }
+    });
+    return gaps;
   }
 
 
   WindowSnapshot IngestStats::Reading::SnapshotWindow(Window window, int64_t nowNs) const
   {
-    std::optional<KeptWindow>& kept = stats_.kept_->windows[static_cast<size_t>(window)];
-    const int64_t epoch = stats_.windows_.EpochOf(window, nowNs);
-    if (!kept || kept->epoch != epoch)
-    {
-      kept = KeptWindow{epoch, stats_.windows_.Snapshot(window, nowNs)};
-    }
-    WindowSnapshot snapshot = kept->snapshot;
-    snapshot.coveredNs = stats_.windows_.CoveredNs(window, nowNs);
-    return snapshot;
-  }
-
-
-  void IngestStats::RenewReadings() const
-  {
-    const uint64_t stamp = StreamsStamp();
-    if (kept_ && kept_->stamp == stamp)
-    {
-      return;
-    }
-    std::unique_ptr<KeptReadings> fresh(new KeptReadings());  // kept once merged (a merge may throw)
-    streams_.ForEach([&](const InstanceLabels& labels, const StreamStats& stats) {
-      stats.AddTo(fresh->transports[static_cast<size_t>(labels.GetTransport())]);
-    });
-    fresh->stamp = stamp;
-    kept_ = std::move(fresh);
+    return stats_.windows_.Snapshot(window, nowNs);
   }
 
 
   StatsSnapshot IngestStats::Snapshot(int64_t nowNs, bool partQuantiles) const
   {
     return Reading(*this).Snapshot(nowNs, partQuantiles);
-  }
-
-
-  uint64_t IngestStats::StreamsStamp() const
-  {
-    uint64_t stamp = 0;
-    streams_.ForEach([&stamp](const InstanceLabels&, const StreamStats& stats) { stamp += stats.Stamp(); });
-    return stamp;
   }
 
 

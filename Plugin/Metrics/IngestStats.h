@@ -73,16 +73,12 @@ namespace IngestPerf
     // A stored instance recorded on Orthanc's thread: the plugin's thread's queue was full.
     void RecordStoredQueueFull() { storedQueueFull_.fetch_add(1, std::memory_order_relaxed); }
 
-    // What a reader takes of the recorded values (the streams merged per transport, the parts'
-    // quantiles, the failing streams, the association gaps, the recent windows) is kept from one
-    // reading to the next while nothing is recorded (StreamStats::Stamp) and, for a window, while
-    // its newest slot is the same: the readers of an idle Orthanc copy it instead of reading every
-    // stream again. Readers only: the hot path never sees the copies nor their lock. Each stream's
-    // snapshot is not kept: it is the largest reading (the histograms of every stream in use),
-    // which /perf/metrics alone reads and holds only while it answers.
-    // A Reading holds the lock and checks the stamp once, for every snapshot taken through it (what
-    // IngestState::Collect takes for one answer); the methods of IngestStats of the same names
-    // make a Reading each.
+    // A Reading holds the readers' lock (which Reset also holds: nothing is read while the streams
+    // are cleared) and merges the streams per transport once, for every snapshot taken through it
+    // (what IngestState::Collect takes for one answer); the methods of IngestStats of the same
+    // names make a Reading each. Each reading reads the streams again: nothing is kept from one
+    // answer to the next (every route answers within a millisecond of /system with every table
+    // full, docs/measurements/plugin-cost.md). Readers only: the hot path never sees their lock.
     class Reading
     {
     public:
@@ -100,6 +96,8 @@ namespace IngestPerf
     private:
       const IngestStats& stats_;
       std::lock_guard<std::mutex> lock_;
+      // The streams merged per transport; on the heap: tens of KB, readers' stacks are small.
+      std::unique_ptr<std::array<TransportSnapshot, kTransportCount>> transports_;
     };
 
     StatsSnapshot Snapshot(int64_t nowNs, bool partQuantiles = true) const;
@@ -135,33 +133,7 @@ namespace IngestPerf
       void operator()(PhasePartHistograms* block) const;
     };
 
-    // The sum of every stream's stamp (StreamStats::Stamp).
-    uint64_t StreamsStamp() const;
-
-    // What the readers took since the streams last changed, each taken when first asked, with the
-    // stamp the streams had before (a reading holds at least what was recorded then). Under
-    // readMutex_, which Reset also holds: a stamp is never read while the streams are cleared.
-    // Every record writes the part histograms and the windows before its stream, whose counts
-    // are published last (release): a stamp that counts a record sees all it wrote.
-    struct KeptWindow
-    {
-      int64_t epoch;  // TimeWindows::EpochOf when read
-      WindowSnapshot snapshot;
-    };
-    struct KeptReadings
-    {
-      uint64_t stamp = 0;
-      std::array<TransportSnapshot, kTransportCount> transports;
-      std::optional<std::vector<PhasePartQuantiles>> partQuantiles;
-      std::optional<std::vector<std::pair<InstanceLabels, TransportSnapshot>>> failing;
-      std::optional<std::vector<std::pair<InstanceLabels, HistogramSnapshot>>> gaps;
-      std::array<std::optional<KeptWindow>, kWindowCount> windows;
-    };
-    // Forgets the readings when the streams changed since, and merges the transports again. Under
-    // readMutex_.
-    void RenewReadings() const;
     mutable std::mutex readMutex_;
-    mutable std::unique_ptr<KeptReadings> kept_;  // on the heap: tens of KB, readers' stacks are small
 
     std::array<RateWindow, kTransportCount> rates_;
     // [transport][phase]: the quantiles of each part since the reset (pages written only where used).

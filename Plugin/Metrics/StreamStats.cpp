@@ -31,7 +31,7 @@ namespace IngestPerf
         }
       }
     }
-    // Last, and released: a reader's stamp that counts the instance sees all the above (Stamp).
+    // Last, and released: a reader that counts the instance sees all the above.
     outcomes[static_cast<size_t>(Outcome::Stored)].fetch_add(1, std::memory_order_release);
   }
 
@@ -47,14 +47,14 @@ namespace IngestPerf
     {
       parts[p].Record(measurement.phaseNs[p], measurement.phaseCpuNs[p], measurement.phaseRunDelayNs[p]);
     }
-    phases[p].Record(measurement.phaseNs[p]);  // last: its count is released (Stamp)
+    phases[p].Record(measurement.phaseNs[p]);
   }
 
 
   void StreamStats::RecordOutcome(Outcome outcome)
   {
-    // Release (the same instruction as relaxed on x86): a reader's stamp that counts it sees what
-    // was recorded before it in the windows (IngestStats::KeptReadings).
+    // Release (the same instruction as relaxed on x86): a reader that counts it sees what was
+    // recorded before it in the windows.
     outcomes[static_cast<size_t>(outcome)].fetch_add(1, std::memory_order_release);
   }
 
@@ -139,25 +139,6 @@ namespace IngestPerf
       }
     }
     return phases[static_cast<size_t>(Phase::ChangeDispatch)].Count() == 0;
-  }
-
-
-  uint64_t StreamStats::Stamp() const
-  {
-    uint64_t stamp = 0;
-    for (const Histogram& phase : phases)
-    {
-      stamp += phase.Count();
-    }
-    for (const auto& outcome : outcomes)
-    {
-      stamp += outcome.load(std::memory_order_acquire);
-    }
-    for (const auto& counter : counters)
-    {
-      stamp += counter.load(std::memory_order_acquire);
-    }
-    return stamp;
   }
 
 

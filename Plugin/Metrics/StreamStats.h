@@ -38,18 +38,11 @@ namespace IngestPerf
     void Count(Counter counter);
 
     void Reset();
-    // Adds everything `other` holds (its labels aged out: StreamTable::FoldIntoOverflow). The
-    // outcomes last, so that a stamp counting them sees the rest.
+    // Adds everything `other` holds (its labels aged out: StreamTable::FoldIntoOverflow).
     void AddFrom(const StreamStats& other);
     // Nothing recorded since the last reset: no outcome (every instance counts one), no counter,
     // no changeDispatch sample (a change can pair after a reset with an instance stored before it).
     bool IsEmpty() const;
-    // The sum of the phases' counts, the outcomes and the counters, each read with acquire: each
-    // only grows between two resets, and every record ends with a released increment of one of
-    // them, after all else it wrote (RecordStored: the Stored outcome; RecordPhaseOf, RecordPhase:
-    // the phase's count; RecordOutcome, Count). So a stamp that counts a record sees all of it, and
-    // two equal stamps of one reset mean that nothing was recorded in between.
-    uint64_t Stamp() const;
     // Adds everything but the rate windows (a merge without an intermediate copy); of the phases,
     // those of `phases` (bit p: Phase p) only, with their parts unless `withParts` is false; the
     // sizes unless `withSizes` is false.

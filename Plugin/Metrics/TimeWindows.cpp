@@ -365,24 +365,6 @@ namespace IngestPerf
       return {std::max<int64_t>(0, nowEpoch - definition.fullSlots), nowEpoch,
               std::max<int64_t>(0, std::min(covered, nowNs - resetNs))};
     }
-
-    WindowSpan SpanAt(Window window, int64_t nowNs, int64_t resetNs)
-    {
-      const WindowDefinition& definition = kWindows[static_cast<size_t>(window)];
-      return SpanOf(definition, definition.fine ? kFine : kCoarse, nowNs, resetNs);
-    }
-  }
-
-
-  int64_t TimeWindows::EpochOf(Window window, int64_t nowNs) const
-  {
-    return SpanAt(window, nowNs, resetNs_.load(std::memory_order_relaxed)).nowEpoch;
-  }
-
-
-  int64_t TimeWindows::CoveredNs(Window window, int64_t nowNs) const
-  {
-    return SpanAt(window, nowNs, resetNs_.load(std::memory_order_relaxed)).coveredNs;
   }
 
 

@@ -105,10 +105,6 @@ namespace IngestPerf
     void Reset(int64_t nowNs);
 
     WindowSnapshot Snapshot(Window window, int64_t nowNs) const;
-    // The newest slot of `window` at nowNs: two snapshots of one epoch read the same slots.
-    int64_t EpochOf(Window window, int64_t nowNs) const;
-    // WindowSnapshot::coveredNs at nowNs.
-    int64_t CoveredNs(Window window, int64_t nowNs) const;
     // The same slots as Snapshot(window, nowNs), each kept apart: the window over time. A slot
     // that rotated while it was read (it left the window meanwhile) is empty in the answer.
     WindowSlots Slots(Window window, int64_t nowNs) const;

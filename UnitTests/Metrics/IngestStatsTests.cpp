@@ -73,9 +73,9 @@ namespace
 }
 
 
-// The streams merged by one reader are kept for the next while nothing is recorded: the copy is
-// what a merge would give, and every kind of record makes the next reader merge again.
-TEST(IngestStats, KeptMergeIsTheMergeAndEveryRecordRenewsIt)
+// Each reading merges the streams again (nothing is kept from one answer to the next since issue
+// 35): two readings of the same streams are the same, and every kind of record is in the next one.
+TEST(IngestStats, EachReadingMergesTheStreamsAndSeesEveryKindOfRecord)
 {
   Fed fed;
   for (int i = 0; i < 40; i++)
@@ -83,9 +83,9 @@ TEST(IngestStats, KeptMergeIsTheMergeAndEveryRecordRenewsIt)
     fed.Stored(i % 2 == 0 ? Transport::Dicom : Transport::Rest, "AET" + std::to_string(i % 7), 1 + i, i % 3 == 0);
   }
   const StatsSnapshot first = fed.stats.Snapshot(100 * kMs);
-  const StatsSnapshot kept = fed.stats.Snapshot(200 * kMs);
-  ExpectSame(first, kept);
-  EXPECT_EQ(20u, StorageWrites(kept, Transport::Dicom));
+  const StatsSnapshot second = fed.stats.Snapshot(200 * kMs);
+  ExpectSame(first, second);
+  EXPECT_EQ(20u, StorageWrites(second, Transport::Dicom));
 
   // A stored instance, in a stream seen before and in a new one.
   fed.Stored(Transport::Dicom, "AET1", 500);
@@ -123,9 +123,9 @@ TEST(IngestStats, KeptMergeIsTheMergeAndEveryRecordRenewsIt)
 }
 
 
-// A reset forgets the kept merge, even when the streams then count as many values as before it
-// (the same stamp, other values).
-TEST(IngestStats, ResetForgetsTheKeptMerge)
+// A reading after a reset holds only what came after it, even when the streams then count as many
+// values as before it.
+TEST(IngestStats, AReadingAfterAResetHoldsOnlyWhatCameAfterIt)
 {
   Fed fed;
   for (int i = 0; i < 10; i++)
@@ -149,9 +149,9 @@ TEST(IngestStats, ResetForgetsTheKeptMerge)
 }
 
 
-// The other readings of the streams are kept and renewed with the merge (the failing streams, the
-// association gaps), or read each time (each stream's snapshot, per phase mask).
-TEST(IngestStats, EveryKeptReadingIsRenewedByARecord)
+// The other readings of the streams (the failing streams, the association gaps, each stream's
+// snapshot per phase mask) see every record too.
+TEST(IngestStats, TheOtherReadingsOfTheStreamsSeeEveryRecord)
 {
   Fed fed;
   fed.Stored(Transport::Dicom, "AET1", 5);
@@ -198,10 +198,9 @@ namespace
 }
 
 
-// A window kept from one reading to the next is read again when a value is recorded, and when its
-// newest slot is another (an old slot leaves the window); the covered time is always the reader's.
-// The parts' quantiles, kept too, are renewed by a split instance.
-TEST(IngestStats, KeptWindowsAndPartQuantilesFollowRecordsAndTime)
+// A window's reading follows the values recorded and the time (an old slot leaves the window); the
+// covered time is the reader's. The parts' quantiles follow the split instances.
+TEST(IngestStats, WindowsAndPartQuantilesFollowRecordsAndTime)
 {
   LabelCatalog catalog{8};
   IngestStats stats{0, 0, 64, ZeroClock};
@@ -229,7 +228,7 @@ TEST(IngestStats, KeptWindowsAndPartQuantilesFollowRecordsAndTime)
   const int64_t s = 1000000000;
   store(5 * s, 3, true);
   EXPECT_EQ(1u, writes(stats.SnapshotWindow(Window::OneMinute, 6 * s)));
-  EXPECT_EQ(1u, writes(stats.SnapshotWindow(Window::OneMinute, 7 * s)));  // kept
+  EXPECT_EQ(1u, writes(stats.SnapshotWindow(Window::OneMinute, 7 * s)));
   EXPECT_EQ(7 * s, stats.SnapshotWindow(Window::OneMinute, 7 * s).coveredNs);
   store(8 * s, 4, false);
   EXPECT_EQ(2u, writes(stats.SnapshotWindow(Window::OneMinute, 9 * s)));
@@ -242,7 +241,7 @@ TEST(IngestStats, KeptWindowsAndPartQuantilesFollowRecordsAndTime)
     return snapshot.PartQuantilesOf(Transport::Rest)[static_cast<size_t>(Phase::StorageWrite)].onCpu.Count();
   };
   EXPECT_EQ(1u, cpuQuantiles());
-  EXPECT_EQ(1u, cpuQuantiles());  // kept
+  EXPECT_EQ(1u, cpuQuantiles());
   store(91 * s, 6, true);
   EXPECT_EQ(2u, cpuQuantiles());
 }

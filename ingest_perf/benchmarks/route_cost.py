@@ -195,7 +195,8 @@ def run(plugin, version, root, files, aets, addresses, requests_per_route, timin
     return result
 
 
-TARGETS = {"/perf/stats": 2.0, "/perf/diagnosis": 2.0, "/perf/metrics": 5.0}  # ms above /system, p50
+# ms above /system, p50: what an administrator notices (issue 35; the 2 and 5 ms of issue 22 before).
+TARGETS = {"/perf/stats": 20.0, "/perf/diagnosis": 20.0, "/perf/metrics": 20.0}
 
 
 def verdict(route, above):
