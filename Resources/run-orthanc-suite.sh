@@ -5,10 +5,12 @@
 #   $ORTHANC_TESTS_DIR/Orthanc-1.10.1   the suite at tag Orthanc-1.10.1, run against Debian 12's Orthanc
 #   $ORTHANC_TESTS_DIR/Orthanc-1.12.7   the suite at tag Orthanc-1.12.7, run against Debian 13's Orthanc
 #                                       (Resources/debian13-orthanc.sh, root of make-debian-root.sh trixie)
+#   $ORTHANC_TESTS_DIR/Orthanc-1.13.0   the suite at tag Orthanc-1.13.0, run against Debian unstable's Orthanc
+#                                       (Resources/debian-sid-orthanc.sh, root of make-debian-root.sh sid)
 #
 # ORTHANC_TESTS_DIR defaults to build-deps/orthanc-tests. The project does not ship the suite; get it
 # as docs/reliability.md says ("Getting the suite").
-# Both suites are Python 2 code: one interpreter runs them, py2env beside the checkouts, made here
+# The three suites are Python 2 code: one interpreter runs them, py2env beside the checkouts, made here
 # on the first run (Python 2.7, which Debian 12 does not ship: python2.7 on PATH or in pyenv, else
 # the comparison is refused) with httplib2, Pillow, numpy and pydicom 1.4.1 (the last for Python 2).
 # Every run keeps its results in build/orthanc-suite/<version>/<start time>/ (a run removes no
@@ -33,11 +35,11 @@ for argument in "$@"; do
 done
 
 present=()
-for version in ${ORTHANC_VERSIONS:-1.10.1 1.12.7}; do
+for version in ${ORTHANC_VERSIONS:-1.10.1 1.12.7 1.13.0}; do
   [ -f "$dir/Orthanc-$version/Tests/Run.py" ] && present+=("$version")
 done
 if [ "${#present[@]}" -eq 0 ]; then
-  echo "skipped: no checkout of orthanc-tests in $dir (Orthanc-1.10.1/, Orthanc-1.12.7/); see docs/reliability.md"
+  echo "skipped: no checkout of orthanc-tests in $dir (Orthanc-1.10.1/, Orthanc-1.12.7/, Orthanc-1.13.0/); see docs/reliability.md"
   exit 0
 fi
 

@@ -13,7 +13,7 @@ Orthanc-1.12.7 for Debian 13's, Orthanc-1.13.0 for Debian unstable's); nothing i
 --orthanc is the Orthanc under test and its peer: Debian 12's 1.10.1 by default, or Debian 13's
 1.12.7 or Debian unstable's 1.13.0 in their roots of Resources/make-debian-root.sh trixie and sid
 (the folders of the plugin and of the suite are then made visible in the root through
-$INGEST_PERF_BIND). The Orthanc under test is an OrthancProcess
+$INGEST_PERF_BIND); the peer of 1.13.0 is Debian 13's 1.12.7 (SUITE_PEERS says why). The Orthanc under test is an OrthancProcess
 (ingest_perf.orthanc_process), as in every test. For every mode it is started twice from the
 suite's own generated configuration, without the plugin and then with it; the two configurations
 differ only in "Plugins" and in the mode's extra configuration. The modes are
@@ -43,10 +43,11 @@ that exists, else through PATH: the suite runs with PATH=/usr/bin:/bin:/usr/sbin
 script (pip's pynetdicom) in /usr/local/bin is refused.
 
 Needs Python 2.7 with httplib2, Pillow, numpy and pydicom 1.4.1 (the last pydicom for Python 2),
-for the suites of both tags: their tests are Python 2 code (str/bytes, iterkeys, map and filter as
-lists); Resources/run-orthanc-suite.sh makes that interpreter. And Debian's dcmtk, dicom3tools and
-libgdcm-tools, on the host and in the Debian 13 root (tests call storescu, findscu, movescu, getscu,
-dcm2xml, dciodvfy, dcentvfy, gdcmconv, and make Orthanc call gdcmconv and dcmodify from Lua).
+for the suites of the three tags: their tests are Python 2 code (str/bytes, iterkeys, map and filter
+as lists); Resources/run-orthanc-suite.sh makes that interpreter. And Debian's dcmtk, dicom3tools and
+libgdcm-tools, on the host and in the Debian 13 and unstable roots (tests call storescu, findscu,
+movescu, getscu, dcm2xml, dciodvfy, dcentvfy, gdcmconv, and make Orthanc call gdcmconv and dcmodify
+from Lua).
 
 Exit code: 0 no reproduced difference, 1 a test differs, 2 the comparison could not be made
 (plugin not loaded, timed storage not started, nothing transcoded at ingest in a mode with
@@ -68,8 +69,8 @@ import time
 
 from ingest_perf import suite_configuration, suite_runner
 from ingest_perf.clients import environment
-from ingest_perf.orthanc_process import (ALL_ORTHANCS, HOST_ORTHANC, OrthancError, OrthancProcess, executable,
-                                         orthanc_available, unavailable_reason)
+from ingest_perf.orthanc_process import (ALL_ORTHANCS, DEBIAN13_ORTHANC, DEBIAN_SID_ORTHANC, HOST_ORTHANC, OrthancError,
+                                         OrthancProcess, executable, orthanc_available, unavailable_reason)
 from ingest_perf.orthanc_suite import (DEFAULT_MODES, MODES, compare, differs, mode_configuration, mode_environment,
                                        modes_text, new_run_folder, outcome, short_message, summarise, summary_table,
                                        transcoded)
@@ -89,6 +90,13 @@ INGEST_TESTS = ",".join([
     "test_transfer_syntax_no_metaheader", "test_getscu", "test_rest_movescu", "test_bitbucket_issue_140",
 ])
 PEER_HTTP_PORT, PEER_DICOM_PORT = 5000, 5001
+# The Orthanc that Run.py starts as its peer, when not the one under test. Run.py edits the peer's
+# configuration as `Orthanc --config` writes it (ExecuteLuaEnabled, HttpCompressionEnabled,
+# DicomAssociationCloseDelay...); since 1.13.0 that file no longer holds those options (they moved to
+# AdvancedConfiguration.json), so a 1.13.0 peer keeps Lua off and every test errors in its setUp. The
+# suite's README runs its peer from an earlier release (0.8.6, 1.12.11): the 1.13.0 suite's peer is
+# Debian 13's 1.12.7, the same on both sides.
+SUITE_PEERS = {DEBIAN_SID_ORTHANC: DEBIAN13_ORTHANC}
 PEER_TMP_PATHS = ["/tmp/OrthancStorage", "/tmp/IntegrationTestsConfiguration.json"]
 SUITE_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
 LOCK_FILE = "/tmp/compare-orthanc-suite.lock"
@@ -142,6 +150,11 @@ def tail(path, lines=30):
         return ""
 
 
+def peer_orthanc(version):
+    """The version of the Orthanc that Run.py starts as its peer when version is under test."""
+    return SUITE_PEERS.get(version, version)
+
+
 class Tools:
     def __init__(self, args):
         self.args = args
@@ -149,6 +162,7 @@ class Tools:
         self.suite = args.suite
         self.orthanc = args.orthanc  # the version; its command:
         self.executable = executable(args.orthanc)
+        self.peer = executable(peer_orthanc(args.orthanc))  # the one Run.py starts
 
     # ---- configuration ---------------------------------------------------------------------
     def generate_configuration(self):
@@ -208,12 +222,12 @@ class Tools:
         log_path = os.path.join(folder, "suite.log")
         tests_folder = os.path.join(self.suite, "Tests")
         command = [self.args.python, suite_runner.__file__, os.path.join(tests_folder, "Run.py"), "--force",
-                   "--orthanc", self.executable, "--rest", str(http_port)]
+                   "--orthanc", self.peer, "--rest", str(http_port)]
         peer_log = os.path.join(folder, "peer-orthanc.log")
         # PYTHONPATH: Run.py imports the modules of its folder, as when it runs as the script itself.
         env = clean_env({"PYTHONPATH": tests_folder, "COMPARE_SUITE_RESULTS": results,
                          "COMPARE_SUITE_TESTS": ",".join(tests),
-                         "COMPARE_SUITE_ORTHANC": self.executable, "COMPARE_SUITE_PEER_LOG": peer_log,
+                         "COMPARE_SUITE_ORTHANC": self.peer, "COMPARE_SUITE_PEER_LOG": peer_log,
                          "COMPARE_SUITE_PEER_PORT": str(PEER_HTTP_PORT),
                          "COMPARE_SUITE_REMOTE_PORT": str(http_port)})
         with open(log_path, "wb") as logfile:
@@ -563,8 +577,10 @@ def preflight(args):
             raise CompareError("%s is not a checkout of orthanc-tests (no %s)" % (args.suite, path))
     if not os.path.isfile(args.plugin):
         raise CompareError("no plugin at %s" % args.plugin)
-    if not orthanc_available(args.orthanc):
-        raise CompareError(unavailable_reason(args.orthanc))
+    for orthanc in sorted({args.orthanc, peer_orthanc(args.orthanc)}):
+        if not orthanc_available(orthanc):
+            raise CompareError(unavailable_reason(orthanc) + ("" if orthanc == args.orthanc else
+                                                             " (the peer of the %s suite)" % args.orthanc))
     modules = ["httplib2", "PIL", "numpy"] + suite_imports(args.suite, ["pydicom"])
     probe = subprocess.run([args.python, "-c", "import sys, %s; print(sys.version.split()[0])" % ", ".join(modules)],
                            env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -600,14 +616,14 @@ def main():
     parser.add_argument("--plugin", help="libOrthancIngestPerf.so to test (required)")
     parser.add_argument("--python", "--python2", dest="python",
                         help="interpreter that runs the suite (required): Python 2.7 with httplib2, Pillow, numpy "
-                             "and pydicom 1.4.1, for the suites of Orthanc 1.10.1 and 1.12.7 alike")
+                             "and pydicom 1.4.1, for the suites of Orthanc 1.10.1, 1.12.7 and 1.13.0 alike")
     parser.add_argument("--summary", metavar="RESULTS",
                         help="print the latest result of every Orthanc version, test selection and mode kept "
                              "under RESULTS (e.g. build/orthanc-suite) as a markdown table, run nothing")
     parser.add_argument("--modes", default=",".join(DEFAULT_MODES), help="comma-separated, among %s" % ", ".join(MODES))
     parser.add_argument("--orthanc", default=HOST_ORTHANC, choices=ALL_ORTHANCS,
                         help="the Orthanc under test and its peer: Debian 12's 1.10.1 (default), Debian 13's 1.12.7 "
-                             "or Debian unstable's 1.13.0 (in their roots)")
+                             "or Debian unstable's 1.13.0 (in their roots; the peer of 1.13.0 is 1.12.7)")
     parser.add_argument("--tests", default="",
                         help="comma-separated fnmatch patterns on test names (test_store*,Orthanc.test_x); "
                              "'ingest' stands for the ingest-related subset, a pattern starting with '-' "
@@ -671,9 +687,10 @@ def main():
     started = time.monotonic()
     try:
         python_version, missing, version = preflight(args)
-        result.update({"orthancVersion": version, "pythonVersion": python_version})
-        log("%s; suite %s run by Python %s; plugin %s; work folder %s"
-            % (version, args.suite, python_version, args.plugin, args.work_dir))
+        result.update({"orthancVersion": version, "pythonVersion": python_version,
+                       "peerOrthanc": peer_orthanc(args.orthanc)})
+        log("%s (its peer: %s); suite %s run by Python %s; plugin %s; work folder %s"
+            % (version, peer_orthanc(args.orthanc), args.suite, python_version, args.plugin, args.work_dir))
         if missing:
             log("warning: not found in %s (the tests that call them fail on both sides): %s"
                 % (SUITE_PATH, ", ".join(missing)))

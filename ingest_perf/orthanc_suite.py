@@ -24,8 +24,8 @@ MODES = {
                      "IngestTranscodingOfUncompressed": False}, True,
                     "Orthanc transcodes at ingest, on both sides, the compressed instances that JPEG baseline "
                     "can hold (8 bits stored; lossy, so with a new SOP Instance UID): 3 instances of the "
-                    "1.12.7 suite, 1 of the 1.10.1 suite; the others are stored as sent (the run fails unless "
-                    "the plugin saw an instance stored in another transfer syntax than received)"),
+                    "1.12.7 and 1.13.0 suites, 1 of the 1.10.1 suite; the others are stored as sent (the run "
+                    "fails unless the plugin saw an instance stored in another transfer syntax than received)"),
     "tcp-nodelay": ({"IngestPerf": {}}, True,
                     "both Orthancs run their DICOM associations without Nagle's algorithm, started with "
                     "TCP_NODELAY=1 in their environment (the plugin only reads it: `dicomTcpNoDelay` checked "
@@ -36,7 +36,7 @@ MODES = {
     "transcoding-jpeg": ({"IngestPerf": {}, "IngestTranscoding": "1.2.840.10008.1.2.4.70"}, False,
                          "Orthanc transcodes every received instance to JPEG lossless, on both sides, so the "
                          "suite's tests that check an instance is stored as sent fail on both sides and do not "
-                         "judge the plugin (21 more on 1.12.7, 17 on 1.10.1)"),
+                         "judge the plugin (22 more on 1.13.0, 21 on 1.12.7, 17 on 1.10.1)"),
     "transcode-timing": ({"IngestPerf": {"TranscodeTiming": "FallThrough"},
                           "IngestTranscoding": "1.2.840.10008.1.2.4.70"}, False,
                          "transcoding with the opt-in transcoder registered; `test_decode_elscint` is "
