@@ -181,3 +181,22 @@ def test_the_comparison_runs_a_suite_with_and_without_the_plugin(plugin_path, tm
     with open(record["sides"]["with"]["peerLog"]) as f:
         assert "Orthanc version" in f.read()  # Run.py sends it to /dev/null; the runner keeps it
     assert not os.path.exists(os.path.join(work, "default", "with-plugin", "storage"))
+
+
+def test_a_suite_that_passes_nothing_without_the_plugin_judges_nothing(plugin_path, tmp_path):
+    """The first run of the 1.13.0 suite (its peer a 1.13.0 too) errored in every test on both sides:
+    "0 differing", exit code 0, although nothing was judged. A mode where no test passes without the
+    plugin is refused (exit code 2), saying why: here the one test selected fails on both sides."""
+    work = tmp_path / "nothing"
+    command = COMMAND + ["--suite", FAKE_SUITE, "--plugin", plugin_path, "--modes", "default", "--recheck", "0",
+                         "--python", os.path.join(FAKE_SUITE, "python-with-stubs"), "--tests=test_fails_on_both_sides",
+                         "--work-dir", str(work)]
+    environment = dict(os.environ, FAKE_SUITE_PYTHON=sys.executable)
+    for _ in range(20):
+        run = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600)
+        if "is running (lock" not in run.stderr:
+            break
+        time.sleep(30)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "no test passed without the plugin" in run.stderr and "judges nothing" in run.stderr, run.stderr
+

@@ -491,6 +491,12 @@ def run_mode(tools, base, mode, tests):
         if label == "without":  # the same on both sides
             for note in side["notes"]:
                 log("    note: " + note)
+            if side["outcomes"] and "passed" not in counts:
+                # A suite that passes nothing without the plugin judges nothing (1.13.0's with a 1.13.0
+                # peer: every setUp refused): not "0 differing".
+                raise CompareError("%s: no test passed without the plugin (%s): the suite cannot run here, so it "
+                                   "judges nothing; its log: %s" % (mode, ", ".join(
+                                       "%s %d" % kv for kv in sorted(counts.items())), side.get("suiteLog", folder)))
         if side.get("orthancCrashed"):
             log("    THE ORTHANC UNDER TEST DIED during the suite (exit code %s); end of its log:\n%s"
                 % (side["orthancExitCode"], textwrap.indent(side["orthancLogTail"], "      ")))
