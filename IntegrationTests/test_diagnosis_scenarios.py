@@ -480,8 +480,9 @@ def test_the_same_sender_gets_the_same_verdict_every_time(sender, orthanc_factor
     the sender's stall, and nothing else. gdcmscu's gaps are bimodal, its median 4 ms in one run and 45
     in the next: the rule read from the mean and median named it in 3 runs of 5. The rule's shares of
     the gaps' time and of the cycle also depend on how long everything else takes: on a loaded machine
-    (load 20, even ahead of other work) one association in 5 fell below them once, so 4 of 5 is the
-    bar, which the old rule missed."""
+    (load 20, even ahead of other work) one association in 5 fell below them once, so all but one of
+    the associations whose sender stalled on at least 3 gaps is the bar, which the old rule missed
+    (it named gdcmscu in 3 of 5 that all stalled)."""
     def verdict_then_reset(orthanc):
         answer = diagnosis_now(orthanc)
         gaps = orthanc.stats(transport="dicom")["transports"]["dicom"]["phases"]["associationGap"]
@@ -491,10 +492,19 @@ def test_the_same_sender_gets_the_same_verdict_every_time(sender, orthanc_factor
         return {"fired": fired, "gaps": gaps["count"],
                 "p50": gaps["p50"], "reason": [r["reason"] for r in answer["rules"] if r["id"] == "sender-stall"]}
 
-    orthanc = scenarios.sender_stall(orthanc_factory, series_factory, sender=sender, instances=100, associations=5,
-                                     after_each=verdict_then_reset)
-    each = orthanc.scenario["afterEach"]
-    assert [run["gaps"] for run in each] == [99] * 5, each
-    verdicts = "\n".join("%s, gaps p50 %.1f ms: %s" % (run["fired"], run["p50"], run["reason"]) for run in each)
-    assert all(run["fired"] in ([], ["sender-stall"]) for run in each), verdicts
-    assert sum(run["fired"] == ["sender-stall"] for run in each) >= 4, verdicts
+    for attempt in (1, 2):
+        orthanc = scenarios.sender_stall(orthanc_factory, series_factory, sender=sender, instances=100,
+                                         associations=5, after_each=verdict_then_reset)
+        each = orthanc.scenario["afterEach"]
+        assert [run["gaps"] for run in each] == [99] * 5, each
+        verdicts = "\n".join("%s, gaps p50 %.1f ms: %s" % (run["fired"], run["p50"], run["reason"]) for run in each)
+        assert all(run["fired"] in ([], ["sender-stall"]) for run in each), verdicts
+        # Judged: the associations whose sender stalled on the rule's minimum of 3 gaps. How many gaps
+        # stall is the sender's own (storescu in the full test command, 2026-11-29: 1, 7, 0, 4 and 3 of 99
+        # in five associations): fewer than 3 judged is the scenario not made, made once more.
+        judged = [run for run in each if int(re.match(r"(\d+) gaps of", run["reason"][0]).group(1)) >= 3]
+        if len(judged) >= 3 or attempt == 2:
+            break
+        print("%s: stalled on 3 gaps or more in %d association(s) of 5; once more" % (sender, len(judged)))
+    assert len(judged) >= 3, verdicts
+    assert sum(run["fired"] == ["sender-stall"] for run in judged) >= len(judged) - 1, verdicts
