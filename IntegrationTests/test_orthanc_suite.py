@@ -153,6 +153,21 @@ def test_the_modes_are_described_once():
 FAKE_SUITE = os.path.join(REPO_ROOT, "IntegrationTests", "FakeOrthancSuite")
 
 
+def compare_fake_suite(plugin_path, work, tests):
+    """The comparison of the stand-in suite in mode default, its tests selected by `tests`; the suite's
+    ports are fixed, so a comparison already running on the machine is waited for."""
+    command = COMMAND + ["--suite", FAKE_SUITE, "--plugin", plugin_path, "--modes", "default", "--recheck", "0",
+                         "--python", os.path.join(FAKE_SUITE, "python-with-stubs"), "--tests=" + tests,
+                         "--work-dir", str(work)]
+    environment = dict(os.environ, FAKE_SUITE_PYTHON=sys.executable)
+    for _ in range(20):
+        run = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600)
+        if "is running (lock" not in run.stderr:
+            break
+        time.sleep(30)
+    return run
+
+
 def test_the_comparison_runs_a_suite_with_and_without_the_plugin(plugin_path, tmp_path):
     """The whole comparison on a stand-in for orthanc-tests (FakeOrthancSuite/: its generator, a Run.py
     that starts the peer, five tests), Orthanc 1.10.1, mode default: the configuration generated from
@@ -161,15 +176,7 @@ def test_the_comparison_runs_a_suite_with_and_without_the_plugin(plugin_path, tm
     plugin's route differs (exit code 1), the one that fails alike on both sides does not, and the
     peer's log is kept. The suite's ports are fixed: a second comparison on the machine waits."""
     work = tmp_path / "comparison"
-    command = COMMAND + ["--suite", FAKE_SUITE, "--plugin", plugin_path, "--modes", "default", "--recheck", "0",
-                         "--python", os.path.join(FAKE_SUITE, "python-with-stubs"), "--tests=-test_left_out",
-                         "--work-dir", str(work)]
-    environment = dict(os.environ, FAKE_SUITE_PYTHON=sys.executable)
-    for _ in range(20):
-        run = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600)
-        if "is running (lock" not in run.stderr:
-            break
-        time.sleep(30)
+    run = compare_fake_suite(plugin_path, work, "-test_left_out")
     assert run.returncode == 1, run.stdout + run.stderr
     assert "DIFFERS Orthanc.test_no_perf_route" in run.stdout
     with open(work / "result.json") as f:
@@ -187,16 +194,7 @@ def test_a_suite_that_passes_nothing_without_the_plugin_judges_nothing(plugin_pa
     """The first run of the 1.13.0 suite (its peer a 1.13.0 too) errored in every test on both sides:
     "0 differing", exit code 0, although nothing was judged. A mode where no test passes without the
     plugin is refused (exit code 2), saying why: here the one test selected fails on both sides."""
-    work = tmp_path / "nothing"
-    command = COMMAND + ["--suite", FAKE_SUITE, "--plugin", plugin_path, "--modes", "default", "--recheck", "0",
-                         "--python", os.path.join(FAKE_SUITE, "python-with-stubs"), "--tests=test_fails_on_both_sides",
-                         "--work-dir", str(work)]
-    environment = dict(os.environ, FAKE_SUITE_PYTHON=sys.executable)
-    for _ in range(20):
-        run = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600)
-        if "is running (lock" not in run.stderr:
-            break
-        time.sleep(30)
+    run = compare_fake_suite(plugin_path, tmp_path / "nothing", "test_fails_on_both_sides")
     assert run.returncode == 2, run.stdout + run.stderr
     assert "no test passed without the plugin" in run.stderr and "judges nothing" in run.stderr, run.stderr
 

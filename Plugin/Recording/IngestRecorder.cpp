@@ -422,7 +422,7 @@ namespace IngestPerf
     {
       return;
     }
-    const bool lookUp = record.stage == RecordStage::Received && instanceExists_ && record.sopInstanceUid[0] != '\0';
+    const bool lookUp = MayBeEarlyDuplicate(record);
     if (record.stage == RecordStage::Filtered || lookUp)
     {
       if (!lookUp)
@@ -489,8 +489,7 @@ namespace IngestPerf
     FailureReason reason;
     const StorageState storage = storage_ != nullptr ? storage_->Now() : StorageState::Unknown;
     Outcome outcome = OutcomeOf(record, timedStorage_, storage, reason);
-    if (lookUp && record.stage == RecordStage::Received && instanceExists_ && record.sopInstanceUid[0] != '\0' &&
-        instanceExists_(record.sopInstanceUid))
+    if (lookUp && MayBeEarlyDuplicate(record) && instanceExists_(record.sopInstanceUid))
     {
       // Orthanc 1.13 found it in its index and answered AlreadyStored, before any filter. (A copy
       // that failed to parse while an instance of its UID was stored is counted so too.)

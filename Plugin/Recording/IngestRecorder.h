@@ -101,6 +101,11 @@ namespace IngestPerf
     InstanceLabels Current(const InstanceLabels& labels) const;
     // lookUp: on the plugin's thread, where a record ended at ReceivedInstance may be looked up.
     void Count(const EndedRecord& record, bool lookUp);
+    // Ended at ReceivedInstance with a UID to look up, where Orthanc answers duplicates there.
+    bool MayBeEarlyDuplicate(const EndedRecord& record) const
+    {
+      return record.stage == RecordStage::Received && instanceExists_ && record.sopInstanceUid[0] != '\0';
+    }
     // nowNs: when the pairing was made (OnStored or the change), for the time windows.
     void RecordPairing(const ChangeCorrelator::Pairing& pairing, int64_t nowNs);
     void Remember(const StoredEntry& entry, const InstanceMeasurement& measurement, Outcome outcome);
