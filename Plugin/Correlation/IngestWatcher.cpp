@@ -316,7 +316,9 @@ namespace IngestPerf
         }
         if (checkWanted_.exchange(false, std::memory_order_acq_rel) && hooks_.checkConnections)
         {
-          CheckConnections(now);
+          // As of after the request was taken: every filter that asked before is checked for
+          // (CheckedSince), and the instances its drain holds for it are named.
+          CheckConnections(MonotonicNowNs());
           worked = true;
         }
         if (drainWanted_.exchange(false, std::memory_order_acq_rel) && hooks_.drain)

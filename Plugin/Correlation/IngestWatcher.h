@@ -8,7 +8,7 @@
 // Each C-STORE instance, at Orthanc's instance filter, asks for a check of the known associations
 // (RequestCheck, one system call each): while Orthanc stores it, an association that closed is seen
 // and the new one read. Its OnStored names its connection if that check has run (CheckedSince), else
-// the thread names it after the check, as of when it was stored (IngestRecorder). Once Orthanc has
+// it is named after the check, as of when it was stored (IngestRecorder::Drain holds it until then). Once Orthanc has
 // started (every plugin has loaded), it runs `orthancStarted` (the single-owner hooks the plugin was
 // asked to take).
 //

@@ -1,6 +1,7 @@
 #include "Recording/IngestRecorder.h"
 
 #include "Platform/BoundedSpinLock.h"
+#include "Platform/MonotonicClock.h"
 #include "Recording/DuplicateDetection.h"
 #include "Timeline/ThreadTimelines.h"
 
@@ -338,12 +339,30 @@ namespace IngestPerf
   }
 
 
-  size_t IngestRecorder::Drain()
+  size_t IngestRecorder::Drain(bool nameNow)
   {
     std::lock_guard<std::mutex> lock(drainMutex_);
     size_t drained = 0;
-    while (queue_.Pop(drainEntry_))
+    while (holding_.load(std::memory_order_relaxed) || queue_.Pop(drainEntry_))
     {
+      // A C-STORE instance stored before the plugin's thread checked the connections its filter asked
+      // for waits for that check, and the entries after it with it: named earlier, the table may still
+      // hold its sender's previous association open, and take it for that one's.
+      // (at most kHoldAtMostNs: a check never asked for, at the start, holds nothing for long)
+      if (drainEntry_.connectionLater && !nameNow && MonotonicNowNs() - drainEntry_.instance.storedNs < kHoldAtMostNs)
+      {
+        bool later = false;
+        const CompletedInstance& instance = drainEntry_.instance;
+        drainEntry_.connection =
+          NameConnection(instance, drainEntry_.labels, instance.storedNs, instance.filteredNs, later);
+        if (later)
+        {
+          holding_.store(true, std::memory_order_relaxed);
+          break;
+        }
+        drainEntry_.connectionLater = false;
+      }
+      holding_.store(false, std::memory_order_relaxed);
       Record(drainEntry_);
       drained++;
     }

@@ -51,8 +51,12 @@ namespace IngestPerf
     void RecordEnded(const EndedRecord& record) override;
 
     // The plugin's thread, at its ticks and every kDrainEvery instances, and a reader before it reads:
-    // records the stored instances queued so far (one drainer at a time). Returns how many.
-    size_t Drain();
+    // records the stored instances queued so far (one drainer at a time). Returns how many. A C-STORE
+    // instance stored before the check of the connections its filter asked for is held, with those
+    // after it, until that check has run (Holding), unless `nameNow`: named as the table is.
+    size_t Drain(bool nameNow = false);
+    bool Holding() const { return holding_.load(std::memory_order_relaxed); }
+    static constexpr int64_t kHoldAtMostNs = 1000000000;
     // The label values age out (LabelCatalog::Rotate) and the streams of their combinations are
     // folded into "(other)" (IngestStats::FoldStreams). The plugin's thread; returns the streams folded.
     size_t AgeLabels(int64_t keepUsedSinceNs = INT64_MAX);
@@ -126,7 +130,8 @@ namespace IngestPerf
     std::function<void()> drainWanted_;
     StoredQueue queue_{kQueueCapacity};
     std::mutex drainMutex_;
-    StoredEntry drainEntry_;  // Drain's, under drainMutex_
+    StoredEntry drainEntry_;            // Drain's, under drainMutex_
+    std::atomic<bool> holding_{false};  // drainEntry_ waits for its connections' check
     std::atomic<bool> pendingLocked_{false};
     size_t pendingCount_ = 0;
     EndedRecord pending_[kPendingCapacity];

@@ -4,6 +4,8 @@
 #include "Platform/MonotonicClock.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 namespace IngestPerf
 {
@@ -59,6 +61,22 @@ namespace IngestPerf
     concluder.ConcludeEnded(nowNs, httpSockets_);
     recorder.ClassifyPending();
     AgeLabelsIfFull(nowNs);
+  }
+
+
+  void IngestState::DrainForReader()
+  {
+    const int64_t untilNs = MonotonicNowNs() + kReaderWaitNs;
+    recorder.Drain();
+    while (recorder.Holding() && MonotonicNowNs() < untilNs)
+    {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      recorder.Drain();
+    }
+    if (recorder.Holding())
+    {
+      recorder.Drain(true);  // the plugin's thread is far behind, or stopped
+    }
   }
 
 
@@ -128,7 +146,7 @@ namespace IngestPerf
 
   IngestReport IngestState::Collect(const StatsQuery& query, const PluginStatus& status)
   {
-    recorder.Drain();
+    DrainForReader();
     const int64_t now = MonotonicNowNs();
     IngestReport report;
     report.status = &status;
@@ -212,7 +230,7 @@ namespace IngestPerf
 
   RecentReport IngestState::CollectRecent(int64_t seconds)
   {
-    recorder.Drain();
+    DrainForReader();
     RecentReport report;
     report.collected = true;
     report.nowNs = MonotonicNowNs();
@@ -226,7 +244,7 @@ namespace IngestPerf
 
   SlotsReport IngestState::CollectSlots(Window window)
   {
-    recorder.Drain();
+    DrainForReader();
     SlotsReport report;
     report.collected = true;
     report.windowsKept = stats.HasWindows();
@@ -242,7 +260,7 @@ namespace IngestPerf
 
   void IngestState::Reset()
   {
-    recorder.Drain();  // what was stored before the reset is recorded as such
+    DrainForReader();  // what was stored before the reset is recorded as such
     const int64_t now = MonotonicNowNs();
     stats.Reset(now, WallNowNs());
     // The label values and combinations learned so far are forgotten: the senders to come are named

@@ -87,7 +87,13 @@ namespace IngestPerf
   private:
     static constexpr double kAgeAtFill = 0.75;
     static constexpr int64_t kMinLabelAgeNs = 60 * int64_t(1000000000);
+    // A reader waits this long at most for the plugin's thread to check the connections of the
+    // C-STORE instances it holds (asked for at their filters: microseconds, milliseconds under load).
+    static constexpr int64_t kReaderWaitNs = 200 * int64_t(1000000);
     void AgeLabelsIfFull(int64_t nowNs);
+    // A reader's drain: every instance stored before it asked, those that wait for their check
+    // included (IngestRecorder::Drain), named as the table is after kReaderWaitNs.
+    void DrainForReader();
     const int64_t startNs_ = MonotonicNowNs();
     uint16_t dicomPort_;
     // The plugin's thread's own, kept between readings: no allocation once grown.

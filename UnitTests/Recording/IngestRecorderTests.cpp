@@ -1,5 +1,6 @@
 #include "Recording/IngestState.h"
 #include "Recording/IngestRecorder.h"
+#include "Platform/MonotonicClock.h"
 
 #include <gtest/gtest.h>
 
@@ -436,4 +437,88 @@ TEST(IngestRecorder, TheSplitPartsAreSummedPerStreamAndTheirQuantilesKeptPerTran
   const StatsSnapshot after = pipeline.stats.Snapshot(0);
   EXPECT_EQ(0u, after.transports[static_cast<size_t>(Transport::Rest)].PartsOf(Phase::Persist).sampled);
   EXPECT_EQ(0u, after.PartQuantilesOf(Transport::Rest)[static_cast<size_t>(Phase::Persist)].onCpu.Count());
+}
+
+
+TEST(IngestRecorder, AReaderDoesNotNameAnInstanceBeforeTheCheckItsFilterAskedFor)
+{
+  // A sender's association on connection 100 is over and its next one, on 101, sends its first
+  // instance; the plugin's thread has not yet checked the connections that instance's filter asked
+  // for, so the table still holds 100 open. A reader that drained then took the instance for the
+  // association before (4 and 2 instances for 3 and 3): it waits for the check now.
+  IngestState pipeline(WithOverwrite(false));
+  const int64_t base = MonotonicNowNs();  // an instance is held at most a second after it was stored
+  bool checked = true;
+  pipeline.checkedSince = [&checked](int64_t) { return checked; };
+  const LabelId ip = pipeline.labels.InternValue(LabelDimension::RemoteIp, "10.0.0.1");
+  std::vector<DicomConnections::Reading> open{{100, 100, ip}};
+  pipeline.connections.Update(open.data(), open.size(), base + 1 * kMs);
+  const auto store = [&pipeline, base](int i) {
+    const int64_t at = base + i * 10 * kMs;
+    CompletedInstance instance = Http(at, at + kMs, at + 2 * kMs, at + 9 * kMs);
+    instance.transport = Transport::Dicom;
+    instance.instanceKey = 200 + i;
+    instance.peerKey = 7;
+    instance.labels.remoteAet = "CT";
+    instance.labels.remoteIp = "10.0.0.1";
+    instance.remoteAet = instance.remoteIp = instance.calledAet = kUnidentified;
+    pipeline.recorder.InstanceCompleted(instance);
+  };
+  const auto dicomStored = [&pipeline] {
+    return pipeline.stats.Snapshot(0)
+      .transports[static_cast<size_t>(Transport::Dicom)]
+      .outcomes[static_cast<size_t>(Outcome::Stored)];
+  };
+  for (int i = 1; i <= 3; i++)
+  {
+    store(i);
+  }
+  pipeline.recorder.Drain();
+  EXPECT_EQ(3u, dicomStored());
+
+  checked = false;  // connection 100 closed; 101 opened; the check is asked for, not run yet
+  store(4);
+  store(5);
+  EXPECT_EQ(0u, pipeline.recorder.Drain());
+  EXPECT_TRUE(pipeline.recorder.Holding());
+  EXPECT_EQ(3u, dicomStored());
+
+  // The plugin's thread: the check sees 100 gone, reads 101, drains.
+  EXPECT_EQ(1u, pipeline.connections.CheckOpen(base + 45 * kMs, [](int) { return uint64_t(0); }));
+  open = {{101, 101, ip}};
+  pipeline.connections.Update(open.data(), open.size(), base + 45 * kMs);
+  checked = true;
+  EXPECT_EQ(2u, pipeline.recorder.Drain());
+  EXPECT_FALSE(pipeline.recorder.Holding());
+  store(6);
+  pipeline.recorder.Drain();
+  EXPECT_EQ(6u, dicomStored());
+  open.clear();
+  pipeline.connections.Update(open.data(), open.size(), base + 70 * kMs);
+  const std::vector<PeerAssociations> rows = pipeline.associations.Snapshot(base + 80 * kMs);
+  ASSERT_EQ(1u, rows.size());
+  EXPECT_EQ(2u, rows[0].finished);
+  EXPECT_EQ(2u, rows[0].byConnection);
+  EXPECT_EQ(3, rows[0].instancesPerAssociation.Min());
+  EXPECT_EQ(3, rows[0].instancesPerAssociation.Max());
+}
+
+
+TEST(IngestRecorder, AnInstanceHeldForItsCheckIsNamedAfterASecondOrByAReaderThatGaveUp)
+{
+  IngestState pipeline(WithOverwrite(false));
+  pipeline.checkedSince = [](int64_t) { return false; };  // a check never run
+  CompletedInstance instance = Http(0, kMs, 2 * kMs, 9 * kMs);
+  instance.transport = Transport::Dicom;
+  instance.peerKey = 7;
+  instance.labels.remoteAet = "CT";
+  instance.labels.remoteIp = "10.0.0.1";
+  instance.storedNs = MonotonicNowNs();
+  pipeline.recorder.InstanceCompleted(instance);
+  EXPECT_EQ(0u, pipeline.recorder.Drain());
+  EXPECT_EQ(1u, pipeline.recorder.Drain(true));
+  instance.instanceKey = 43;
+  instance.storedNs = MonotonicNowNs() - 2 * IngestRecorder::kHoldAtMostNs;
+  pipeline.recorder.InstanceCompleted(instance);
+  EXPECT_EQ(1u, pipeline.recorder.Drain());
 }
