@@ -2,7 +2,7 @@
 site meets first: a default storescu association (the C-STORE answer stall) and a healthy HTTP
 ingest (nothing stands out). Each rule on the bottleneck it names, and against every other
 scenario, is in test_diagnosis_scenarios.py; the rules' thresholds are unit-tested on synthetic
-figures (UnitTests/Diagnosis/DiagnosisRulesTests.cpp)."""
+figures (UnitTests/Diagnosis/*RulesTests.cpp)."""
 import os
 import subprocess
 import sys
