@@ -339,30 +339,32 @@ namespace IngestPerf
   }
 
 
-  size_t IngestRecorder::Drain(bool nameNow)
+  size_t IngestRecorder::Drain(bool nameHeldNow)
   {
     std::lock_guard<std::mutex> lock(drainMutex_);
     size_t drained = 0;
-    while (holding_.load(std::memory_order_relaxed) || queue_.Pop(drainEntry_))
+    bool nameNow = nameHeldNow && heldStoredNs_.load(std::memory_order_relaxed) != 0;
+    while (heldStoredNs_.load(std::memory_order_relaxed) != 0 || queue_.Pop(drainEntry_))
     {
       // A C-STORE instance stored before the plugin's thread checked the connections its filter asked
       // for waits for that check, and the entries after it with it: named earlier, the table may still
-      // hold its sender's previous association open, and take it for that one's.
-      // (at most kHoldAtMostNs: a check never asked for, at the start, holds nothing for long)
-      if (drainEntry_.connectionLater && !nameNow && MonotonicNowNs() - drainEntry_.instance.storedNs < kHoldAtMostNs)
+      // hold its sender's previous association open, and take it for that one's. At most holdAtMostNs_
+      // (a check never asked for, at the start, holds nothing for long).
+      const CompletedInstance& instance = drainEntry_.instance;
+      if (drainEntry_.connectionLater && !nameNow && MonotonicNowNs() - instance.storedNs < holdAtMostNs_)
       {
         bool later = false;
-        const CompletedInstance& instance = drainEntry_.instance;
         drainEntry_.connection =
           NameConnection(instance, drainEntry_.labels, instance.storedNs, instance.filteredNs, later);
         if (later)
         {
-          holding_.store(true, std::memory_order_relaxed);
+          heldStoredNs_.store(std::max<int64_t>(1, instance.storedNs), std::memory_order_relaxed);
           break;
         }
         drainEntry_.connectionLater = false;
       }
-      holding_.store(false, std::memory_order_relaxed);
+      nameNow = false;
+      heldStoredNs_.store(0, std::memory_order_relaxed);
       Record(drainEntry_);
       drained++;
     }

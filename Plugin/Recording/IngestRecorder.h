@@ -53,10 +53,12 @@ namespace IngestPerf
     // The plugin's thread, at its ticks and every kDrainEvery instances, and a reader before it reads:
     // records the stored instances queued so far (one drainer at a time). Returns how many. A C-STORE
     // instance stored before the check of the connections its filter asked for is held, with those
-    // after it, until that check has run (Holding), unless `nameNow`: named as the table is.
-    size_t Drain(bool nameNow = false);
-    bool Holding() const { return holding_.load(std::memory_order_relaxed); }
-    static constexpr int64_t kHoldAtMostNs = 1000000000;
+    // after it, until that check has run, at most a second after it was stored (then named at the
+    // thread's next drain); `nameHeldNow`: the one held now is named as the table is.
+    size_t Drain(bool nameHeldNow = false);
+    // When the instance held was stored (monotonic), 0 when none is.
+    int64_t HeldStoredNs() const { return heldStoredNs_.load(std::memory_order_relaxed); }
+    void SetHoldAtMost(int64_t ns) { holdAtMostNs_ = ns; }  // tests, before any instance
     // The label values age out (LabelCatalog::Rotate) and the streams of their combinations are
     // folded into "(other)" (IngestStats::FoldStreams). The plugin's thread; returns the streams folded.
     size_t AgeLabels(int64_t keepUsedSinceNs = INT64_MAX);
@@ -130,8 +132,9 @@ namespace IngestPerf
     std::function<void()> drainWanted_;
     StoredQueue queue_{kQueueCapacity};
     std::mutex drainMutex_;
-    StoredEntry drainEntry_;            // Drain's, under drainMutex_
-    std::atomic<bool> holding_{false};  // drainEntry_ waits for its connections' check
+    StoredEntry drainEntry_;                // Drain's, under drainMutex_
+    std::atomic<int64_t> heldStoredNs_{0};  // drainEntry_ waits for its connections' check
+    int64_t holdAtMostNs_ = 1000000000;
     std::atomic<bool> pendingLocked_{false};
     size_t pendingCount_ = 0;
     EndedRecord pending_[kPendingCapacity];

@@ -66,14 +66,20 @@ namespace IngestPerf
 
   void IngestState::DrainForReader()
   {
-    const int64_t untilNs = MonotonicNowNs() + kReaderWaitNs;
+    // Every instance stored before the reader asked: one held for its check is waited for, at most
+    // kReaderWaitNs, then named as the table is; one stored since is left to the plugin's thread.
+    const int64_t askedNs = MonotonicNowNs();
+    const auto heldBefore = [this, askedNs] {
+      const int64_t held = recorder.HeldStoredNs();
+      return held != 0 && held <= askedNs;
+    };
     recorder.Drain();
-    while (recorder.Holding() && MonotonicNowNs() < untilNs)
+    while (heldBefore() && MonotonicNowNs() - askedNs < kReaderWaitNs)
     {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       recorder.Drain();
     }
-    if (recorder.Holding())
+    while (heldBefore())
     {
       recorder.Drain(true);  // the plugin's thread is far behind, or stopped
     }

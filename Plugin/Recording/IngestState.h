@@ -47,6 +47,11 @@ namespace IngestPerf
     RecentReport CollectRecent(int64_t seconds);
     // GET /perf/slots: the slots of one time window, each on its own.
     SlotsReport CollectSlots(Window window);
+    // A reader's drain (each Collect, the reset): every instance stored before it asked, those held
+    // for their connections' check included (IngestRecorder::Drain), named as the table is after
+    // kReaderWaitNs (the plugin's thread checks at once: microseconds, milliseconds under load).
+    void DrainForReader();
+    static constexpr int64_t kReaderWaitNs = 200 * int64_t(1000000);
     // POST /perf/reset: every figure from then on counts only what started after it; the state that
     // follows what is in progress (open records, association chains, pending changes) goes on.
     void Reset();
@@ -87,13 +92,7 @@ namespace IngestPerf
   private:
     static constexpr double kAgeAtFill = 0.75;
     static constexpr int64_t kMinLabelAgeNs = 60 * int64_t(1000000000);
-    // A reader waits this long at most for the plugin's thread to check the connections of the
-    // C-STORE instances it holds (asked for at their filters: microseconds, milliseconds under load).
-    static constexpr int64_t kReaderWaitNs = 200 * int64_t(1000000);
     void AgeLabelsIfFull(int64_t nowNs);
-    // A reader's drain: every instance stored before it asked, those that wait for their check
-    // included (IngestRecorder::Drain), named as the table is after kReaderWaitNs.
-    void DrainForReader();
     const int64_t startNs_ = MonotonicNowNs();
     uint16_t dicomPort_;
     // The plugin's thread's own, kept between readings: no allocation once grown.

@@ -445,9 +445,10 @@ TEST(IngestRecorder, AReaderDoesNotNameAnInstanceBeforeTheCheckItsFilterAskedFor
   // A sender's association on connection 100 is over and its next one, on 101, sends its first
   // instance; the plugin's thread has not yet checked the connections that instance's filter asked
   // for, so the table still holds 100 open. A reader that drained then took the instance for the
-  // association before (4 and 2 instances for 3 and 3): it waits for the check now.
+  // association before (1 and 5 instances for 3 and 3): it waits for the check now.
   IngestState pipeline(WithOverwrite(false));
-  const int64_t base = MonotonicNowNs();  // an instance is held at most a second after it was stored
+  pipeline.recorder.SetHoldAtMost(3600 * 1000 * kMs);  // whatever the machine's pauses
+  const int64_t base = MonotonicNowNs();
   bool checked = true;
   pipeline.checkedSince = [&checked](int64_t) { return checked; };
   const LabelId ip = pipeline.labels.InternValue(LabelDimension::RemoteIp, "10.0.0.1");
@@ -480,7 +481,7 @@ TEST(IngestRecorder, AReaderDoesNotNameAnInstanceBeforeTheCheckItsFilterAskedFor
   store(4);
   store(5);
   EXPECT_EQ(0u, pipeline.recorder.Drain());
-  EXPECT_TRUE(pipeline.recorder.Holding());
+  EXPECT_EQ(base + 49 * kMs, pipeline.recorder.HeldStoredNs());
   EXPECT_EQ(3u, dicomStored());
 
   // The plugin's thread: the check sees 100 gone, reads 101, drains.
@@ -489,7 +490,7 @@ TEST(IngestRecorder, AReaderDoesNotNameAnInstanceBeforeTheCheckItsFilterAskedFor
   pipeline.connections.Update(open.data(), open.size(), base + 45 * kMs);
   checked = true;
   EXPECT_EQ(2u, pipeline.recorder.Drain());
-  EXPECT_FALSE(pipeline.recorder.Holding());
+  EXPECT_EQ(0, pipeline.recorder.HeldStoredNs());
   store(6);
   pipeline.recorder.Drain();
   EXPECT_EQ(6u, dicomStored());
@@ -508,17 +509,40 @@ TEST(IngestRecorder, AnInstanceHeldForItsCheckIsNamedAfterASecondOrByAReaderThat
 {
   IngestState pipeline(WithOverwrite(false));
   pipeline.checkedSince = [](int64_t) { return false; };  // a check never run
-  CompletedInstance instance = Http(0, kMs, 2 * kMs, 9 * kMs);
-  instance.transport = Transport::Dicom;
-  instance.peerKey = 7;
-  instance.labels.remoteAet = "CT";
-  instance.labels.remoteIp = "10.0.0.1";
-  instance.storedNs = MonotonicNowNs();
-  pipeline.recorder.InstanceCompleted(instance);
-  EXPECT_EQ(0u, pipeline.recorder.Drain());
+  const auto stored = [&pipeline](uint64_t key, int64_t storedNs) {
+    CompletedInstance instance = Http(0, kMs, 2 * kMs, 9 * kMs);
+    instance.transport = Transport::Dicom;
+    instance.instanceKey = key;
+    instance.peerKey = 7;
+    instance.labels.remoteAet = "CT";
+    instance.labels.remoteIp = "10.0.0.1";
+    instance.remoteAet = instance.remoteIp = instance.calledAet = kUnidentified;
+    instance.storedNs = storedNs;
+    pipeline.recorder.InstanceCompleted(instance);
+  };
+  const auto dicomStored = [&pipeline] {
+    return pipeline.stats.Snapshot(0)
+      .transports[static_cast<size_t>(Transport::Dicom)]
+      .outcomes[static_cast<size_t>(Outcome::Stored)];
+  };
+  // Stored before a reader asked: it waits for the check, then names it as the table is.
+  stored(1, MonotonicNowNs());
+  const int64_t before = MonotonicNowNs();
+  pipeline.DrainForReader();
+  EXPECT_GE(MonotonicNowNs() - before, IngestState::kReaderWaitNs);
+  EXPECT_EQ(1u, dicomStored());
+  EXPECT_EQ(0, pipeline.recorder.HeldStoredNs());
+  // Stored after it asked (here: dated later): left to the plugin's thread, no wait.
+  stored(2, MonotonicNowNs() + 100 * kMs);
+  const int64_t after = MonotonicNowNs();
+  pipeline.DrainForReader();
+  EXPECT_LT(MonotonicNowNs() - after, IngestState::kReaderWaitNs);
+  EXPECT_NE(0, pipeline.recorder.HeldStoredNs());
+  EXPECT_EQ(1u, dicomStored());
   EXPECT_EQ(1u, pipeline.recorder.Drain(true));
-  instance.instanceKey = 43;
-  instance.storedNs = MonotonicNowNs() - 2 * IngestRecorder::kHoldAtMostNs;
-  pipeline.recorder.InstanceCompleted(instance);
+  EXPECT_EQ(2u, dicomStored());
+  // The plugin's thread, a second after it was stored: named as the table is.
+  stored(3, MonotonicNowNs() - 2000 * kMs);
   EXPECT_EQ(1u, pipeline.recorder.Drain());
+  EXPECT_EQ(3u, dicomStored());
 }
