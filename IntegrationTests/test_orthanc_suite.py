@@ -197,4 +197,3 @@ def test_a_suite_that_passes_nothing_without_the_plugin_judges_nothing(plugin_pa
     run = compare_fake_suite(plugin_path, tmp_path / "nothing", "test_fails_on_both_sides")
     assert run.returncode == 2, run.stdout + run.stderr
     assert "no test passed without the plugin" in run.stderr and "judges nothing" in run.stderr, run.stderr
-

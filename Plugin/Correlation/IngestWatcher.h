@@ -8,9 +8,9 @@
 // Each C-STORE instance, at Orthanc's instance filter, asks for a check of the known associations
 // (RequestCheck, one system call each): while Orthanc stores it, an association that closed is seen
 // and the new one read. Its OnStored names its connection if that check has run (CheckedSince), else
-// it is named after the check, as of when it was stored (IngestRecorder::Drain holds it until then). Once Orthanc has
-// started (every plugin has loaded), it runs `orthancStarted` (the single-owner hooks the plugin was
-// asked to take).
+// it is named after the check, as of when it was stored (IngestRecorder::Drain holds it until then).
+// Once Orthanc has started (every plugin has loaded), it runs `orthancStarted` (the single-owner hooks
+// the plugin was asked to take).
 //
 // The thread wakes when asked rather than on a timer: the hooks' requests (an eventfd write each,
 // coalesced until the thread has served it) also bring the tick when it is due (TickIfDue). A timed

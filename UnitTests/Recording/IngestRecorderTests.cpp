@@ -36,6 +36,26 @@ namespace
     return configuration;
   }
 
+  // A C-STORE instance from the calling AET "CT" at 10.0.0.1, its labels still to intern.
+  CompletedInstance CStore(int64_t start, uint64_t key)
+  {
+    CompletedInstance c = Http(start, start + kMs, start + 2 * kMs, start + 9 * kMs);
+    c.transport = Transport::Dicom;
+    c.instanceKey = key;
+    c.peerKey = 7;
+    c.labels.remoteAet = "CT";
+    c.labels.remoteIp = "10.0.0.1";
+    c.remoteAet = c.remoteIp = c.calledAet = kUnidentified;
+    return c;
+  }
+
+  uint64_t DicomStored(IngestState& pipeline)
+  {
+    return pipeline.stats.Snapshot(0)
+      .transports[static_cast<size_t>(Transport::Dicom)]
+      .outcomes[static_cast<size_t>(Outcome::Stored)];
+  }
+
   // The recorder's queue drained first, as the plugin's thread or a reader does.
   TransportSnapshot Rest(IngestState& pipeline)
   {
@@ -455,21 +475,9 @@ TEST(IngestRecorder, AReaderDoesNotNameAnInstanceBeforeTheCheckItsFilterAskedFor
   std::vector<DicomConnections::Reading> open{{100, 100, ip}};
   pipeline.connections.Update(open.data(), open.size(), base + 1 * kMs);
   const auto store = [&pipeline, base](int i) {
-    const int64_t at = base + i * 10 * kMs;
-    CompletedInstance instance = Http(at, at + kMs, at + 2 * kMs, at + 9 * kMs);
-    instance.transport = Transport::Dicom;
-    instance.instanceKey = 200 + i;
-    instance.peerKey = 7;
-    instance.labels.remoteAet = "CT";
-    instance.labels.remoteIp = "10.0.0.1";
-    instance.remoteAet = instance.remoteIp = instance.calledAet = kUnidentified;
-    pipeline.recorder.InstanceCompleted(instance);
+    pipeline.recorder.InstanceCompleted(CStore(base + i * 10 * kMs, 200 + i));
   };
-  const auto dicomStored = [&pipeline] {
-    return pipeline.stats.Snapshot(0)
-      .transports[static_cast<size_t>(Transport::Dicom)]
-      .outcomes[static_cast<size_t>(Outcome::Stored)];
-  };
+  const auto dicomStored = [&pipeline] { return DicomStored(pipeline); };
   for (int i = 1; i <= 3; i++)
   {
     store(i);
@@ -510,21 +518,11 @@ TEST(IngestRecorder, AnInstanceHeldForItsCheckIsNamedAfterASecondOrByAReaderThat
   IngestState pipeline(WithOverwrite(false));
   pipeline.checkedSince = [](int64_t) { return false; };  // a check never run
   const auto stored = [&pipeline](uint64_t key, int64_t storedNs) {
-    CompletedInstance instance = Http(0, kMs, 2 * kMs, 9 * kMs);
-    instance.transport = Transport::Dicom;
-    instance.instanceKey = key;
-    instance.peerKey = 7;
-    instance.labels.remoteAet = "CT";
-    instance.labels.remoteIp = "10.0.0.1";
-    instance.remoteAet = instance.remoteIp = instance.calledAet = kUnidentified;
+    CompletedInstance instance = CStore(0, key);
     instance.storedNs = storedNs;
     pipeline.recorder.InstanceCompleted(instance);
   };
-  const auto dicomStored = [&pipeline] {
-    return pipeline.stats.Snapshot(0)
-      .transports[static_cast<size_t>(Transport::Dicom)]
-      .outcomes[static_cast<size_t>(Outcome::Stored)];
-  };
+  const auto dicomStored = [&pipeline] { return DicomStored(pipeline); };
   // Stored before a reader asked: it waits for the check, then names it as the table is.
   stored(1, MonotonicNowNs());
   const int64_t before = MonotonicNowNs();
