@@ -289,11 +289,12 @@ def test_contention_command_in_miniature(miniatures, plugin_path):
 
 def test_soak_command_in_miniature(miniatures, plugin_path):
     """ingest_perf/benchmarks/soak.py, whose figures docs/measurements/soak.md gives, in a few minutes:
-    three Orthancs side by side under a site's churn (new calling AETs, long and short associations,
-    keep-alive and closing HTTP clients, duplicates, cut uploads, deletions, a reset, route reads); B's
-    counts equal the ground truth before the reset and at the end, the associations within their bound, the
-    labels (MaxLabelValues 4) aged out on their own (2.6 minutes: a minute after the reset) and the latest
-    senders are named; no thread is left behind."""
+    four Orthancs side by side (without the plugin twice, with it, with its hooks alone) under a site's
+    churn (new calling AETs, long and short associations, keep-alive and closing HTTP clients,
+    duplicates, cut uploads, deletions, a reset, route reads); B's counts equal the ground truth before
+    the reset and at the end, the associations within their bound, the labels (MaxLabelValues 4) aged
+    out on their own (2.6 minutes: a minute after the reset) and the latest senders are named; no
+    thread is left behind."""
     result = miniatures["test_soak_command_in_miniature"].result(timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr
     document = json.load(open(soak_figures(plugin_path)))
@@ -314,4 +315,7 @@ def test_soak_command_in_miniature(miniatures, plugin_path):
     # The plugin keeps no descriptor per Orthanc thread (its schedstat file is opened per reading).
     assert document["bAtEnd"]["descriptors"] <= document["bAtStart"]["descriptors"] + 4, document
     assert document["cpu"]["B/A"] > 0 and len(document["segments"]) >= 5, document
+    # Side H, the plugin's hooks returning at once (libTestHooksOnly.so, built beside the plugin).
+    assert document["cpu"]["H/A"] > 0 and all("H/A" in s for s in document["segments"]), document
     assert "CPU B/A" in result.stdout and "counts against the truth" in result.stdout
+    assert "the hooks alone H/A" in result.stdout

@@ -3,16 +3,19 @@ side receive the same work, event by event, in rotating order: A without the plu
 defaults, C without it (the null comparison). The work is a site's churn: C-STORE associations long
 and short from calling AETs that keep changing, keep-alive and closing HTTP clients, duplicates, a
 cut upload now and then, every resource deleted every few minutes, one POST /perf/reset on B half
-way, and every route of B read every 30 s. The script keeps the ground truth of every instance
+way, and every route of B read every 30 s. A fourth Orthanc, H, loads a plugin that registers the
+same hooks as the plugin and returns from each at once (libTestHooksOnly.so, built beside the plugin):
+what Orthanc itself spends on calling them, before the plugin does any work. The script keeps the
+ground truth of every instance
 (stored, alreadyStored or failed) and checks B's counts against it; the CPU time of each whole
 Orthanc process is counted with the route reads and the deletions left out (the meters stop around
 them):
 
   .venv/bin/python -m ingest_perf.benchmarks.soak [--plugin PATH] [--orthanc 1.10.1|1.12.7|1.13.0]
       [--minutes 12] [--rate 3.75] [--new-aets-per-minute 20] [--other-sockets 2000] [--seed 1]
-      [--max-label-values N] [--json FILE]
+      [--max-label-values N] [--hooks-only PATH|''] [--json FILE]
 
-What it prints: B/A and C/A over the run and per tenth of it; the plugin's own figure (pluginCost);
+What it prints: B/A, H/A and C/A over the run and per tenth of it; the plugin's own figure (pluginCost);
 memory (resident B - A and C - A at start, at the reset and at the end; B's threads and descriptors);
 B's counts against the truth before the reset and at the end; the share of the calling AETs of the
 last minute that B names. As root it runs in a network namespace of its own, like process_cpu.
@@ -37,6 +40,7 @@ from ingest_perf.orthanc_process import HOST_ORTHANC, default_plugin_path, stop_
 ROUTES = ("/perf/stats", "/perf/metrics", "/perf/diagnosis", "/perf/slowest")
 TARGET_RATIO = 1.02
 SERIES_SIZE = 50
+HOOKS_ONLY = "libTestHooksOnly.so"
 
 
 def log(message):
@@ -177,10 +181,12 @@ def run(args, files, root):
     sides = []
     try:
         tables = {"MaxLabelValues": args.max_label_values} if args.max_label_values else None
-        for name, plugin in (("A", None), ("B", args.plugin), ("C", None)):
+        for name, plugin in (("A", None), ("B", args.plugin), ("C", None), ("H", args.hooks_only)):
+            if name == "H" and not plugin:
+                continue
             sides.append(Side(name, start_orthanc(root, name.lower(), plugin, args.orthanc,
-                                                  ingest_perf=tables if plugin else None)))
-        a, b, c = sides
+                                                  ingest_perf=tables if name == "B" else None)))
+        a, b, c = sides[:3]
         result = {"events": len(events), "distinctAets": distinct_aets, "segments": []}
         for side in sides:  # warm-up, then an empty start
             storescu(side.orthanc.dicom_port, files[:2], calling_aet="WARM", called_aet=side.orthanc.aet)
@@ -201,7 +207,7 @@ def run(args, files, root):
             pause = began + offset - time.monotonic()
             if pause > 0:
                 time.sleep(pause)
-            order = sides[number % 3:] + sides[:number % 3]
+            order = sides[number % len(sides):] + sides[:number % len(sides)]
             for side in order:
                 side.send(kind, indexes, aet, files, cut_bodies)
             if kind.startswith("dicom"):
@@ -244,16 +250,20 @@ def run(args, files, root):
                     s.meter.start()
                 cpu = {s.name: s.meter.ns - last_cpu[s.name] for s in sides}
                 last_cpu = {s.name: s.meter.ns for s in sides}
-                result["segments"].append({"B/A": round(cpu["B"] / cpu["A"], 3), "C/A": round(cpu["C"] / cpu["A"], 3)})
+                result["segments"].append({s.name + "/A": round(cpu[s.name] / cpu["A"], 3) for s in sides[1:]})
                 segment = tenth
         time.sleep(args.settle)
         for s in sides:
             s.meter.stop()
         cpu = {s.name: s.meter.ns for s in sides}
         stored = sum(b.truth.get(t, "stored") + b.truth.get(t, "alreadyStored") for t in ("rest", "dicom"))
-        result["cpu"] = {"B/A": round(cpu["B"] / cpu["A"], 4), "C/A": round(cpu["C"] / cpu["A"], 4),
-                         "A ms per instance": round(cpu["A"] / 1e6 / max(1, stored * 2), 3),
-                         "B-A us per instance": round((cpu["B"] - cpu["A"]) / 1e3 / max(1, stored * 2), 1)}
+        per_instance = max(1, stored * 2)
+        result["cpu"] = {s.name + "/A": round(cpu[s.name] / cpu["A"], 4) for s in sides[1:]}
+        result["cpu"].update({"A ms per instance": round(cpu["A"] / 1e6 / per_instance, 3),
+                              "B-A us per instance": round((cpu["B"] - cpu["A"]) / 1e3 / per_instance, 1)})
+        if "H" in cpu:
+            result["cpu"].update({"H-A us per instance": round((cpu["H"] - cpu["A"]) / 1e3 / per_instance, 1),
+                                  "B-H us per instance": round((cpu["B"] - cpu["H"]) / 1e3 / per_instance, 1)})
         result["atEnd"] = compare(b)
         since = max(reset_offset, args.minutes * 60.0 - 60)  # (the groups count since the reset)
         last_minute = {aet for offset, aet in recent_aets if offset > since}
@@ -300,6 +310,13 @@ def render(result):
         "CPU B/A %.4f (per tenth %.3f-%.3f), null C/A %.4f (%.3f-%.3f); A %.3f ms per instance, B-A %+.1f us" % (
             cpu["B/A"], min(ratios), max(ratios), cpu["C/A"], min(nulls), max(nulls), cpu["A ms per instance"],
             cpu["B-A us per instance"]),
+    ]
+    if "H/A" in cpu:
+        hooks = [s["H/A"] for s in result["segments"]]
+        lines.append("the hooks alone H/A %.4f (per tenth %.3f-%.3f), H-A %+.1f us: what Orthanc spends calling them; "
+                     "the plugin's own work B-H %+.1f us per instance" % (
+                         cpu["H/A"], min(hooks), max(hooks), cpu["H-A us per instance"], cpu["B-H us per instance"]))
+    lines += [
         "pluginCost: %s" % result["pluginCost"],
         "memory B-A / C-A MiB: start %s, at reset %s, end %s" % (
             result["memoryAtStart"], result.get("memoryAtReset"), result["memoryAtEnd"]),
@@ -316,7 +333,8 @@ def render(result):
     if null_off > TARGET_RATIO - 1:
         lines.append("target B/A <= %.2f: cannot say (the null comparison is off by %.3f)" % (TARGET_RATIO, null_off))
     else:
-        lines.append("target B/A <= %.2f: %s" % (TARGET_RATIO, "met" if cpu["B/A"] <= TARGET_RATIO else "NOT met"))
+        lines.append("target B/A <= %.2f: %s%s" % (TARGET_RATIO, "met" if cpu["B/A"] <= TARGET_RATIO else "NOT met",
+                                                  "; the hooks alone: H/A %.3f" % cpu["H/A"] if "H/A" in cpu else ""))
     return "\n".join(lines)
 
 
@@ -333,9 +351,18 @@ def main():
     parser.add_argument("--settle", type=float, default=6.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-label-values", type=int, help="B's MaxLabelValues (default: the plugin's, 32)")
+    parser.add_argument("--hooks-only", help="the plugin of side H (its hooks returning at once; default: %s beside "
+                        "the plugin, or in the build folder); '' for no side H" % HOOKS_ONLY)
     parser.add_argument("--json")
     args = parser.parse_args()
     args.plugin = os.path.abspath(args.plugin)
+    if args.hooks_only is None:
+        beside = [os.path.join(os.path.dirname(path), HOOKS_ONLY) for path in (args.plugin, default_plugin_path())]
+        args.hooks_only = next((path for path in beside if os.path.isfile(path)), beside[0])
+    if args.hooks_only and not os.path.isfile(args.hooks_only):
+        log("no side H: %s is missing (built with the plugin's tests)" % args.hooks_only)
+        args.hooks_only = ""
+    args.hooks_only = os.path.abspath(args.hooks_only) if args.hooks_only else ""
     reexecute_in_own_network_namespace(["-m", __spec__.name] + sys.argv[1:])
     namespace = "own network namespace" if in_own_network_namespace() else "host's network namespace"
     root = tempfile.mkdtemp(prefix="soak-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
