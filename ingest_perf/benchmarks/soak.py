@@ -1,15 +1,14 @@
-"""Attached for hours, in minutes: issue 34's 83-minute run at a smaller scale. Three Orthancs side by
+"""Attached for hours, in minutes: issue 34's 83-minute run at a smaller scale. Four Orthancs side by
 side receive the same work, event by event, in rotating order: A without the plugin, B with it at its
-defaults, C without it (the null comparison). The work is a site's churn: C-STORE associations long
-and short from calling AETs that keep changing, keep-alive and closing HTTP clients, duplicates, a
-cut upload now and then, every resource deleted every few minutes, one POST /perf/reset on B half
-way, and every route of B read every 30 s. A fourth Orthanc, H, loads a plugin that registers the
-same hooks as the plugin and returns from each at once (libTestHooksOnly.so, built beside the plugin):
-what Orthanc itself spends on calling them, before the plugin does any work. The script keeps the
-ground truth of every instance
-(stored, alreadyStored or failed) and checks B's counts against it; the CPU time of each whole
-Orthanc process is counted with the route reads and the deletions left out (the meters stop around
-them):
+defaults, C without it (the null comparison), and H with a plugin that registers the same hooks as
+the plugin and returns from each at once (libTestHooksOnly.so, built beside the plugin): what Orthanc
+itself spends on calling them, before the plugin does any work. The work is a site's churn: C-STORE
+associations long and short from calling AETs that keep changing, keep-alive and closing HTTP
+clients, duplicates, a cut upload now and then, every resource deleted every few minutes, one POST
+/perf/reset on B half way, and every route of B read every 30 s. The script keeps the ground truth of
+every instance (stored, alreadyStored or failed) and checks B's counts against it; the CPU time of
+each whole Orthanc process is counted with the route reads and the deletions left out (the meters
+stop around them):
 
   .venv/bin/python -m ingest_perf.benchmarks.soak [--plugin PATH] [--orthanc 1.10.1|1.12.7|1.13.0]
       [--minutes 12] [--rate 3.75] [--new-aets-per-minute 20] [--other-sockets 2000] [--seed 1]
@@ -181,9 +180,8 @@ def run(args, files, root):
     sides = []
     try:
         tables = {"MaxLabelValues": args.max_label_values} if args.max_label_values else None
-        for name, plugin in (("A", None), ("B", args.plugin), ("C", None), ("H", args.hooks_only)):
-            if name == "H" and not plugin:
-                continue
+        hooks_only = [("H", args.hooks_only)] if args.hooks_only else []
+        for name, plugin in [("A", None), ("B", args.plugin), ("C", None)] + hooks_only:
             sides.append(Side(name, start_orthanc(root, name.lower(), plugin, args.orthanc,
                                                   ingest_perf=tables if name == "B" else None)))
         a, b, c = sides[:3]
