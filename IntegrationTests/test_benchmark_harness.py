@@ -252,6 +252,13 @@ def test_route_cost_command_in_miniature(miniatures, plugin_path):
     assert "command: python -m ingest_perf.benchmarks.route_cost" in result.stdout
 
 
+def test_route_cost_judges_the_figure_it_prints():
+    """CI once printed -0.50 beside "not judged (below /system)" for -0.502: the verdict reads the
+    figure as the row shows it (two decimals), at both ends of "met"."""
+    for above, expected in ((-0.502, "met"), (-0.506, "not judged"), (20.004, "met"), (20.006, "missed")):
+        assert route_cost.verdict("/perf/stats", above).startswith(expected), above
+
+
 def test_contention_command_in_miniature(miniatures, plugin_path):
     """ingest_perf/benchmarks/contention.py, whose tables docs/measurements/plugin-cost.md gives: each
     level's storescu associations (one calling AET each) and HTTP clients into A, B (the plugin) and A'

@@ -203,6 +203,7 @@ def verdict(route, above):
     target = TARGETS.get(route)
     if target is None:
         return "-"
+    above = round(above, 2)  # judged as printed: -0.502 shows as -0.50 and must read as the row says
     if above < -0.5:  # a route cannot answer faster than /system by much: noise, never "met"
         return "not judged (below /system)"
     return "met (<= %.0f ms)" % target if above <= target else "missed (%.0f ms)" % target
