@@ -109,10 +109,9 @@ namespace IngestPerf
         return;  // nothing split yet: an idle scrape stays small
       }
       AppendHeader(out, parts, "counter",
-                   "Time of each phase on a CPU (onCpu), waiting for a CPU (waitingForCpu: the scheduler's run "
-                   "delay) and blocked, summed over the instances whose phase was split (one in "
-                   "IngestPerf.PhasePartsSampling per thread); the three add up to their duration. Without a run "
-                   "delay from the kernel, blocked includes it and waitingForCpu is left out.");
+                   "Time of each phase on a CPU (onCpu), waiting for one (waitingForCpu) and blocked, summed over "
+                   "the instances split (IngestPerf.PhasePartsSampling); the three add up to their duration "
+                   "(docs/phases.md).");
       for (const auto& row : rows)
       {
         const PhasePartsSnapshot& sums = *row.second;
@@ -170,9 +169,8 @@ namespace IngestPerf
       // instances); a sum and a count for every phase, whose rates give its mean.
       const char* durations = "orthanc_ingest_phase_duration_seconds";
       AppendHeader(out, durations, "histogram",
-                   "serverTotal, associationGap and requestGap per transport, since the plugin started or the last "
-                   "POST /perf/reset, from the transport's first instance (every phase's mean: "
-                   "orthanc_ingest_phase_seconds).");
+                   "serverTotal, associationGap and requestGap per transport since the start or the last POST "
+                   "/perf/reset (every phase's mean: orthanc_ingest_phase_seconds).");
       for (const Measured& row : measured)
       {
         if (row.phase == Phase::ServerTotal || row.phase == Phase::AssociationGap || row.phase == Phase::RequestGap)
