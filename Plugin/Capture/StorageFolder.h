@@ -43,7 +43,6 @@ namespace IngestPerf
     // Removes the file, then its two parent folders if they became empty; never fails.
     void Remove(const std::string& uuid) const;
 
-    const std::string& Root() const { return root_; }
 
   private:
     std::string root_;

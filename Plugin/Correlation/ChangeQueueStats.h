@@ -59,7 +59,6 @@ namespace IngestPerf
     void ResetStatistics();  // keeps the two counters the backlog is computed from (since start)
 
     // Instances stored since start (never reset): a cheap sign of ingest activity for other threads.
-    uint64_t StoredInstances() const { return storedInstances_.load(std::memory_order_relaxed); }
     ChangeQueueSnapshot Snapshot() const;
 
   private:

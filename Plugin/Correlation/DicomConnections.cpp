@@ -395,18 +395,6 @@ namespace IngestPerf
   }
 
 
-  size_t DicomConnections::OpenCount() const
-  {
-    size_t count = 0;
-    for (const Slot& slot : slots_)
-    {
-      DicomConnection view;
-      count += (ReadSlot(slot, view) && view.closedNs == 0) ? 1 : 0;
-    }
-    return count;
-  }
-
-
   std::vector<DicomConnection> DicomConnections::Snapshot() const
   {
     std::vector<DicomConnection> result;

@@ -111,7 +111,6 @@ namespace IngestPerf
     // When a connection opened (DicomConnection::openedNs), 0 for an unknown cookie.
     int64_t OpenedNs(uint64_t cookie) const;
 
-    size_t OpenCount() const;
     // POST /perf/reset forgot the label ids: the calling AETs seen on the connections are forgotten
     // (the next instance on each says it again), and each connection's address is written again at
     // the next reading.

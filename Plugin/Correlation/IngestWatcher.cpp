@@ -270,7 +270,6 @@ namespace IngestPerf
         wakeNs == INT64_MAX ? -1 : static_cast<int>(std::max<int64_t>(0, (wakeNs - beforeNs + 999999) / 1000000));
       epoll_event events[2];
       const int ready = epoll_wait(epoll_, events, 2, timeoutMs);
-      wakes_.fetch_add(1, std::memory_order_relaxed);
       if (stopping_)
       {
         break;

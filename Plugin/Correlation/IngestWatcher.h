@@ -128,8 +128,6 @@ namespace IngestPerf
     ConnectionSummary Summarize(int64_t fromNs, int64_t toNs, unsigned int dicomThreads,
                                 unsigned int httpThreads) const;
 
-    uint64_t Wakes() const { return wakes_.load(std::memory_order_relaxed); }
-
     // The thread's CPU time since it started or since ResetCost.
     PluginThreadCost Cost() const;
     void ResetCost();
@@ -170,7 +168,6 @@ namespace IngestPerf
     std::atomic<bool> sleeping_{false};
     std::atomic<bool> stopping_{false};
     std::atomic<bool> running_{false};
-    std::atomic<uint64_t> wakes_{0};
     struct CostCounters
     {
       std::atomic<int64_t> activeCpuNs{0};

@@ -31,9 +31,6 @@ namespace IngestPerf
     uint32_t thread;  // CurrentThreadNumber() of the ingesting thread
     char instanceId[kMaxInstanceIdLength + 1];
     uint64_t sequence;  // set by the ring: the order of arrival, from 0 (since the last reset)
-
-    // Wall clock (UTC epoch ns) of a monotonic timestamp of this instance.
-    int64_t WallOf(int64_t monotonicNs) const { return startWallNs + (monotonicNs - measurement.startNs); }
   };
 
   // Fills `target` from borrowed values without allocating (instanceId: nullptr or cut).

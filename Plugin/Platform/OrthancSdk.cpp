@@ -95,12 +95,6 @@ namespace IngestPerf
   }
 
 
-  void OrthancSdk::LogInfo(const std::string& message, const char* file, int line)
-  {
-    Log(2, _OrthancPluginService_LogInfo, message, file, line);
-  }
-
-
   Json::Value OrthancSdk::ReadConfiguration()
   {
     OrthancString text(OrthancPluginGetConfiguration(globalContext));

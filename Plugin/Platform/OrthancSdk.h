@@ -28,7 +28,6 @@ namespace IngestPerf
     void SetLogName(const char* name);
     void LogError(const std::string& message, const char* file = __builtin_FILE(), int line = __builtin_LINE());
     void LogWarning(const std::string& message, const char* file = __builtin_FILE(), int line = __builtin_LINE());
-    void LogInfo(const std::string& message, const char* file = __builtin_FILE(), int line = __builtin_LINE());
 
     // The whole configuration Orthanc loaded (all files merged).
     Json::Value ReadConfiguration();

@@ -61,7 +61,6 @@ namespace IngestPerf
         concluded++;
       }
     });
-    concluded_ += concluded;
     return concluded;
   }
 }

@@ -38,14 +38,11 @@ namespace IngestPerf
     // concludes the records that have ended, and says them to the sink. Returns how many.
     size_t ConcludeEnded(int64_t nowNs, const std::vector<SocketInfo>& httpConnections);
 
-    uint64_t Concluded() const { return concluded_; }
-
   private:
     bool HasEnded(const OpenRecordView& view, int64_t nowNs, const std::vector<SocketInfo>& httpConnections) const;
 
     const ThreadTimelines& timelines_;
     TimelineSink& sink_;
     const DicomConnections& dicom_;
-    uint64_t concluded_ = 0;
   };
 }

@@ -86,8 +86,7 @@ namespace IngestPerf
     remoteIp_(kUnidentified),
     calledAet_(kUnidentified),
     httpRemoteIp_(kUnidentified),
-    storage_(0),
-    lastTransport_(static_cast<uint8_t>(Transport::Rest))
+    storage_(0)
   {
     StoreSopInstance(nullptr);
     Reset();
@@ -224,7 +223,6 @@ namespace IngestPerf
     {
       number = recordsOpened_.load(std::memory_order_relaxed) + 1;
       recordsOpened_.store(number, std::memory_order_relaxed);
-      lastTransport_.store(static_cast<uint8_t>(transport), std::memory_order_relaxed);
     }
     handle_.store(Handle(number, stage, transport) | (current & kConcludedBit), std::memory_order_release);
   }

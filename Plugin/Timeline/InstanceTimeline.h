@@ -259,7 +259,6 @@ namespace IngestPerf
     bool HttpRequestActive() const { return httpActive_; }
     // The calling AET of the open C-STORE instance, as its filter interned it; kUnidentified before.
     LabelId IdentifiedRemoteAet() const { return remoteAet_.load(std::memory_order_relaxed); }
-    uint64_t IdentifiedPeerKey() const { return peerKey_; }
 
     // Start of the open record (ns), or 0 when nothing is in flight on this thread.
     int64_t OpenSinceNs() const;
@@ -274,8 +273,6 @@ namespace IngestPerf
     bool Conclude(const OpenRecordView& view);
     // How many records this thread has opened: moves with every instance and upload.
     uint64_t RecordsOpened() const { return recordsOpened_.load(std::memory_order_relaxed); }
-    // The transport of the last record this thread opened (Rest before any): which pool it serves.
-    Transport LastTransport() const { return static_cast<Transport>(lastTransport_.load(std::memory_order_relaxed)); }
 
   private:
     enum class Stage : uint8_t
@@ -360,7 +357,6 @@ namespace IngestPerf
     std::atomic<LabelId> calledAet_;
     std::atomic<LabelId> httpRemoteIp_;  // the client of the HTTP request being served
     std::atomic<uint8_t> storage_;
-    std::atomic<uint8_t> lastTransport_;
     // The open instance's SOP Instance UID from ReceivedInstance, in words another thread may copy.
     static constexpr size_t kUidWords = (kMaxUidLength + 1 + 7) / 8;
     std::atomic<uint64_t> sopInstance_[kUidWords];
