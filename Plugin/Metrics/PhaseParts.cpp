@@ -81,8 +81,8 @@ namespace IngestPerf
 
   void PhasePartHistograms::Clear()
   {
-    onCpu.Clear();
-    waitingForCpu.Clear();
-    blocked.Clear();
+    onCpu.Reset();
+    waitingForCpu.Reset();
+    blocked.Reset();
   }
 }

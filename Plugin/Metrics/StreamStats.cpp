@@ -4,7 +4,8 @@
 
 namespace IngestPerf
 {
-  void StreamStats::RecordStored(const InstanceMeasurement& measurement)
+  template <typename HistogramKind>
+  void StreamFigures<HistogramKind>::RecordStored(const InstanceMeasurement& measurement)
   {
     storedBytes.Record(static_cast<int64_t>(measurement.storedBytes));
     active.Record(measurement.hasTimeline ? measurement.startNs : 0, measurement.storedNs);
@@ -36,7 +37,8 @@ namespace IngestPerf
   }
 
 
-  void StreamStats::RecordPhaseOf(const InstanceMeasurement& measurement, Phase phase)
+  template <typename HistogramKind>
+  void StreamFigures<HistogramKind>::RecordPhaseOf(const InstanceMeasurement& measurement, Phase phase)
   {
     const size_t p = static_cast<size_t>(phase);
     if (measurement.phaseNs[p] == InstanceMeasurement::kNotMeasured)
@@ -51,7 +53,8 @@ namespace IngestPerf
   }
 
 
-  void StreamStats::RecordOutcome(Outcome outcome)
+  template <typename HistogramKind>
+  void StreamFigures<HistogramKind>::RecordOutcome(Outcome outcome)
   {
     // Release (the same instruction as relaxed on x86): a reader that counts it sees what was
     // recorded before it in the windows.
@@ -59,27 +62,33 @@ namespace IngestPerf
   }
 
 
-  void StreamStats::RecordPhase(Phase phase, int64_t ns)
+  template <typename HistogramKind>
+  void StreamFigures<HistogramKind>::RecordPhase(Phase phase, int64_t ns)
   {
     phases[static_cast<size_t>(phase)].Record(ns);
   }
 
 
-  void StreamStats::Count(Counter counter)
+  template <typename HistogramKind>
+  void StreamFigures<HistogramKind>::Count(Counter counter)
   {
     counters[static_cast<size_t>(counter)].fetch_add(1, std::memory_order_release);
   }
 
 
-  void StreamStats::Reset()
+  template <typename HistogramKind>
+  void StreamFigures<HistogramKind>::Reset()
   {
-    for (Histogram& histogram : phases)
+    for (HistogramKind& histogram : phases)
     {
       histogram.Reset();
     }
     for (PhasePartSums& part : parts)
     {
-      part.Clear();
+      if (!part.IsEmpty())
+      {
+        part.Clear();
+      }
     }
     receivedBytes.Reset();
     storedBytes.Reset();
@@ -142,7 +151,9 @@ namespace IngestPerf
   }
 
 
-  void StreamStats::AddTo(TransportSnapshot& target, uint32_t phaseMask, bool withParts, bool withSizes) const
+  template <typename HistogramKind>
+  void StreamFigures<HistogramKind>::AddTo(TransportSnapshot& target, uint32_t phaseMask, bool withParts,
+                                           bool withSizes) const
   {
     for (size_t p = 0; p < kPhaseCount; p++)
     {
@@ -170,4 +181,8 @@ namespace IngestPerf
     }
     active.AddTo(target);
   }
+
+
+  template struct StreamFigures<Histogram>;
+  template struct StreamFigures<WindowHistogram>;
 }

@@ -1,5 +1,6 @@
 #include "Metrics/TimeWindows.h"
 
+#include "Metrics/StreamStats.h"
 #include "Platform/MonotonicClock.h"
 
 #include <sys/mman.h>
@@ -46,67 +47,12 @@ namespace IngestPerf
   }
 
 
-  // All-zero memory is an empty slot of no epoch.
-  struct TimeWindows::Slot
+  // All-zero memory is an empty slot of no epoch. Its figures' coarse histograms keep it small; a
+  // window gives the parts' means only; its span is the time instances arrived in it.
+  struct TimeWindows::Slot : StreamFigures<WindowHistogram>
   {
     // epoch + 1 when published, -(epoch + 1) while its claimer clears it, 0 when empty.
     std::atomic<int64_t> tag;
-    std::array<WindowHistogram, kPhaseCount> phases;
-    std::array<PhasePartSums, kPhaseCount> parts;  // sums only: a window gives the parts' means
-    WindowHistogram receivedBytes;
-    WindowHistogram storedBytes;
-    std::array<std::atomic<uint64_t>, kOutcomeCount> outcomes;
-    std::array<std::atomic<uint64_t>, kCounterCount> counters;
-    ActiveSpan active;  // a window's throughput is over the time instances arrived in it
-
-    void Clear()
-    {
-      for (WindowHistogram& histogram : phases)
-      {
-        histogram.Clear();
-      }
-      for (PhasePartSums& part : parts)
-      {
-        if (!part.IsEmpty())  // untouched memory stays untouched
-        {
-          part.Clear();
-        }
-      }
-      receivedBytes.Clear();
-      storedBytes.Clear();
-      for (auto& outcome : outcomes)
-      {
-        outcome.store(0, std::memory_order_relaxed);
-      }
-      for (auto& counter : counters)
-      {
-        counter.store(0, std::memory_order_relaxed);
-      }
-      active.Clear();
-    }
-
-    void AddTo(TransportSnapshot& target) const
-    {
-      for (size_t p = 0; p < kPhaseCount; p++)
-      {
-        phases[p].AddTo(target.phases[p]);
-        if (!parts[p].IsEmpty())
-        {
-          parts[p].AddTo(target.PartsToFill(p));
-        }
-      }
-      receivedBytes.AddTo(target.receivedBytes);
-      storedBytes.AddTo(target.storedBytes);
-      for (size_t o = 0; o < kOutcomeCount; o++)
-      {
-        target.outcomes[o] += outcomes[o].load(std::memory_order_relaxed);
-      }
-      for (size_t c = 0; c < kCounterCount; c++)
-      {
-        target.counters[c] += counters[c].load(std::memory_order_relaxed);
-      }
-      active.AddTo(target);
-    }
   };
 
 
@@ -200,7 +146,7 @@ namespace IngestPerf
     }
     // A sequence lock's writer: the negated tag is visible before any cleared value.
     std::atomic_thread_fence(std::memory_order_release);
-    slot.Clear();
+    slot.Reset();
     int64_t claimed = -tag;
     if (!slot.tag.compare_exchange_strong(claimed, tag, std::memory_order_release))
     {
@@ -237,74 +183,35 @@ namespace IngestPerf
 
   void TimeWindows::RecordStored(Transport transport, int64_t nowNs, const InstanceMeasurement& measurement)
   {
-    RecordInSlots(transport, nowNs, [&](Slot& slot) {
-      slot.outcomes[static_cast<size_t>(Outcome::Stored)].fetch_add(1, std::memory_order_relaxed);
-      slot.storedBytes.Record(static_cast<int64_t>(measurement.storedBytes));
-      slot.active.Record(measurement.hasTimeline ? measurement.startNs : 0, measurement.storedNs);
-      if (!measurement.hasTimeline)
-      {
-        slot.counters[static_cast<size_t>(Counter::StoredWithoutTimeline)].fetch_add(1, std::memory_order_relaxed);
-      }
-      if (measurement.transcodeAttempted)
-      {
-        slot.counters[static_cast<size_t>(Counter::TranscodeAttempts)].fetch_add(1, std::memory_order_relaxed);
-      }
-      if (measurement.receivedBytes != InstanceMeasurement::kNotMeasured)
-      {
-        slot.receivedBytes.Record(measurement.receivedBytes);
-      }
-      for (size_t p = 0; p < kPhaseCount; p++)
-      {
-        if (measurement.phaseNs[p] != InstanceMeasurement::kNotMeasured)
-        {
-          slot.phases[p].Record(measurement.phaseNs[p]);
-          if (measurement.phaseCpuNs[p] != InstanceMeasurement::kNotMeasured)
-          {
-            slot.parts[p].Record(measurement.phaseNs[p], measurement.phaseCpuNs[p], measurement.phaseRunDelayNs[p]);
-          }
-        }
-      }
-    });
+    RecordInSlots(transport, nowNs, [&](Slot& slot) { slot.RecordStored(measurement); });
   }
 
 
   void TimeWindows::RecordOutcome(Transport transport, int64_t nowNs, Outcome outcome)
   {
-    RecordInSlots(transport, nowNs, [&](Slot& slot) {
-      slot.outcomes[static_cast<size_t>(outcome)].fetch_add(1, std::memory_order_relaxed);
-    });
+    RecordInSlots(transport, nowNs, [&](Slot& slot) { slot.RecordOutcome(outcome); });
   }
 
 
   void TimeWindows::RecordPhase(Transport transport, int64_t nowNs, Phase phase, int64_t ns)
   {
-    RecordInSlots(transport, nowNs, [&](Slot& slot) { slot.phases[static_cast<size_t>(phase)].Record(ns); });
+    RecordInSlots(transport, nowNs, [&](Slot& slot) { slot.RecordPhase(phase, ns); });
   }
 
 
   void TimeWindows::RecordPhaseOf(Transport transport, int64_t nowNs, const InstanceMeasurement& measurement,
                                   Phase phase)
   {
-    const size_t p = static_cast<size_t>(phase);
-    if (measurement.phaseNs[p] == InstanceMeasurement::kNotMeasured)
+    if (measurement.phaseNs[static_cast<size_t>(phase)] != InstanceMeasurement::kNotMeasured)
     {
-      return;
+      RecordInSlots(transport, nowNs, [&](Slot& slot) { slot.RecordPhaseOf(measurement, phase); });
     }
-    RecordInSlots(transport, nowNs, [&](Slot& slot) {
-      slot.phases[p].Record(measurement.phaseNs[p]);
-      if (measurement.phaseCpuNs[p] != InstanceMeasurement::kNotMeasured)
-      {
-        slot.parts[p].Record(measurement.phaseNs[p], measurement.phaseCpuNs[p], measurement.phaseRunDelayNs[p]);
-      }
-    });
   }
 
 
   void TimeWindows::Count(Transport transport, int64_t nowNs, Counter counter)
   {
-    RecordInSlots(transport, nowNs, [&](Slot& slot) {
-      slot.counters[static_cast<size_t>(counter)].fetch_add(1, std::memory_order_relaxed);
-    });
+    RecordInSlots(transport, nowNs, [&](Slot& slot) { slot.Count(counter); });
   }
 
 

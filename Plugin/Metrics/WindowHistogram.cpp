@@ -38,7 +38,7 @@ namespace IngestPerf
   }
 
 
-  void WindowHistogram::Clear()
+  void WindowHistogram::Reset()
   {
     for (auto& bucket : buckets_)
     {

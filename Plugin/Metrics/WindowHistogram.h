@@ -30,7 +30,7 @@ namespace IngestPerf
     // Wait-free. Negative values are recorded as 0.
     void Record(int64_t value);
     // Zeroes the buckets that are not zero already: an untouched page stays untouched.
-    void Clear();
+    void Reset();
 
     // Adds the content, each bucket counted at its middle (see HistogramSnapshot::AddRange).
     void AddTo(HistogramSnapshot& target) const;

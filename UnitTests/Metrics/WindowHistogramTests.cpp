@@ -68,7 +68,7 @@ TEST(WindowHistogram, ClearEmptiesAndNegativeIsZero)
   histogram.Record(-5);
   histogram.Record(1000);
   EXPECT_EQ(2u, histogram.Count());
-  histogram.Clear();
+  histogram.Reset();
   EXPECT_EQ(0u, histogram.Count());
   HistogramSnapshot snapshot;
   histogram.AddTo(snapshot);
