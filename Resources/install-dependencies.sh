@@ -21,6 +21,7 @@ packages=(
   valgrind  # callgrind: instructions per instance (ingest_perf/benchmarks/instruction_count.py)
   strace  # the plugin's system calls inside a running Orthanc (IntegrationTests/test_guest_rules.py)
   clang-14 libclang-rt-14-dev  # libFuzzer and its sanitizers (Resources/run-fuzzers.sh)
+  g++-aarch64-linux-gnu qemu-user  # the unit tests built for aarch64 and run (Resources/run-aarch64-tests.sh)
   prometheus  # promtool and a real server scraping /perf/metrics (IntegrationTests/test_prometheus*.py)
   chromium chromium-driver  # the page of /perf/ui/ in a real, headless browser (IntegrationTests/test_ui.py)
   lintian debootstrap  # the Debian package checked, and installed in Debian 12 and 13 roots (test_debian_package.py)

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The test command of the README, and what .ci/run calls. From a fresh Debian 12 machine:
-# installs what it needs, builds the plugin, runs the unit tests three times (plain, under
-# AddressSanitizer+UndefinedBehaviorSanitizer, under ThreadSanitizer), fuzzes every parser of
+# installs what it needs, builds the plugin, runs the unit tests four times (plain, under
+# AddressSanitizer+UndefinedBehaviorSanitizer, under ThreadSanitizer, built for aarch64 under
+# qemu-user: Resources/run-aarch64-tests.sh), fuzzes every parser of
 # outside input for 30 s (libFuzzer, Resources/run-fuzzers.sh), and runs the integration tests
 # against real Orthanc processes (Debian 12's 1.10.1, Debian 13's 1.12.7 and Debian unstable's 1.13.0,
 # these two in cached roots),
-# the ThreadSanitizer build and the fuzzers beside them (the tests mostly wait);
+# the ThreadSanitizer and aarch64 builds and the fuzzers beside them (the tests mostly wait);
 # storescu and HTTP clients on loopback, the sanitized plugin inside Orthanc included, the page of
 # /perf/ui/ in headless Chromium (screenshots in build/ui-screenshot.png and, 800 px wide,
 # build/ui-screenshot-800.png), the Debian package installed, upgraded, removed and purged in
@@ -63,7 +64,7 @@ if ! wait "$roots_pid"; then
 fi
 cat "$roots_log"
 
-step "integration tests (real Orthanc 1.10.1, 1.12.7 and 1.13.0, storescu, HTTP clients), ThreadSanitizer and fuzzing beside them"
+step "integration tests (real Orthanc 1.10.1, 1.12.7 and 1.13.0, storescu, HTTP clients), ThreadSanitizer, aarch64 and fuzzing beside them"
 # The tests wait on Orthanc and its clients far more than they compute (the whole suite keeps the
 # two cores less than half busy): the ThreadSanitizer build and tests and the fuzzers run beside
 # them at a lower priority (nice 10), on the CPU the tests leave; their output follows the tests'.
@@ -74,6 +75,8 @@ beside_log="build/beside-integration-tests.log"
   echo "=== unit tests under ThreadSanitizer"
   build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINGEST_PERF_SANITIZE=thread
   TSAN_OPTIONS=halt_on_error=1 ./build-tsan/UnitTests --gtest_brief=1
+  echo "=== unit tests on aarch64 (g++-aarch64-linux-gnu, under qemu-user)"
+  JOBS="$jobs" ./Resources/run-aarch64-tests.sh
   echo "=== fuzzing (libFuzzer, 30 s per target)"
   # Every parser of outside input, from its seeds, two targets at a time (build-fuzz/, clang-14).
   ./Resources/run-fuzzers.sh 30
@@ -93,7 +96,7 @@ beside_status=0
 wait "$beside_pid" || beside_status=$?
 cat "$beside_log"
 if [ "$beside_status" -ne 0 ] || [ "$integration_status" -ne 0 ]; then
-  echo "failed: integration tests (exit $integration_status), ThreadSanitizer unit tests or fuzzing (exit $beside_status)" >&2
+  echo "failed: integration tests (exit $integration_status), ThreadSanitizer or aarch64 unit tests or fuzzing (exit $beside_status)" >&2
   exit 1
 fi
 
