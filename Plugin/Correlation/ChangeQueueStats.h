@@ -58,7 +58,6 @@ namespace IngestPerf
 
     void ResetStatistics();  // keeps the two counters the backlog is computed from (since start)
 
-    // Instances stored since start (never reset): a cheap sign of ingest activity for other threads.
     ChangeQueueSnapshot Snapshot() const;
 
   private:

@@ -52,11 +52,16 @@ namespace IngestPerf
 
   void PhasePartSums::Clear()
   {
-    sampled.store(0, std::memory_order_relaxed);
-    durationNs.store(0, std::memory_order_relaxed);
-    cpuNs.store(0, std::memory_order_relaxed);
-    runDelayNs.store(0, std::memory_order_relaxed);
-    runDelaySampled.store(0, std::memory_order_relaxed);
+    // Every field, each only if it is not zero already: an untouched page stays untouched, and the
+    // sums of a record that raced the last clear (its count cleared, its sums after) go too.
+    for (auto field : {&PhasePartSums::sampled, &PhasePartSums::durationNs, &PhasePartSums::cpuNs,
+                       &PhasePartSums::runDelayNs, &PhasePartSums::runDelaySampled})
+    {
+      if ((this->*field).load(std::memory_order_relaxed) != 0)
+      {
+        (this->*field).store(0, std::memory_order_relaxed);
+      }
+    }
   }
 
 

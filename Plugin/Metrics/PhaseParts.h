@@ -50,7 +50,7 @@ namespace IngestPerf
     void Record(int64_t durationNs, int64_t cpuNs, int64_t runDelayNs);
     void AddTo(PhasePartsSnapshot& target) const;
     void AddFrom(const PhasePartSums& other);
-    void Clear();
+    void Clear();  // writes only the fields that are not zero
     bool IsEmpty() const { return sampled.load(std::memory_order_relaxed) == 0; }
   };
 

@@ -85,10 +85,7 @@ namespace IngestPerf
     }
     for (PhasePartSums& part : parts)
     {
-      if (!part.IsEmpty())
-      {
-        part.Clear();
-      }
+      part.Clear();
     }
     receivedBytes.Reset();
     storedBytes.Reset();

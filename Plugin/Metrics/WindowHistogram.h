@@ -1,7 +1,7 @@
 // A coarse histogram for the slots of the time windows (TimeWindows): the boundaries of Histogram
 // merged by a fixed factor 8, that is 8 buckets per power of two instead of 64 (values below 16
 // exact), so a quantile is reported within one coarse bucket (at most 1/8 of its value wide)
-// instead of 1/64. 1.3 KiB instead of 9.7 KiB: a slot holds 13 of them and there are 96 slots per
+// instead of 1/64. 1.3 KiB instead of 9.7 KiB: a slot holds 16 of them and there are 96 slots per
 // transport. Recording is two relaxed atomic additions (bucket and sum); the count is the sum of
 // the buckets, min and max are the edges of the first and last occupied buckets.
 //
