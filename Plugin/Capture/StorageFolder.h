@@ -43,7 +43,6 @@ namespace IngestPerf
     // Removes the file, then its two parent folders if they became empty; never fails.
     void Remove(const std::string& uuid) const;
 
-
   private:
     std::string root_;
     bool fsyncOnWrite_;

@@ -40,7 +40,8 @@ namespace IngestPerf
     void RecordPhaseOf(const InstanceMeasurement& measurement, Phase phase);
     void Count(Counter counter);
 
-    // Zeroes what is not zero already: an untouched page stays untouched.
+    // Zeroes everything; the histograms and the parts write only what is not zero already, so their
+    // untouched pages stay untouched.
     void Reset();
     // Adds everything but the rate windows (a merge without an intermediate copy); of the phases,
     // those of `phases` (bit p: Phase p) only, with their parts unless `withParts` is false; the
